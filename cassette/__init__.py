@@ -1,0 +1,49 @@
+"""rollout-cassette: record the LLM calls of agent runs, replay them offline, diff two runs.
+
+import cassette
+
+with cassette.open("runs/a.jsonl", mode="auto") as cas:
+    with cassette.episode(0):
+        resp = cas.call(request, live=lambda: client_call(request))
+"""
+
+from __future__ import annotations
+
+from ._version import __version__
+from .cassette import Cassette, ErrorCodec, Mode, open
+from .context import ContextExecutor, bind, current_episode, episode
+from .errors import (
+    CassetteError,
+    CassetteFormatError,
+    CassetteMismatch,
+    CassetteMiss,
+    CassetteModeError,
+    CassetteWarning,
+    RecordedError,
+)
+from .matching import DEFAULT_IGNORE, Matcher
+from .records import json_schema
+from .redact import Redactor
+
+__all__ = [
+    "DEFAULT_IGNORE",
+    "Cassette",
+    "CassetteError",
+    "CassetteFormatError",
+    "CassetteMismatch",
+    "CassetteMiss",
+    "CassetteModeError",
+    "CassetteWarning",
+    "ContextExecutor",
+    "ErrorCodec",
+    "Matcher",
+    "Mode",
+    "RecordedError",
+    "Redactor",
+    "__version__",
+    "bind",
+    "current_episode",
+    "episode",
+    "json_schema",
+    "open",
+]

@@ -1,0 +1,520 @@
+"""The Cassette: modes, the index, step counters, and call/acall/stream/astream."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Protocol
+
+from .context import current_episode
+from .errors import CassetteError, CassetteMismatch, CassetteMiss, CassetteModeError, RecordedError
+from .index import Entry, Index, Key, load_index
+from .matching import Matcher
+from .recorder import Recorder, now_iso
+from .redact import Redactor
+from .store import Writer, is_gzip_path, partial_path, repair_tail, shard_name
+
+__all__ = ["Cassette", "ErrorCodec", "Mode", "open"]
+
+EnvIndex = int | str
+Json = dict[str, Any]
+_FIX = "re-record with --cassette-mode=record (or CASSETTE_MODE=record)"
+
+
+class Mode(str, Enum):
+    """What a cassette does with a call; see the table in the README."""
+
+    REPLAY = "replay"
+    RECORD = "record"
+    AUTO = "auto"
+    APPEND = "append"
+    PASSTHROUGH = "passthrough"
+
+    @classmethod
+    def parse(cls, value: Mode | str | None) -> Mode:
+        if value is None:
+            value = os.environ.get("CASSETTE_MODE") or cls.AUTO
+        try:
+            return cls(value.lower() if isinstance(value, str) else value)
+        except ValueError:
+            names = ", ".join(m.value for m in cls)
+            raise CassetteModeError(
+                f"unknown cassette mode {value!r}; use one of {names}"
+            ) from None
+
+
+class ErrorCodec(Protocol):
+    """How an adapter stores its exceptions and rebuilds them on replay."""
+
+    def dump(self, exc: BaseException) -> Json | None: ...  # {"type", "message", "data"}
+
+    def load(self, info: Json) -> BaseException | None: ...
+
+
+def _default_error(exc: BaseException) -> Json:
+    cls = type(exc)
+    return {"type": f"{cls.__module__}.{cls.__qualname__}", "message": str(exc), "data": {}}
+
+
+@dataclass
+class _Slot:
+    env_index: EnvIndex
+    channel: str
+    step: int
+    entry: Entry | None  # set: serve it; None: call live
+    write: bool
+
+
+class Cassette:
+    """One cassette file (or shard directory) open in one mode. Use :func:`open`."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        mode: Mode | str | None = None,
+        *,
+        match: str = "strict",
+        ignore: Iterable[str] = (),
+        redact: Redactor | None = None,
+        meta: Json | None = None,
+        fsync: bool = False,
+    ) -> None:
+        self.path = Path(path)
+        self.requested_mode = Mode.parse(mode)
+        if match not in ("strict", "key"):
+            raise CassetteModeError(f"unknown match {match!r}; use 'strict' or 'key'")
+        self.match = match
+        self.matcher = Matcher(ignore)
+        self.redactor = redact or Redactor()
+        self.meta = dict(meta or {})
+        self._fsync = fsync
+        self._lock = threading.Lock()
+        self._counters: dict[tuple[EnvIndex, str], int] = {}
+        self._written: set[Key] = set()
+        self._served: set[Key] = set()
+        self._expected: dict[Key, str] = {}
+        self._recorder: Recorder | None = None
+        self._side: Path | None = None
+        self._target: Path | None = None
+        self.closed = False
+
+        is_dir = self.path.is_dir() or str(path).endswith(("/", os.sep))
+        exists = self.path.exists() and (not self.path.is_file() or self.path.stat().st_size > 0)
+        mode_ = self.requested_mode
+        if mode_ is Mode.AUTO:
+            mode_ = Mode.REPLAY if exists else Mode.RECORD
+        self.mode = mode_
+        self.index = (
+            load_index([self.path]) if exists and mode_ in (Mode.REPLAY, Mode.APPEND) else Index()
+        )
+        if mode_ is Mode.APPEND and self.index.eval_protocol:
+            raise CassetteModeError(
+                f"{self.path} is an eval-protocol playback file, which is read-only; "
+                "convert it with `cassette convert --from ep` and append to the result"
+            )
+        if mode_ in (Mode.RECORD, Mode.APPEND):
+            self._target = self.path / shard_name() if is_dir else self.path
+            if mode_ is Mode.RECORD:
+                self._side = partial_path(self._target)
+                self._open_recorder(self._side)
+
+    # --- lifecycle ----------------------------------------------------------------------
+
+    def _open_recorder(self, path: Path) -> Recorder:
+        if self._recorder is None:
+            fresh = not path.exists() or path.stat().st_size == 0
+            if not fresh:
+                repair_tail(path)
+            writer = Writer(path, gz=is_gzip_path(self._target or path), fsync=self._fsync)
+            self._recorder = Recorder(writer, self.redactor)
+            if fresh:
+                self._recorder.header(self.meta)
+        return self._recorder
+
+    def close(self) -> None:
+        """Finish: in record mode the side file replaces the cassette now, atomically."""
+        if self.closed:
+            return
+        self.closed = True
+        if self._recorder is not None:
+            self._recorder.writer.close()
+        if self._side is not None and self._target is not None:
+            os.replace(self._side, self._target)
+
+    async def aclose(self) -> None:
+        self.close()
+
+    def abort(self, exc: BaseException | None = None) -> None:
+        """Stop without replacing the cassette (record mode keeps its side file)."""
+        if self.closed:
+            return
+        self.closed = True
+        if self._recorder is not None:
+            self._recorder.writer.close()
+        if self._side is not None and exc is not None and hasattr(exc, "add_note"):
+            exc.add_note(
+                f"cassette: {self._target} was left untouched; what this run recorded is in "
+                f"{self._side} (open it with mode='replay' to inspect)"
+            )
+
+    def __enter__(self) -> Cassette:
+        return self
+
+    def __exit__(
+        self, et: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if exc is None:
+            self.close()
+        else:
+            self.abort(exc)
+
+    async def __aenter__(self) -> Cassette:
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.__exit__(et, exc, tb)
+
+    def __repr__(self) -> str:
+        return f"<Cassette {str(self.path)!r} mode={self.mode.value} match={self.match}>"
+
+    # --- keys ---------------------------------------------------------------------------
+
+    def _begin(
+        self, request: Json, env_index: EnvIndex | None, channel: str, step: int | None
+    ) -> _Slot:
+        if self.closed:
+            raise CassetteError(f"{self.path} is closed; open it again to make more calls")
+        if not isinstance(request, dict):
+            raise CassetteError(
+                f"a request must be a dict, not {type(request).__name__}; the adapter builds it"
+            )
+        env = env_index if env_index is not None else current_episode()
+        env = 0 if env is None else env
+        with self._lock:
+            counter = (env, channel)
+            if step is None:
+                step = self._counters.get(counter, 0)
+            self._counters[counter] = step + 1
+            key = (env, channel, step)
+            mode = self.mode
+            entry = self.index.entries.get(key) if mode in (Mode.REPLAY, Mode.APPEND) else None
+            if mode is Mode.REPLAY and entry is None:
+                raise CassetteMiss(self._miss_message(key))
+            if entry is None and mode in (Mode.RECORD, Mode.APPEND):
+                if key in self._written:
+                    raise CassetteError(
+                        f"step {step} of env_index={env!r} channel={channel!r} was already "
+                        f"recorded in this run of {self.path}; pass another step= or leave it "
+                        "to the counter"
+                    )
+                self._written.add(key)
+            if entry is not None:
+                self._served.add(key)
+        if entry is not None and self.match == "strict":
+            self._verify(entry, request)
+        return _Slot(env, channel, step, entry, entry is None and mode is not Mode.PASSTHROUGH)
+
+    def _miss_message(self, key: Key) -> str:
+        env, channel, step = key
+        if not self.path.exists():
+            held = f"{self.path} does not exist"
+        else:
+            held = f"{self.path}: " + self.index.describe_episode(env)
+        return (
+            f"no recording for env_index={env!r} channel={channel!r} step={step}; {held}. "
+            f"The code made a call the recording never saw: {_FIX}, or mode='append' to add it"
+        )
+
+    def _verify(self, entry: Entry, request: Json) -> None:
+        if entry.sha is None:  # eval-protocol line: compare the messages alone
+            got = self.matcher.digest({"messages": request.get("messages")})
+            want = self._expected.get(entry.key)
+            if want is None:
+                want = self._expected[entry.key] = self.matcher.digest(entry.request)
+            recorded = entry.request
+            request = {"messages": request.get("messages")}
+        else:
+            got, want = self.matcher.digest(request), entry.sha
+            recorded = {}
+        if got == want:
+            return
+        recorded = recorded or entry.full_request()
+        diff = self.matcher.first_difference(recorded, request)
+        detail = diff.describe() if diff is not None else "no field differs after normalisation"
+        if entry.meta.get("redacted") and diff is not None and "[REDACTED]" in repr(diff.a):
+            detail += "\n  (the recorded request had secrets redacted; [REDACTED] stands for them)"
+        raise CassetteMismatch(
+            f"request differs from the recording at {entry.source}:{entry.line}\n"
+            f"  env_index={entry.env_index!r} channel={entry.channel!r} step={entry.step}\n"
+            f"  {detail}\n"
+            f"  {_FIX}, or open with match='key' to serve by key alone",
+            path=entry.source,
+            field=diff.where if diff is not None else "",
+        )
+
+    # --- serving and recording ----------------------------------------------------------
+
+    def _serve(self, entry: Entry, errors: ErrorCodec | None) -> Json:
+        if entry.error is not None:
+            raise self._rebuild_error(entry.error, errors)
+        if entry.response is None:
+            raise CassetteError(f"{entry.source}:{entry.line} holds no response; {_FIX}")
+        return entry.response
+
+    @staticmethod
+    def _rebuild_error(info: Json, errors: ErrorCodec | None) -> BaseException:
+        exc = errors.load(info) if errors is not None else None
+        if exc is None:
+            return RecordedError(str(info.get("type")), str(info.get("message")), info.get("data"))
+        return exc
+
+    def _record(
+        self,
+        slot: _Slot,
+        request: Json,
+        response: Json | None,
+        exc: BaseException | None,
+        started: float,
+        errors: ErrorCodec | None,
+        extra: Json | None = None,
+    ) -> None:
+        if not slot.write:
+            return
+        if response is not None and not isinstance(response, dict):
+            raise CassetteError(
+                f"live call returned {type(response).__name__}, not a dict; the adapter must "
+                "turn its response into a JSON-able dict"
+            )
+        error = None
+        if exc is not None:
+            error = (errors.dump(exc) if errors is not None else None) or _default_error(exc)
+        meta: Json = {"latency_ms": round((time.perf_counter() - started) * 1000, 3)}
+        meta["recorded_at"] = now_iso()
+        model = request.get("model") or (response or {}).get("model")
+        if model is not None:
+            meta["model"] = model
+        usage = (response or {}).get("usage")
+        if usage is not None:
+            meta["usage"] = usage
+        if extra:
+            meta.update(extra)
+        recorder = self._open_recorder(self._side or self._target or self.path)
+        recorder.interaction(
+            slot.env_index,
+            slot.channel,
+            slot.step,
+            request,
+            self.matcher.digest(request),
+            response,
+            error,
+            meta,
+        )
+
+    def call(
+        self,
+        request: Json,
+        live: Callable[[], Json],
+        *,
+        env_index: EnvIndex | None = None,
+        channel: str = "llm",
+        step: int | None = None,
+        errors: ErrorCodec | None = None,
+    ) -> Json:
+        """Serve ``request`` from the recording, or call ``live()`` and record its result."""
+        slot = self._begin(request, env_index, channel, step)
+        if slot.entry is not None:
+            return self._serve(slot.entry, errors)
+        started = time.perf_counter()
+        try:
+            response = live()
+        except Exception as exc:
+            self._record(slot, request, None, exc, started, errors)
+            raise
+        self._record(slot, request, response, None, started, errors)
+        return response
+
+    async def acall(
+        self,
+        request: Json,
+        live: Callable[[], Awaitable[Json]],
+        *,
+        env_index: EnvIndex | None = None,
+        channel: str = "llm",
+        step: int | None = None,
+        errors: ErrorCodec | None = None,
+    ) -> Json:
+        """Async twin of :meth:`call`; ``live`` returns an awaitable."""
+        slot = self._begin(request, env_index, channel, step)
+        if slot.entry is not None:
+            return self._serve(slot.entry, errors)
+        started = time.perf_counter()
+        try:
+            response = await live()
+        except Exception as exc:
+            self._record(slot, request, None, exc, started, errors)
+            raise
+        self._record(slot, request, response, None, started, errors)
+        return response
+
+    def _chunks(self, entry: Entry) -> list[Json]:
+        chunks = (entry.response or {}).get("chunks")
+        if not isinstance(chunks, list):
+            raise CassetteError(f"{entry.source}:{entry.line} was not recorded as a stream; {_FIX}")
+        return chunks
+
+    def _stream_done(
+        self,
+        slot: _Slot,
+        request: Json,
+        chunks: list[Json],
+        assemble: Callable[[list[Json]], Json] | None,
+        exc: BaseException | None,
+        started: float,
+        errors: ErrorCodec | None,
+        complete: bool,
+    ) -> None:
+        response: Json = {"chunks": chunks}
+        if assemble is not None and complete and exc is None:
+            response["message"] = assemble(chunks)
+        extra = None if complete else {"incomplete": True}
+        self._record(slot, request, response, exc, started, errors, extra)
+
+    def stream(
+        self,
+        request: Json,
+        live: Callable[[], Iterable[Json]],
+        *,
+        env_index: EnvIndex | None = None,
+        channel: str = "llm",
+        step: int | None = None,
+        assemble: Callable[[list[Json]], Json] | None = None,
+        errors: ErrorCodec | None = None,
+    ) -> Iterator[Json]:
+        """Yield chunk dicts as they arrive, recording them (and ``assemble(chunks)``) at the
+        end; on replay yield the recorded chunks in order. The key is taken now."""
+        slot = self._begin(request, env_index, channel, step)
+        if slot.entry is not None:
+            entry = slot.entry
+            chunks = self._chunks(entry)
+
+            def replay() -> Iterator[Json]:
+                yield from chunks
+                if entry.error is not None:
+                    raise self._rebuild_error(entry.error, errors)
+
+            return replay()
+
+        def record() -> Iterator[Json]:
+            started = time.perf_counter()
+            got: list[Json] = []
+            try:
+                for chunk in live():
+                    got.append(chunk)
+                    yield chunk
+            except GeneratorExit:
+                self._stream_done(slot, request, got, assemble, None, started, errors, False)
+                raise
+            except Exception as exc:
+                self._stream_done(slot, request, got, assemble, exc, started, errors, True)
+                raise
+            self._stream_done(slot, request, got, assemble, None, started, errors, True)
+
+        return record()
+
+    def astream(
+        self,
+        request: Json,
+        live: Callable[[], AsyncIterator[Json]],
+        *,
+        env_index: EnvIndex | None = None,
+        channel: str = "llm",
+        step: int | None = None,
+        assemble: Callable[[list[Json]], Json] | None = None,
+        errors: ErrorCodec | None = None,
+    ) -> AsyncIterator[Json]:
+        """Async twin of :meth:`stream`; use with ``async for``."""
+        slot = self._begin(request, env_index, channel, step)
+        if slot.entry is not None:
+            entry = slot.entry
+            chunks = self._chunks(entry)
+
+            async def replay() -> AsyncIterator[Json]:
+                for chunk in chunks:
+                    yield chunk
+                if entry.error is not None:
+                    raise self._rebuild_error(entry.error, errors)
+
+            return replay()
+
+        async def record() -> AsyncIterator[Json]:
+            started = time.perf_counter()
+            got: list[Json] = []
+            try:
+                async for chunk in live():
+                    got.append(chunk)
+                    yield chunk
+            except GeneratorExit:
+                self._stream_done(slot, request, got, assemble, None, started, errors, False)
+                raise
+            except Exception as exc:
+                self._stream_done(slot, request, got, assemble, exc, started, errors, True)
+                raise
+            self._stream_done(slot, request, got, assemble, None, started, errors, True)
+
+        return record()
+
+    # --- outcomes and queries -----------------------------------------------------------
+
+    def outcome(
+        self,
+        env_index: EnvIndex | None = None,
+        *,
+        reward: float | None = None,
+        terminated: bool | None = None,
+        info: Json | None = None,
+    ) -> None:
+        """Record an episode's result (replay and passthrough check and write nothing)."""
+        if self.mode not in (Mode.RECORD, Mode.APPEND):
+            return
+        env = env_index if env_index is not None else current_episode()
+        line: Json = {
+            "type": "outcome",
+            "env_index": 0 if env is None else env,
+            "reward": None if reward is None else float(reward),
+            "terminated": terminated,
+            "info": dict(info or {}),
+        }
+        self._open_recorder(self._side or self._target or self.path).outcome(line)
+        self.index.outcomes[line["env_index"]] = line
+
+    def unused(self) -> list[Key]:
+        """Recorded interactions that this run has not served (replay and append)."""
+        with self._lock:
+            return [k for k in self.index.entries if k not in self._served]
+
+    @property
+    def side_path(self) -> Path | None:
+        """Where ``record`` mode writes until a clean close (None in other modes)."""
+        return self._side
+
+
+def open(
+    path: str | os.PathLike[str],
+    mode: Mode | str | None = None,
+    *,
+    match: str = "strict",
+    ignore: Iterable[str] = (),
+    redact: Redactor | None = None,
+    meta: Json | None = None,
+    fsync: bool = False,
+) -> Cassette:
+    """Open a cassette. ``mode`` defaults to ``$CASSETTE_MODE``, else ``auto``."""
+    return Cassette(path, mode, match=match, ignore=ignore, redact=redact, meta=meta, fsync=fsync)

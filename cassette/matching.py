@@ -1,0 +1,212 @@
+"""Request normalisation, ignore rules, and the explanation of a mismatch."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from .codec import canonical_bytes, normalise_numbers, sha256_hex
+
+__all__ = ["DEFAULT_IGNORE", "Difference", "Matcher", "first_difference", "format_path"]
+
+# Request keys that never decide what a model answers: transport, credentials, retries.
+DEFAULT_IGNORE: tuple[str, ...] = (
+    "api_key",
+    "api_base",
+    "base_url",
+    "organization",
+    "project",
+    "headers",
+    "extra_headers",
+    "extra_query",
+    "timeout",
+    "request_timeout",
+    "max_retries",
+)
+
+_TOKEN = re.compile(r"\[(\*|\d+)\]|\.?(\*\*|\*|[^.\[\]]+)")
+_ANY = object()
+_DEEP = object()
+Token = Any  # str key | int index | _ANY | _DEEP
+
+
+def _parse(path: str) -> tuple[Token, ...]:
+    tokens: list[Token] = []
+    pos = 0
+    while pos < len(path):
+        m = _TOKEN.match(path, pos)
+        if m is None or m.end() == pos:
+            raise ValueError(f"cannot parse ignore path {path!r}; write e.g. 'messages[*].name'")
+        idx, key = m.group(1), m.group(2)
+        if idx is not None:
+            tokens.append(_ANY if idx == "*" else int(idx))
+        else:
+            tokens.append(_DEEP if key == "**" else _ANY if key == "*" else key)
+        pos = m.end()
+    if not tokens or tokens[-1] is _DEEP:
+        raise ValueError(f"ignore path {path!r} must end in a key or index")
+    return tuple(tokens)
+
+
+def _remove(node: Any, tokens: tuple[Token, ...]) -> Any:
+    """Copy of ``node`` without what ``tokens`` selects (shares what it does not touch)."""
+    if not tokens:
+        return node
+    head, rest = tokens[0], tokens[1:]
+    if head is _DEEP:
+        node = _remove(node, rest)  # zero levels
+        if isinstance(node, dict):
+            return {k: _remove(v, tokens) for k, v in node.items()}
+        if isinstance(node, list):
+            return [_remove(v, tokens) for v in node]
+        return node
+    if isinstance(node, dict):
+        keys = list(node) if head is _ANY else [head] if head in node else []
+        if not keys:
+            return node
+        out = dict(node)
+        for k in keys:
+            if rest:
+                out[k] = _remove(node[k], rest)
+            else:
+                del out[k]
+        return out
+    if isinstance(node, list):
+        idxs = range(len(node)) if head is _ANY else [head] if isinstance(head, int) else []
+        idxs = [i for i in idxs if 0 <= i < len(node)]
+        if not idxs:
+            return node
+        if not rest:
+            drop = set(idxs)
+            return [v for i, v in enumerate(node) if i not in drop]
+        out_list = list(node)
+        for i in idxs:
+            out_list[i] = _remove(node[i], rest)
+        return out_list
+    return node
+
+
+class Matcher:
+    """Turns a request into the canonical form that is hashed and compared.
+
+    ``ignore`` adds paths to leave out: ``"temperature"``, ``"metadata.trace_id"``,
+    ``"messages[*].name"``, ``"**.timestamp"`` (any depth). The defaults
+    (:data:`DEFAULT_IGNORE`, top-level transport keys) apply unless ``defaults=False``.
+    """
+
+    def __init__(self, ignore: Iterable[str] = (), *, defaults: bool = True) -> None:
+        self.ignore = tuple(ignore)
+        self._top = frozenset(DEFAULT_IGNORE if defaults else ())
+        self._paths: list[tuple[Token, ...]] = []
+        for path in self.ignore:
+            tokens = _parse(path)
+            if len(tokens) == 1 and isinstance(tokens[0], str):
+                self._top |= {tokens[0]}
+            else:
+                self._paths.append(tokens)
+
+    def normalise(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The request without ignored parts (numbers are normalised when hashing)."""
+        top = self._top
+        out = {k: v for k, v in request.items() if k not in top}
+        for tokens in self._paths:
+            out = _remove(out, tokens)
+        return out
+
+    def canonical(self, request: dict[str, Any]) -> bytes:
+        return canonical_bytes(self.normalise(request))
+
+    def digest(self, request: dict[str, Any]) -> str:
+        return sha256_hex(self.canonical(request))
+
+    def first_difference(self, recorded: dict[str, Any], live: dict[str, Any]) -> Difference | None:
+        a = normalise_numbers(self.normalise(recorded))
+        b = normalise_numbers(self.normalise(live))
+        return first_difference(a, b)
+
+
+class Difference:
+    """Where two JSON values first part: a path and both values (``MISSING`` if absent)."""
+
+    MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
+
+    __slots__ = ("a", "b", "path")
+
+    def __init__(self, path: tuple[str | int, ...], a: Any, b: Any) -> None:
+        self.path = path
+        self.a = a
+        self.b = b
+
+    @property
+    def where(self) -> str:
+        return format_path(self.path)
+
+    def describe(self, a_label: str = "recorded", b_label: str = "live", width: int = 80) -> str:
+        a, b = _shorten(self.a, self.b, width)
+        pad = max(len(a_label), len(b_label)) + 1
+        return (
+            f"first difference at {self.where or '<root>'}\n"
+            f"    {(a_label + ':').ljust(pad)} {a}\n"
+            f"    {(b_label + ':').ljust(pad)} {b}"
+        )
+
+
+def format_path(path: Iterable[str | int]) -> str:
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif re.fullmatch(r"[A-Za-z_$][\w$-]*", part):
+            out += f".{part}" if out else part
+        else:
+            out += f"[{part!r}]"
+    return out
+
+
+def _walk_diff(a: Any, b: Any, path: tuple[str | int, ...]) -> Iterator[Difference]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b), key=str):
+            if key not in a or key not in b or a[key] != b[key]:
+                yield from _walk_diff(
+                    a.get(key, Difference.MISSING), b.get(key, Difference.MISSING), (*path, key)
+                )
+                return
+        return
+    if isinstance(a, list) and isinstance(b, list):
+        for i in range(max(len(a), len(b))):
+            x = a[i] if i < len(a) else Difference.MISSING
+            y = b[i] if i < len(b) else Difference.MISSING
+            if x is Difference.MISSING or y is Difference.MISSING or x != y:
+                yield from _walk_diff(x, y, (*path, i))
+                return
+        return
+    if a != b or type(a) is not type(b):
+        yield Difference(path, a, b)
+
+
+def first_difference(a: Any, b: Any) -> Difference | None:
+    """The first path (keys in sorted order, lists in order) where ``a`` and ``b`` differ."""
+    return next(_walk_diff(a, b, ()), None)
+
+
+def _short(value: Any, width: int) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    text = repr(text) if isinstance(value, str) else text
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _shorten(a: Any, b: Any, width: int) -> tuple[str, str]:
+    """Both values shortened; two long strings are shown around where they part."""
+    if isinstance(a, str) and isinstance(b, str) and max(len(a), len(b)) > width - 2:
+        i = 0
+        while i < min(len(a), len(b)) and a[i] == b[i]:
+            i += 1
+        start = max(0, i - width // 3)
+        la, lb = a[start : start + width - 8], b[start : start + width - 8]
+        lead = "…" if start else ""
+        return (
+            lead + repr(la) + ("…" if start + len(la) < len(a) else ""),
+            lead + repr(lb) + ("…" if start + len(lb) < len(b) else ""),
+        )
+    return _short(a, width), _short(b, width)

@@ -1,0 +1,101 @@
+"""Pydantic models of the cassette file format, version 1 (one JSON object a line)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "Delta",
+    "ErrorInfo",
+    "Header",
+    "Interaction",
+    "Line",
+    "Outcome",
+    "json_schema",
+]
+
+FORMAT = "rollout-cassette"
+VERSION = 1
+
+EnvIndex = int | str
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Header(_Model):
+    """First line of every cassette file."""
+
+    type: Literal["header"] = "header"
+    format: Literal["rollout-cassette"] = "rollout-cassette"
+    version: Literal[1] = 1
+    created_at: str = Field(description="ISO-8601 time the file was started.")
+    producer: str = Field(description='"rollout-cassette/X.Y.Z"')
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class Delta(_Model):
+    """How a request's message list is rebuilt from the previous request of its key.
+
+    The full list is the first ``keep`` messages of the request recorded at step ``base``
+    of the same (env_index, channel) (always the previous interaction line of that
+    (env_index, channel) in the same file), followed by the messages stored in this
+    line's ``request.messages`` (or ``request.input``). A stored message of the form
+    ``{"$ref": [path...], "omit": [keys...]}`` stands for the object at ``path`` inside the
+    *response* of that base interaction (e.g. ``["choices", 0, "message"]``), minus the keys
+    listed in ``omit``: so the assistant message that the model answered is on disk once.
+    """
+
+    base: int = Field(ge=0, description="step of the base interaction")
+    keep: int = Field(ge=0, description="messages taken from the base request")
+    field: Literal["messages", "input"] = "messages"
+
+
+class ErrorInfo(_Model):
+    """A recorded exception of the live call."""
+
+    type: str = Field(description="qualified class name, e.g. openai.RateLimitError")
+    message: str
+    data: dict[str, Any] = Field(default_factory=dict, description="adapter-specific details")
+
+
+class Interaction(_Model):
+    """One call on one channel of one episode."""
+
+    type: Literal["interaction"] = "interaction"
+    env_index: EnvIndex
+    channel: str = "llm"
+    step: int = Field(ge=0)
+    delta: Delta | None = None
+    request: dict[str, Any] = Field(description="the request (delta-encoded when delta is set)")
+    request_sha256: str = Field(pattern="^[0-9a-f]{64}$")
+    response: dict[str, Any] | None = None
+    error: ErrorInfo | None = None
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class Outcome(_Model):
+    """The result of one episode; the last outcome line of an env_index wins."""
+
+    type: Literal["outcome"] = "outcome"
+    env_index: EnvIndex
+    reward: float | None = None
+    terminated: bool | None = None
+    info: dict[str, Any] = Field(default_factory=dict)
+
+
+Line = Annotated[Header | Interaction | Outcome, Field(discriminator="type")]
+LINE_ADAPTER: TypeAdapter[Header | Interaction | Outcome] = TypeAdapter(Line)
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of one line of a cassette file."""
+    schema = LINE_ADAPTER.json_schema()
+    schema["title"] = "rollout-cassette line (format version 1)"
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return schema

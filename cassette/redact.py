@@ -1,0 +1,125 @@
+"""Secret scrubbing, applied to every line before it touches disk.
+
+Two rules: the value of a key that names a secret (``api_key``, ``Authorization``, ...)
+is replaced whatever it holds, and any string that looks like a credential (bearer
+tokens, provider keys such as ``sk-...``) is replaced wherever it stands. A line is
+first scanned as bytes in one regex pass; only a line that hits is walked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["DEFAULT_KEYS", "DEFAULT_PATTERNS", "REDACTED", "Redactor"]
+
+REDACTED = "[REDACTED]"
+
+DEFAULT_KEYS: tuple[str, ...] = (
+    "api_key",
+    "apikey",
+    "x_api_key",
+    "api_token",
+    "authorization",
+    "proxy_authorization",
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "client_secret",
+    "secret_key",
+    "aws_secret_access_key",
+    "password",
+    "passwd",
+    "cookie",
+    "set_cookie",
+    "x_goog_api_key",
+)
+
+DEFAULT_PATTERNS: tuple[str, ...] = (
+    r"\bsk-(?:proj-|ant-|or-)?[A-Za-z0-9_\-]{16,}",  # OpenAI, Anthropic, OpenRouter
+    r"(?i:\bbearer\s+)[A-Za-z0-9._~+/=\-]{12,}",
+    r"\bAKIA[0-9A-Z]{16}\b",  # AWS access key id
+    r"\bAIza[0-9A-Za-z_\-]{35}",  # Google
+    r"\bgh[pousr]_[A-Za-z0-9]{30,}",  # GitHub
+    r"\bgithub_pat_[A-Za-z0-9_]{40,}",
+    r"\bxox[abprs]-[A-Za-z0-9\-]{10,}",  # Slack
+    r"\bhf_[A-Za-z0-9]{30,}",  # Hugging Face
+    r"\bfw_[A-Za-z0-9]{20,}",  # Fireworks
+    r"\bgsk_[A-Za-z0-9]{20,}",  # Groq
+    r"\beyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]+",  # JWT
+)
+
+
+def _norm_key(key: str) -> str:
+    return key.lower().replace("-", "_")
+
+
+@dataclass(frozen=True)
+class Redactor:
+    """What to scrub. ``Redactor(extra_keys=["session_id"], extra_patterns=[r"tok_\\w+"])``.
+
+    ``keys``/``patterns`` replace the defaults; ``extra_*`` add to them.
+    """
+
+    keys: Iterable[str] = DEFAULT_KEYS
+    patterns: Iterable[str] = DEFAULT_PATTERNS
+    extra_keys: Iterable[str] = ()
+    extra_patterns: Iterable[str] = ()
+    replacement: str = REDACTED
+    _keys: frozenset[str] = field(init=False, repr=False)
+    _text: re.Pattern[str] | None = field(init=False, repr=False)
+    _scan: re.Pattern[bytes] | None = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        keys = frozenset(_norm_key(k) for k in (*self.keys, *self.extra_keys))
+        pats = [p for p in (*self.patterns, *self.extra_patterns) if p]
+        text = re.compile("|".join(f"(?:{p})" for p in pats)) if pats else None
+        scans = [p.encode() for p in pats]
+        for key in keys:
+            # a key as it appears in compact JSON, in either spelling of - and _
+            spelled = re.escape(key).replace("_", "[_-]").encode()
+            scans.append(b'"(?i:' + spelled + b')":')
+        scan = re.compile(b"|".join(b"(?:" + s + b")" for s in scans)) if scans else None
+        object.__setattr__(self, "_keys", keys)
+        object.__setattr__(self, "_text", text)
+        object.__setattr__(self, "_scan", scan)
+
+    def hits(self, raw: bytes) -> bool:
+        """Whether the JSON bytes may hold something to scrub (one regex pass)."""
+        return self._scan is not None and self._scan.search(raw) is not None
+
+    def redact(self, value: Any) -> tuple[Any, int]:
+        """Return (scrubbed copy, number of replacements); unchanged parts are shared."""
+        return self._walk(value)
+
+    def redact_text(self, text: str) -> tuple[str, int]:
+        if self._text is None:
+            return text, 0
+        return self._text.subn(self.replacement, text)
+
+    def _walk(self, value: Any) -> tuple[Any, int]:
+        if isinstance(value, str):
+            return self.redact_text(value)
+        if isinstance(value, dict):
+            total = 0
+            out: dict[Any, Any] = {}
+            for k, v in value.items():
+                if isinstance(k, str) and _norm_key(k) in self._keys and v not in (None, ""):
+                    out[k] = self.replacement
+                    total += 1
+                    continue
+                nv, n = self._walk(v)
+                out[k] = nv
+                total += n
+            return (out, total) if total else (value, 0)
+        if isinstance(value, (list, tuple)):
+            total = 0
+            items = []
+            for v in value:
+                nv, n = self._walk(v)
+                items.append(nv)
+                total += n
+            return (items, total) if total else (value, 0)
+        return value, 0

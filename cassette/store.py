@@ -1,0 +1,298 @@
+"""Append-only writer and streaming reader of cassette files: plain, .gz, shard directories.
+
+A line is written whole by one ``write`` on an ``O_APPEND`` descriptor, under a thread
+lock and an advisory file lock, so threads, tasks and processes can share a file and a
+kill loses at most the line being written. Gzip files are sync-flushed per line, so a
+killed gzip recording is readable up to its last whole line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import os
+import socket
+import threading
+import warnings
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .errors import CassetteFormatError, CassetteWarning
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = [
+    "Writer",
+    "is_gzip_path",
+    "iter_records",
+    "partial_path",
+    "repair_tail",
+    "shard_files",
+    "shard_name",
+]
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_SHARD_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
+
+
+def is_gzip_path(path: Path) -> bool:
+    return path.name.endswith(".gz")
+
+
+def _is_gzip_file(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(2) == _GZIP_MAGIC
+
+
+def shard_files(directory: Path) -> list[Path]:
+    """The shard files of a cassette directory, in name order (side files excluded)."""
+    return sorted(
+        p for p in directory.iterdir() if p.is_file() and p.name.endswith(_SHARD_SUFFIXES)
+    )
+
+
+def shard_name(gz: bool = False) -> str:
+    """This process's shard file name: ``$CASSETTE_SHARD`` or ``<host>-<pid>``."""
+    base = os.environ.get("CASSETTE_SHARD") or f"{socket.gethostname()}-{os.getpid()}"
+    return f"{base}.jsonl.gz" if gz else f"{base}.jsonl"
+
+
+def partial_path(path: Path) -> Path:
+    """The side file that ``record`` mode writes before it replaces ``path``."""
+    return path.with_name(f"{path.name}.{os.getpid()}.partial")
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+def _gzip_chunks(path: Path, state: dict[str, bool]) -> Iterator[bytes]:
+    """Decompressed bytes of every gzip member; ``state['closed']`` is False if the last
+    member ends without its trailer (a writer that was killed)."""
+    with open(path, "rb") as f:
+        dec = zlib.decompressobj(wbits=31)
+        state["closed"] = True
+        while True:
+            raw = f.read(1 << 20)
+            if not raw:
+                break
+            while raw:
+                state["closed"] = False
+                try:
+                    out = dec.decompress(raw)
+                except zlib.error as exc:
+                    raise CassetteFormatError(
+                        f"{path}: gzip data is corrupt ({exc}); restore the file from a copy",
+                        path=str(path),
+                    ) from None
+                if out:
+                    yield out
+                if dec.eof:
+                    state["closed"] = True
+                    raw = dec.unused_data
+                    dec = zlib.decompressobj(wbits=31)
+                else:
+                    raw = b""
+        tail = dec.flush()
+        if tail:
+            yield tail
+
+
+def _split_lines(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    rest = b""
+    for chunk in chunks:
+        data = rest + chunk if rest else chunk
+        lines = data.split(b"\n")
+        rest = lines.pop()
+        yield from (line + b"\n" for line in lines)
+    if rest:
+        yield rest
+
+
+def _raw_lines(path: Path) -> Iterator[bytes]:
+    """Lines with their newline; the last one lacks it if the file was cut short."""
+    if _is_gzip_file(path):
+        state: dict[str, bool] = {}
+        yield from _split_lines(_gzip_chunks(path, state))
+        if not state.get("closed", True):
+            warnings.warn(
+                f"{path}: gzip stream was not closed (the writer was stopped); read every "
+                "whole line before that point. Run `cassette validate` to check the file.",
+                CassetteWarning,
+                stacklevel=4,
+            )
+        return
+    with open(path, "rb") as f:
+        yield from f
+
+
+def iter_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, parsed object) for each line; blank lines are skipped.
+
+    A last line cut short by a crash is skipped with a :class:`CassetteWarning`; any
+    other line that is not a JSON object raises :class:`CassetteFormatError`.
+    """
+    lineno = 0
+    for line in _raw_lines(path):
+        lineno += 1
+        terminated = line.endswith(b"\n")
+        if not line.strip():
+            continue
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            if not terminated:
+                warnings.warn(
+                    f"{path}:{lineno}: last line is cut short (a crash while writing?); "
+                    "it was skipped. `cassette validate` checks the rest; appending repairs it.",
+                    CassetteWarning,
+                    stacklevel=2,
+                )
+                return
+            raise CassetteFormatError(
+                f"{path}:{lineno}: not valid JSON ({exc}); fix or delete the line, then run "
+                f"`cassette validate {path}`",
+                path=str(path),
+                line=lineno,
+            ) from None
+        if not isinstance(obj, dict):
+            raise CassetteFormatError(
+                f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}; fix or "
+                f"delete the line, then run `cassette validate {path}`",
+                path=str(path),
+                line=lineno,
+            )
+        yield lineno, obj
+
+
+def repair_tail(path: Path) -> bool:
+    """Make ``path`` end on a whole line before appending; True if it changed anything.
+
+    A plain file loses a cut-short last line (or gains the newline a whole last line
+    lacks). A gzip file that was not closed, or ends mid-line, is rewritten with its
+    whole lines.
+    """
+    if not path.exists() or path.stat().st_size == 0:
+        return False
+    if _is_gzip_file(path):
+        state: dict[str, bool] = {}
+        data = b"".join(_gzip_chunks(path, state))
+        if state.get("closed", True) and (not data or data.endswith(b"\n")):
+            return False
+        keep = data[: data.rfind(b"\n") + 1]
+        tmp = path.with_name(path.name + ".repair")
+        with gzip.open(tmp, "wb") as g:
+            g.write(keep)
+        os.replace(tmp, path)
+        return True
+    with open(path, "r+b") as f:
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        f.seek(max(0, size - 1))
+        if f.read(1) == b"\n":
+            return False
+        # find the start of the unterminated last line
+        pos = size
+        block = 1 << 16
+        start = 0
+        while pos > 0:
+            step = min(block, pos)
+            pos -= step
+            f.seek(pos)
+            chunk = f.read(step)
+            nl = chunk.rfind(b"\n")
+            if nl >= 0:
+                start = pos + nl + 1
+                break
+        f.seek(start)
+        last = f.read()
+        try:
+            orjson.loads(last)
+        except orjson.JSONDecodeError:
+            f.truncate(start)
+        else:
+            f.seek(0, os.SEEK_END)
+            f.write(b"\n")
+        return True
+
+
+# --- writing -----------------------------------------------------------------------------
+
+
+class Writer:
+    """Appends whole lines to one file; safe across threads, tasks and (plain) processes."""
+
+    def __init__(self, path: Path, *, gz: bool | None = None, fsync: bool = False) -> None:
+        self.path = path
+        self.gz = is_gzip_path(path) if gz is None else gz
+        self.fsync = fsync
+        self._lock = threading.Lock()
+        self._fd: int | None = None
+        self._raw: Any = None
+        self._gzip: gzip.GzipFile | None = None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if self.gz:
+            self._raw = open(path, "ab")  # noqa: SIM115 - closed in close()
+            self._gzip = gzip.GzipFile(fileobj=self._raw, mode="wb", mtime=0)
+        else:
+            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+
+    @property
+    def closed(self) -> bool:
+        return self._fd is None and self._gzip is None
+
+    def write(self, line: bytes) -> None:
+        """Write one line (without its newline) and flush it to the OS."""
+        data = line + b"\n"
+        with self._lock:
+            if self._gzip is not None:
+                self._gzip.write(data)
+                self._gzip.flush(zlib.Z_SYNC_FLUSH)
+                self._raw.flush()
+                if self.fsync:
+                    os.fsync(self._raw.fileno())
+                return
+            if self._fd is None:
+                raise ValueError(f"{self.path}: writer is closed")
+            if fcntl is not None:
+                fcntl.flock(self._fd, fcntl.LOCK_EX)
+            try:
+                view = memoryview(data)
+                while view:
+                    written = os.write(self._fd, view)
+                    view = view[written:]
+                if self.fsync:
+                    os.fsync(self._fd)
+            finally:
+                if fcntl is not None:
+                    fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def sync(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                os.fsync(self._fd)
+            elif self._raw is not None:
+                self._raw.flush()
+                os.fsync(self._raw.fileno())
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                with contextlib.suppress(OSError):
+                    os.fsync(self._fd)
+                os.close(self._fd)
+                self._fd = None
+            if self._gzip is not None:
+                self._gzip.close()
+                self._gzip = None
+                self._raw.flush()
+                with contextlib.suppress(OSError):
+                    os.fsync(self._raw.fileno())
+                self._raw.close()
+                self._raw = None
