@@ -40,6 +40,7 @@ _INTERACTION_KEYS = frozenset(
     }
 )
 _REQUIRED = frozenset({"type", "env_index", "step", "request", "request_sha256"})
+_DELTA_KEYS = frozenset({"base", "keep", "field", "same"})
 _EP_KEYS = frozenset({"env_index", "step", "messages"})
 
 
@@ -73,19 +74,25 @@ class Entry:
         while node is not None and node.delta is not None:
             chain.append(node)
             node = node.base
-        fld = self.delta.get("field", "messages")
-        messages: list[Any] = list(_messages_of(node.request, fld) or []) if node else []
+        full = node.request if node is not None else {}
         for entry in reversed(chain):
-            assert entry.delta is not None
-            messages = decode_messages(
-                _messages_of(entry.request, fld) or [],
-                int(entry.delta.get("keep", 0)),
-                messages,
-                entry.base.response if entry.base is not None else None,
-                _error_for(entry),
-            )
-        out = dict(self.request)
-        out[fld] = messages
+            full = entry.rebuild(full)
+        return full
+
+    def rebuild(self, base_full: dict[str, Any]) -> dict[str, Any]:
+        """This entry's full request, given the full request of its delta base."""
+        if self.delta is None:
+            return self.request
+        fld = self.delta.get("field", "messages")
+        out = {key: base_full[key] for key in self.delta.get("same", ()) if key in base_full}
+        out.update(self.request)
+        out[fld] = decode_messages(
+            _messages_of(self.request, fld) or [],
+            int(self.delta.get("keep", 0)),
+            _messages_of(base_full, fld) or [],
+            self.base.response if self.base is not None else None,
+            _error_for(self),
+        )
         return out
 
 
@@ -142,27 +149,14 @@ class Index:
 
     def iter_full(self) -> Iterator[tuple[Entry, dict[str, Any]]]:
         """Every entry with its full request, in file order (rebuilt incrementally)."""
-        last: dict[tuple[EnvIndex, str, str], list[Any]] = {}
+        last: dict[Entry, dict[str, Any]] = {}
         for entry in self.entries.values():
             if entry.delta is None:
-                yield entry, entry.request
-                for fld in ("messages", "input"):
-                    msgs = _messages_of(entry.request, fld)
-                    if msgs is not None:
-                        last[(entry.env_index, entry.channel, fld)] = msgs
-                continue
-            fld = entry.delta.get("field", "messages")
-            base_msgs = last.get((entry.env_index, entry.channel, fld), [])
-            msgs = decode_messages(
-                _messages_of(entry.request, fld) or [],
-                int(entry.delta.get("keep", 0)),
-                base_msgs,
-                entry.base.response if entry.base is not None else None,
-                _error_for(entry),
-            )
-            last[(entry.env_index, entry.channel, fld)] = msgs
-            full = dict(entry.request)
-            full[fld] = msgs
+                full = entry.request
+            else:
+                base_full = last.pop(entry.base, None) if entry.base is not None else None
+                full = entry.rebuild(base_full if base_full is not None else {})
+            last[entry] = full
             yield entry, full
 
 
@@ -185,17 +179,22 @@ def _check_interaction(obj: dict[str, Any], path: str, line: int) -> None:
         and isinstance(obj.get("response"), (dict, type(None)))
         and isinstance(obj.get("error"), (dict, type(None)))
         and isinstance(obj.get("meta", {}), dict)
-        and (
-            delta is None
-            or (
-                (isinstance(delta, dict) and type(delta.get("base")) is int)
-                and type(delta.get("keep")) is int
-            )
-        )
+        and (delta is None or _delta_ok(delta))
     )
     if not ok:
         _validate(obj, path, line)
         raise _fmt(path, line, "malformed interaction")
+
+
+def _delta_ok(delta: Any) -> bool:
+    return (
+        isinstance(delta, dict)
+        and delta.keys() <= _DELTA_KEYS
+        and type(delta.get("base")) is int
+        and type(delta.get("keep")) is int
+        and delta.get("field", "messages") in ("messages", "input")
+        and isinstance(delta.get("same", []), list)
+    )
 
 
 def _validate(obj: dict[str, Any], path: str, line: int) -> None:

@@ -48,8 +48,9 @@ def _message_field(request: dict[str, Any]) -> str | None:
 @dataclass
 class _Base:
     step: int
-    field: str | None
+    field: str
     messages: list[Any]
+    rest: dict[str, Any]  # the other top-level keys of the request, as a reader rebuilds them
     response: dict[str, Any] | None
 
 
@@ -106,7 +107,18 @@ class Recorder:
                     delta = {"base": base.step, "keep": keep}
                     if fld != "messages":
                         delta["field"] = fld
-                    stored = {**request, fld: new}
+                    stored = {fld: new}
+                    same = []
+                    for key, value in request.items():
+                        if key == fld:
+                            continue
+                        big = isinstance(value, (dict, list)) and value
+                        if big and base.rest.get(key) == value:
+                            same.append(key)
+                        else:
+                            stored[key] = value
+                    if same:
+                        delta["same"] = same
                 line: dict[str, Any] = {
                     "type": "interaction",
                     "env_index": env_index,
@@ -126,12 +138,17 @@ class Recorder:
                     return
                 # the reader's view of what was written is the base of the next delta
                 written = loads(raw)
-                msgs = written["request"][fld]
+                rest = written["request"]
+                msgs = rest.pop(fld)
                 if delta is not None and base is not None:
                     msgs = decode_messages(
                         msgs, delta["keep"], base.messages, base.response, CassetteError
                     )
-                self._bases[(env_index, channel)] = _Base(step, fld, msgs, written["response"])
+                    for key in delta.get("same", ()):
+                        rest[key] = base.rest[key]
+                self._bases[(env_index, channel)] = _Base(
+                    step, fld, msgs, rest, written["response"]
+                )
         except TypeError as exc:
             raise CassetteError(
                 f"cannot record step {step} of ({env_index!r}, {channel!r}): {exc}; the "

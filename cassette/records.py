@@ -49,11 +49,16 @@ class Delta(_Model):
     ``{"$ref": [path...], "omit": [keys...]}`` stands for the object at ``path`` inside the
     *response* of that base interaction (e.g. ``["choices", 0, "message"]``), minus the keys
     listed in ``omit``: so the assistant message that the model answered is on disk once.
+    Top-level request keys named in ``same`` (e.g. ``tools``) are not stored: their values
+    are those of the base request.
     """
 
     base: int = Field(ge=0, description="step of the base interaction")
     keep: int = Field(ge=0, description="messages taken from the base request")
     field: Literal["messages", "input"] = "messages"
+    same: list[str] = Field(
+        default_factory=list, description="top-level request keys copied from the base request"
+    )
 
 
 class ErrorInfo(_Model):
