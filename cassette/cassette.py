@@ -95,6 +95,7 @@ class Cassette:
         self.meta = dict(meta or {})
         self._fsync = fsync
         self._lock = threading.Lock()
+        self._open_lock = threading.Lock()
         self._counters: dict[tuple[EnvIndex, str], int] = {}
         self._written: set[Key] = set()
         self._served: set[Key] = set()
@@ -127,6 +128,12 @@ class Cassette:
     # --- lifecycle ----------------------------------------------------------------------
 
     def _open_recorder(self, path: Path) -> Recorder:
+        if self._recorder is not None:
+            return self._recorder
+        with self._open_lock:
+            return self._new_recorder(path)
+
+    def _new_recorder(self, path: Path) -> Recorder:
         if self._recorder is None:
             fresh = not path.exists() or path.stat().st_size == 0
             if not fresh:

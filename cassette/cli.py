@@ -80,3 +80,10 @@ def demo(path: str | None) -> None:
                 fn = call["function"]
                 text += f"{fn['name']}({fn['arguments']})"
             console.print(f"  {message['role']:>9}: {text}")
+
+
+# --- inspection commands (show, stats, validate) --------------------------------------
+
+# --- diff ---------------------------------------------------------------------------------
+
+# --- conversion commands (convert, redact, merge, run) --------------------------------
