@@ -18,7 +18,15 @@ from .index import Entry, Index, Key, load_index
 from .matching import Matcher
 from .recorder import Recorder, now_iso
 from .redact import Redactor
-from .store import Writer, is_gzip_path, partial_path, repair_tail, shard_name
+from .store import (
+    Writer,
+    is_gzip_path,
+    iter_records,
+    partial_path,
+    repair_tail,
+    shard_files,
+    shard_name,
+)
 
 __all__ = ["Cassette", "ErrorCodec", "Mode", "open"]
 
@@ -103,10 +111,14 @@ class Cassette:
         self._recorder: Recorder | None = None
         self._side: Path | None = None
         self._target: Path | None = None
+        self._stale: list[Path] = []
         self.closed = False
 
         is_dir = self.path.is_dir() or str(path).endswith(("/", os.sep))
-        exists = self.path.exists() and (not self.path.is_file() or self.path.stat().st_size > 0)
+        if self.path.is_dir():
+            exists = bool(shard_files(self.path))
+        else:
+            exists = self.path.exists() and self.path.stat().st_size > 0
         mode_ = self.requested_mode
         if mode_ is Mode.AUTO:
             mode_ = Mode.REPLAY if exists else Mode.RECORD
@@ -122,7 +134,12 @@ class Cassette:
         if mode_ in (Mode.RECORD, Mode.APPEND):
             self._target = self.path / shard_name() if is_dir else self.path
             if mode_ is Mode.RECORD:
+                if is_dir and self.path.is_dir():
+                    self._stale = _stale_shards(self.path, self._target)
                 self._side = partial_path(self._target)
+                run = os.environ.get("CASSETTE_RUN")
+                if run and is_dir:
+                    self.meta.setdefault("run", run)
                 self._open_recorder(self._side)
 
     # --- lifecycle ----------------------------------------------------------------------
@@ -153,6 +170,8 @@ class Cassette:
             self._recorder.writer.close()
         if self._side is not None and self._target is not None:
             os.replace(self._side, self._target)
+            for shard in self._stale:  # record starts a directory cassette from scratch
+                shard.unlink(missing_ok=True)
 
     async def aclose(self) -> None:
         self.close()
@@ -511,6 +530,22 @@ class Cassette:
     def side_path(self) -> Path | None:
         """Where ``record`` mode writes until a clean close (None in other modes)."""
         return self._side
+
+
+def _stale_shards(directory: Path, own: Path) -> list[Path]:
+    """Shards a record run in ``directory`` replaces on a clean close: those present now,
+    except this process's and those of the same ``$CASSETTE_RUN`` (workers of one run)."""
+    run = os.environ.get("CASSETTE_RUN")
+    stale = []
+    for shard in shard_files(directory):
+        if shard == own:
+            continue
+        if run:
+            header = next(iter_records(shard), (0, {}))[1]
+            if header.get("type") == "header" and header.get("meta", {}).get("run") == run:
+                continue
+        stale.append(shard)
+    return stale
 
 
 def open(

@@ -65,8 +65,14 @@ def shard_name(gz: bool = False) -> str:
 
 
 def partial_path(path: Path) -> Path:
-    """The side file that ``record`` mode writes before it replaces ``path``."""
-    return path.with_name(f"{path.name}.{os.getpid()}.partial")
+    """A new side file for ``record`` mode to write before it replaces ``path``: the side
+    file of an earlier record that failed is kept, never reused."""
+    side = path.with_name(f"{path.name}.{os.getpid()}.partial")
+    n = 1
+    while side.exists():
+        n += 1
+        side = path.with_name(f"{path.name}.{os.getpid()}-{n}.partial")
+    return side
 
 
 # --- reading -----------------------------------------------------------------------------
@@ -192,34 +198,35 @@ def repair_tail(path: Path) -> bool:
         os.replace(tmp, path)
         return True
     with open(path, "r+b") as f:
+        if fcntl is not None:  # a writer in another process may be mid-line
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        return _repair_plain(f)
+
+
+def _repair_plain(f: Any) -> bool:
+    f.seek(0, os.SEEK_END)
+    size = f.tell()
+    f.seek(max(0, size - 1))
+    if f.read(1) == b"\n":
+        return False
+    pos, start = size, 0  # find the start of the unterminated last line
+    while pos > 0:
+        step = min(1 << 16, pos)
+        pos -= step
+        f.seek(pos)
+        nl = f.read(step).rfind(b"\n")
+        if nl >= 0:
+            start = pos + nl + 1
+            break
+    f.seek(start)
+    try:
+        orjson.loads(f.read())
+    except orjson.JSONDecodeError:
+        f.truncate(start)
+    else:
         f.seek(0, os.SEEK_END)
-        size = f.tell()
-        f.seek(max(0, size - 1))
-        if f.read(1) == b"\n":
-            return False
-        # find the start of the unterminated last line
-        pos = size
-        block = 1 << 16
-        start = 0
-        while pos > 0:
-            step = min(block, pos)
-            pos -= step
-            f.seek(pos)
-            chunk = f.read(step)
-            nl = chunk.rfind(b"\n")
-            if nl >= 0:
-                start = pos + nl + 1
-                break
-        f.seek(start)
-        last = f.read()
-        try:
-            orjson.loads(last)
-        except orjson.JSONDecodeError:
-            f.truncate(start)
-        else:
-            f.seek(0, os.SEEK_END)
-            f.write(b"\n")
-        return True
+        f.write(b"\n")
+    return True
 
 
 # --- writing -----------------------------------------------------------------------------
