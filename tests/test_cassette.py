@@ -314,3 +314,14 @@ def test_closed_cassette_refuses_calls(tmp_path: Path) -> None:
         cas.call({}, live=lambda: {})
     with pytest.raises(cassette.CassetteError, match="must be a dict, not list"):
         cassette.open(tmp_path / "b.jsonl", "passthrough").call([], live=lambda: {})  # type: ignore[arg-type]
+
+
+def test_ignore_rules_added_after_recording_still_serve_equal_requests(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    with cassette.open(path, "record") as cas:
+        cas.call({"q": 1, "trace": "t-1"}, live=lambda: {"r": 1})
+        cas.call({"q": 2, "trace": "t-2"}, live=lambda: {"r": 2})
+    with cassette.open(path, "replay", ignore=["trace"]) as cas:
+        assert cas.call({"q": 1, "trace": "t-9"}, live=lambda: {}) == {"r": 1}
+        with pytest.raises(CassetteMismatch, match="first difference at q"):
+            cas.call({"q": 3, "trace": "t-9"}, live=lambda: {})
