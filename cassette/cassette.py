@@ -416,7 +416,10 @@ class Cassette:
         response: Json = {"chunks": chunks}
         if assemble is not None and complete and exc is None:
             response["message"] = assemble(chunks)
-        extra = None if complete else {"incomplete": True}
+        extra: Json = {} if complete else {"incomplete": True}
+        usage = _stream_usage(response)
+        if usage is not None:
+            extra["usage"] = usage
         self._record(slot, request, response, exc, started, errors, extra)
 
     def stream(
@@ -538,6 +541,19 @@ class Cassette:
     def side_path(self) -> Path | None:
         """Where ``record`` mode writes until a clean close (None in other modes)."""
         return self._side
+
+
+def _stream_usage(response: Json) -> Any:
+    """Token usage of a stream: in its assembled message, or its last chunk that has it."""
+    message = response.get("message")
+    if isinstance(message, dict) and message.get("usage") is not None:
+        return message["usage"]
+    for chunk in reversed(response["chunks"]):
+        if isinstance(chunk, dict):
+            usage = chunk.get("usage") or (chunk.get("response") or {}).get("usage")
+            if usage is not None:
+                return usage
+    return None
 
 
 def _stale_shards(directory: Path, own: Path) -> list[Path]:

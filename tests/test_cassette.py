@@ -325,3 +325,12 @@ def test_ignore_rules_added_after_recording_still_serve_equal_requests(tmp_path:
         assert cas.call({"q": 1, "trace": "t-9"}, live=lambda: {}) == {"r": 1}
         with pytest.raises(CassetteMismatch, match="first difference at q"):
             cas.call({"q": 3, "trace": "t-9"}, live=lambda: {})
+
+
+def test_stream_usage_is_taken_from_the_chunk_that_carries_it(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    chunks = [{"d": "a"}, {"d": "b", "usage": None}, {"d": "", "usage": {"total_tokens": 7}}]
+    with cassette.open(path, "record") as cas:
+        list(cas.stream({"q": 1}, live=lambda: iter(chunks)))
+    with cassette.open(path, "replay") as cas:
+        assert cas.index.entries[(0, "llm", 0)].meta["usage"] == {"total_tokens": 7}
