@@ -84,7 +84,7 @@ class Cassette:
 
     def __init__(
         self,
-        path: str | os.PathLike[str],
+        path: str | os.PathLike[str] | None,
         mode: Mode | str | None = None,
         *,
         match: str = "strict",
@@ -93,6 +93,12 @@ class Cassette:
         meta: Json | None = None,
         fsync: bool = False,
     ) -> None:
+        if path is None:
+            path = os.environ.get("CASSETTE_PATH")
+            if not path:
+                raise CassetteModeError(
+                    "no cassette path: pass one to cassette.open(), or set CASSETTE_PATH"
+                )
         self.path = Path(path)
         self.requested_mode = Mode.parse(mode)
         if match not in ("strict", "key"):
@@ -101,6 +107,8 @@ class Cassette:
         self.matcher = Matcher(ignore)
         self.redactor = redact or Redactor()
         self.meta = dict(meta or {})
+        if self.matcher.ignore:
+            self.meta.setdefault("ignore", list(self.matcher.ignore))
         self._fsync = fsync
         self._lock = threading.Lock()
         self._open_lock = threading.Lock()
@@ -538,6 +546,11 @@ class Cassette:
             return [k for k in self.index.entries if k not in self._served]
 
     @property
+    def redacted(self) -> int:
+        """How many secret values this cassette has replaced in what it wrote."""
+        return self._recorder.redacted if self._recorder is not None else 0
+
+    @property
     def side_path(self) -> Path | None:
         """Where ``record`` mode writes until a clean close (None in other modes)."""
         return self._side
@@ -573,7 +586,7 @@ def _stale_shards(directory: Path, own: Path) -> list[Path]:
 
 
 def open(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str] | None = None,
     mode: Mode | str | None = None,
     *,
     match: str = "strict",
@@ -582,5 +595,6 @@ def open(
     meta: Json | None = None,
     fsync: bool = False,
 ) -> Cassette:
-    """Open a cassette. ``mode`` defaults to ``$CASSETTE_MODE``, else ``auto``."""
+    """Open a cassette. ``path`` defaults to ``$CASSETTE_PATH``; ``mode`` to
+    ``$CASSETTE_MODE``, else ``auto`` (what ``cassette run`` sets for a command)."""
     return Cassette(path, mode, match=match, ignore=ignore, redact=redact, meta=meta, fsync=fsync)

@@ -14,6 +14,7 @@ import orjson
 
 __all__ = [
     "LIT_KEY",
+    "MESSAGE_FIELDS",
     "REF_KEY",
     "canonical_bytes",
     "decode_messages",
@@ -22,10 +23,12 @@ __all__ = [
     "is_ref",
     "loads",
     "normalise_numbers",
+    "normalise_request",
     "response_candidates",
     "sha256_hex",
 ]
 
+MESSAGE_FIELDS = ("messages", "input")  # the conversation of a request
 REF_KEY = "$ref"
 LIT_KEY = "$lit"  # escapes a literal message that would read as a reference
 _SORTED = orjson.OPT_SORT_KEYS
@@ -72,16 +75,44 @@ def normalise_numbers(value: Any) -> Any:
     return value
 
 
-def canonical_bytes(request: dict[str, Any]) -> bytes:
-    """Sorted-key compact JSON of ``request`` with numbers normalised.
+def _is_conversation(key: str, value: Any) -> bool:
+    return key in MESSAGE_FIELDS and isinstance(value, list)
 
-    The fast path is one orjson call and one regex scan; only a request that holds a
-    number token that normalisation could change is walked in Python.
+
+def normalise_request(request: dict[str, Any]) -> dict[str, Any]:
+    """Integral floats as ints in every parameter of a request (temperature, tools, ...);
+    the conversation (``messages``/``input`` lists) is text and is kept as written."""
+    return {k: v if _is_conversation(k, v) else normalise_numbers(v) for k, v in request.items()}
+
+
+_MISS = object()
+_PARAMS_CACHE: dict[bytes, dict[str, Any] | None] = {}
+
+
+def canonical_bytes(request: dict[str, Any]) -> bytes:
+    """Sorted-key compact JSON of :func:`normalise_request` of ``request``.
+
+    The parameters other than the conversation (small, and the same call after call) are
+    checked for number tokens once per distinct value (a cache keyed by their bytes); the
+    conversation, the bulk of a request, is only dumped. The fast path is one orjson call.
     """
-    raw = orjson.dumps(request, default=_default, option=_SORTED)
-    if _FLOAT_TOKEN.search(raw) is None:
-        return raw
-    return orjson.dumps(normalise_numbers(request), default=_default, option=_SORTED)
+    params = {k: v for k, v in request.items() if not _is_conversation(k, v)}
+    raw = orjson.dumps(params, default=_default, option=_SORTED)
+    normal = _PARAMS_CACHE.get(raw, _MISS)
+    if normal is _MISS:
+        normal = None
+        if _FLOAT_TOKEN.search(raw) is not None:
+            fixed = orjson.dumps(normalise_numbers(params), default=_default, option=_SORTED)
+            normal = None if fixed == raw else orjson.loads(fixed)
+        if len(_PARAMS_CACHE) >= 512:
+            _PARAMS_CACHE.clear()
+        _PARAMS_CACHE[raw] = normal
+    if len(params) == len(request):
+        return raw if normal is None else orjson.dumps(normal, option=_SORTED)
+    if normal is not None:
+        assert isinstance(normal, dict)
+        request = {**normal, **{k: v for k, v in request.items() if _is_conversation(k, v)}}
+    return orjson.dumps(request, default=_default, option=_SORTED)
 
 
 # --- message delta encoding -------------------------------------------------------------

@@ -1,142 +1,244 @@
-"""A small tool-using agent loop, used by ``cassette demo`` and the README.
+"""The demo agent: a small tool-calling loop, used by ``cassette demo`` and the README.
 
-The agent answers arithmetic questions with a ``calculator`` tool. Its model is any
-function from an OpenAI-style request to a chat completion dict: offline, a scripted
-one; under a cassette, whatever the cassette serves.
+Each task is one episode: the agent asks the model, runs the ``add`` tool it calls,
+and stops when the model answers in text; the reward is 1.0 when the answer quotes
+the tool's result. The model is reached through a ``chat`` function from messages
+to an assistant message dict: the real openai SDK (``openai_chat``), or a plain
+function under a cassette (``cassette_chat``).
 """
 
 from __future__ import annotations
 
-import ast
-import operator
+import importlib.util
+import json
+import re
+import sys
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from .cassette import Cassette
+from .context import episode
 
-__all__ = ["TASKS", "TOOLS", "run_agent", "scripted_model"]
+__all__ = [
+    "TASKS",
+    "TOOLS",
+    "Transcript",
+    "cassette_chat",
+    "openai_chat",
+    "run_agent",
+    "scripted_model",
+]
 
 Json = dict[str, Any]
+Chat = Callable[[list[Json]], Json]
 
-TASKS: list[tuple[str, int]] = [
-    ("What is 17 * 23?", 391),
-    ("What is (120 - 45) / 3?", 25),
-    ("What is 2 ** 10 + 7?", 1031),
+TASKS: list[str] = [
+    "Add 17 and 25, then tell me the sum.",
+    "What do 120 and 45 make together?",
+    "Please add 1024 and 7.",
 ]
 
 TOOLS: list[Json] = [
     {
         "type": "function",
         "function": {
-            "name": "calculator",
-            "description": "Evaluate an arithmetic expression.",
+            "name": "add",
+            "description": "Add two integers.",
             "parameters": {
                 "type": "object",
-                "properties": {"expression": {"type": "string"}},
-                "required": ["expression"],
+                "properties": {
+                    "a": {"type": "integer", "minimum": 0, "maximum": 2000},
+                    "b": {"type": "integer", "minimum": 0, "maximum": 2000},
+                },
+                "required": ["a", "b"],
             },
         },
     }
 ]
 
-_OPS: dict[type, Callable[..., Any]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.Pow: operator.pow,
-    ast.USub: operator.neg,
-}
+SYSTEM = "You are a careful assistant. Use the add tool for arithmetic, then answer."
 
 
-def calculator(expression: str) -> str:
-    """Evaluate + - * / ** on numbers (no names, no calls)."""
+class Transcript:
+    """One episode: its messages and its reward."""
 
-    def ev(node: ast.AST) -> Any:
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-            return node.value
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-            return _OPS[type(node.op)](ev(node.left), ev(node.right))
-        if isinstance(node, ast.UnaryOp) and type(node.op) in _OPS:
-            return _OPS[type(node.op)](ev(node.operand))
-        raise ValueError(f"unsupported expression: {expression!r}")
+    def __init__(self, env_index: int, messages: list[Json], reward: float) -> None:
+        self.env_index = env_index
+        self.messages = messages
+        self.reward = reward
 
-    value = ev(ast.parse(expression, mode="eval").body)
-    return str(int(value) if float(value).is_integer() else value)
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Transcript):
+            return NotImplemented
+        return (self.env_index, self.messages, self.reward) == (
+            other.env_index,
+            other.messages,
+            other.reward,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def add(a: int, b: int) -> str:
+    return str(int(a) + int(b))
+
+
+def run_agent(chat: Chat, cas: Cassette, *, max_steps: int = 6) -> list[Transcript]:
+    """Run every task as episode ``i`` through ``chat``; outcomes go to ``cas``."""
+    results = []
+    for env_index, task in enumerate(TASKS):
+        with episode(env_index):
+            messages: list[Json] = [
+                {"role": "system", "content": SYSTEM},
+                {"role": "user", "content": task},
+            ]
+            tool_result = None
+            for _ in range(max_steps):
+                message = chat(list(messages))
+                messages.append(message)
+                calls = message.get("tool_calls") or []
+                if not calls:
+                    break
+                for call in calls:
+                    args = json.loads(call["function"]["arguments"])
+                    tool_result = add(args.get("a", 0), args.get("b", 0))
+                    messages.append(
+                        {"role": "tool", "tool_call_id": call["id"], "content": tool_result}
+                    )
+            answer = str(messages[-1].get("content") or "")
+            reward = 1.0 if tool_result is not None and tool_result in answer else 0.0
+            cas.outcome(env_index, reward=reward, terminated=True)
+            results.append(Transcript(env_index, messages, reward))
+    return results
+
+
+def openai_chat(client: Any, model: str) -> Chat:
+    """A ``chat`` function over an openai client (wrapped or not)."""
+
+    def chat(messages: list[Json]) -> Json:
+        reply = client.chat.completions.create(model=model, messages=messages, tools=TOOLS)
+        message: Json = reply.choices[0].message.model_dump(mode="json", exclude_none=True)
+        return message
+
+    return chat
 
 
 def scripted_model(request: Json) -> Json:
-    """A deterministic stand-in for a model: call the calculator once, then answer."""
+    """A deterministic stand-in for a model, as a plain function of the request."""
     messages = request["messages"]
     last = messages[-1]
     if last["role"] == "tool":
-        message: Json = {"role": "assistant", "content": f"The answer is {last['content']}."}
-        finish = "stop"
+        message: Json = {"role": "assistant", "content": f"The sum is {last['content']}."}
     else:
-        question = last["content"]
-        expression = question.removeprefix("What is ").rstrip("?")
-        message = {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": f"call_{len(messages)}",
-                    "type": "function",
-                    "function": {
-                        "name": "calculator",
-                        "arguments": f'{{"expression": "{expression}"}}',
-                    },
-                }
-            ],
+        numbers = [int(n) for n in re.findall(r"\d+", last["content"])]
+        a, b = [*numbers, 0, 0][:2]
+        call = {
+            "id": f"call_{len(messages)}",
+            "type": "function",
+            "function": {"name": "add", "arguments": json.dumps({"a": a, "b": b})},
         }
-        finish = "tool_calls"
+        message = {"role": "assistant", "content": None, "tool_calls": [call]}
     return {
         "id": "chatcmpl-demo",
         "object": "chat.completion",
         "model": request["model"],
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": {"prompt_tokens": 10 * len(messages), "completion_tokens": 12, "total_tokens": 0},
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
     }
 
 
-def run_agent(
-    cas: Cassette, model: Callable[[Json], Json], *, max_steps: int = 6
-) -> list[tuple[list[Json], float]]:
-    """Run every task as one episode through ``cas``; return (transcript, reward) each."""
-    import json
+def cassette_chat(cas: Cassette, model: Callable[[Json], Json]) -> Chat:
+    """A ``chat`` function that sends requests through ``cas.call`` to ``model``."""
 
-    results = []
-    for env_index, (question, expected) in enumerate(TASKS):
-        messages: list[Json] = [
-            {"role": "system", "content": "You are a careful assistant. Use the calculator."},
-            {"role": "user", "content": question},
-        ]
-        for _ in range(max_steps):
-            request = {"model": "demo-model", "messages": list(messages), "tools": TOOLS}
-            response = cas.call(request, live=partial(model, request), env_index=env_index)
-            message = response["choices"][0]["message"]
-            messages.append(message)
-            calls = message.get("tool_calls") or []
-            if not calls:
-                break
-            for call in calls:
-                args = json.loads(call["function"]["arguments"])
-                messages.append(
-                    {
-                        "role": "tool",
-                        "tool_call_id": call["id"],
-                        "content": calculator(args["expression"]),
-                    }
-                )
-        answer = str(messages[-1].get("content") or "")
-        reward = 1.0 if str(expected) in answer else 0.0
-        cas.outcome(env_index, reward=reward, terminated=True)
-        results.append((messages, reward))
-    return results
+    def chat(messages: list[Json]) -> Json:
+        request = {"model": "demo-model", "messages": messages, "tools": TOOLS}
+        response = cas.call(request, live=lambda: model(request))
+        message: Json = response["choices"][0]["message"]
+        return message
+
+    return chat
 
 
 def fixtures_dir() -> Path:
     """The repository's fixtures/ folder (the demo needs a source checkout)."""
     return Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def load_scripted_server() -> ModuleType:
+    """Import fixtures/scripted_server.py from the source checkout."""
+    path = fixtures_dir() / "scripted_server.py"
+    if not path.exists():
+        raise FileNotFoundError(path)
+    name = "cassette_demo_scripted_server"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses need the module registered
+    spec.loader.exec_module(module)
+    return module
+
+
+class DemoRun:
+    """What ``cassette demo`` did: both runs, their timings, and where the cassette is."""
+
+    def __init__(self, path: Path, source: str) -> None:
+        self.path = path
+        self.source = source
+        self.recorded: list[Transcript] = []
+        self.replayed: list[Transcript] = []
+        self.calls = 0
+        self.unused = 0
+        self.record_s = 0.0
+        self.replay_s = 0.0
+
+    @property
+    def identical(self) -> bool:
+        return bool(self.recorded) and self.recorded == self.replayed and self.unused == 0
+
+
+def run_demo(path: Path, *, live: bool = False, model: str | None = None) -> DemoRun:
+    """Record the agent through the real openai SDK, then replay it with no model at all.
+
+    Without ``live`` the model is the scripted server in its random mode (answers differ
+    on every run, so only a true replay gives the same transcripts); with ``live`` it is
+    the endpoint of ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``.
+    """
+    import time
+
+    import openai
+
+    from .adapters.openai import wrap_openai
+    from .cassette import open as open_cassette
+
+    server: Any = None
+    if live:
+        client = openai.OpenAI(max_retries=2)
+        model = model or "gpt-4o-mini"
+        source = str(client.base_url)
+    else:
+        server = load_scripted_server().ScriptedServer(mode="random").start()
+        client = openai.OpenAI(base_url=server.base_url, api_key="demo-key", max_retries=0)
+        model = model or "scripted-model"
+        source = "the scripted model server on 127.0.0.1 (random mode)"
+    run = DemoRun(path, source)
+    meta = {"demo": True, "model_source": "live endpoint" if live else "scripted server"}
+    try:
+        start = time.perf_counter()
+        with open_cassette(path, "record", meta=meta) as cas:
+            run.recorded = run_agent(openai_chat(wrap_openai(client, cas), model), cas)
+        run.record_s = time.perf_counter() - start
+    finally:
+        client.close()
+        if server is not None:
+            server.stop()
+    # replay: a client whose endpoint is a closed port, so any live call would fail
+    offline = openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key="unused", max_retries=0)
+    start = time.perf_counter()
+    with open_cassette(path, "replay") as cas:
+        run.replayed = run_agent(openai_chat(wrap_openai(offline, cas), model), cas)
+        run.calls = len(cas.index.entries)
+        run.unused = len(cas.unused())
+    run.replay_s = time.perf_counter() - start
+    offline.close()
+    return run

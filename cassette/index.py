@@ -7,6 +7,7 @@ O(1) a call and memory stays linear in the file.
 
 from __future__ import annotations
 
+import gc
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -319,10 +320,20 @@ def _load_file(index: Index, path: Path) -> None:
 
 
 def load_index(paths: Iterable[Path]) -> Index:
-    """Load one or more files (or shard directories) into one index."""
+    """Load one or more files (or shard directories) into one index.
+
+    The garbage collector is paused meanwhile: loading allocates millions of containers
+    that all stay alive, and the collector's passes over them were most of the time.
+    """
     index = Index()
-    for path in paths:
-        files = shard_files(path) if path.is_dir() else [path]
-        for file in files:
-            _load_file(index, file)
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        for path in paths:
+            files = shard_files(path) if path.is_dir() else [path]
+            for file in files:
+                _load_file(index, file)
+    finally:
+        if paused:
+            gc.enable()
     return index

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .codec import canonical_bytes, normalise_numbers, sha256_hex
+from .codec import canonical_bytes, normalise_request, sha256_hex
 
 __all__ = ["DEFAULT_IGNORE", "Difference", "Matcher", "first_difference", "format_path"]
 
@@ -121,8 +121,8 @@ class Matcher:
         return sha256_hex(self.canonical(request))
 
     def first_difference(self, recorded: dict[str, Any], live: dict[str, Any]) -> Difference | None:
-        a = normalise_numbers(self.normalise(recorded))
-        b = normalise_numbers(self.normalise(live))
+        a = normalise_request(self.normalise(recorded))
+        b = normalise_request(self.normalise(live))
         return first_difference(a, b)
 
 

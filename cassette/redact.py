@@ -16,6 +16,7 @@ from typing import Any
 __all__ = ["DEFAULT_KEYS", "DEFAULT_PATTERNS", "REDACTED", "Redactor"]
 
 REDACTED = "[REDACTED]"
+_EMPTY = (None, "", REDACTED)
 
 DEFAULT_KEYS: tuple[str, ...] = (
     "api_key",
@@ -52,6 +53,17 @@ DEFAULT_PATTERNS: tuple[str, ...] = (
 )
 
 
+def _prefilter(pattern: str) -> re.Pattern[bytes]:
+    """A looser, faster form of ``pattern`` for the byte scan: without a leading word
+    boundary, so the engine can jump to the pattern's literal prefix."""
+    flags = 0
+    if pattern.startswith("(?i:"):
+        flags = re.IGNORECASE
+        pattern = "(?:" + pattern[4:]
+    pattern = pattern.replace("(?:\\b", "(?:", 1) if pattern.startswith("(?:\\b") else pattern
+    return re.compile(pattern.removeprefix("\\b").encode(), flags)
+
+
 def _norm_key(key: str) -> str:
     return key.lower().replace("-", "_")
 
@@ -70,25 +82,28 @@ class Redactor:
     replacement: str = REDACTED
     _keys: frozenset[str] = field(init=False, repr=False)
     _text: re.Pattern[str] | None = field(init=False, repr=False)
-    _scan: re.Pattern[bytes] | None = field(init=False, repr=False)
+    _scans: tuple[re.Pattern[bytes], ...] = field(init=False, repr=False)
+    _key_scan: re.Pattern[bytes] | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         keys = frozenset(_norm_key(k) for k in (*self.keys, *self.extra_keys))
         pats = [p for p in (*self.patterns, *self.extra_patterns) if p]
         text = re.compile("|".join(f"(?:{p})" for p in pats)) if pats else None
-        scans = [p.encode() for p in pats]
-        for key in keys:
-            # a key as it appears in compact JSON, in either spelling of - and _
-            spelled = re.escape(key).replace("_", "[_-]").encode()
-            scans.append(b'"(?i:' + spelled + b')":')
-        scan = re.compile(b"|".join(b"(?:" + s + b")" for s in scans)) if scans else None
+        # the byte scan is a prefilter (the walk applies the exact patterns): one regex a
+        # pattern, each led by a literal the engine can jump to; keys on the lowered bytes
+        scans = tuple(_prefilter(p) for p in pats)
+        spelled = [re.escape(k).replace("_", "[_-]") for k in sorted(keys)]
+        key_scan = re.compile(f'"(?:{"|".join(spelled)})":'.encode()) if spelled else None
         object.__setattr__(self, "_keys", keys)
         object.__setattr__(self, "_text", text)
-        object.__setattr__(self, "_scan", scan)
+        object.__setattr__(self, "_scans", scans)
+        object.__setattr__(self, "_key_scan", key_scan)
 
     def hits(self, raw: bytes) -> bool:
-        """Whether the JSON bytes may hold something to scrub (one regex pass)."""
-        return self._scan is not None and self._scan.search(raw) is not None
+        """Whether the JSON bytes may hold something to scrub (a fast, loose scan)."""
+        if self._key_scan is not None and self._key_scan.search(raw.lower()) is not None:
+            return True
+        return any(scan.search(raw) is not None for scan in self._scans)
 
     def redact(self, value: Any) -> tuple[Any, int]:
         """Return (scrubbed copy, number of replacements); unchanged parts are shared."""
@@ -106,7 +121,7 @@ class Redactor:
             total = 0
             out: dict[Any, Any] = {}
             for k, v in value.items():
-                if isinstance(k, str) and _norm_key(k) in self._keys and v not in (None, ""):
+                if isinstance(k, str) and _norm_key(k) in self._keys and v not in _EMPTY:
                     out[k] = self.replacement
                     total += 1
                     continue

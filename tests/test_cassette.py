@@ -334,3 +334,27 @@ def test_stream_usage_is_taken_from_the_chunk_that_carries_it(tmp_path: Path) ->
         list(cas.stream({"q": 1}, live=lambda: iter(chunks)))
     with cassette.open(path, "replay") as cas:
         assert cas.index.entries[(0, "llm", 0)].meta["usage"] == {"total_tokens": 7}
+
+
+def test_path_and_mode_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CASSETTE_PATH", raising=False)
+    with pytest.raises(CassetteModeError, match="set CASSETTE_PATH"):
+        cassette.open()
+    monkeypatch.setenv("CASSETTE_PATH", str(tmp_path / "env.jsonl"))
+    monkeypatch.setenv("CASSETTE_MODE", "record")
+    with cassette.open() as cas:
+        cas.call({"q": 1}, live=lambda: {"a": 1})
+    monkeypatch.setenv("CASSETTE_MODE", "replay")
+    with cassette.open() as cas:
+        assert cas.call({"q": 1}, live=lambda: {}) == {"a": 1}
+
+
+def test_ignore_rules_and_redactions_are_reported(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    with cassette.open(path, "record", ignore=["metadata.trace"]) as cas:
+        cas.call({"q": 1, "api_key": "k"}, live=lambda: {"a": 1})
+        assert cas.redacted == 1
+    with cassette.open(path, "replay") as cas:
+        assert cas.index.headers[0]["meta"]["ignore"] == ["metadata.trace"]

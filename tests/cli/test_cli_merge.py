@@ -1,0 +1,139 @@
+"""`cassette merge`: shards or runs into one cassette, refusing key collisions."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+import cassette
+from cassette.cli import main
+from cassette.index import load_index
+
+GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "cli"
+RUN_A, RUN_B = GOLDEN / "run_a.jsonl", GOLDEN / "run_b.jsonl"
+
+
+def merge(*args: str | Path) -> Result:
+    return CliRunner().invoke(main, ["merge", *map(str, args)])
+
+
+def assert_serves_like(merged: Path, source: Path, rename: str = "") -> None:
+    """Every full request of ``source`` replays from ``merged`` with its recorded answer."""
+    index = load_index([source])
+    with cassette.open(merged, "replay") as cas:
+        for entry, request in index.iter_full():
+            env = f"{rename}{entry.env_index}" if rename else entry.env_index
+            key = {"env_index": env, "channel": entry.channel, "step": entry.step}
+            if entry.error is not None:
+                with pytest.raises(cassette.RecordedError):
+                    cas.call(request, live=lambda: {}, **key)
+            elif "chunks" in (entry.response or {}):
+                assert (
+                    list(cas.stream(request, live=lambda: iter([]), **key))
+                    == (
+                        entry.response["chunks"]  # type: ignore[index]
+                    )
+                )
+            else:
+                assert cas.call(request, live=lambda: {}, **key) == entry.response
+
+
+def test_shards_merge_into_one_valid_file(tmp_path: Path) -> None:
+    out = tmp_path / "all.jsonl"
+    result = merge(out, GOLDEN / "shards")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == f"merged 1 input into {out}: 8 interactions, 4 outcomes, 4 episodes\n"
+    assert CliRunner().invoke(main, ["validate", str(out)]).exit_code == 0
+    assert_serves_like(out, GOLDEN / "shards")
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert lines[0]["meta"] == {"merged_from": [str(GOLDEN / "shards")]}
+    assert sum("delta" in line for line in lines) == 4  # deltas re-encoded in the output
+
+
+def test_hashes_and_meta_are_kept(tmp_path: Path) -> None:
+    out = tmp_path / "a.jsonl"
+    assert merge(out, RUN_A).exit_code == 0
+    src = load_index([RUN_A]).entries
+    got = load_index([out]).entries
+    assert got.keys() == src.keys()
+    for key, entry in src.items():
+        assert got[key].sha == entry.sha and got[key].meta == entry.meta
+    assert_serves_like(out, RUN_A)
+
+
+def test_a_collision_is_refused_naming_the_key_and_both_files(tmp_path: Path) -> None:
+    out = tmp_path / "both.jsonl"
+    result = merge(out, RUN_A, RUN_B)
+    assert result.exit_code == 2 and not out.exists()
+    assert result.stderr == (
+        f"error: key (env_index=0, channel='llm', step=0) is in both {RUN_A}:2 and {RUN_B}:2; "
+        "pass --on-conflict first|last|renumber to say which to keep\n"
+    )
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("policy", "winner", "loser"), [("first", RUN_A, RUN_B), ("last", RUN_B, RUN_A)]
+)
+def test_first_and_last_keep_whole_episodes(
+    tmp_path: Path, policy: str, winner: Path, loser: Path
+) -> None:
+    out = tmp_path / "both.jsonl"
+    result = merge(out, RUN_A, RUN_B, "--on-conflict", policy)
+    assert result.exit_code == 0, result.output
+    assert f"dropped episode 'airline/task-3' of {loser} (--on-conflict {policy})" in result.stdout
+    assert_serves_like(out, winner)
+    reward = load_index([out]).outcomes["airline/task-3"]["reward"]
+    assert reward == load_index([winner]).outcomes["airline/task-3"]["reward"]
+
+
+def test_renumber_prefixes_every_episode_with_its_input_stem(tmp_path: Path) -> None:
+    out = tmp_path / "both.jsonl"
+    result = merge(out, RUN_A, RUN_B, "--on-conflict", "renumber")
+    assert result.exit_code == 0, result.output
+    assert "15 interactions, 6 outcomes, 6 episodes" in result.stdout
+    assert f"episodes of {RUN_A} are now run_a/<env_index>" in result.stdout
+    index = load_index([out])
+    assert sorted(index.outcomes) == sorted(
+        f"{run}/{env}" for run in ("run_a", "run_b") for env in ("0", "1", "airline/task-3")
+    )
+    assert_serves_like(out, RUN_A, rename="run_a/")
+    assert_serves_like(out, RUN_B, rename="run_b/")
+
+
+def test_same_stems_get_numbered_and_ep_files_merge_too(tmp_path: Path) -> None:
+    (tmp_path / "x").mkdir()
+    twin = shutil.copy(RUN_A, tmp_path / "x" / "run_a.jsonl")
+    out = tmp_path / "out.jsonl"
+    result = merge(out, RUN_A, twin, GOLDEN / "ep_playback.jsonl", "--on-conflict", "renumber")
+    assert result.exit_code == 0, result.output
+    envs = set(load_index([out]).episodes())
+    assert {"run_a/0", "run_a-2/0", "ep_playback/0"} <= envs
+    assert CliRunner().invoke(main, ["validate", str(out)]).exit_code == 0
+
+
+def test_out_exists_needs_force_and_may_be_an_input(tmp_path: Path) -> None:
+    out = tmp_path / "a.jsonl"
+    shutil.copy(RUN_A, out)
+    result = merge(out, out, GOLDEN / "shards", "--on-conflict", "renumber")
+    assert result.exit_code == 2
+    assert (
+        result.stderr
+        == f"error: {out} exists; pass --force to overwrite it, or name another file\n"
+    )
+    result = merge(out, out, GOLDEN / "shards", "--on-conflict", "renumber", "--force")
+    assert result.exit_code == 0, result.output
+    assert "16 interactions, 7 outcomes, 7 episodes" in result.stdout
+    assert not [p for p in tmp_path.iterdir() if p != out]
+
+
+def test_missing_inputs_and_no_inputs_exit_2(tmp_path: Path) -> None:
+    result = merge(tmp_path / "o.jsonl", RUN_A, tmp_path / "missing.jsonl")
+    assert result.exit_code == 2 and "no such file or directory" in result.stderr
+    result = merge(tmp_path / "o.jsonl")
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1
+    assert "Missing argument 'IN...'" in result.stderr

@@ -1,0 +1,89 @@
+"""`cassette run`: a command with CASSETTE_MODE and CASSETTE_PATH set, its exit code ours."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from cassette.cli import main
+
+AGENT = """
+import os, sys
+import cassette
+
+with cassette.open(os.environ["CASSETTE_PATH"]) as cas:  # mode from $CASSETTE_MODE
+    def model():
+        if os.environ.get("NO_MODEL"):
+            raise SystemExit("the model was called")
+        return {"choices": [{"message": {"role": "assistant", "content": "hi"}}]}
+    answer = cas.call({"messages": [{"role": "user", "content": "hello"}]}, live=model)
+    print(cas.mode.value, answer["choices"][0]["message"]["content"], file=sys.stderr)
+"""
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, ["run", *args])
+
+
+def test_the_command_sees_the_variables_and_its_exit_code_is_ours(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = tmp_path / "seen.txt"
+    probe = (
+        "import os, sys; open(sys.argv[1], 'w').write("
+        "os.environ['CASSETTE_MODE'] + ' ' + os.environ['CASSETTE_PATH']); sys.exit(3)"
+    )
+    monkeypatch.chdir(tmp_path)
+    argv = ["--", sys.executable, "-c", probe, str(seen)]
+    result = run("--mode", "REPLAY", "--cassette", "runs/a.jsonl", *argv)
+    assert result.exit_code == 3
+    assert seen.read_text() == f"replay {tmp_path / 'runs' / 'a.jsonl'}"
+
+
+def test_record_then_replay_through_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "agent.jsonl"
+    script = tmp_path / "agent.py"
+    script.write_text(AGENT)
+    record = run("--mode", "record", "--cassette", str(path), "--", sys.executable, str(script))
+    assert record.exit_code == 0, record.output
+    assert path.exists()
+    monkeypatch.setenv("NO_MODEL", "1")
+    replay = run("--mode", "replay", "--cassette", str(path), sys.executable, str(script))
+    assert replay.exit_code == 0, replay.output
+    # the default mode is auto: the cassette exists, so it replays
+    assert run("--cassette", str(path), "--", sys.executable, str(script)).exit_code == 0
+
+
+def test_options_after_the_command_belong_to_the_command(tmp_path: Path) -> None:
+    code = "import sys; sys.exit(len(sys.argv))"
+    result = run("--cassette", "x.jsonl", sys.executable, "-c", code, "--mode", "-q")
+    assert result.exit_code == 3  # argv: -c, --mode, -q
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_command_killed_by_a_signal_exits_128_plus_it() -> None:
+    code = "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"
+    result = run("--cassette", "x.jsonl", "--", sys.executable, "-c", code)
+    assert result.exit_code == 128 + signal.SIGTERM
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "says"),
+    [
+        (["--cassette", "x.jsonl", "--", "no-such-command-here"], 127, "command not found"),
+        (["--cassette", "x.jsonl"], 2, "Missing argument '-- CMD ...'"),
+        (["--mode", "rewind", "--cassette", "x", "--", "true"], 2, "Invalid value for '--mode'"),
+        (["--", "true"], 2, "Missing option '--cassette'"),
+    ],
+)
+def test_errors_are_one_line(args: list[str], code: int, says: str) -> None:
+    result = run(*args)
+    assert result.exit_code == code
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    assert says in result.stderr
