@@ -452,3 +452,42 @@ def test_error_codec_kinds() -> None:
             assert getattr(back, "body", None) == exc.body
         assert codec.dump(ValueError("not ours")) is None
         assert codec.load({"type": "builtins.ValueError", "message": "x", "data": {}}) is None
+
+
+def test_build_request_fast_path_equals_the_sdk_transform() -> None:
+    from openai._utils import maybe_transform
+    from openai.types.chat import ChatCompletionMessage, completion_create_params
+
+    from cassette.adapters.openai import build_request
+
+    params = completion_create_params.CompletionCreateParamsNonStreaming
+    answer = ChatCompletionMessage.model_validate(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ],
+        }
+    )
+    kwargs = {
+        "model": "m",
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+            answer,
+            {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        ],
+        "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}],
+        "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {}}},
+        "temperature": 0.5,
+        "seed": 3,
+        "stop": ("a", "b"),
+    }
+    fast = build_request("chat.completions", params, kwargs)
+    slow = dict(maybe_transform(kwargs, params))
+    slow["stop"] = ["a", "b"]
+    slow["endpoint"] = "chat.completions"
+    assert fast == slow
+    # JSON-native arguments are used as they are, not copied
+    plain = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+    assert build_request("chat.completions", params, plain)["messages"] is plain["messages"]
