@@ -64,6 +64,41 @@ def _prefilter(pattern: str) -> re.Pattern[bytes]:
     return re.compile(pattern.removeprefix("\\b").encode(), flags)
 
 
+def _anchored(scan: re.Pattern[bytes]) -> tuple[bytes, bool, re.Pattern[bytes]]:
+    """(a literal every match contains, whether to look in lowered bytes, the regex): the
+    literal is checked with a plain substring search first, which is far cheaper."""
+    folded = bool(scan.flags & re.IGNORECASE)
+    source = scan.pattern
+    if source.startswith(b"(?:") and _closing(source, 0) == len(source) - 1:
+        source = source[3:-1]  # one group around it all
+    elif source.startswith(b"(?:"):
+        source = source[3:]  # a leading group: its own first literal still leads
+    depth = 0
+    for i, ch in enumerate(source):  # a top-level alternative has no common literal
+        depth += ch == ord("(") and (i == 0 or source[i - 1] != ord("\\"))
+        depth -= ch == ord(")") and (i == 0 or source[i - 1] != ord("\\"))
+        if ch == ord("|") and depth <= 0 and (i == 0 or source[i - 1] != ord("\\")):
+            return b"", folded, scan
+    literal = re.match(rb"[A-Za-z0-9_-]*", source)
+    text = literal.group(0) if literal else b""
+    if source[len(text) : len(text) + 1] in (b"?", b"*", b"{"):
+        text = text[:-1]  # the last character may be absent
+    return (text.lower() if folded else text), folded, scan
+
+
+def _closing(source: bytes, start: int) -> int:
+    """Index of the parenthesis that closes the one at ``start``."""
+    depth = 0
+    for i in range(start, len(source)):
+        if source[i] == ord("(") and (i == 0 or source[i - 1] != ord("\\")):
+            depth += 1
+        elif source[i] == ord(")") and source[i - 1] != ord("\\"):
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
 def _norm_key(key: str) -> str:
     return key.lower().replace("-", "_")
 
@@ -82,7 +117,7 @@ class Redactor:
     replacement: str = REDACTED
     _keys: frozenset[str] = field(init=False, repr=False)
     _text: re.Pattern[str] | None = field(init=False, repr=False)
-    _scans: tuple[re.Pattern[bytes], ...] = field(init=False, repr=False)
+    _scans: tuple[tuple[bytes, bool, re.Pattern[bytes]], ...] = field(init=False, repr=False)
     _key_scan: re.Pattern[bytes] | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -91,7 +126,7 @@ class Redactor:
         text = re.compile("|".join(f"(?:{p})" for p in pats)) if pats else None
         # the byte scan is a prefilter (the walk applies the exact patterns): one regex a
         # pattern, each led by a literal the engine can jump to; keys on the lowered bytes
-        scans = tuple(_prefilter(p) for p in pats)
+        scans = tuple(_anchored(_prefilter(p)) for p in pats)
         spelled = [re.escape(k).replace("_", "[_-]") for k in sorted(keys)]
         key_scan = re.compile(f'"(?:{"|".join(spelled)})":'.encode()) if spelled else None
         object.__setattr__(self, "_keys", keys)
@@ -101,9 +136,14 @@ class Redactor:
 
     def hits(self, raw: bytes) -> bool:
         """Whether the JSON bytes may hold something to scrub (a fast, loose scan)."""
-        if self._key_scan is not None and self._key_scan.search(raw.lower()) is not None:
+        lowered = raw.lower()
+        if self._key_scan is not None and self._key_scan.search(lowered) is not None:
             return True
-        return any(scan.search(raw) is not None for scan in self._scans)
+        for anchor, folded, scan in self._scans:
+            text = lowered if folded else raw
+            if anchor in text and scan.search(text) is not None:
+                return True
+        return False
 
     def redact(self, value: Any) -> tuple[Any, int]:
         """Return (scrubbed copy, number of replacements); unchanged parts are shared."""

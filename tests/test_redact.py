@@ -71,3 +71,11 @@ def test_configurable_keys_and_patterns() -> None:
     inner = {"a": "b"}
     out, n = Redactor().redact({"inner": inner, "api_key": "x"})
     assert n == 1 and out["inner"] is inner
+
+
+def test_the_fast_scan_never_misses_what_a_pattern_matches() -> None:
+    r = Redactor(extra_patterns=[r"a?bq", r"zz|yy", r"(?:tok|key)_\d+", r"x{2}w"])
+    for text in ("bq", "abq", "yy", "key_12", "xxw", "Bearer abcdefghijklmnop"):
+        assert r.hits(f'{{"t":"{text}"}}'.encode()), text
+        assert r.redact({"t": text})[1] == 1, text
+    assert not r.hits(b'{"t":"nothing to see"}')
