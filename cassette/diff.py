@@ -32,6 +32,7 @@ __all__ = [
     "Channels",
     "Divergence",
     "EpisodeDiff",
+    "Rules",
     "RunDiff",
     "RunSummary",
     "ToolCall",

@@ -323,3 +323,49 @@ def test_cli_help_has_examples() -> None:
         "Examples:" in result.output and "cassette diff runs/a.jsonl runs/b.jsonl" in result.output
     )
     assert "--ignore" in result.output and "--html" in result.output
+
+
+def _responses_run(path: Path, tag: str, x: int) -> None:
+    """A Responses API run (input items, output items) and a streamed chat call."""
+    with cassette.open(path, "record") as cas:
+        call = {"type": "function_call", "id": f"fc_{tag}", "call_id": f"call_{tag}"}
+        call |= {"name": "f", "arguments": f'{{"x": {x}}}'}
+        out = {"id": f"resp_{tag}", "created_at": len(tag), "output": [call]}
+        req: dict[str, Any] = {"model": "m", "input": [{"role": "user", "content": "hi"}]}
+        cas.call(req, live=lambda: out)
+        req = {"model": "m", "input": [*req["input"], call, {"type": "function_call_output"}]}
+        req["input"][-1] |= {"call_id": f"call_{tag}", "output": "1"}
+        cas.call(req, live=lambda: {"id": f"resp2_{tag}", "output": []})
+        chunks = [{"id": f"c_{tag}", "created": 1, "choices": [{"delta": {"content": "ok"}}]}]
+        for chunk in cas.stream({"model": "m", "messages": []}, live=lambda: iter(chunks)):
+            assert chunk
+
+
+def test_responses_api_and_streams_ignore_their_generated_ids(tmp_path: Path) -> None:
+    _responses_run(tmp_path / "a.jsonl", "a", 1)
+    _responses_run(tmp_path / "b.jsonl", "bb", 1)
+    _responses_run(tmp_path / "c.jsonl", "c", 2)
+    same = diff_runs(tmp_path / "a.jsonl", tmp_path / "b.jsonl")
+    assert same.equivalent, same.episodes
+    assert {"response.output[*].id", "response.chunks[*].id"} <= set(same.volatile_seen)
+    d = diff_runs(tmp_path / "a.jsonl", tmp_path / "c.jsonl").episode(0)
+    assert d.divergence is not None
+    assert (d.divergence.step, d.divergence.path) == (0, "response.output[0].arguments.x")
+    assert [(c.name, c.arguments) for c in d.tool_calls_b] == [("f", {"x": 2})]
+
+
+def test_eval_protocol_playback_files(tmp_path: Path) -> None:
+    def write(path: Path, answer: str) -> None:
+        msgs = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": answer}]
+        path.write_bytes(orjson.dumps({"env_index": 0, "step": 0, "messages": msgs}) + b"\n")
+
+    write(tmp_path / "a.jsonl", "hello")
+    write(tmp_path / "b.jsonl", "hello")
+    write(tmp_path / "c.jsonl", "bye")
+    assert diff_runs(tmp_path / "a.jsonl", tmp_path / "b.jsonl").equivalent
+    d = diff_runs(tmp_path / "a.jsonl", tmp_path / "c.jsonl").episode(0).divergence
+    assert d is not None and (d.path, d.a, d.b) == (
+        "response.choices[0].message.content",
+        "hello",
+        "bye",
+    )

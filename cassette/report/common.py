@@ -21,6 +21,7 @@ __all__ = [
     "ordered",
     "short",
     "tool_line",
+    "window",
 ]
 
 MINUS = "\u2212"  # typographic minus sign, for signed numbers
@@ -87,8 +88,29 @@ def describe(d: Divergence) -> str:
     return f"{d.where}: {PART_LABEL[d.part]} at {d.path}"
 
 
-def tool_line(calls: list[ToolCall], width: int = 48) -> str:
-    return " → ".join(c.signature(width) for c in calls) if calls else "(none)"
+def window(
+    calls: list[ToolCall], focus: int | None, limit: int = 8
+) -> tuple[int, list[ToolCall], int]:
+    """At most ``limit`` calls around step ``focus`` (the divergence): (left out before,
+    shown, left out after)."""
+    if len(calls) <= limit:
+        return 0, calls, 0
+    at = len(calls) if focus is None else sum(1 for c in calls if c.step <= focus)
+    start = max(0, min(at - (limit + 1) // 2, len(calls) - limit))
+    return start, calls[start : start + limit], len(calls) - start - limit
+
+
+def tool_line(calls: list[ToolCall], focus: int | None = None, width: int = 48) -> str:
+    """``name(args) → ...``, cut to the calls around step ``focus``."""
+    if not calls:
+        return "(none)"
+    before, shown, after = window(calls, focus)
+    parts = [c.signature(width) for c in shown]
+    if before:
+        parts.insert(0, f"… {before} earlier")
+    if after:
+        parts.append(f"… {after} more")
+    return " → ".join(parts)
 
 
 def _rank(ep: EpisodeDiff) -> tuple[int, float]:

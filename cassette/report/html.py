@@ -8,11 +8,12 @@ trajectories side by side, step by step, with the first divergence highlighted
 
 from __future__ import annotations
 
-import json
 from html import escape
 from typing import Any
 
-from ..diff import EpisodeDiff, RunDiff, group_by_episode
+import orjson
+
+from ..diff import EpisodeDiff, RunDiff, _gc_paused, group_by_episode
 from .assets import CSS, JS
 from .common import (
     MINUS,
@@ -25,6 +26,7 @@ from .common import (
     headline,
     ordered,
     value_of,
+    window,
 )
 from .trajectory import Message, StepView, episode_views, merged_keys
 
@@ -91,7 +93,7 @@ def _summary(diff: RunDiff) -> str:
     return "".join(out)
 
 
-def _episode_rows(episodes: list[tuple[int, EpisodeDiff]]) -> str:
+def _episode_rows(episodes: list[tuple[int, EpisodeDiff]], drawn: set[int]) -> str:
     out = [
         '<table class="episodes" id="episodes"><thead><tr>',
         '<th data-sort="env">episode</th><th data-sort="status">status</th>',
@@ -107,7 +109,7 @@ def _episode_rows(episodes: list[tuple[int, EpisodeDiff]]) -> str:
             f'<tr class="{cls}" data-env="{_e(ep.env_index)}" data-status="{ep.status}" '
             f'data-reward-a="{_num_attr(ep.reward_a)}" data-reward-b="{_num_attr(ep.reward_b)}" '
             f'data-delta="{_num_attr(ep.delta)}">'
-            f'<td><a href="#ep-{n}">{_e(ep.env_index)}</a></td>'
+            f"<td>{_link(n, ep, drawn)}</td>"
             f'<td><span class="badge {ep.status}">{STATUS_LABEL[ep.status]}</span></td>'
             f'<td class="num">{fmt_reward(ep.reward_a)}</td>'
             f'<td class="num">{fmt_reward(ep.reward_b)}</td>'
@@ -118,13 +120,18 @@ def _episode_rows(episodes: list[tuple[int, EpisodeDiff]]) -> str:
     return "".join(out)
 
 
+def _link(n: int, ep: EpisodeDiff, drawn: set[int]) -> str:
+    label = _e(ep.env_index)
+    return f'<a href="#ep-{n}">{label}</a>' if n in drawn else label
+
+
 def _message(msg: Message, out: bool) -> str:
     parts = [f'<div class="msg role-{_e(msg.role)}{" out" if out else ""}">']
     parts.append(f'<span class="role">{_e(msg.role)}</span>')
     if msg.text:
         parts.append(f'<div class="content">{_e(msg.text)}</div>')
     for call in msg.calls:
-        args = json.dumps(call.arguments, indent=2, ensure_ascii=False, default=str)
+        args = orjson.dumps(call.arguments, option=orjson.OPT_INDENT_2, default=str).decode()
         parts.append(
             f'<div class="tool-call"><div class="tool-name">{_e(call.name)}</div>'
             f'<pre class="tool-args">{_e(args)}</pre></div>'
@@ -202,8 +209,12 @@ def _note(n: int, ep: EpisodeDiff) -> str:
 
 def _sequences(ep: EpisodeDiff) -> str:
     out = ['<div class="seqs">']
-    for side, calls in (("a", ep.tool_calls_a), ("b", ep.tool_calls_b)):
-        chips = "".join(f'<code class="chip">{_e(c.signature(60))}</code>' for c in calls)
+    focus = ep.divergence.step if ep.divergence is not None else None
+    for side, every in (("a", ep.tool_calls_a), ("b", ep.tool_calls_b)):
+        before, calls, after = window(every, focus, 16)
+        chips = f"<span>… {before} earlier</span>" if before else ""
+        chips += "".join(f'<code class="chip">{_e(c.signature(60))}</code>' for c in calls)
+        chips += f"<span>… {after} more</span>" if after else ""
         out.append(
             f'<div class="seq {side}"><span class="tag {side}">{side.upper()}</span>'
             f"{chips or '<span>no tool calls</span>'}</div>"
@@ -232,6 +243,11 @@ def _episode(n: int, ep: EpisodeDiff, diff: RunDiff, groups: Any) -> str:
 def render_html(diff: RunDiff, *, max_episodes: int = 200) -> str:
     """The report page; trajectories are drawn for at most ``max_episodes`` episodes
     (those that differ first) when the diff still holds both runs' indexes."""
+    with _gc_paused():  # the indexes are millions of objects: no collector passes over them
+        return _page(diff, max_episodes)
+
+
+def _page(diff: RunDiff, max_episodes: int) -> str:
     numbered = list(enumerate(diff.episodes))
     by_rank = {id(ep): i for i, ep in enumerate(ordered(diff))}
     shown = sorted(numbered, key=lambda p: by_rank[id(p[1])])[:max_episodes]
@@ -249,7 +265,7 @@ def render_html(diff: RunDiff, *, max_episodes: int = 200) -> str:
         f'<span class="tag b">B</span>{_e(diff.b.label)}</p>',
         f'<p class="verdict {verdict}" id="verdict">{_e(headline(diff))}</p></header>',
         f"<section><h2>Runs</h2>{_summary(diff)}</section>",
-        f"<section><h2>Episodes</h2>{_episode_rows(numbered)}</section>",
+        f"<section><h2>Episodes</h2>{_episode_rows(numbered, {n for n, _ in shown})}</section>",
         "<section><h2>Trajectories</h2>",
     ]
     if len(numbered) > len(shown):

@@ -16,6 +16,7 @@ from .common import (
     headline,
     ordered,
     value_of,
+    window,
 )
 
 __all__ = ["render_markdown"]
@@ -89,8 +90,11 @@ def _details(ep: EpisodeDiff) -> list[str]:
     for side, calls in (("A", ep.tool_calls_a), ("B", ep.tool_calls_b)):
         if (side == "A" and ep.status == "only_b") or (side == "B" and ep.status == "only_a"):
             continue
-        seq = ", ".join(f"{c.step}:{_code(c.signature(80))}" for c in calls) or "(none)"
-        out.append(f"- tool calls {side} ({len(calls)}): {seq}")
+        before, shown, after = window(calls, d.step if d is not None else None, 12)
+        seq = [f"{c.step}:{_code(c.signature(80))}" for c in shown]
+        seq = ([f"… {before} earlier"] if before else []) + seq
+        seq += [f"… {after} more"] if after else []
+        out.append(f"- tool calls {side} ({len(calls)}): {', '.join(seq) or '(none)'}")
     return [*out, "", "</details>"]
 
 

@@ -77,10 +77,11 @@ def _episode(ep: EpisodeDiff, console: Console) -> None:
             grid.add_row(
                 Text("    B", style="magenta"), Text(value_of(d, "b", 200), style="magenta")
             )
+    focus = d.step if d is not None else None
     if ep.status != "only_b":
-        grid.add_row("  tool calls A", Text(tool_line(ep.tool_calls_a), style="dim"))
+        grid.add_row("  tool calls A", Text(tool_line(ep.tool_calls_a, focus), style="dim"))
     if ep.status != "only_a":
-        grid.add_row("  tool calls B", Text(tool_line(ep.tool_calls_b), style="dim"))
+        grid.add_row("  tool calls B", Text(tool_line(ep.tool_calls_b, focus), style="dim"))
     console.print(grid)
 
 

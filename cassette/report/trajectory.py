@@ -8,9 +8,10 @@ step along the delta chain.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from ..diff import Channels, parse_args
 from ..index import Entry
@@ -50,7 +51,7 @@ def _clip(text: str) -> str:
 
 
 def _pretty(value: Any) -> str:
-    return _clip(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+    return _clip(orjson.dumps(value, option=orjson.OPT_INDENT_2, default=str).decode())
 
 
 def _text(content: Any) -> str:

@@ -47,3 +47,15 @@ def test_colour_and_limit() -> None:
     short = render_text(diff, color=False, limit=2)
     assert "… and 3 more episodes that differ (see --format json)" in short
     assert "episode 5  " not in short
+
+
+def test_long_tool_call_sequences_are_cut_around_the_divergence() -> None:
+    from cassette.diff import ToolCall
+    from cassette.report.common import tool_line
+
+    calls = [ToolCall("llm", i, "lookup", {"i": i}) for i in range(50)]
+    line = tool_line(calls, focus=20)
+    assert line.startswith('… 17 earlier → lookup({"i":17})')
+    assert 'lookup({"i":20})' in line and line.endswith("→ … 25 more")
+    assert tool_line(calls[:3]) == 'lookup({"i":0}) → lookup({"i":1}) → lookup({"i":2})'
+    assert tool_line([]) == "(none)"
