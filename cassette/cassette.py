@@ -7,67 +7,33 @@ import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Any
 
+from . import streaming
 from .context import current_episode
-from .errors import CassetteError, CassetteMismatch, CassetteMiss, CassetteModeError, RecordedError
+from .errors import CassetteError, CassetteMiss, CassetteModeError, RecordedError
 from .index import Entry, Index, Key, load_index
 from .matching import Matcher
+from .modes import FIX as _FIX
+from .modes import ErrorCodec, Mode, default_error
 from .recorder import Recorder, now_iso
 from .redact import Redactor
 from .store import (
     Writer,
     is_gzip_path,
-    iter_records,
     partial_path,
     repair_tail,
     shard_files,
     shard_name,
+    stale_shards,
 )
 
 __all__ = ["Cassette", "ErrorCodec", "Mode", "open"]
 
 EnvIndex = int | str
 Json = dict[str, Any]
-_FIX = "re-record with --cassette-mode=record (or CASSETTE_MODE=record)"
-
-
-class Mode(str, Enum):
-    """What a cassette does with a call; see the table in the README."""
-
-    REPLAY = "replay"
-    RECORD = "record"
-    AUTO = "auto"
-    APPEND = "append"
-    PASSTHROUGH = "passthrough"
-
-    @classmethod
-    def parse(cls, value: Mode | str | None) -> Mode:
-        if value is None:
-            value = os.environ.get("CASSETTE_MODE") or cls.AUTO
-        try:
-            return cls(value.lower() if isinstance(value, str) else value)
-        except ValueError:
-            names = ", ".join(m.value for m in cls)
-            raise CassetteModeError(
-                f"unknown cassette mode {value!r}; use one of {names}"
-            ) from None
-
-
-class ErrorCodec(Protocol):
-    """How an adapter stores its exceptions and rebuilds them on replay."""
-
-    def dump(self, exc: BaseException) -> Json | None: ...  # {"type", "message", "data"}
-
-    def load(self, info: Json) -> BaseException | None: ...
-
-
-def _default_error(exc: BaseException) -> Json:
-    cls = type(exc)
-    return {"type": f"{cls.__module__}.{cls.__qualname__}", "message": str(exc), "data": {}}
 
 
 @dataclass
@@ -143,7 +109,7 @@ class Cassette:
             self._target = self.path / shard_name() if is_dir else self.path
             if mode_ is Mode.RECORD:
                 if is_dir and self.path.is_dir():
-                    self._stale = _stale_shards(self.path, self._target)
+                    self._stale = stale_shards(self.path, self._target)
                 self._side = partial_path(self._target)
                 run = os.environ.get("CASSETTE_RUN")
                 if run and is_dir:
@@ -270,33 +236,13 @@ class Cassette:
 
     def _verify(self, entry: Entry, request: Json) -> None:
         __tracebackhide__ = True  # pytest: show the caller, not this frame
-        if entry.sha is None:  # eval-protocol line: compare the messages alone
-            got = self.matcher.digest({"messages": request.get("messages")})
+        if entry.sha is None:  # eval-protocol line: matched on its messages alone
             want = self._expected.get(entry.key)
             if want is None:
                 want = self._expected[entry.key] = self.matcher.digest(entry.request)
-            recorded = entry.request
-            request = {"messages": request.get("messages")}
+            self.matcher.verify(entry, {"messages": request.get("messages")}, want, _FIX)
         else:
-            got, want = self.matcher.digest(request), entry.sha
-            recorded = {}
-        if got == want:
-            return
-        recorded = recorded or entry.full_request()
-        if self.matcher.digest(recorded) == got:
-            return  # the recording was hashed under other ignore rules; equal under these
-        diff = self.matcher.first_difference(recorded, request)
-        detail = diff.describe() if diff is not None else "no field differs after normalisation"
-        if entry.meta.get("redacted") and diff is not None and "[REDACTED]" in repr(diff.a):
-            detail += "\n  (the recorded request had secrets redacted; [REDACTED] stands for them)"
-        raise CassetteMismatch(
-            f"request differs from the recording at {entry.source}:{entry.line}\n"
-            f"  env_index={entry.env_index!r} channel={entry.channel!r} step={entry.step}\n"
-            f"  {detail}\n"
-            f"  {_FIX}, or open with match='key' to serve by key alone",
-            path=entry.source,
-            field=diff.where if diff is not None else "",
-        )
+            self.matcher.verify(entry, request, entry.sha, _FIX)
 
     # --- serving and recording ----------------------------------------------------------
 
@@ -333,7 +279,7 @@ class Cassette:
             )
         error = None
         if exc is not None:
-            error = (errors.dump(exc) if errors is not None else None) or _default_error(exc)
+            error = (errors.dump(exc) if errors is not None else None) or default_error(exc)
         meta: Json = {"latency_ms": round((time.perf_counter() - started) * 1000, 3)}
         meta["recorded_at"] = now_iso()
         model = request.get("model") or (response or {}).get("model")
@@ -404,32 +350,6 @@ class Cassette:
         self._record(slot, request, response, None, started, errors)
         return response
 
-    def _chunks(self, entry: Entry) -> list[Json]:
-        chunks = (entry.response or {}).get("chunks")
-        if not isinstance(chunks, list):
-            raise CassetteError(f"{entry.source}:{entry.line} was not recorded as a stream; {_FIX}")
-        return chunks
-
-    def _stream_done(
-        self,
-        slot: _Slot,
-        request: Json,
-        chunks: list[Json],
-        assemble: Callable[[list[Json]], Json] | None,
-        exc: BaseException | None,
-        started: float,
-        errors: ErrorCodec | None,
-        complete: bool,
-    ) -> None:
-        response: Json = {"chunks": chunks}
-        if assemble is not None and complete and exc is None:
-            response["message"] = assemble(chunks)
-        extra: Json = {} if complete else {"incomplete": True}
-        usage = _stream_usage(response)
-        if usage is not None:
-            extra["usage"] = usage
-        self._record(slot, request, response, exc, started, errors, extra)
-
     def stream(
         self,
         request: Json,
@@ -446,32 +366,8 @@ class Cassette:
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         slot = self._begin(request, env_index, channel, step)
         if slot.entry is not None:
-            entry = slot.entry
-            chunks = self._chunks(entry)
-
-            def replay() -> Iterator[Json]:
-                yield from chunks
-                if entry.error is not None:
-                    raise self._rebuild_error(entry.error, errors)
-
-            return replay()
-
-        def record() -> Iterator[Json]:
-            started = time.perf_counter()
-            got: list[Json] = []
-            try:
-                for chunk in live():
-                    got.append(chunk)
-                    yield chunk
-            except GeneratorExit:
-                self._stream_done(slot, request, got, assemble, None, started, errors, False)
-                raise
-            except Exception as exc:
-                self._stream_done(slot, request, got, assemble, exc, started, errors, True)
-                raise
-            self._stream_done(slot, request, got, assemble, None, started, errors, True)
-
-        return record()
+            return streaming.replay(*self._replayed(slot.entry, errors))
+        return streaming.record(live, self._stream_done(slot, request, assemble, errors))
 
     def astream(
         self,
@@ -488,33 +384,32 @@ class Cassette:
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         slot = self._begin(request, env_index, channel, step)
         if slot.entry is not None:
-            entry = slot.entry
-            chunks = self._chunks(entry)
+            return streaming.areplay(*self._replayed(slot.entry, errors))
+        return streaming.arecord(live, self._stream_done(slot, request, assemble, errors))
 
-            async def replay() -> AsyncIterator[Json]:
-                for chunk in chunks:
-                    yield chunk
-                if entry.error is not None:
-                    raise self._rebuild_error(entry.error, errors)
+    def _replayed(
+        self, entry: Entry, errors: ErrorCodec | None
+    ) -> tuple[list[Json], Callable[[], BaseException] | None]:
+        chunks = streaming.recorded_chunks(entry, _FIX)
+        info = entry.error
+        return chunks, None if info is None else lambda: self._rebuild_error(info, errors)
 
-            return replay()
+    def _stream_done(
+        self,
+        slot: _Slot,
+        request: Json,
+        assemble: Callable[[list[Json]], Json] | None,
+        errors: ErrorCodec | None,
+    ) -> streaming.Done:
+        started = time.perf_counter()
 
-        async def record() -> AsyncIterator[Json]:
-            started = time.perf_counter()
-            got: list[Json] = []
-            try:
-                async for chunk in live():
-                    got.append(chunk)
-                    yield chunk
-            except GeneratorExit:
-                self._stream_done(slot, request, got, assemble, None, started, errors, False)
-                raise
-            except Exception as exc:
-                self._stream_done(slot, request, got, assemble, exc, started, errors, True)
-                raise
-            self._stream_done(slot, request, got, assemble, None, started, errors, True)
+        def done(chunks: list[Json], exc: BaseException | None, complete: bool) -> None:
+            response, extra = streaming.stream_response(chunks, assemble, complete and not exc)
+            if not complete:
+                extra["incomplete"] = True
+            self._record(slot, request, response, exc, started, errors, extra)
 
-        return record()
+        return done
 
     # --- outcomes and queries -----------------------------------------------------------
 
@@ -554,35 +449,6 @@ class Cassette:
     def side_path(self) -> Path | None:
         """Where ``record`` mode writes until a clean close (None in other modes)."""
         return self._side
-
-
-def _stream_usage(response: Json) -> Any:
-    """Token usage of a stream: in its assembled message, or its last chunk that has it."""
-    message = response.get("message")
-    if isinstance(message, dict) and message.get("usage") is not None:
-        return message["usage"]
-    for chunk in reversed(response["chunks"]):
-        if isinstance(chunk, dict):
-            usage = chunk.get("usage") or (chunk.get("response") or {}).get("usage")
-            if usage is not None:
-                return usage
-    return None
-
-
-def _stale_shards(directory: Path, own: Path) -> list[Path]:
-    """Shards a record run in ``directory`` replaces on a clean close: those present now,
-    except this process's and those of the same ``$CASSETTE_RUN`` (workers of one run)."""
-    run = os.environ.get("CASSETTE_RUN")
-    stale = []
-    for shard in shard_files(directory):
-        if shard == own:
-            continue
-        if run:
-            header = next(iter_records(shard), (0, {}))[1]
-            if header.get("type") == "header" and header.get("meta", {}).get("run") == run:
-                continue
-        stale.append(shard)
-    return stale
 
 
 def open(

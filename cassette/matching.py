@@ -7,6 +7,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .codec import canonical_bytes, normalise_request, sha256_hex
+from .errors import CassetteMismatch
+from .index import Entry
 
 __all__ = ["DEFAULT_IGNORE", "Difference", "Matcher", "first_difference", "format_path"]
 
@@ -119,6 +121,29 @@ class Matcher:
 
     def digest(self, request: dict[str, Any]) -> str:
         return sha256_hex(self.canonical(request))
+
+    def verify(self, entry: Entry, request: dict[str, Any], want: str, fix: str) -> None:
+        """Raise :class:`CassetteMismatch` unless ``request`` hashes to ``want`` (the
+        recorded hash), or equals the recorded request under this matcher's rules."""
+        __tracebackhide__ = True  # pytest: show the caller, not this frame
+        got = self.digest(request)
+        if got == want:
+            return
+        recorded = entry.request if entry.sha is None else entry.full_request()
+        if self.digest(recorded) == got:
+            return  # the recording was hashed under other ignore rules; equal under these
+        diff = self.first_difference(recorded, request)
+        detail = diff.describe() if diff is not None else "no field differs after normalisation"
+        if entry.meta.get("redacted") and diff is not None and "[REDACTED]" in repr(diff.a):
+            detail += "\n  (the recorded request had secrets redacted; [REDACTED] stands for them)"
+        raise CassetteMismatch(
+            f"request differs from the recording at {entry.source}:{entry.line}\n"
+            f"  env_index={entry.env_index!r} channel={entry.channel!r} step={entry.step}\n"
+            f"  {detail}\n"
+            f"  {fix}, or open with match='key' to serve by key alone",
+            path=entry.source,
+            field=diff.where if diff is not None else "",
+        )
 
     def first_difference(self, recorded: dict[str, Any], live: dict[str, Any]) -> Difference | None:
         a = normalise_request(self.normalise(recorded))

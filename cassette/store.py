@@ -36,6 +36,7 @@ __all__ = [
     "repair_tail",
     "shard_files",
     "shard_name",
+    "stale_shards",
 ]
 
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -303,3 +304,19 @@ class Writer:
                     os.fsync(self._raw.fileno())
                 self._raw.close()
                 self._raw = None
+
+
+def stale_shards(directory: Path, own: Path) -> list[Path]:
+    """Shards a record run in ``directory`` replaces on a clean close: those present now,
+    except this process's and those of the same ``$CASSETTE_RUN`` (workers of one run)."""
+    run = os.environ.get("CASSETTE_RUN")
+    stale = []
+    for shard in shard_files(directory):
+        if shard == own:
+            continue
+        if run:
+            header = next(iter_records(shard), (0, {}))[1]
+            if header.get("type") == "header" and header.get("meta", {}).get("run") == run:
+                continue
+        stale.append(shard)
+    return stale
