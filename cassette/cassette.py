@@ -282,12 +282,11 @@ class Cassette:
             error = (errors.dump(exc) if errors is not None else None) or default_error(exc)
         meta: Json = {"latency_ms": round((time.perf_counter() - started) * 1000, 3)}
         meta["recorded_at"] = now_iso()
-        model = request.get("model") or (response or {}).get("model")
-        if model is not None:
-            meta["model"] = model
-        usage = (response or {}).get("usage")
-        if usage is not None:
-            meta["usage"] = usage
+        # what the request and response already hold is not repeated: meta.model is the
+        # model that answered where it differs from the one asked for, meta.usage a stream's
+        answered = (response or {}).get("model")
+        if answered is not None and answered != request.get("model"):
+            meta["model"] = answered
         if extra:
             meta.update(extra)
         recorder = self._open_recorder(self._side or self._target or self.path)

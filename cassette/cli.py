@@ -4,27 +4,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
-from .console import (
-    LARGE_BYTES,
-    Console,
-    OneLineGroup,
-    count_lines,
-    existing,
-    load,
-    size,
-    working,
-    writable,
-)
+from .console import LARGE_BYTES, Console, OneLineGroup, existing, load, writable
 
 __all__ = ["Console", "main"]
-
-
-def _n(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 @click.group(
@@ -75,69 +60,17 @@ def demo(live: bool, model: str | None, out: str | None, bundled: bool) -> None:
       cassette demo --bundled
     """
     import os
-    import tempfile
 
-    from cassette.errors import CassetteError
+    from cassette.demo import record_and_replay, replay_bundled
 
     console = Console()
     if bundled:
-        _demo_bundled(console)
+        replay_bundled(console)
         return
     if live and not os.environ.get("OPENAI_API_KEY"):
         console.fail("--live needs OPENAI_API_KEY (and optionally OPENAI_BASE_URL) set")
-    from cassette.demo import run_demo
-
-    path = Path(out) if out else Path(tempfile.mkdtemp(prefix="cassette-demo-")) / "demo.jsonl"
-    try:
-        run = run_demo(path, live=live, model=model)
-    except FileNotFoundError as exc:
-        console.fail(f"{exc} is missing; run the demo from a source checkout")
-    except CassetteError as exc:
-        console.fail(str(exc))
-    _demo_transcripts(console, run.replayed)
-    console.print()
-    console.print(
-        f"recorded {_n(run.calls, 'model call')} from {run.source} "
-        f"({run.record_s * 1000:.0f} ms, SDK start-up included)"
-    )
-    console.print(f"replayed them with no model reachable ({run.replay_s * 1000:.0f} ms)")
-    verdict = "identical" if run.identical else "DIFFERENT"
-    console.print(
-        f"transcripts and rewards: {verdict}", "bold green" if run.identical else "bold red"
-    )
-    console.print(f"cassette: {run.path}")
-    if not run.identical:
+    if not record_and_replay(console, out, live=live, model=model):
         sys.exit(1)
-
-
-def _demo_transcripts(console: Console, transcripts: list[Any]) -> None:
-    for t in transcripts:
-        console.print(f"episode {t.env_index}  reward={t.reward:g}", "bold")
-        for message in t.messages:
-            text = message.get("content") or ""
-            for call in message.get("tool_calls") or []:
-                text += f"{call['function']['name']}({call['function']['arguments']})"
-            console.print(f"  {message['role']:>9}: {text}")
-
-
-def _demo_bundled(console: Console) -> None:
-    import cassette
-    from cassette.demo import cassette_chat, fixtures_dir, run_agent
-
-    def no_model(request: dict[str, Any]) -> dict[str, Any]:
-        raise AssertionError("replay must not call the model")
-
-    target = fixtures_dir() / "demo.jsonl"
-    try:
-        with cassette.open(target, mode="replay") as cas:
-            results = run_agent(cassette_chat(cas, no_model), cas)
-            served = len(cas.index.entries) - len(cas.unused())
-    except FileNotFoundError:
-        console.fail(f"no cassette at {target}; run the demo from a source checkout")
-    except cassette.CassetteError as exc:
-        console.fail(str(exc))
-    _demo_transcripts(console, results)
-    console.print(f"replayed {target.name} offline: {_n(served, 'model call')} served, 0 live")
 
 
 # --- inspection commands (show, stats, validate) --------------------------------------
@@ -232,32 +165,12 @@ def validate(path: str, ignore: tuple[str, ...]) -> None:
       cassette validate runs/a.jsonl
       cassette validate runs/shards/ --ignore temperature
     """
-    from cassette.matching import Matcher
-    from cassette.validate import validate as check
+    from cassette.file_commands import validate_command
 
     console = Console()
     target = existing(console, path)
-    try:
-        Matcher(ignore)
-    except ValueError as exc:
-        console.fail(str(exc))
-    big = size(target) >= LARGE_BYTES
-    total = count_lines(target) if big and console.terminal else None
-    try:
-        with working(console, f"validating {target.name}", total, show=big) as advance:
-            report = check(target, ignore=ignore, progress=advance)
-    except OSError as exc:
-        console.fail(f"cannot read {path}: {exc.strerror}; check the path and its permissions")
-    found = [(f, "") for f in report.faults] + [(w, "warning: ") for w in report.warnings]
-    for fault, kind in sorted(found, key=lambda pair: (pair[0].path, pair[0].line)):
-        where = f"{fault.path}:{fault.line}: " if fault.line else f"{fault.path}: "
-        console.line((where + kind, "yellow" if kind else "red"), fault.message)
-    notes = f", {_n(len(report.warnings), 'warning')}" if report.warnings else ""
-    if report.ok:
-        console.print(f"OK {path}: {report.summary()}{notes}", "green")
-        return
-    console.print(f"{_n(len(report.faults), 'fault')} in {path}: {report.summary()}{notes}", "red")
-    sys.exit(1)
+    if not validate_command(console, target, path, ignore=ignore, large=LARGE_BYTES):
+        sys.exit(1)
 
 
 # --- diff ---------------------------------------------------------------------------------
@@ -310,50 +223,19 @@ def diff(
       cassette diff runs/a.jsonl runs/b.jsonl --html report.html --ignore model
       cassette diff runs/a/ runs/b/ --env 3 --format json | jq '.episodes[0].divergence'
     """
-    import shutil
-
-    from cassette.diff import Rules, diff_runs
-    from cassette.errors import CassetteError
-    from cassette.report import render_html, render_json, render_markdown, render_text
+    from cassette.report.command import compare, print_report, write_html
 
     console = Console()
     paths = existing(console, a), existing(console, b)
     if html_out is not None and Path(html_out).is_dir():
         console.fail(f"--html {html_out} is a directory; name the file, e.g. report.html")
-    try:
-        Rules(ignore)
-    except ValueError as exc:
-        console.fail(f"--ignore: {exc}")
-    index_a, index_b = load(console, paths[0]), load(console, paths[1])
-    big = size(paths[0]) + size(paths[1]) >= LARGE_BYTES
-    total = len({*index_a.episodes(), *index_b.episodes()})
-    try:
-        with working(console, "comparing episodes", total, show=big) as advance:
-            done = [0]
-
-            def progress(now: int, _total: int) -> None:
-                advance(now - done[0])
-                done[0] = now
-
-            result = diff_runs(
-                index_a, index_b, ignore=ignore, env=env, progress=progress, labels=(a, b)
-            )
-            page = render_html(result) if html_out is not None else None
-    except (ValueError, CassetteError) as exc:
-        console.fail(str(exc))
+    html = html_out is not None
+    result, page = compare(
+        console, paths, (a, b), ignore=ignore, env=env, html=html, large=LARGE_BYTES
+    )
     if page is not None and html_out is not None:
-        try:
-            Path(html_out).write_text(page, encoding="utf-8")
-        except OSError as exc:
-            console.fail(f"cannot write {html_out}: {exc.strerror}; check the path")
-        click.echo(f"wrote {html_out}", err=True)
-    if fmt == "json":
-        console.echo(render_json(result).rstrip("\n"))
-    elif fmt == "markdown":
-        console.echo(render_markdown(result).rstrip("\n"))
-    else:
-        width = shutil.get_terminal_size((100, 24)).columns if console.terminal else 100
-        click.echo(render_text(result, color=console.color, width=width), color=console.color)
+        write_html(console, page, html_out)
+    print_report(console, result, fmt)
     if not result.equivalent:
         sys.exit(1)
 
@@ -384,20 +266,12 @@ def convert(source: str, src: str, out: str, force: bool) -> None:
       cassette convert --from ep playback.jsonl runs/ep.jsonl
       cassette show runs/ep.jsonl
     """
-    from cassette.convert import from_eval_protocol
-    from cassette.errors import CassetteError
+    from cassette.file_commands import convert_command
 
     console = Console()
     path = existing(console, src)
     target = writable(console, out, force)
-    big = size(path) >= LARGE_BYTES
-    try:
-        with working(console, f"converting {path.name}", show=big) as advance:
-            index = from_eval_protocol(path, target, progress=advance)
-    except CassetteError as exc:
-        console.fail(str(exc))
-    counts = f"{_n(len(index.entries), 'interaction')}, {_n(len(index.episodes()), 'episode')}"
-    console.print(f"converted {src} to {out}: {counts}")
+    convert_command(console, path, target, src, out, large=LARGE_BYTES)
 
 
 @main.command()
@@ -422,37 +296,13 @@ def redact(src: str, out: str | None, keys: tuple[str, ...], patterns: tuple[str
       cassette redact runs/a.jsonl
       cassette redact runs/a.jsonl shared/a.jsonl --key session_id --pattern 'tok_\\w+'
     """
-    import re
-
-    from cassette.convert import redact as scrub
-    from cassette.errors import CassetteError
-    from cassette.redact import Redactor
+    from cassette.file_commands import redact_command
 
     console = Console()
     path = existing(console, src)
     if out is not None and path.is_dir() != Path(out).is_dir() and Path(out).exists():
         console.fail(f"{src} and {out} must both be files or both be directories")
-    for pattern in patterns:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            console.fail(f"--pattern {pattern!r} is not a regular expression ({exc}); fix it")
-    redactor = Redactor(extra_keys=keys, extra_patterns=patterns)
-    big = size(path) >= LARGE_BYTES
-    total = count_lines(path) if big and console.terminal else None
-    try:
-        with working(console, f"redacting {path.name}", total, show=big) as advance:
-            counts = scrub(path, Path(out) if out else None, redactor=redactor, progress=advance)
-    except CassetteError as exc:
-        console.fail(str(exc))
-    except OSError as exc:
-        console.fail(f"cannot rewrite {out or src}: {exc.strerror}; check the path and permissions")
-    where = f"{src} (in place)" if out is None else f"{src} into {out}"
-    if not counts:
-        console.print(f"nothing to redact in {where}")
-        return
-    per_type = ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items()))
-    console.print(f"redacted {_n(sum(counts.values()), 'value')} in {where}: {per_type}")
+    redact_command(console, path, src, out, keys=keys, patterns=patterns, large=LARGE_BYTES)
 
 
 @main.command()
@@ -479,25 +329,12 @@ def merge(out: str, inputs: tuple[str, ...], on_conflict: str, force: bool) -> N
       cassette merge runs/all.jsonl runs/shards/
       cassette merge both.jsonl a.jsonl b.jsonl --on-conflict renumber   # "a/0", "b/0"
     """
-    from cassette.convert import merge as combine
-    from cassette.errors import CassetteError
+    from cassette.file_commands import merge_command
 
     console = Console()
     paths = [existing(console, path) for path in inputs]
     target = writable(console, out, force)
-    big = sum(size(path) for path in paths) >= LARGE_BYTES
-    try:
-        with working(console, "merging", show=big) as advance:
-            merged = combine(target, paths, on_conflict=on_conflict, progress=advance)
-    except CassetteError as exc:  # a MergeConflict names the key and both files
-        console.fail(str(exc))
-    counts = f"{_n(merged.interactions, 'interaction')}, {_n(merged.outcomes, 'outcome')}"
-    counts += f", {_n(merged.episodes, 'episode')}"
-    console.print(f"merged {_n(len(paths), 'input')} into {out}: {counts}")
-    for env, source in merged.dropped:
-        console.print(f"  dropped episode {env!r} of {source} (--on-conflict {on_conflict})")
-    for source, prefix in merged.prefixes.items():
-        console.print(f"  episodes of {source} are now {prefix}/<env_index>")
+    merge_command(console, target, out, paths, on_conflict=on_conflict, large=LARGE_BYTES)
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -539,3 +376,6 @@ def run(mode: str, path: str, command: tuple[str, ...]) -> None:
         except KeyboardInterrupt:  # the command got the signal too: wait for it to finish
             continue
     sys.exit(code if code >= 0 else 128 - code)
+
+
+main.lazy = {"tau2": "cassette.tau2_cli:tau2_command"}  # tau2-bench: `pip install -e '.[tau2]'`

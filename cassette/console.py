@@ -6,6 +6,7 @@ share to open their inputs. Heavy imports (rich, the reader) stay inside functio
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import sys
 import warnings
@@ -14,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
+
+from ._gc import paused_gc
 
 if TYPE_CHECKING:
     from .index import Index
@@ -26,6 +29,7 @@ __all__ = [
     "existing",
     "load",
     "paused_gc",
+    "plural",
     "reporting_warnings",
     "size",
     "working",
@@ -142,6 +146,11 @@ class Console:
             yield lambda n: bar.advance(task, n)
 
 
+def plural(count: int, word: str) -> str:
+    """``1 episode``, ``3 episodes``."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 def existing(console: Console, path: str) -> Path:
     target = Path(path)
     if not target.exists():
@@ -167,23 +176,6 @@ def count_lines(path: Path) -> int | None:
             while block := f.read(1 << 20):
                 total += block.count(b"\n")
     return total
-
-
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """No cyclic garbage collection inside: reading a cassette allocates millions of
-    objects that all stay alive, and the collector's passes over them cost more than the
-    parsing (measured: load_index of a 71 MB, 100k-interaction file took 5.0 s with it,
-    1.9 s without). Restored on exit."""
-    import gc
-
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 @contextlib.contextmanager
@@ -271,3 +263,17 @@ class OneLineGroup(click.Group):
             return super().invoke(ctx)
         except click.UsageError as exc:
             raise _one_line_usage(exc) from None
+
+    # commands that live in their own module, imported only when used ("module:object")
+    lazy: dict[str, str] = {}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy and cmd_name not in self.commands:
+            module, _, name = self.lazy[cmd_name].partition(":")
+            command = getattr(importlib.import_module(module), name)
+            assert isinstance(command, click.Command)
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)

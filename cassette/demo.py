@@ -4,7 +4,8 @@ Each task is one episode: the agent asks the model, runs the ``add`` tool it cal
 and stops when the model answers in text; the reward is 1.0 when the answer quotes
 the tool's result. The model is reached through a ``chat`` function from messages
 to an assistant message dict: the real openai SDK (``openai_chat``), or a plain
-function under a cassette (``cassette_chat``).
+function under a cassette (``cassette_chat``). At the end: what ``cassette demo`` prints
+(:func:`record_and_replay`, :func:`replay_bundled`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from types import ModuleType
 from typing import Any
 
 from .cassette import Cassette
+from .console import Console, plural
 from .context import episode
 
 __all__ = [
@@ -27,8 +29,11 @@ __all__ = [
     "Transcript",
     "cassette_chat",
     "openai_chat",
+    "record_and_replay",
+    "replay_bundled",
     "run_agent",
     "scripted_model",
+    "show_transcripts",
 ]
 
 Json = dict[str, Any]
@@ -242,3 +247,68 @@ def run_demo(path: Path, *, live: bool = False, model: str | None = None) -> Dem
     run.replay_s = time.perf_counter() - start
     offline.close()
     return run
+
+
+# --- what ``cassette demo`` prints ----------------------------------------------------------
+
+
+def show_transcripts(console: Console, transcripts: list[Transcript]) -> None:
+    """Each episode's reward, then its messages one a line (tool calls as ``name(args)``)."""
+    for t in transcripts:
+        console.print(f"episode {t.env_index}  reward={t.reward:g}", "bold")
+        for message in t.messages:
+            text = message.get("content") or ""
+            for call in message.get("tool_calls") or []:
+                text += f"{call['function']['name']}({call['function']['arguments']})"
+            console.print(f"  {message['role']:>9}: {text}")
+
+
+def replay_bundled(console: Console) -> None:
+    """``cassette demo --bundled``: replay fixtures/demo.jsonl with no model, and show it."""
+    from .cassette import open as open_cassette
+    from .errors import CassetteError
+
+    def no_model(request: Json) -> Json:
+        raise AssertionError("replay must not call the model")
+
+    target = fixtures_dir() / "demo.jsonl"
+    try:
+        with open_cassette(target, mode="replay") as cas:
+            results = run_agent(cassette_chat(cas, no_model), cas)
+            served = len(cas.index.entries) - len(cas.unused())
+    except FileNotFoundError:
+        console.fail(f"no cassette at {target}; run the demo from a source checkout")
+    except CassetteError as exc:
+        console.fail(str(exc))
+    show_transcripts(console, results)
+    console.print(f"replayed {target.name} offline: {plural(served, 'model call')} served, 0 live")
+
+
+def record_and_replay(console: Console, out: str | None, *, live: bool, model: str | None) -> bool:
+    """``cassette demo``: :func:`run_demo` into ``out`` (default: demo.jsonl in a new
+    temporary folder), then show the replayed transcripts, the timings and the verdict.
+    Returns whether the replay was identical."""
+    import tempfile
+
+    from .errors import CassetteError
+
+    path = Path(out) if out else Path(tempfile.mkdtemp(prefix="cassette-demo-")) / "demo.jsonl"
+    try:
+        run = run_demo(path, live=live, model=model)
+    except FileNotFoundError as exc:
+        console.fail(f"{exc} is missing; run the demo from a source checkout")
+    except CassetteError as exc:
+        console.fail(str(exc))
+    show_transcripts(console, run.replayed)
+    console.print()
+    console.print(
+        f"recorded {plural(run.calls, 'model call')} from {run.source} "
+        f"({run.record_s * 1000:.0f} ms, SDK start-up included)"
+    )
+    console.print(f"replayed them with no model reachable ({run.replay_s * 1000:.0f} ms)")
+    verdict = "identical" if run.identical else "DIFFERENT"
+    console.print(
+        f"transcripts and rewards: {verdict}", "bold green" if run.identical else "bold red"
+    )
+    console.print(f"cassette: {run.path}")
+    return run.identical

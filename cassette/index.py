@@ -7,7 +7,6 @@ O(1) a call and memory stays linear in the file.
 
 from __future__ import annotations
 
-import gc
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ._gc import paused_gc
 from .codec import decode_messages
 from .errors import CassetteFormatError
 from .records import FORMAT, LINE_ADAPTER, VERSION
@@ -326,14 +326,9 @@ def load_index(paths: Iterable[Path]) -> Index:
     that all stay alive, and the collector's passes over them were most of the time.
     """
     index = Index()
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():
         for path in paths:
             files = shard_files(path) if path.is_dir() else [path]
             for file in files:
                 _load_file(index, file)
-    finally:
-        if paused:
-            gc.enable()
     return index

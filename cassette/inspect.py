@@ -1,13 +1,15 @@
 """A cassette as data for people: what a response says (its message, tool calls, token
-usage) and the readable transcript of ``cassette show``. Pure functions over a loaded
-:class:`~cassette.index.Index`; nothing here prints. The numbers of ``cassette stats`` are
-in :mod:`cassette.stats`.
+usage; also as ``cassette diff`` counts them) and the readable transcript of ``cassette
+show``. Pure functions over a loaded :class:`~cassette.index.Index`; nothing here prints.
+The numbers of ``cassette stats`` are in :mod:`cassette.stats`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
+
+import orjson
 
 from .codec import dumps, is_ref
 from .index import Entry, EnvIndex, Index
@@ -16,9 +18,14 @@ __all__ = [
     "Segment",
     "content_text",
     "episode_transcripts",
+    "item_call",
+    "message_calls",
+    "parse_args",
+    "response_calls",
     "response_message",
     "tool_calls",
     "usage_of",
+    "usage_totals",
 ]
 
 Json = dict[str, Any]
@@ -152,6 +159,92 @@ def usage_of(entry: Entry) -> dict[str, int]:
     out["cached"] = num("cached_tokens", within=details_in) or num("cache_read_input_tokens")
     out["reasoning"] = num("reasoning_tokens", within=details_out)
     return out
+
+
+# --- what a response asks for and costs, as ``cassette diff`` counts them ----------------
+#
+# The same questions as tool_calls / usage_of above, answered differently where the shapes
+# are unusual, and the diff's results depend on it: here a raw chunk stream asks for no
+# calls (tool_calls assembles it); ``choices[0].message``, ``message`` and ``output`` all
+# count (tool_calls reads the first that is there); a call is named by ``str(name)`` only
+# when it has a ``function``, and its arguments are parsed; the response's usage comes
+# before ``meta.usage``, a Responses API stream's from its last event; and a cost is read.
+
+
+def parse_args(value: Any) -> Any:
+    """A JSON-string tool argument as its value; anything else unchanged."""
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return value
+    return value
+
+
+def message_calls(message: Json) -> Iterator[tuple[str, Any]]:
+    """(name, parsed arguments) of each ``tool_calls[*].function`` of a chat message."""
+    for call in message.get("tool_calls") or ():
+        fn = call.get("function") if isinstance(call, dict) else None
+        if isinstance(fn, dict):
+            yield str(fn.get("name")), parse_args(fn.get("arguments"))
+
+
+def item_call(item: Json) -> tuple[str, Any]:
+    """(name, parsed arguments) of a Responses API ``function_call`` item."""
+    return str(item.get("name")), parse_args(item.get("arguments"))
+
+
+def response_calls(response: Any) -> list[tuple[str, Any]]:
+    """(name, parsed arguments) of the tool calls in a response: chat
+    ``choices[0].message.tool_calls``, Responses API ``output`` items of type
+    ``function_call``, a stream's assembled ``message``."""
+    if not isinstance(response, dict):
+        return []
+    out: list[tuple[str, Any]] = []
+    messages: list[Any] = []
+    choices = response.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        messages.append(choices[0].get("message"))
+    messages.append(response.get("message"))
+    items = response.get("output")
+    for msg in messages:
+        if not isinstance(msg, dict):
+            continue
+        out.extend(message_calls(msg))
+        items = items if items is not None else msg.get("output")
+    for item in items if isinstance(items, list) else ():
+        if isinstance(item, dict) and item.get("type") == "function_call":
+            out.append(item_call(item))
+    return out
+
+
+def _num(value: Any) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+
+def usage_totals(entry: Entry) -> tuple[float, float, float, float]:
+    """(prompt, completion, total tokens, cost) of one interaction; 0 where unknown (a
+    total of 0 is taken as prompt + completion)."""
+    resp = entry.response if isinstance(entry.response, dict) else {}
+    meta = entry.meta
+    usage = resp.get("usage") or meta.get("usage")
+    chunks = resp.get("chunks")
+    if not isinstance(usage, dict) and isinstance(chunks, list) and chunks:
+        last = chunks[-1] if isinstance(chunks[-1], dict) else {}
+        inner = last.get("response")
+        usage = last.get("usage") or (inner.get("usage") if isinstance(inner, dict) else None)
+    usage = usage if isinstance(usage, dict) else {}
+    p = _num(usage.get("prompt_tokens", usage.get("input_tokens")))
+    c = _num(usage.get("completion_tokens", usage.get("output_tokens")))
+    total = _num(usage.get("total_tokens"))
+    hidden = resp.get("_hidden_params")
+    cost = (
+        _num(meta.get("cost"))
+        or _num(meta.get("cost_usd"))
+        or _num(usage.get("cost"))
+        or (_num(hidden.get("response_cost")) if isinstance(hidden, dict) else 0.0)
+    )
+    return p, c, total, cost
 
 
 # --- show -------------------------------------------------------------------------------

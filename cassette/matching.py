@@ -10,7 +10,14 @@ from .codec import canonical_bytes, normalise_request, sha256_hex
 from .errors import CassetteMismatch
 from .index import Entry
 
-__all__ = ["DEFAULT_IGNORE", "Difference", "Matcher", "first_difference", "format_path"]
+__all__ = [
+    "DEFAULT_IGNORE",
+    "Difference",
+    "Matcher",
+    "first_difference",
+    "format_path",
+    "parse_path",
+]
 
 # Request keys that never decide what a model answers: transport, credentials, retries.
 DEFAULT_IGNORE: tuple[str, ...] = (
@@ -33,8 +40,10 @@ _DEEP = object()
 Token = Any  # str key | int index | _ANY | _DEEP
 
 
-def _parse(path: str) -> tuple[Token, ...]:
-    tokens: list[Token] = []
+def parse_path(path: str, *, star: Any = _ANY, deep: Any = _DEEP) -> list[Any]:
+    """The tokens of an ignore path: keys, list indices, ``star`` for ``[*]`` or ``.*``
+    and ``deep`` for ``**``. Raises ValueError where the path does not parse."""
+    tokens: list[Any] = []
     pos = 0
     while pos < len(path):
         m = _TOKEN.match(path, pos)
@@ -42,10 +51,15 @@ def _parse(path: str) -> tuple[Token, ...]:
             raise ValueError(f"cannot parse ignore path {path!r}; write e.g. 'messages[*].name'")
         idx, key = m.group(1), m.group(2)
         if idx is not None:
-            tokens.append(_ANY if idx == "*" else int(idx))
+            tokens.append(star if idx == "*" else int(idx))
         else:
-            tokens.append(_DEEP if key == "**" else _ANY if key == "*" else key)
+            tokens.append(deep if key == "**" else star if key == "*" else key)
         pos = m.end()
+    return tokens
+
+
+def _parse(path: str) -> tuple[Token, ...]:
+    tokens = parse_path(path)
     if not tokens or tokens[-1] is _DEEP:
         raise ValueError(f"ignore path {path!r} must end in a key or index")
     return tuple(tokens)

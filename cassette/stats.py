@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from typing import Any
 
+from .console import plural
 from .index import Entry, Index
 from .inspect import tool_calls, usage_of
 
@@ -17,7 +18,7 @@ Json = dict[str, Any]
 
 
 def _cost_of(entry: Entry) -> float | None:
-    found = entry.meta.get("usage")
+    found = entry.meta.get("usage") or (entry.response or {}).get("usage")
     usage: Json = found if isinstance(found, dict) else {}
     for value in (entry.meta.get("cost"), entry.meta.get("cost_usd"), usage.get("cost")):
         if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -106,10 +107,6 @@ def compute_stats(index: Index) -> Json:
     }
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
-
-
 def stats_rows(data: Json) -> Iterator[tuple[str, str]]:
     """(label, text) rows of :func:`compute_stats`'s numbers, as ``cassette stats`` prints."""
 
@@ -118,7 +115,7 @@ def stats_rows(data: Json) -> Iterator[tuple[str, str]]:
 
     channels = ", ".join(f"{name} {ch['steps']}" for name, ch in data["channels"].items())
     yield "episodes", f"{data['episodes']}"
-    errors = _plural(data["errors"], "recorded error")
+    errors = plural(data["errors"], "recorded error")
     yield "interactions", f"{data['interactions']} ({channels or 'none'}), {errors}"
     yield "models", ", ".join(f"{m} {n}" for m, n in data["models"].items()) or "-"
     t = data["tokens"]
@@ -127,7 +124,7 @@ def stats_rows(data: Json) -> Iterator[tuple[str, str]]:
     if cost["total"] is not None:
         yield (
             "cost",
-            f"${cost['total']:.4f} (recorded on {_plural(cost['calls_with_cost'], 'call')})",
+            f"${cost['total']:.4f} (recorded on {plural(cost['calls_with_cost'], 'call')})",
         )
     else:
         yield "cost", "- (no call recorded a cost)"

@@ -13,7 +13,8 @@ from typing import Any
 
 import orjson
 
-from ..diff import EpisodeDiff, RunDiff, _gc_paused, group_by_episode
+from .._gc import paused_gc
+from ..diff import EpisodeDiff, RunDiff, group_by_episode
 from .assets import CSS, JS
 from .common import (
     MINUS,
@@ -243,7 +244,7 @@ def _episode(n: int, ep: EpisodeDiff, diff: RunDiff, groups: Any) -> str:
 def render_html(diff: RunDiff, *, max_episodes: int = 200) -> str:
     """The report page; trajectories are drawn for at most ``max_episodes`` episodes
     (those that differ first) when the diff still holds both runs' indexes."""
-    with _gc_paused():  # the indexes are millions of objects: no collector passes over them
+    with paused_gc():  # the indexes are millions of objects: no collector passes over them
         return _page(diff, max_episodes)
 
 

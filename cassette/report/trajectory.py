@@ -13,8 +13,9 @@ from typing import Any
 
 import orjson
 
-from ..diff import Channels, parse_args
+from ..diff import Channels
 from ..index import Entry
+from ..inspect import item_call, message_calls
 
 __all__ = ["Call", "Message", "StepView", "episode_views", "merged_keys"]
 
@@ -72,15 +73,11 @@ def _message(item: Any) -> Message:
         return Message("?", _pretty(item))
     kind = item.get("type")
     if kind == "function_call":
-        args = parse_args(item.get("arguments"))
-        return Message("assistant", calls=[Call(str(item.get("name")), args)])
+        return Message("assistant", calls=[Call(*item_call(item))])
     if kind == "function_call_output":
         return Message("tool", _text(item.get("output")))
     msg = Message(str(item.get("role") or kind or "?"), _text(item.get("content")))
-    for call in item.get("tool_calls") or ():
-        fn = call.get("function") if isinstance(call, dict) else None
-        if isinstance(fn, dict):
-            msg.calls.append(Call(str(fn.get("name")), parse_args(fn.get("arguments"))))
+    msg.calls.extend(Call(name, args) for name, args in message_calls(item))
     return msg
 
 

@@ -134,3 +134,12 @@ def test_fixture_is_a_valid_cassette() -> None:
     with cassette.open(FIXTURE, "replay") as cas:
         assert {c for _, c, _ in cas.index.entries} == {"agent", "user"}
         assert all(str(e).startswith("mock/") for e in cas.index.outcomes)
+
+
+def test_the_cassette_command_runs_it_as_the_readme_says(offline: None) -> None:
+    from cassette.cli import main
+
+    result = CliRunner().invoke(main, ["tau2", str(FIXTURE)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "9 episodes of mock, mean reward 0.556" in result.output
+    assert "tau2" in CliRunner().invoke(main, ["--help"]).output
