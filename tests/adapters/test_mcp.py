@@ -47,7 +47,6 @@ from tests.adapters.mcp1_check import (  # the scenarios that run under either m
 )
 
 pytestmark = pytest.mark.skipif(MAJOR != 2, reason="the mcp 1.x run is mcp1_check.py")
-MCP1_PYTHON = Path(__file__).resolve().parents[2] / ".venv-mcp1" / "bin" / "python"
 
 __all__ = [  # pytest collects these here too
     "stdio_recording",
@@ -99,12 +98,16 @@ def test_mcp_client_over_stdio_records_and_replays(tmp_path: Path) -> None:
     assert client_run(path, "replay", None, "auto") == recorded
 
 
-@pytest.mark.skipif(not MCP1_PYTHON.exists(), reason="needs .venv-mcp1 (see mcp1_check.py)")
 def test_mcp_client_against_an_mcp1_server_falls_back_to_initialize(tmp_path: Path) -> None:
     # a 1.x server answers server/discover with a JSON-RPC error: recorded, and replayed
     # as MCPError, so the Client falls back to initialize on replay as it did live
+    from tests.helpers.sidevenv import MCP1_RECIPE, side_venv
+
+    mcp1_python = side_venv("mcp1", MCP1_RECIPE)  # the venv of the mcp 1.x tests
+    if isinstance(mcp1_python, str):
+        pytest.fail(mcp1_python, pytrace=False)
     path = tmp_path / "old-server.jsonl"
-    old = StdioServerParameters(command=str(MCP1_PYTHON), args=[fixture_server().HERE])
+    old = StdioServerParameters(command=str(mcp1_python), args=[fixture_server().HERE])
     recorded = client_run(path, "record", old, "auto")
     assert recorded[0] == "2025-11-25"
     assert [r["request"]["method"] for r in lines(path)][:2] == ["server/discover", "initialize"]

@@ -11,14 +11,13 @@ import subprocess
 
 import pytest
 
-from tests.helpers.sidevenv import REPO, clean_env, side_venv
+from tests.helpers.sidevenv import MCP1_RECIPE, REPO, clean_env, side_venv
 
 FILES = ("tests/adapters/mcp1_check.py", "tests/adapters/test_mcp_e2e.py")
-RECIPE = (("mcp>=1.26,<2", "pytest>=8", "hypothesis>=6.100", "-e", "{repo}"),)
 
 
 def test_mcp_adapter_under_mcp_1x() -> None:
-    python = side_venv("mcp1", RECIPE)
+    python = side_venv("mcp1", MCP1_RECIPE)
     if isinstance(python, str):
         pytest.fail(python, pytrace=False)
     proc = subprocess.run(

@@ -23,6 +23,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 QUIET = ("-q", "--disable-pip-version-check")
+# the mcp 1.x tests (the main environment has mcp 2.x)
+MCP1_RECIPE = (("mcp>=1.26,<2", "pytest>=8", "hypothesis>=6.100", "-e", "{repo}"),)
 
 
 def venv_path(name: str) -> Path:
