@@ -125,7 +125,11 @@ class Matcher:
     def normalise(self, request: dict[str, Any]) -> dict[str, Any]:
         """The request without ignored parts (numbers are normalised when hashing)."""
         top = self._top
-        out = {k: v for k, v in request.items() if k not in top}
+        out = (
+            request
+            if top.isdisjoint(request)
+            else {k: v for k, v in request.items() if k not in top}
+        )
         for tokens in self._paths:
             out = _remove(out, tokens)
         return out
