@@ -60,7 +60,7 @@ except ImportError:  # the main environment may not have it
 
 Json = dict[str, Any]
 MODEL = "gpt-4o-mini"
-API_KEY = "sk-bench-not-a-real-key-0000000000000000"
+API_KEY = "sk-fake-bench-key-00000000000000000000"
 DEAD_URL = "http://127.0.0.1:9/v1"  # the discard port: nothing listens there
 DEFAULT_MATCH = ("method", "scheme", "host", "port", "path", "query")
 BODY_MATCH = (*DEFAULT_MATCH, "body")

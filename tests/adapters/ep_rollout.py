@@ -25,7 +25,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-os.environ.setdefault("OPENAI_API_KEY", "sk-local-test-key-not-real")  # litellm wants one
+os.environ.setdefault("OPENAI_API_KEY", "sk-fake-local-test-key-000000")  # litellm wants one
 os.environ.pop("EP_PLAYBACK_FILE", None)  # eval-protocol's own record/playback stays off
 
 import importlib.metadata as metadata  # noqa: E402

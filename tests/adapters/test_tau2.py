@@ -4,12 +4,9 @@
 from __future__ import annotations
 
 import contextlib
-import gc
-import os
 import random
 import sys
 import types
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,26 +19,11 @@ import cassette
 from cassette.adapters.tau2 import CHANNELS, env_index_for, patch_tau2, trial_for_seed
 from cassette.index import load_index
 from fixtures.tau2_server import Tau2Server
+from tests.helpers.tau2 import MARKS, litellm_garbage  # noqa: F401 - autouse fixture
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # before litellm is imported
 pytest.importorskip("tau2", reason="needs the tau2 extra: pip install -e '.[tau2]'")
 
-pytestmark = [
-    # litellm drops the pooled httpx connections of its OpenAI clients without closing them
-    pytest.mark.filterwarnings("ignore:unclosed <socket.socket:ResourceWarning"),
-]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def litellm_garbage() -> Iterator[None]:
-    """Collect litellm's unclosed clients here, not in whichever test runs next."""
-    yield
-    import litellm
-
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "unclosed <socket.socket", ResourceWarning)
-        litellm.in_memory_llm_clients_cache.flush_cache()  # type: ignore[no-untyped-call]
-        gc.collect()
+pytestmark = MARKS
 
 
 MODEL = "openai/scripted-model"

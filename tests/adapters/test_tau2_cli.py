@@ -3,11 +3,7 @@ fixtures/tau2_mock.jsonl replays offline (issue 4, items 3 and 5)."""
 
 from __future__ import annotations
 
-import gc
-import os
 import re
-import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,26 +14,11 @@ import cassette
 from cassette.index import load_index
 from cassette.tau2_cli import tau2_command
 from fixtures.tau2_server import Tau2Server
+from tests.helpers.tau2 import MARKS, litellm_garbage  # noqa: F401 - autouse fixture
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # before litellm is imported
 pytest.importorskip("tau2", reason="needs the tau2 extra: pip install -e '.[tau2]'")
 
-pytestmark = [
-    # litellm drops the pooled httpx connections of its OpenAI clients without closing them
-    pytest.mark.filterwarnings("ignore:unclosed <socket.socket:ResourceWarning"),
-]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def litellm_garbage() -> Iterator[None]:
-    """Collect litellm's unclosed clients here, not in whichever test runs next."""
-    yield
-    import litellm
-
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "unclosed <socket.socket", ResourceWarning)
-        litellm.in_memory_llm_clients_cache.flush_cache()  # type: ignore[no-untyped-call]
-        gc.collect()
+pytestmark = MARKS
 
 
 ROOT = Path(__file__).resolve().parents[2]
