@@ -76,7 +76,7 @@ def normalise_numbers(value: Any) -> Any:
 
 
 def _is_conversation(key: str, value: Any) -> bool:
-    return key in MESSAGE_FIELDS and isinstance(value, list)
+    return key in MESSAGE_FIELDS and type(value) is list
 
 
 def normalise_request(request: dict[str, Any]) -> dict[str, Any]:
@@ -96,7 +96,11 @@ def canonical_bytes(request: dict[str, Any]) -> bytes:
     checked for number tokens once per distinct value (a cache keyed by their bytes); the
     conversation, the bulk of a request, is only dumped. The fast path is one orjson call.
     """
-    params = {k: v for k, v in request.items() if not _is_conversation(k, v)}
+    params = {
+        k: v
+        for k, v in request.items()
+        if not ((k == "messages" or k == "input") and type(v) is list)  # _is_conversation
+    }
     raw = orjson.dumps(params, default=_default, option=_SORTED)
     normal = _PARAMS_CACHE.get(raw, _MISS)
     if normal is _MISS:
