@@ -45,6 +45,7 @@ if str(ROOT) not in sys.path:  # fixtures/ is not installed with the package
     sys.path.insert(0, str(ROOT))
 
 import openai  # noqa: E402
+from _common import TOOLS  # noqa: E402
 from openai._utils import maybe_transform  # noqa: E402
 from openai.types.chat.completion_create_params import (  # noqa: E402
     CompletionCreateParamsNonStreaming,
@@ -71,24 +72,6 @@ SYSTEM = (
     "tools before you answer, quote the tool's result, and keep answers short. Never "
     "guess a status; if a tool fails, say so and try again with a narrower query."
 )
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": {
-                "type": "object",
-                "properties": {"query": {"type": "string", "description": "what to look up"}},
-                "required": ["query"],
-            },
-        },
-    }
-    for name, description in (
-        ("lookup_order", "Return the status, items and history of one customer order."),
-        ("search", "Search the knowledge base and return the best matching passages."),
-    )
-]
 
 
 def log(text: str) -> None:

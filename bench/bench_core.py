@@ -40,7 +40,6 @@ import json
 import logging
 import os
 import random
-import shlex
 import statistics
 import subprocess
 import sys
@@ -52,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from _common import TOOLS, command_line
 
 import cassette
 
@@ -65,24 +65,6 @@ MSG_BYTES = 500
 TEMPERATURE = 0.7
 MB = 1_000_000
 
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": {
-                "type": "object",
-                "properties": {"query": {"type": "string", "description": "what to look up"}},
-                "required": ["query"],
-            },
-        },
-    }
-    for name, description in (
-        ("search", "Search the knowledge base and return the best matching passages."),
-        ("lookup_order", "Return the status, items and history of one customer order."),
-    )
-]
 
 _VOCAB = (
     "the order was shipped to customer account refund policy tool search result returns "
@@ -501,17 +483,6 @@ def _fastest(trials: list[list[float]]) -> list[float]:
 
 def _p90(samples: list[float]) -> float:
     return statistics.quantiles(samples, n=10)[-1]
-
-
-def command_line() -> str:
-    """The command as typed, without absolute paths of this machine."""
-    argv = list(getattr(sys, "orig_argv", [sys.executable, *sys.argv]))
-    if argv and os.path.isabs(argv[0]):
-        argv[0] = os.path.basename(argv[0])
-    for i, arg in enumerate(argv):
-        if arg.endswith("bench_core.py") and os.path.isabs(arg):
-            argv[i] = os.path.relpath(arg)
-    return shlex.join(argv)
 
 
 # --- the measurements --------------------------------------------------------------------

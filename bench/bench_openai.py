@@ -48,7 +48,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import statistics
 import subprocess
 import sys
@@ -60,6 +59,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
+from _common import command_line
 from rich.console import Console
 from rich.table import Table
 
@@ -411,17 +411,6 @@ def print_table(table: Rows, title: str) -> None:
             out.add_section()
         out.add_row(*cells)
     Console(width=max(200, Console().width)).print(out)
-
-
-def command_line() -> str:
-    """The command as typed, without absolute paths of this machine."""
-    argv = list(getattr(sys, "orig_argv", [sys.executable, *sys.argv]))
-    if argv and os.path.isabs(argv[0]):
-        argv[0] = os.path.basename(argv[0])
-    for i, arg in enumerate(argv):
-        if arg.endswith("bench_openai.py") and os.path.isabs(arg):
-            argv[i] = os.path.relpath(arg)
-    return shlex.join(argv)
 
 
 # --- main --------------------------------------------------------------------------------
