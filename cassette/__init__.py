@@ -9,6 +9,8 @@ with cassette.open("runs/a.jsonl", mode="auto") as cas:
 
 from __future__ import annotations
 
+from typing import Any as _Any
+
 from ._version import __version__
 from .cassette import Cassette, ErrorCodec, Mode, open
 from .context import ContextExecutor, bind, current_episode, episode
@@ -22,8 +24,15 @@ from .errors import (
     RecordedError,
 )
 from .matching import DEFAULT_IGNORE, Matcher
-from .records import json_schema
 from .redact import Redactor
+
+
+def json_schema() -> dict[str, _Any]:
+    """The JSON Schema of one line of a cassette file (:func:`cassette.records.json_schema`)."""
+    from .records import json_schema as schema  # pydantic models load on first use
+
+    return schema()
+
 
 __all__ = [
     "DEFAULT_IGNORE",

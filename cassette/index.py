@@ -13,12 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
+from ._format import FORMAT, VERSION
 from ._gc import paused_gc
 from .codec import decode_messages
 from .errors import CassetteFormatError
-from .records import FORMAT, LINE_ADAPTER, VERSION
 from .store import iter_records, shard_files
 
 __all__ = ["Entry", "Index", "Key", "load_index"]
@@ -200,6 +198,10 @@ def _delta_ok(delta: Any) -> bool:
 
 def _validate(obj: dict[str, Any], path: str, line: int) -> None:
     """Full pydantic validation of one line, as a one-line CassetteFormatError."""
+    from pydantic import ValidationError  # the models load on first use: a cheap import
+
+    from .records import LINE_ADAPTER
+
     try:
         LINE_ADAPTER.validate_python(obj)
     except ValidationError as exc:

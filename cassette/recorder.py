@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from ._format import FORMAT, VERSION
 from ._version import __version__
 from .codec import decode_messages, dumps, encode_messages, loads
 from .errors import CassetteError
-from .records import FORMAT, VERSION
 from .redact import Redactor
 from .store import Writer
 

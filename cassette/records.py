@@ -6,6 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from ._format import FORMAT, VERSION
+
 __all__ = [
     "FORMAT",
     "VERSION",
@@ -18,8 +20,6 @@ __all__ = [
     "json_schema",
 ]
 
-FORMAT = "rollout-cassette"
-VERSION = 1
 
 EnvIndex = int | str
 
