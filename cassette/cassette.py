@@ -157,11 +157,13 @@ class Cassette:
         self.closed = True
         if self._recorder is not None:
             self._recorder.writer.close()
-        if self._side is not None and exc is not None and hasattr(exc, "add_note"):
-            exc.add_note(
+        if self._side is not None and exc is not None:
+            note = (
                 f"cassette: {self._target} was left untouched; what this run recorded is in "
                 f"{self._side} (open it with mode='replay' to inspect)"
             )
+            # BaseException.add_note is Python 3.11+; on 3.10 the same attribute it fills
+            setattr(exc, "__notes__", [*getattr(exc, "__notes__", []), note])  # noqa: B010
 
     def __enter__(self) -> Cassette:
         return self
