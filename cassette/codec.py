@@ -115,7 +115,12 @@ def canonical_bytes(request: dict[str, Any]) -> bytes:
         return raw if normal is None else orjson.dumps(normal, option=_SORTED)
     if normal is not None:
         assert isinstance(normal, dict)
-        request = {**normal, **{k: v for k, v in request.items() if _is_conversation(k, v)}}
+        merged = dict(normal)
+        for key in MESSAGE_FIELDS:
+            value = request.get(key)
+            if type(value) is list:
+                merged[key] = value
+        request = merged
     return orjson.dumps(request, default=_default, option=_SORTED)
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .codec import canonical_bytes, normalise_request, sha256_hex
+from .codec import canonical_bytes, normalise_request
 from .errors import CassetteMismatch
 from .index import Entry
 
@@ -138,7 +139,8 @@ class Matcher:
         return canonical_bytes(self.normalise(request))
 
     def digest(self, request: dict[str, Any]) -> str:
-        return sha256_hex(self.canonical(request))
+        """sha256 (hex) of :meth:`canonical`: on the replay path, so written out flat."""
+        return hashlib.sha256(canonical_bytes(self.normalise(request))).hexdigest()
 
     def verify(self, entry: Entry, request: dict[str, Any], want: str, fix: str) -> None:
         """Raise :class:`CassetteMismatch` unless ``request`` hashes to ``want`` (the
