@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+
+from fixtures.scripted_server import ScriptedServer
+
+MakeServer = Callable[..., ScriptedServer]
 
 
 def chat_response(content: str | None, **message: Any) -> dict[str, Any]:
@@ -42,3 +47,21 @@ class Loop:
 @pytest.fixture
 def loop() -> type[Loop]:
     return Loop
+
+
+@pytest.fixture
+def make_server() -> Iterator[MakeServer]:
+    """Start scripted model servers on 127.0.0.1 (``make_server("random", ...)``); every one
+    started is stopped at teardown."""
+    started: list[ScriptedServer] = []
+
+    def make(mode: str = "script", **kwargs: Any) -> ScriptedServer:
+        server = ScriptedServer(mode, **kwargs)  # type: ignore[arg-type]
+        started.append(server)
+        return server.start()
+
+    try:
+        yield make
+    finally:
+        for server in started:
+            server.stop()

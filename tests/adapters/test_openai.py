@@ -21,7 +21,7 @@ import cassette
 from cassette import CassetteError, CassetteMismatch
 from cassette.adapters.openai import wrap_openai
 from cassette.index import Entry, load_index
-from fixtures.scripted_server import ScriptedServer
+from tests.conftest import MakeServer
 
 USER = [{"role": "user", "content": "What is the weather like in Paris tomorrow?"}]
 WEATHER: dict[str, Any] = {
@@ -34,24 +34,6 @@ CHAT_TOOLS: list[Any] = [
 ]
 RESP_TOOLS: list[Any] = [{"type": "function", "name": "get_weather", "parameters": WEATHER}]
 NOWHERE = "http://127.0.0.1:9/v1"  # the discard port: nothing listens there
-
-MakeServer = Callable[..., ScriptedServer]
-
-
-@pytest.fixture
-def make_server() -> Iterator[MakeServer]:
-    started: list[ScriptedServer] = []
-
-    def make(mode: str = "random", **kwargs: Any) -> ScriptedServer:
-        server = ScriptedServer(mode, **kwargs)  # type: ignore[arg-type]
-        started.append(server)
-        return server.start()
-
-    try:
-        yield make
-    finally:
-        for server in started:
-            server.stop()
 
 
 @pytest.fixture
@@ -232,7 +214,7 @@ def test_a_stream_closed_early_is_kept_as_incomplete(
     make_server: MakeServer, clients: Callable[..., Any], path: Path
 ) -> None:
     with cassette.open(path, mode="record") as cas:
-        stream = chat(wrap_openai(clients(make_server().base_url), cas), stream=True)
+        stream = chat(wrap_openai(clients(make_server("random").base_url), cas), stream=True)
         next(iter(stream))
         stream.close()
     entry = entries(path)[(0, "llm", 0)]
@@ -392,7 +374,7 @@ def test_a_changed_request_raises_mismatch(
     make_server: MakeServer, clients: Callable[..., Any], path: Path
 ) -> None:
     with cassette.open(path, mode="record") as cas:
-        chat(wrap_openai(clients(make_server().base_url), cas))
+        chat(wrap_openai(clients(make_server("random").base_url), cas))
     with cassette.open(path, mode="replay") as cas:
         wrapped = wrap_openai(clients(NOWHERE), cas)
         with pytest.raises(CassetteMismatch, match=r"messages\[0\]\.content"):
@@ -426,7 +408,7 @@ def test_with_options_keeps_the_cassette(
     make_server: MakeServer, clients: Callable[..., Any], path: Path
 ) -> None:
     with cassette.open(path, mode="record") as cas:
-        wrapped = wrap_openai(clients(make_server().base_url), cas).with_options(timeout=5)
+        wrapped = wrap_openai(clients(make_server("random").base_url), cas).with_options(timeout=5)
         assert isinstance(wrapped, OpenAI)
         chat(wrapped)
     assert list(entries(path)) == [(0, "llm", 0)]

@@ -19,7 +19,8 @@ import openai
 import pytest
 from openai import AsyncOpenAI, OpenAI
 
-from fixtures.scripted_server import Mode, ScriptedServer, split_words, tool_arguments
+from fixtures.scripted_server import ScriptedServer, split_words, tool_arguments
+from tests.conftest import MakeServer
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 USER = [{"role": "user", "content": "What is the weather like in Paris tomorrow?"}]
@@ -52,24 +53,7 @@ RESPONSE_TEXT_EVENTS = [
     "response.completed",
 ]
 
-MakeServer = Callable[..., ScriptedServer]
 MakeClient = Callable[..., OpenAI]
-
-
-@pytest.fixture
-def make_server() -> Iterator[MakeServer]:
-    started: list[ScriptedServer] = []
-
-    def make(mode: Mode = "script", **kwargs: Any) -> ScriptedServer:
-        server = ScriptedServer(mode, **kwargs)
-        started.append(server)
-        return server.start()
-
-    try:
-        yield make
-    finally:
-        for server in started:
-            server.stop()
 
 
 @pytest.fixture
