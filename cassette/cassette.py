@@ -129,7 +129,9 @@ class Cassette:
             fresh = not path.exists() or path.stat().st_size == 0
             if not fresh:
                 repair_tail(path)
-            writer = Writer(path, gz=is_gzip_path(self._target or path), fsync=self._fsync)
+            private = path == self._side  # named by pid: no other process writes it
+            gz = is_gzip_path(self._target or path)
+            writer = Writer(path, gz=gz, fsync=self._fsync, shared=not private)
             self._recorder = Recorder(writer, self.redactor)
             if fresh:
                 self._recorder.header(self.meta)
@@ -292,15 +294,17 @@ class Cassette:
         if extra:
             meta.update(extra)
         recorder = self._open_recorder(self._side or self._target or self.path)
+        sha, conversation = self.matcher.digest_parts(request, (slot.env_index, slot.channel))
         recorder.interaction(
             slot.env_index,
             slot.channel,
             slot.step,
             request,
-            self.matcher.digest(request),
+            sha,
             response,
             error,
             meta,
+            conversation,
         )
 
     def call(

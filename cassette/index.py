@@ -15,7 +15,7 @@ from typing import Any
 
 from ._format import FORMAT, VERSION
 from ._gc import paused_gc
-from .codec import decode_messages
+from .codec import SAME_ALL, decode_messages
 from .errors import CassetteFormatError
 from .store import iter_records, shard_files
 
@@ -64,6 +64,19 @@ class Entry:
     def key(self) -> Key:
         return (self.env_index, self.channel, self.step)
 
+    def param(self, key: str) -> Any:
+        """A top-level request value (``model``, ...), followed into the delta bases
+        without rebuilding messages; None if the request has no such key."""
+        node: Entry | None = self
+        while node is not None:
+            if key in node.request:
+                return node.request[key]
+            same = node.delta.get("same", ()) if node.delta is not None else ()
+            if same != SAME_ALL and key not in same:
+                return None
+            node = node.base
+        return None
+
     def full_request(self) -> dict[str, Any]:
         """The request as it was made, rebuilt along the chain of delta bases."""
         if self.delta is None:
@@ -83,7 +96,11 @@ class Entry:
         if self.delta is None:
             return self.request
         fld = self.delta.get("field", "messages")
-        out = {key: base_full[key] for key in self.delta.get("same", ()) if key in base_full}
+        same = self.delta.get("same", ())
+        if same == SAME_ALL:
+            out = {key: value for key, value in base_full.items() if key != fld}
+        else:
+            out = {key: base_full[key] for key in same if key in base_full}
         out.update(self.request)
         out[fld] = decode_messages(
             _messages_of(self.request, fld) or [],
@@ -192,7 +209,7 @@ def _delta_ok(delta: Any) -> bool:
         and type(delta.get("base")) is int
         and type(delta.get("keep")) is int
         and delta.get("field", "messages") in ("messages", "input")
-        and isinstance(delta.get("same", []), list)
+        and (isinstance(delta.get("same", []), list) or delta["same"] == SAME_ALL)
     )
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
-from collections.abc import Iterable, Iterator
+import threading
+from collections.abc import Hashable, Iterable, Iterator
 from typing import Any
 
-from .codec import canonical_bytes, normalise_request
+from .codec import HashChain, canonical_bytes, canonical_parts, normalise_request
 from .errors import CassetteMismatch
 from .index import Entry
 
@@ -34,6 +34,8 @@ DEFAULT_IGNORE: tuple[str, ...] = (
     "request_timeout",
     "max_retries",
 )
+
+CHAINS = 256  # (env_index, channel) keys whose hashing state is kept (most recent ones)
 
 _TOKEN = re.compile(r"\[(\*|\d+)\]|\.?(\*\*|\*|[^.\[\]]+)")
 _ANY = object()
@@ -114,6 +116,8 @@ class Matcher:
 
     def __init__(self, ignore: Iterable[str] = (), *, defaults: bool = True) -> None:
         self.ignore = tuple(ignore)
+        self._chains: dict[Hashable, HashChain] = {}  # by (env_index, channel)
+        self._lock = threading.Lock()
         self._top = frozenset(DEFAULT_IGNORE if defaults else ())
         self._paths: list[tuple[Token, ...]] = []
         for path in self.ignore:
@@ -138,15 +142,39 @@ class Matcher:
     def canonical(self, request: dict[str, Any]) -> bytes:
         return canonical_bytes(self.normalise(request))
 
-    def digest(self, request: dict[str, Any]) -> str:
-        """sha256 (hex) of :meth:`canonical`: on the replay path, so written out flat."""
-        return hashlib.sha256(canonical_bytes(self.normalise(request))).hexdigest()
+    def digest(self, request: dict[str, Any], key: Hashable = None) -> str:
+        """sha256 (hex) of :meth:`canonical`. With a ``key`` (env_index, channel) the
+        hashing goes on from the previous request of that key where this one extends it."""
+        if key is None:
+            return canonical_parts(self.normalise(request)).sha256()
+        return self.digest_parts(request, key)[0]
+
+    def digest_parts(
+        self, request: dict[str, Any], key: Hashable = None
+    ) -> tuple[str, bytes | None]:
+        """(:meth:`digest`, the JSON of the request's conversation list as hashed), the
+        latter None unless the ignore rules left the conversation as it is."""
+        normal = self.normalise(request)
+        parts = canonical_parts(normal)
+        fld = parts.field
+        same = fld is not None and normal[fld] is request.get(fld)
+        if key is None:
+            return parts.sha256(), parts.conversation if same else None
+        chains = self._chains
+        sha, chain = parts.sha256_from(chains.get(key))
+        with self._lock:
+            chains.pop(key, None)  # re-inserted last: the dict's order is least recent first
+            if chain is not None:
+                chains[key] = chain
+                if len(chains) > CHAINS:
+                    del chains[next(iter(chains))]
+        return sha, parts.conversation if same else None
 
     def verify(self, entry: Entry, request: dict[str, Any], want: str, fix: str) -> None:
         """Raise :class:`CassetteMismatch` unless ``request`` hashes to ``want`` (the
         recorded hash), or equals the recorded request under this matcher's rules."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
-        got = self.digest(request)
+        got = self.digest(request, (entry.env_index, entry.channel))
         if got == want:
             return
         recorded = entry.request if entry.sha is None else entry.full_request()

@@ -1,29 +1,44 @@
 """Turns finished calls into lines (delta-encoded, redacted) and hands them to a Writer.
 
-The recorder keeps, per (env_index, channel), the previous request's messages exactly as
-a reader will rebuild them (it decodes what it just wrote), so the delta of the next
-line is always relative to what is on disk.
+Per (env_index, channel) the recorder keeps the previous request as JSON bytes taken
+when its line was written (so a caller that edits its messages in place afterwards
+cannot skew the next delta): the message list, each other top-level key, and the
+response objects that the next request may repeat. A request that extends the previous
+one is recognised by one byte-prefix test.
+
+Deltas are taken against what the caller sent, not against the scrubbed line: a secret
+in message 3 is scrubbed once, on the line that first holds it, and later lines keep
+message 3 by reference (a reader rebuilds it scrubbed), so size stays linear.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 from ._format import FORMAT, VERSION
 from ._version import __version__
-from .codec import decode_messages, dumps, encode_messages, loads
+from .codec import SAME_ALL, MessageBase, dumps, encode_messages
 from .errors import CassetteError
 from .redact import Redactor
 from .store import Writer
 
 __all__ = ["Recorder", "header_line", "now_iso"]
 
+_second: tuple[int, str] = (-1, "")
+
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """UTC now as ISO-8601 with milliseconds, e.g. ``2026-11-29T20:19:39.788Z``."""
+    global _second
+    now = time.time()
+    sec = int(now)
+    cached = _second
+    if cached[0] != sec:
+        cached = _second = (sec, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)))
+    return f"{cached[1]}.{int((now - sec) * 1000):03d}Z"
 
 
 def header_line(meta: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -47,11 +62,12 @@ def _message_field(request: dict[str, Any]) -> str | None:
 
 @dataclass
 class _Base:
+    """The previous request of one (env_index, channel)."""
+
     step: int
     field: str
-    messages: list[Any]
-    rest: dict[str, Any]  # the other top-level keys of the request, as a reader rebuilds them
-    response: dict[str, Any] | None
+    messages: MessageBase
+    rest: dict[str, bytes]  # JSON of each top-level key but the messages
 
 
 class Recorder:
@@ -65,17 +81,16 @@ class Recorder:
         self._bases: dict[tuple[Any, str], _Base] = {}
         self._lock = threading.Lock()
 
-    def _emit(self, line: dict[str, Any]) -> bytes:
+    def _emit(self, line: dict[str, Any]) -> None:
         raw = dumps(line)
         if self.redactor.hits(raw):
-            scrubbed, count = self.redactor.redact(line)
+            clean, count = self.redactor.redact(line)
             if count:
                 self.redacted += count
-                if scrubbed.get("type") == "interaction":
-                    scrubbed["meta"] = {**scrubbed.get("meta", {}), "redacted": count}
-                raw = dumps(scrubbed)
+                if clean.get("type") == "interaction":
+                    clean["meta"] = {**clean.get("meta", {}), "redacted": count}
+                raw = dumps(clean)
         self.writer.write(raw)
-        return raw
 
     def header(self, meta: dict[str, Any] | None = None) -> None:
         with self._lock:
@@ -95,62 +110,64 @@ class Recorder:
         response: dict[str, Any] | None,
         error: dict[str, Any] | None,
         meta: dict[str, Any],
+        conversation: bytes | None = None,
     ) -> None:
+        """Write one interaction line. ``conversation``: the sorted-key JSON of the
+        request's message list if the caller has it (hashing made it), else made here."""
         try:
-            stored: dict[str, Any] = request
-            delta: dict[str, Any] | None = None
             fld = _message_field(request) if self.delta else None
+            snapshot: _Base | None = None
+            if fld is not None:  # taken now: the caller may edit its request later
+                messages = request[fld]
+                rest = {k: dumps(v) for k, v in request.items() if k != fld}
+                base_of = MessageBase.of(messages, response, conversation)
+                snapshot = _Base(step, fld, base_of, rest)
+            line: dict[str, Any] = {
+                "type": "interaction",
+                "env_index": env_index,
+                "channel": channel,
+                "step": step,
+            }
             with self._lock:
                 base = self._bases.get((env_index, channel))
-                if fld is not None and base is not None and base.field == fld:
-                    new, keep = encode_messages(request[fld], base.messages, base.response)
-                    delta = {"base": base.step, "keep": keep}
-                    if fld != "messages":
-                        delta["field"] = fld
-                    stored = {fld: new}
-                    same = []
-                    for key, value in request.items():
-                        if key == fld:
-                            continue
-                        big = isinstance(value, (dict, list)) and value
-                        if big and base.rest.get(key) == value:
-                            same.append(key)
-                        else:
-                            stored[key] = value
-                    if same:
-                        delta["same"] = same
-                line: dict[str, Any] = {
-                    "type": "interaction",
-                    "env_index": env_index,
-                    "channel": channel,
-                    "step": step,
-                }
-                if delta is not None:
-                    line["delta"] = delta
-                line["request"] = stored
+                if snapshot is None:
+                    self._bases.pop((env_index, channel), None)
+                    line["request"] = request
+                elif base is None or base.field != snapshot.field:
+                    line["request"] = request
+                else:
+                    line["delta"], line["request"] = _delta(request, snapshot, base)
                 line["request_sha256"] = sha
                 line["response"] = response
-                line["error"] = error
+                if error is not None:
+                    line["error"] = error
                 line["meta"] = meta
-                raw = self._emit(line)
-                if fld is None:
-                    self._bases.pop((env_index, channel), None)
-                    return
-                # the reader's view of what was written is the base of the next delta
-                written = loads(raw)
-                rest = written["request"]
-                msgs = rest.pop(fld)
-                if delta is not None and base is not None:
-                    msgs = decode_messages(
-                        msgs, delta["keep"], base.messages, base.response, CassetteError
-                    )
-                    for key in delta.get("same", ()):
-                        rest[key] = base.rest[key]
-                self._bases[(env_index, channel)] = _Base(
-                    step, fld, msgs, rest, written["response"]
-                )
+                self._emit(line)
+                if snapshot is not None:
+                    self._bases[(env_index, channel)] = snapshot
         except TypeError as exc:
             raise CassetteError(
                 f"cannot record step {step} of ({env_index!r}, {channel!r}): {exc}; the "
                 "adapter must pass JSON-able request and response dicts"
             ) from None
+
+
+def _delta(
+    request: dict[str, Any], now: _Base, base: _Base
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(delta, stored request) of ``request`` (snapshot ``now``) against ``base``."""
+    fld = now.field
+    new, keep = encode_messages(request[fld], base.messages, now.messages.raw)
+    delta: dict[str, Any] = {"base": base.step, "keep": keep}
+    if fld != "messages":
+        delta["field"] = fld
+    stored: dict[str, Any] = {fld: new}
+    if base.rest.keys() <= now.rest.keys():  # every other key of the base is still there
+        stored.update((k, request[k]) for k, v in now.rest.items() if base.rest.get(k) != v)
+        delta["same"] = SAME_ALL
+    else:
+        same = [k for k, v in now.rest.items() if base.rest.get(k) == v]
+        stored.update((k, request[k]) for k in now.rest if k not in same)
+        if same:
+            delta["same"] = same
+    return delta, stored

@@ -50,14 +50,18 @@ class Delta(_Model):
     *response* of that base interaction (e.g. ``["choices", 0, "message"]``), minus the keys
     listed in ``omit``: so the assistant message that the model answered is on disk once.
     Top-level request keys named in ``same`` (e.g. ``tools``) are not stored: their values
-    are those of the base request.
+    are those of the base request. ``same: "*"`` names every top-level key of the base
+    request that this line's ``request`` does not hold (the usual case: only what changed
+    is written).
     """
 
     base: int = Field(ge=0, description="step of the base interaction")
     keep: int = Field(ge=0, description="messages taken from the base request")
     field: Literal["messages", "input"] = "messages"
-    same: list[str] = Field(
-        default_factory=list, description="top-level request keys copied from the base request"
+    same: list[str] | Literal["*"] = Field(
+        default_factory=list,
+        description='top-level request keys copied from the base request; "*": all it '
+        "holds that this line does not",
     )
 
 

@@ -58,7 +58,7 @@ def compute_stats(index: Index) -> Json:
         ch["steps"] += 1
         ch["episodes"].add((type(entry.env_index).__name__, entry.env_index))
         ch["errors"] += entry.error is not None
-        model = entry.meta.get("model") or entry.request.get("model")
+        model = entry.meta.get("model") or entry.param("model")
         if isinstance(model, str):
             models[model] += 1
         tokens.update(usage_of(entry))

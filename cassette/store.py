@@ -236,10 +236,15 @@ def _repair_plain(f: Any) -> bool:
 class Writer:
     """Appends whole lines to one file; safe across threads, tasks and (plain) processes."""
 
-    def __init__(self, path: Path, *, gz: bool | None = None, fsync: bool = False) -> None:
+    def __init__(
+        self, path: Path, *, gz: bool | None = None, fsync: bool = False, shared: bool = True
+    ) -> None:
+        """``shared=False``: the file is this writer's alone (a record-mode side file, named
+        by pid), so the cross-process lock is skipped; threads are still serialised."""
         self.path = path
         self.gz = is_gzip_path(path) if gz is None else gz
         self.fsync = fsync
+        self._flock = fcntl is not None and shared
         self._lock = threading.Lock()
         self._fd: int | None = None
         self._raw: Any = None
@@ -268,7 +273,7 @@ class Writer:
                 return
             if self._fd is None:
                 raise ValueError(f"{self.path}: writer is closed")
-            if fcntl is not None:
+            if self._flock:
                 fcntl.flock(self._fd, fcntl.LOCK_EX)
             try:
                 view = memoryview(data)
@@ -278,7 +283,7 @@ class Writer:
                 if self.fsync:
                     os.fsync(self._fd)
             finally:
-                if fcntl is not None:
+                if self._flock:
                     fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def sync(self) -> None:

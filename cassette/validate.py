@@ -24,9 +24,12 @@ from .errors import CassetteFormatError, CassetteWarning
 from .index import Entry, EnvIndex, Key, _ep_entry
 from .matching import Matcher
 from .records import FORMAT, LINE_ADAPTER, VERSION
+from .redact import REDACTED
 from .store import _raw_lines, shard_files
 
 __all__ = ["Fault", "Report", "validate"]
+
+_MARK = REDACTED.encode()
 
 Json = dict[str, Any]
 _EP_KEYS = frozenset({"env_index", "step", "messages"})
@@ -100,6 +103,7 @@ class _FileCheck:
         self.unparsed = 0  # lines that were not JSON: a delta base may have been one
         # per (env_index, channel): the last interaction and its full request (None: broken)
         self.last: dict[tuple[EnvIndex, str], tuple[Entry, Json | None] | None] = {}
+        self.scrubbed: set[Entry] = set()
 
     def fault(self, line: int, message: str) -> None:
         self.report.faults.append(Fault(self.spath, line, message))
@@ -231,8 +235,12 @@ class _FileCheck:
             )
         full = self.rebuild(entry)
         self.last[(entry.env_index, channel)] = (entry, full)
-        redacted = entry.meta.get("redacted")
-        if full is not None and not redacted and self.matcher.digest(full) != entry.sha:
+        # a scrubbed line, and a delta line that inherits scrubbed values from its base,
+        # rebuild with the secrets replaced: their hash was of the live request
+        inherited = entry.base in self.scrubbed and full is not None
+        if entry.meta.get("redacted") or (inherited and _MARK in orjson.dumps(full)):
+            self.scrubbed.add(entry)
+        elif full is not None and self.matcher.digest(full) != entry.sha:
             self.fault(
                 lineno,
                 "request_sha256 does not match the request rebuilt from the file (a line "

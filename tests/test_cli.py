@@ -22,7 +22,7 @@ def test_demo_records_through_the_sdk_and_replays_identically(tmp_path: Path) ->
     # what the demo wrote is a real cassette of three episodes through the openai adapter
     with cassette.open(out, "replay") as cas:
         assert sorted(cas.index.outcomes) == [0, 1, 2]
-        assert all(e.request["endpoint"] == "chat.completions" for e in cas.index.entries.values())
+        assert all(e.param("endpoint") == "chat.completions" for e in cas.index.entries.values())
         assert len(cas.index.entries) == 6
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import orjson
@@ -12,7 +13,9 @@ from hypothesis import strategies as st
 from cassette.codec import (
     LIT_KEY,
     REF_KEY,
+    MessageBase,
     canonical_bytes,
+    canonical_parts,
     decode_messages,
     encode_messages,
     normalise_numbers,
@@ -49,6 +52,38 @@ keys = st.one_of(st.text(max_size=8), st.sampled_from(["messages", "input"]))
 def test_fast_canonical_equals_the_naive_walk(request: dict[str, Any]) -> None:
     assert canonical_bytes(request) == naive_canonical(request)
     assert canonical_bytes(request) == canonical_bytes(request)  # and again, from the cache
+
+
+conversations = st.lists(
+    st.fixed_dictionaries(
+        {"role": st.sampled_from(["user", "tool"]), "content": st.text(max_size=4)}
+    ),
+    max_size=4,
+)
+steps = st.tuples(st.sampled_from(["extend", "same", "rewrite", "params", "input"]), conversations)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(steps, min_size=1, max_size=10))
+def test_chained_hashing_gives_the_plain_hash_whatever_the_next_request(
+    steps: list[tuple[str, list[Any]]],
+) -> None:
+    """sha256_from hashes only what a request adds to the previous one of its key; the
+    hash must be that of the whole canonical form, whatever the sequence."""
+    request: dict[str, Any] = {"model": "m", "messages": []}
+    chain = None
+    for kind, extra in steps:
+        if kind == "extend":
+            request = {**request, "messages": [*request.get("messages", []), *extra]}
+        elif kind == "rewrite":
+            request = {**request, "messages": extra}
+        elif kind == "params":
+            request = {**request, "temperature": float(len(extra)), "a": extra}
+        elif kind == "input":  # the conversation moves to another key
+            request = {"model": "m", "input": extra}
+        parts = canonical_parts(request)
+        sha, chain = parts.sha256_from(chain)
+        assert sha == parts.sha256() == hashlib.sha256(naive_canonical(request)).hexdigest()
 
 
 def test_parameters_are_normalised_the_conversation_is_kept_as_written() -> None:
@@ -100,7 +135,7 @@ def test_delta_round_trip(
     if reuse:
         new = [*new, {"role": "assistant", "content": answer}]
     new = new + extra
-    stored, keep = encode_messages(new, base, response)
+    stored, keep = encode_messages(new, MessageBase.of(base, response))
     assert decode_messages(stored, keep, base, response, _fail) == new
 
 
@@ -109,13 +144,13 @@ def test_delta_stores_only_new_messages_and_references_the_answer() -> None:
     answer = {"role": "assistant", "content": "b" * 100, "refusal": None, "tool_calls": None}
     response = {"choices": [{"message": answer}]}
     new = [*base, {"role": "assistant", "content": "b" * 100}, {"role": "user", "content": "c"}]
-    stored, keep = encode_messages(new, base, response)
+    stored, keep = encode_messages(new, MessageBase.of(base, response))
     assert keep == 1
     assert stored[0] == {REF_KEY: ["choices", 0, "message"], "omit": ["refusal", "tool_calls"]}
     assert stored[1] == {"role": "user", "content": "c"}
     # a message that really differs from the answer is stored in full
     other = [*base, {"role": "assistant", "content": "edited"}]
-    stored, _ = encode_messages(other, base, response)
+    stored, _ = encode_messages(other, MessageBase.of(base, response))
     assert stored == [{"role": "assistant", "content": "edited"}]
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import cassette
-from cassette.redact import REDACTED, Redactor
+from cassette.redact import DEFAULT_KEYS, REDACTED, Redactor
 
 PLANTED = {
     "openai": "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
@@ -79,3 +79,15 @@ def test_the_fast_scan_never_misses_what_a_pattern_matches() -> None:
         assert r.hits(f'{{"t":"{text}"}}'.encode()), text
         assert r.redact({"t": text})[1] == 1, text
     assert not r.hits(b'{"t":"nothing to see"}')
+
+
+def test_the_key_scan_finds_every_spelling_of_a_secret_key_and_nothing_longer() -> None:
+    r = Redactor(patterns=())
+    for key in DEFAULT_KEYS:
+        for spelled in (key, key.replace("_", "-"), key.upper(), key.title()):
+            assert r.hits(f'{{"{spelled}":"v"}}'.encode()), spelled
+    for near in ("api_keys", "keyboard", "pass", "xapi_key", "token", "cookies"):
+        assert not r.hits(f'{{"{near}":"v"}}'.encode()), near
+    nested = Redactor(keys=["a", "ab"], patterns=())  # one key a prefix of another
+    assert nested.hits(b'{"a":1}') and nested.hits(b'{"ab":1}')
+    assert not nested.hits(b'{"abc":1}') and not nested.hits(b'{"b":1}')

@@ -168,7 +168,7 @@ def test_recorded_requests_are_wire_form_without_run_specific_fields(
     assert "progressToken" not in text and '"id"' not in json.dumps([r["request"] for r in records])
     count = next(r for r in ep0 if (r["request"].get("params") or {}).get("name") == "count")
     assert [e["progress"] for e in count["response"]["progress"]] == [1.0, 2.0, 3.0]
-    errors = [r for r in records if r["error"] is not None]
+    errors = [r for r in records if r.get("error") is not None]
     assert [e["error"]["type"] for e in errors] == ["mcp.MCPError", "mcp.MCPError"]
     ep1 = [r for r in records if r["env_index"] == 1]
     assert [r["step"] for r in ep1] == [0]  # steps count per (episode, channel)

@@ -185,7 +185,7 @@ def test_progress_before_an_error_and_other_exceptions_replay(tmp_path: Path) ->
 
     assert asyncio.run(main("record", in_memory())) == [[0.5, 1.0, "half way"]]
     assert asyncio.run(main("replay", idle_transport())) == [[0.5, 1.0, "half way"]]
-    types = [(r["error"] or {}).get("type") for r in lines(path)]
+    types = [(r.get("error") or {}).get("type") for r in lines(path)]
     assert types == [None, "mcp.MCPError", "builtins.RuntimeError"]
 
 
