@@ -222,6 +222,7 @@ class RefTarget:
 
     path: Path
     raw: bytes
+    kind: tuple[Any, Any]  # its (role, type): a message of another kind is not it
     _view: dict[str, Any] | None = None
 
     def ref(self, message: Any, raw: bytes) -> dict[str, Any] | None:
@@ -259,7 +260,10 @@ class MessageBase:
         cls, messages: Sequence[Any], response: dict[str, Any] | None, raw: bytes | None = None
     ) -> MessageBase:
         """``raw``: the sorted-key JSON of ``messages``, if it is at hand."""
-        targets = [RefTarget(path, _sorted(obj)) for path, obj in response_candidates(response)]
+        targets = [
+            RefTarget(path, _sorted(obj), (obj.get("role"), obj.get("type")))
+            for path, obj in response_candidates(response)
+        ]
         return cls(len(messages), _sorted(messages) if raw is None else raw, targets)
 
     def common_prefix(self, messages: Sequence[Any], raw: bytes) -> int:
@@ -293,9 +297,13 @@ def encode_messages(
     stored: list[Any] = []
     for msg in messages[keep:]:
         ref = None
-        if targets:
-            data = _sorted(msg)
-            ref = next((r for t in targets if (r := t.ref(msg, data)) is not None), None)
+        if targets and isinstance(msg, dict):
+            kind, data = (msg.get("role"), msg.get("type")), b""
+            for target in targets:
+                if target.kind == kind:
+                    data = data or _sorted(msg)
+                    if (ref := target.ref(msg, data)) is not None:
+                        break
         if ref is not None:
             stored.append(ref)
         elif is_ref(msg) or (isinstance(msg, dict) and len(msg) == 1 and LIT_KEY in msg):

@@ -20,7 +20,7 @@ from typing import Any
 
 from ._format import FORMAT, VERSION
 from ._version import __version__
-from .codec import SAME_ALL, MessageBase, dumps, encode_messages
+from .codec import SAME_ALL, MessageBase, dumps, encode_messages, loads
 from .errors import CassetteError
 from .redact import Redactor
 from .store import Writer
@@ -67,7 +67,7 @@ class _Base:
     step: int
     field: str
     messages: MessageBase
-    rest: dict[str, bytes]  # JSON of each top-level key but the messages
+    rest: bytes  # JSON of the other top-level keys (a dict in the request's order)
 
 
 class Recorder:
@@ -119,7 +119,7 @@ class Recorder:
             snapshot: _Base | None = None
             if fld is not None:  # taken now: the caller may edit its request later
                 messages = request[fld]
-                rest = {k: dumps(v) for k, v in request.items() if k != fld}
+                rest = dumps({k: v for k, v in request.items() if k != fld})
                 base_of = MessageBase.of(messages, response, conversation)
                 snapshot = _Base(step, fld, base_of, rest)
             line: dict[str, Any] = {
@@ -162,12 +162,15 @@ def _delta(
     if fld != "messages":
         delta["field"] = fld
     stored: dict[str, Any] = {fld: new}
-    if base.rest.keys() <= now.rest.keys():  # every other key of the base is still there
-        stored.update((k, request[k]) for k, v in now.rest.items() if base.rest.get(k) != v)
+    if now.rest == base.rest:  # the usual case: only the conversation changed
         delta["same"] = SAME_ALL
-    else:
-        same = [k for k, v in now.rest.items() if base.rest.get(k) == v]
-        stored.update((k, request[k]) for k in now.rest if k not in same)
-        if same:
-            delta["same"] = same
+        return delta, stored
+    old = loads(base.rest)
+    equal = {k for k, v in old.items() if k in request and dumps(request[k]) == dumps(v)}
+    keys = [k for k in request if k != fld]
+    stored.update((k, request[k]) for k in keys if k not in equal)
+    if old.keys() <= set(keys):  # every other key of the base is still there
+        delta["same"] = SAME_ALL
+    elif equal:
+        delta["same"] = [k for k in keys if k in equal]
     return delta, stored

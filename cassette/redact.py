@@ -95,6 +95,17 @@ def _rare(anchor: bytes) -> bytes:
     return next((bytes([c]) for c in _RARE if c in anchor), b"")
 
 
+def _separator_gate(sep: bytes, anchors: list[bytes]) -> re.Pattern[bytes]:
+    """A regex that finds ``sep`` where it ends one of ``anchors`` (e.g. the ``_`` of
+    ``hf_`` or ``gsk_``): led by a literal, it jumps from separator to separator and looks
+    back at the (up to) three bytes before each."""
+    looks = []
+    for anchor in anchors:
+        body = anchor[:-1][-3:]
+        looks.append(b"." * (3 - len(body)) + re.escape(body))
+    return re.compile(re.escape(sep) + b"(?<=(?:" + b"|".join(looks) + b")" + re.escape(sep) + b")")
+
+
 def _trie(words: list[str]) -> str:
     """One regex for ``words`` with shared prefixes factored out (far fewer branches to
     try at each quote of a line than a flat alternation); ``_`` matches ``_`` or ``-``."""
@@ -151,6 +162,11 @@ class Redactor:
     # (anchor literal, its rarest letter, case-folded?, regex) a pattern
     _scans: tuple[tuple[bytes, bytes, bool, re.Pattern[bytes]], ...] = field(init=False, repr=False)
     _key_scan: re.Pattern[bytes] | None = field(init=False, repr=False)
+    # patterns whose anchors end in the same separator: one regex finds a separator led by
+    # any of their anchors, and only then does each pattern's own regex run
+    _groups: tuple[tuple[re.Pattern[bytes], tuple[re.Pattern[bytes], ...]], ...] = field(
+        init=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         keys = frozenset(_norm_key(k) for k in (*self.keys, *self.extra_keys))
@@ -163,10 +179,21 @@ class Redactor:
             for anchor, folded, scan in (_anchored(_prefilter(p)) for p in pats)
         )
         key_scan = re.compile(f'"(?:{_trie(sorted(keys))})":'.encode()) if keys else None
+        grouped: dict[bytes, list[tuple[bytes, re.Pattern[bytes]]]] = {}
+        for anchor, _, folded, scan in scans:
+            if not folded and len(anchor) >= 2 and anchor[-1:] in (b"_", b"-"):
+                grouped.setdefault(anchor[-1:], []).append((anchor, scan))
+        groups = tuple(
+            (_separator_gate(sep, [a for a, _ in members]), tuple(s for _, s in members))
+            for sep, members in grouped.items()
+            if len(members) >= 2
+        )
+        in_group = {id(s) for _, members in groups for s in members}
         object.__setattr__(self, "_keys", keys)
         object.__setattr__(self, "_text", text)
-        object.__setattr__(self, "_scans", scans)
+        object.__setattr__(self, "_scans", tuple(x for x in scans if id(x[3]) not in in_group))
         object.__setattr__(self, "_key_scan", key_scan)
+        object.__setattr__(self, "_groups", groups)
 
     def hits(self, raw: bytes) -> bool:
         """Whether the JSON bytes may hold something to scrub (a fast, loose scan)."""
@@ -178,6 +205,9 @@ class Redactor:
                 if anchor in lowered and scan.search(lowered) is not None:
                     return True
             elif rare in raw and scan.search(raw) is not None:  # (it jumps to the anchor)
+                return True
+        for gate, members in self._groups:
+            if gate.search(raw) is not None and any(m.search(raw) for m in members):
                 return True
         return False
 

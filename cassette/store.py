@@ -276,10 +276,9 @@ class Writer:
             if self._flock:
                 fcntl.flock(self._fd, fcntl.LOCK_EX)
             try:
-                view = memoryview(data)
-                while view:
-                    written = os.write(self._fd, view)
-                    view = view[written:]
+                written = os.write(self._fd, data)
+                while written < len(data):  # (a short write: a full disk, a signal)
+                    written += os.write(self._fd, memoryview(data)[written:])
                 if self.fsync:
                     os.fsync(self._fd)
             finally:

@@ -91,3 +91,24 @@ def test_the_key_scan_finds_every_spelling_of_a_secret_key_and_nothing_longer() 
     nested = Redactor(keys=["a", "ab"], patterns=())  # one key a prefix of another
     assert nested.hits(b'{"a":1}') and nested.hits(b'{"ab":1}')
     assert not nested.hits(b'{"abc":1}') and not nested.hits(b'{"b":1}')
+
+
+ONE_OF_EACH = [  # an example of every default pattern, each planted alone below
+    *PLANTED.values(),
+    "github_pat_11ABCDEFG0abcdefghijklmnopqrstuvwxyz_0123456789ABCDEFGH",
+    "xoxb-123456789012-abcdefABCDEF",
+    "fw_abcdefghijklmnopqrstuvwx",
+    "gsk_abcdefghijklmnopqrstuvwx",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NSJ9.c2lnbmF0dXJl",
+]
+
+
+@pytest.mark.parametrize("secret", ONE_OF_EACH)
+def test_the_fast_scan_finds_each_default_secret_alone(secret: str) -> None:
+    r = Redactor()
+    for text in (secret, f"key: {secret}.", f"a_b-c {secret}"):
+        line = {"type": "interaction", "request": {"tool_call_id": "x_y-z", "content": text}}
+        raw = cassette.codec.dumps(line)
+        assert r.hits(raw), text
+        out, count = r.redact(line)
+        assert count == 1 and secret not in str(out), text
