@@ -18,17 +18,10 @@ from .index import Entry, Index, Key, load_index
 from .matching import Matcher
 from .modes import FIX as _FIX
 from .modes import ErrorCodec, Mode, default_error
-from .recorder import Recorder, now_iso
+from .recorder import now_iso
 from .redact import Redactor
-from .store import (
-    Writer,
-    is_gzip_path,
-    partial_path,
-    repair_tail,
-    shard_files,
-    shard_name,
-    stale_shards,
-)
+from .sink import Sink
+from .store import shard_files
 
 __all__ = ["Cassette", "ErrorCodec", "Mode", "open"]
 
@@ -75,17 +68,11 @@ class Cassette:
         self.meta = dict(meta or {})
         if self.matcher.ignore:
             self.meta.setdefault("ignore", list(self.matcher.ignore))
-        self._fsync = fsync
         self._lock = threading.Lock()
-        self._open_lock = threading.Lock()
         self._counters: dict[tuple[EnvIndex, str], int] = {}
         self._written: set[Key] = set()
         self._served: set[Key] = set()
         self._expected: dict[Key, str] = {}
-        self._recorder: Recorder | None = None
-        self._side: Path | None = None
-        self._target: Path | None = None
-        self._stale: list[Path] = []
         self.closed = False
 
         is_dir = self.path.is_dir() or str(path).endswith(("/", os.sep))
@@ -105,67 +92,35 @@ class Cassette:
                 f"{self.path} is an eval-protocol playback file, which is read-only; "
                 "convert it with `cassette convert --from ep` and append to the result"
             )
+        self._sink: Sink | None = None
         if mode_ in (Mode.RECORD, Mode.APPEND):
-            self._target = self.path / shard_name() if is_dir else self.path
-            if mode_ is Mode.RECORD:
-                if is_dir and self.path.is_dir():
-                    self._stale = stale_shards(self.path, self._target)
-                self._side = partial_path(self._target)
-                run = os.environ.get("CASSETTE_RUN")
-                if run and is_dir:
-                    self.meta.setdefault("run", run)
-                self._open_recorder(self._side)
+            self._sink = Sink(
+                self.path,
+                directory=is_dir,
+                record=mode_ is Mode.RECORD,
+                redactor=self.redactor,
+                meta=self.meta,
+                fsync=fsync,
+            )
 
     # --- lifecycle ----------------------------------------------------------------------
 
-    def _open_recorder(self, path: Path) -> Recorder:
-        if self._recorder is not None:
-            return self._recorder
-        with self._open_lock:
-            return self._new_recorder(path)
-
-    def _new_recorder(self, path: Path) -> Recorder:
-        if self._recorder is None:
-            fresh = not path.exists() or path.stat().st_size == 0
-            if not fresh:
-                repair_tail(path)
-            private = path == self._side  # named by pid: no other process writes it
-            gz = is_gzip_path(self._target or path)
-            writer = Writer(path, gz=gz, fsync=self._fsync, shared=not private)
-            self._recorder = Recorder(writer, self.redactor)
-            if fresh:
-                self._recorder.header(self.meta)
-        return self._recorder
-
     def close(self) -> None:
         """Finish: in record mode the side file replaces the cassette now, atomically."""
-        if self.closed:
-            return
-        self.closed = True
-        if self._recorder is not None:
-            self._recorder.writer.close()
-        if self._side is not None and self._target is not None:
-            os.replace(self._side, self._target)
-            for shard in self._stale:  # record starts a directory cassette from scratch
-                shard.unlink(missing_ok=True)
+        if not self.closed:
+            self.closed = True
+            if self._sink is not None:
+                self._sink.close()
 
     async def aclose(self) -> None:
         self.close()
 
     def abort(self, exc: BaseException | None = None) -> None:
         """Stop without replacing the cassette (record mode keeps its side file)."""
-        if self.closed:
-            return
-        self.closed = True
-        if self._recorder is not None:
-            self._recorder.writer.close()
-        if self._side is not None and exc is not None:
-            note = (
-                f"cassette: {self._target} was left untouched; what this run recorded is in "
-                f"{self._side} (open it with mode='replay' to inspect)"
-            )
-            # BaseException.add_note is Python 3.11+; on 3.10 the same attribute it fills
-            setattr(exc, "__notes__", [*getattr(exc, "__notes__", []), note])  # noqa: B010
+        if not self.closed:
+            self.closed = True
+            if self._sink is not None:
+                self._sink.abort(exc)
 
     def __enter__(self) -> Cassette:
         return self
@@ -293,7 +248,8 @@ class Cassette:
             meta["model"] = answered
         if extra:
             meta.update(extra)
-        recorder = self._open_recorder(self._side or self._target or self.path)
+        assert self._sink is not None  # slot.write: record or append mode
+        recorder = self._sink.recorder()
         sha, conversation = self.matcher.digest_parts(request, (slot.env_index, slot.channel))
         recorder.interaction(
             slot.env_index,
@@ -437,7 +393,8 @@ class Cassette:
             "terminated": terminated,
             "info": dict(info or {}),
         }
-        self._open_recorder(self._side or self._target or self.path).outcome(line)
+        assert self._sink is not None  # record or append mode
+        self._sink.recorder().outcome(line)
         self.index.outcomes[line["env_index"]] = line
 
     def unused(self) -> list[Key]:
@@ -448,12 +405,12 @@ class Cassette:
     @property
     def redacted(self) -> int:
         """How many secret values this cassette has replaced in what it wrote."""
-        return self._recorder.redacted if self._recorder is not None else 0
+        return self._sink.redacted if self._sink is not None else 0
 
     @property
     def side_path(self) -> Path | None:
         """Where ``record`` mode writes until a clean close (None in other modes)."""
-        return self._side
+        return self._sink.side if self._sink is not None else None
 
 
 def open(

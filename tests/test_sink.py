@@ -1,0 +1,112 @@
+"""Where a cassette writes: record mode's side file, replaced atomically on a clean
+close, and shard directories."""
+
+from __future__ import annotations
+
+import os
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+import cassette
+from tests.helpers.records import answer, no_live, read_all, record_calls, replay_calls
+
+
+def test_record_mode_writes_a_side_file_and_replaces_on_close(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    record_calls(path, "record", [(0, 0), (0, 1)])
+    old = path.read_bytes()
+    cas = cassette.open(path, "record")
+    assert cas.side_path == tmp_path / f"c.jsonl.{os.getpid()}.partial"
+    cas.call({"q": "new"}, live=lambda: {"a": "new"})
+    assert path.read_bytes() == old  # untouched until close
+    side = read_all(cas.side_path)
+    assert [obj["type"] for _, obj in side] == ["header", "interaction"]
+    assert side[1][1]["response"] == {"a": "new"}
+    cas.close()
+    assert not cas.side_path.exists()
+    records = read_all(path)
+    assert [obj.get("request") for _, obj in records] == [None, {"q": "new"}]
+    with cassette.open(path, "replay") as replay:
+        assert replay.call({"q": "new"}, live=no_live) == {"a": "new"}
+
+
+def test_side_path_is_none_outside_record_mode(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    record_calls(path, "record", [(0, 0)])
+    for mode in ("replay", "append", "passthrough", "auto"):
+        with cassette.open(path, mode) as cas:
+            assert cas.side_path is None
+
+
+def test_exception_in_record_mode_keeps_old_cassette_and_the_side_file(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    record_calls(path, "record", [(0, 0)])
+    old = path.read_bytes()
+    opened: list[cassette.Cassette] = []
+
+    def failing_run() -> None:
+        with cassette.open(path, "record") as cas:
+            opened.append(cas)
+            for n in range(3):
+                cas.call({"q": ["new", n]}, live=partial(answer, "new", n))
+            raise RuntimeError("agent crashed")
+
+    with pytest.raises(RuntimeError, match="agent crashed") as info:
+        failing_run()
+    side = opened[0].side_path
+    assert side == tmp_path / f"c.jsonl.{os.getpid()}.partial"
+    assert path.read_bytes() == old
+    notes = "\n".join(getattr(info.value, "__notes__", []))
+    assert str(side) in notes
+    assert str(path) in notes
+    assert side.exists()
+    with cassette.open(side, "replay") as replay:
+        for n in range(3):
+            assert replay.call({"q": ["new", n]}, live=no_live) == {"a": ["new", n]}
+        assert replay.unused() == []
+    # the old recording still replays as before
+    replay_calls(path, [(0, 0)])
+
+
+def test_record_on_a_shard_directory_replaces_the_old_shards(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()  # a directory cassette: an existing directory (or a path ending in /)
+    for shard in ("old-a", "old-b"):
+        monkeypatch.setenv("CASSETTE_SHARD", shard)
+        with cassette.open(run_dir, "append") as cas:
+            cas.call({"q": shard}, live=lambda s=shard: {"a": s}, env_index=shard)
+    monkeypatch.setenv("CASSETTE_SHARD", "new")
+    with cassette.open(run_dir, "record") as cas:
+        cas.call({"q": "new"}, live=lambda: {"a": "new"})
+        # until a clean close, the old shards are still the cassette
+        assert sorted(p.name for p in run_dir.glob("*.jsonl")) == ["old-a.jsonl", "old-b.jsonl"]
+    assert sorted(p.name for p in run_dir.glob("*.jsonl")) == ["new.jsonl"]
+    with cassette.open(run_dir, "replay") as cas:
+        assert cas.call({"q": "new"}, live=lambda: {}) == {"a": "new"}
+
+
+def test_workers_of_one_record_run_keep_each_others_shards(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    monkeypatch.setenv("CASSETTE_RUN", "run-1")
+    for worker in ("w0", "w1"):  # w0 closes before w1 opens: both belong to run-1
+        monkeypatch.setenv("CASSETTE_SHARD", worker)
+        with cassette.open(run_dir, "record") as cas:
+            cas.call({"q": worker}, live=lambda w=worker: {"a": w}, env_index=worker)
+    assert sorted(p.name for p in run_dir.glob("*.jsonl")) == ["w0.jsonl", "w1.jsonl"]
+
+
+def test_auto_on_an_empty_directory_records(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    with cassette.open(run_dir) as cas:
+        assert cas.mode is cassette.Mode.RECORD
+        cas.call({"q": 1}, live=lambda: {"a": 1})
+    with cassette.open(run_dir) as cas:
+        assert cas.mode is cassette.Mode.REPLAY
