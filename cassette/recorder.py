@@ -25,7 +25,11 @@ from .errors import CassetteError
 from .redact import Redactor
 from .store import Writer
 
-__all__ = ["Recorder", "header_line", "now_iso"]
+__all__ = ["BASES", "Recorder", "header_line", "now_iso"]
+
+# (env_index, channel) keys whose previous request is kept as a delta base: memory stays
+# bounded however many episodes a recording holds; more run at once than this is rare
+BASES = 1024
 
 _second: tuple[int, str] = (-1, "")
 
@@ -129,11 +133,8 @@ class Recorder:
                 "step": step,
             }
             with self._lock:
-                base = self._bases.get((env_index, channel))
-                if snapshot is None:
-                    self._bases.pop((env_index, channel), None)
-                    line["request"] = request
-                elif base is None or base.field != snapshot.field:
+                base = self._bases.pop((env_index, channel), None)
+                if snapshot is None or base is None or base.field != snapshot.field:
                     line["request"] = request
                 else:
                     line["delta"], line["request"] = _delta(request, snapshot, base)
@@ -143,8 +144,10 @@ class Recorder:
                     line["error"] = error
                 line["meta"] = meta
                 self._emit(line)
-                if snapshot is not None:
+                if snapshot is not None:  # kept last: the dict's order is least recent first
                     self._bases[(env_index, channel)] = snapshot
+                    if len(self._bases) > BASES:  # an episode that long idle is written whole
+                        del self._bases[next(iter(self._bases))]
         except TypeError as exc:
             raise CassetteError(
                 f"cannot record step {step} of ({env_index!r}, {channel!r}): {exc}; the "

@@ -199,3 +199,22 @@ def test_any_sequence_of_requests_rebuilds_to_its_hash(
     for step, (want, got) in enumerate(rebuilt(path)):
         if step not in scrubbed:
             assert want == got, step
+
+
+def test_delta_bases_are_bounded_and_an_evicted_episode_is_written_whole(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    monkeypatch.setattr("cassette.recorder.BASES", 4)
+    path = tmp_path / "a.jsonl"
+    first = [{"role": "user", "content": "hi"}]
+    second = [*first, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "go"}]
+    with cassette.open(path, "record") as cas:
+        for env in range(6):  # episodes 0 and 1 are the least recent when 4 and 5 start
+            cas.call({"messages": first}, live=lambda: answer("ok"), env_index=env)
+        for env in (5, 0):
+            cas.call({"messages": second}, live=lambda: answer("done"), env_index=env)
+    recorded = {(line["env_index"], line["step"]): line for line in lines(path)}
+    assert recorded[(5, 1)]["delta"]["keep"] == 1  # still a base: a delta
+    assert "delta" not in recorded[(0, 1)]  # evicted: the whole request
+    assert recorded[(0, 1)]["request"]["messages"] == second
+    assert all(want == got for want, got in rebuilt(path))
