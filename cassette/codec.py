@@ -24,6 +24,7 @@ __all__ = [
     "RefTarget",
     "canonical_bytes",
     "canonical_parts",
+    "conversation_field",
     "decode_messages",
     "dumps",
     "encode_messages",
@@ -32,7 +33,6 @@ __all__ = [
     "normalise_numbers",
     "normalise_request",
     "response_candidates",
-    "sha256_hex",
 ]
 
 MESSAGE_FIELDS = ("messages", "input")  # the conversation of a request
@@ -70,10 +70,6 @@ def loads(data: bytes | str) -> Any:
     return orjson.loads(data)
 
 
-def sha256_hex(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def normalise_numbers(value: Any) -> Any:
     """Integral floats become ints (1.0 -> 1, -0.0 -> 0); containers are copied."""
     if isinstance(value, float):
@@ -85,6 +81,14 @@ def normalise_numbers(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [normalise_numbers(v) for v in value]
     return value
+
+
+def conversation_field(request: dict[str, Any]) -> str | None:
+    """The key of the request's conversation: ``messages``, else ``input``, if a list."""
+    for key in MESSAGE_FIELDS:
+        if type(request.get(key)) is list:
+            return key
+    return None
 
 
 def _is_conversation(key: str, value: Any) -> bool:
@@ -166,8 +170,8 @@ class HashChain(NamedTuple):
 
 def canonical_parts(request: dict[str, Any]) -> Canonical:
     """:func:`canonical_bytes` of ``request`` as :class:`Canonical` parts."""
-    key = "messages" if type(request.get("messages")) is list else "input"
-    if type(request.get(key)) is not list:
+    key = conversation_field(request)
+    if key is None:
         return Canonical(_normal_json(request), b"", b"", None)
     if key == "messages" and type(request.get("input")) is list:  # both (never seen)
         whole = orjson.dumps(normalise_request(request), default=_default, option=_SORTED)

@@ -20,7 +20,7 @@ from typing import Any
 
 from ._format import FORMAT, VERSION
 from ._version import __version__
-from .codec import SAME_ALL, MessageBase, dumps, encode_messages, loads
+from .codec import SAME_ALL, MessageBase, conversation_field, dumps, encode_messages, loads
 from .errors import CassetteError
 from .redact import Redactor
 from .store import Writer
@@ -54,14 +54,6 @@ def header_line(meta: dict[str, Any] | None = None) -> dict[str, Any]:
         "producer": f"rollout-cassette/{__version__}",
         "meta": dict(meta or {}),
     }
-
-
-def _message_field(request: dict[str, Any]) -> str | None:
-    if isinstance(request.get("messages"), list):
-        return "messages"
-    if isinstance(request.get("input"), list):
-        return "input"
-    return None
 
 
 @dataclass
@@ -119,7 +111,7 @@ class Recorder:
         """Write one interaction line. ``conversation``: the sorted-key JSON of the
         request's message list if the caller has it (hashing made it), else made here."""
         try:
-            fld = _message_field(request) if self.delta else None
+            fld = conversation_field(request) if self.delta else None
             snapshot: _Base | None = None
             if fld is not None:  # taken now: the caller may edit its request later
                 messages = request[fld]

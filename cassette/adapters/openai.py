@@ -259,6 +259,20 @@ def _json_of(raw: Any) -> Json:
     return data
 
 
+def _stream_of(cls: Any, call: _Call, chunks: Any, first: Any, live_stream: list[Any]) -> Any:
+    """The SDK-shaped stream over ``chunks``: the live stream's HTTP response when there
+    was one, a 200 stand-in on replay."""
+    response = live_stream[0].response if live_stream else call.errors.response(200)
+    return cls(
+        cast_to=call.endpoint.event,
+        response=response,
+        client=call.client,
+        chunks=chunks,
+        first=first,
+        build=call.chunk,
+    )
+
+
 def _sync_create(call: _Call) -> Callable[..., Any]:
     def create(**kwargs: Any) -> Any:
         kwargs = _materialise(kwargs)
@@ -288,15 +302,7 @@ def _sync_create(call: _Call) -> Callable[..., Any]:
             errors=call.errors,
         )
         first = next(chunks, None)  # raises here, like the SDK, if the call fails at once
-        response = live_stream[0].response if live_stream else call.errors.response(200)
-        return CassetteStream[Any](
-            cast_to=call.endpoint.event,
-            response=response,
-            client=call.client,
-            chunks=chunks,
-            first=first,
-            build=call.chunk,
-        )
+        return _stream_of(CassetteStream[Any], call, chunks, first, live_stream)
 
     return create
 
@@ -331,15 +337,7 @@ def _async_create(call: _Call) -> Callable[..., Any]:
             errors=call.errors,
         )
         first = await anext(chunks, None)
-        response = live_stream[0].response if live_stream else call.errors.response(200)
-        return CassetteAsyncStream[Any](
-            cast_to=call.endpoint.event,
-            response=response,
-            client=call.client,
-            chunks=chunks,
-            first=first,
-            build=call.chunk,
-        )
+        return _stream_of(CassetteAsyncStream[Any], call, chunks, first, live_stream)
 
     return create
 
