@@ -292,7 +292,7 @@ def _name(exc: BaseException) -> str:
 def vcr_httpx2_probe(tmp: Path) -> Json:
     """Can vcrpy record this openai at all? Record 3 calls against an in-process server,
     replay them: what the cassette holds and how many requests reached the server."""
-    from fixtures.scripted_server import ScriptedServer
+    from cassette.testing.server import ScriptedServer
 
     assert vcr is not None
     path = tmp / "probe.yaml"

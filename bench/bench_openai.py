@@ -70,7 +70,7 @@ VCRPY = "vcrpy==9.4.2"
 VCRPY_OLD = "vcrpy==8.1.1"  # the last vcrpy without an httpx2 patch
 Json = dict[str, Any]
 LEGEND = (
-    "(1) the loop against fixtures/scripted_server.py (own process, 127.0.0.1, mode script, no "
+    "(1) the loop against cassette/testing/server.py (own process, 127.0.0.1, mode script, no "
     "model latency): the SDK's and HTTP's own cost",
     "(2)(3) this project: wrap_openai + cassette.open(path, 'record'/'replay'), "
     "cassette.episode(i); the replay client points at a closed port, so nothing goes live",
@@ -155,10 +155,10 @@ def ensure_venv(name: str, packages: list[str], overlay: bool) -> Path | None:
 
 
 class Server:
-    """``python -m fixtures.scripted_server --port 0 --mode script`` in its own process."""
+    """``python -m cassette.testing.server --port 0 --mode script`` in its own process."""
 
     def __enter__(self) -> str:
-        cmd = [sys.executable, "-m", "fixtures.scripted_server", "--port", "0", "--mode", "script"]
+        cmd = [sys.executable, "-m", "cassette.testing.server", "--port", "0", "--mode", "script"]
         self.proc = subprocess.Popen(
             cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
         )

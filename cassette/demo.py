@@ -10,10 +10,9 @@ function under a cassette (``cassette_chat``). At the end: what ``cassette demo`
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 import re
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -171,17 +170,8 @@ def fixtures_dir() -> Path:
 
 
 def load_scripted_server() -> ModuleType:
-    """Import fixtures/scripted_server.py from the source checkout."""
-    path = fixtures_dir() / "scripted_server.py"
-    if not path.exists():
-        raise FileNotFoundError(path)
-    name = "cassette_demo_scripted_server"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses need the module registered
-    spec.loader.exec_module(module)
-    return module
+    """The scripted model server, :mod:`cassette.testing.server` (imported on first use)."""
+    return importlib.import_module("cassette.testing.server")
 
 
 class DemoRun:

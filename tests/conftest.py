@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from fixtures.scripted_server import ScriptedServer
+from cassette.testing.server import ScriptedServer
 
 MakeServer = Callable[..., ScriptedServer]
 

@@ -38,7 +38,7 @@ from eval_protocol.types import DatasetRow, MCPSession  # noqa: E402
 
 import cassette  # noqa: E402
 from cassette.adapters.policy import RecordedPolicy, wrap_policy  # noqa: E402
-from fixtures.scripted_server import ScriptedServer  # noqa: E402
+from cassette.testing.server import ScriptedServer  # noqa: E402
 
 EPISODES = 4
 MODEL = "openai/scripted-model"

@@ -19,7 +19,7 @@ import openai
 import pytest
 from openai import AsyncOpenAI, OpenAI
 
-from fixtures.scripted_server import ScriptedServer, split_words, tool_arguments
+from cassette.testing.server import ScriptedServer, split_words, tool_arguments
 from tests.conftest import MakeServer
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -542,7 +542,7 @@ def test_concurrent_requests_are_all_recorded(server: ScriptedServer, client: Op
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_subprocess_prints_ready_and_stops_on_signal(signum: int) -> None:
-    command = [sys.executable, "-W", "error", "-m", "fixtures.scripted_server"]
+    command = [sys.executable, "-W", "error", "-m", "cassette.testing.server"]
     with subprocess.Popen(
         [*command, "--port", "0", "--mode", "random"],
         cwd=REPO_ROOT,
