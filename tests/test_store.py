@@ -51,7 +51,7 @@ def test_writer_appends_whole_lines(tmp_path: Path) -> None:
     w.close()
     assert w.closed
     w.close()  # idempotent
-    with pytest.raises(ValueError, match="closed"):
+    with pytest.raises(cassette.CassetteError, match="closed"):
         w.write(b'{"n":3}')
 
     again = store.Writer(path)  # a second writer appends, never truncates

@@ -1,0 +1,353 @@
+"""Appending whole lines to a cassette file: across threads and processes, through kills
+and full disks, never through a planted symbolic link.
+
+A plain line is written by one ``write`` on an ``O_APPEND`` descriptor under a thread
+lock and an advisory file lock (``flock``). A write that fails (a full disk, a file size
+limit) is cut back to where it began, so the file always ends on a whole line.
+
+A ``.gz`` file is a sequence of gzip members. A writer keeps one member open across its
+lines (sync-flushed per line, so compression spans lines), and it may leave the member
+open between writes only because ``<file>.open`` (the *member record*: start, end, CRC
+and size of the open member, written under the lock after every line) lets any other
+writer, or a later one after a kill, close that member correctly before it appends its
+own. Under the lock the file therefore always reads as whole members followed by at
+most one open member, which ends on a whole line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import os
+import stat
+import struct
+import threading
+import zlib
+from pathlib import Path
+from .errors import CassetteError, CassetteFormatError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["Writer", "create_exclusive", "private_mode", "repair_gzip_tail"]
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+# a gzip member header: magic, deflate, no flags, mtime 0, no extra flags, OS unknown
+_GZ_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
+_GZ_FINAL = b"\x03\x00"  # an empty final deflate block (valid after a sync flush)
+_RECORD = struct.Struct("<8sQQQQII")
+_MAGIC = b"CASGZ01\n"
+
+
+def private_mode(target: Path) -> int:
+    """Permission bits for a new file that holds ``target``'s transcript: the mode of
+    ``target`` if it is a regular file (re-recording keeps 0600 or 0640), else 0600."""
+    try:
+        st = os.lstat(target)
+    except OSError:
+        return 0o600
+    return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else 0o600
+
+
+def _open_error(path: Path, exc: OSError) -> CassetteError:
+    if os.path.islink(path):
+        return CassetteError(
+            f"{path} is a symbolic link; cassette never writes through a link (a planted one "
+            f"would send the transcript elsewhere): remove it or pass the real path"
+        )
+    return CassetteError(f"cannot open {path} for writing: {exc}; check the path and its rights")
+
+
+def create_exclusive(path: Path, mode: int = 0o600) -> int:
+    """Create ``path`` (it must not exist, nor be a link) for appending, with ``mode``."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | _NOFOLLOW | _CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o600)
+    except FileExistsError:
+        raise CassetteError(
+            f"{path} already exists; a new side file is never written through an existing "
+            "file or link: remove it and record again"
+        ) from None
+    except OSError as exc:
+        raise _open_error(path, exc) from None
+    with contextlib.suppress(OSError):
+        os.fchmod(fd, mode)
+    return fd
+
+
+def _open_append(path: Path) -> int:
+    """Open (or create, 0600) ``path`` for appending, refusing a symbolic link."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | _NOFOLLOW | _CLOEXEC
+    try:
+        return os.open(path, flags, 0o600)
+    except OSError as exc:
+        raise _open_error(path, exc) from None
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    written = os.write(fd, data)
+    while written < len(data):  # a short write: a full disk, a file size limit, a signal
+        written += os.write(fd, memoryview(data)[written:])
+
+
+# --- the member record of a shared .gz file ----------------------------------------------
+
+
+def _record_path(path: Path) -> Path:
+    return path.with_name(path.name + ".open")
+
+
+def _read_record(path: Path, fd: int) -> tuple[int, int, int, int] | None:
+    """(start, end, crc, size) of the open member of the file ``fd``, if recorded."""
+    try:
+        rfd = os.open(_record_path(path), os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+    except OSError:
+        return None
+    try:
+        raw = os.read(rfd, _RECORD.size + 1)
+    finally:
+        os.close(rfd)
+    if len(raw) != _RECORD.size:
+        return None
+    magic, dev, ino, start, end, crc, size = _RECORD.unpack(raw)
+    st = os.fstat(fd)
+    if magic != _MAGIC or (dev, ino) != (st.st_dev, st.st_ino) or not start <= end:
+        return None
+    return start, end, crc, size
+
+
+def _write_record(path: Path, fd: int, start: int, end: int, crc: int, size: int) -> None:
+    st = os.fstat(fd)
+    raw = _RECORD.pack(_MAGIC, st.st_dev, st.st_ino, start, end, crc, size)
+    # overwritten in place, never truncated: a full disk cannot leave it half-written
+    rfd = os.open(_record_path(path), os.O_WRONLY | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o600)
+    try:
+        if os.pwrite(rfd, raw, 0) != len(raw):
+            raise OSError(f"short write to {_record_path(path)}")
+    finally:
+        os.close(rfd)
+
+
+def _trailer(crc: int, size: int) -> bytes:
+    return _GZ_FINAL + struct.pack("<II", crc, size & 0xFFFFFFFF)
+
+
+def _close_open_member(path: Path, fd: int) -> bool:
+    """Under the file lock: close the open member the member record describes (cutting
+    off a line a killed writer left half-written after it). True if it changed the file."""
+    record = _read_record(path, fd)
+    rec = _record_path(path)
+    if record is None:
+        rec.unlink(missing_ok=True)  # stale (another file's) or unreadable: ignore it
+        return False
+    start, end, crc, size = record
+    now = os.fstat(fd).st_size
+    if now < end:  # cut by someone else: not ours to interpret
+        rec.unlink(missing_ok=True)
+        return False
+    if end == start:  # a member that never got a line: remove what may be of its header
+        os.ftruncate(fd, start)
+    else:
+        if now > end:
+            os.ftruncate(fd, end)
+        _write_all(fd, _trailer(crc, size))
+    rec.unlink(missing_ok=True)
+    return True
+
+
+def repair_gzip_tail(path: Path) -> bool:
+    """Make the gzip file ``path`` end on a whole line in closed members, in place and
+    under the file lock (never a rename: another process may hold it open)."""
+    fd = _open_append(path)
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        changed = _close_open_member(path, fd)
+        start, data, closed = _last_member(path)
+        if closed and (not data or data.endswith(b"\n")):
+            return changed
+        os.ftruncate(fd, start)
+        keep = data[: data.rfind(b"\n") + 1]
+        if keep:
+            _write_all(fd, gzip.compress(keep, mtime=0))
+        return True
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _last_member(path: Path) -> tuple[int, bytes, bool]:
+    """(offset, decompressed data, closed?) of the last gzip member of ``path``."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    pos, start, parts, closed = 0, 0, [b""], True
+    while pos < len(raw):
+        dec = zlib.decompressobj(wbits=31)
+        start, parts = pos, []
+        try:
+            parts.append(dec.decompress(raw[pos:]))
+        except zlib.error as exc:
+            raise CassetteFormatError(
+                f"{path}: gzip data is corrupt ({exc}); restore the file from a copy",
+                path=str(path),
+            ) from None
+        closed = dec.eof
+        pos = len(raw) - len(dec.unused_data) if dec.eof else len(raw)
+    return start, b"".join(parts), closed
+
+
+# --- the writer ----------------------------------------------------------------------------
+
+
+class _Member:
+    """This writer's open gzip member: where it starts and ends, its CRC and size."""
+
+    def __init__(self, start: int) -> None:
+        self.start = self.end = start
+        self.crc = 0
+        self.size = 0
+        self.comp = zlib.compressobj(6, zlib.DEFLATED, -15)
+
+
+class Writer:
+    """Appends whole lines to one file; safe across threads, tasks and processes."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        gz: bool | None = None,
+        fsync: bool = False,
+        shared: bool = True,
+        exclusive: bool = False,
+        mode: int = 0o600,
+    ) -> None:
+        """``shared=False``: the file is this writer's alone (a side file), so the
+        cross-process lock is skipped. ``exclusive``: create the file, which must not
+        exist (``O_EXCL | O_NOFOLLOW``), with permission bits ``mode``; otherwise an
+        existing file is appended to and a new one is created 0600."""
+        self.path = path
+        self.gz = path.name.endswith(".gz") if gz is None else gz
+        self.fsync = fsync
+        self.shared = shared
+        self.failed: str | None = None  # why a write failed, if one did
+        self._flock = fcntl is not None and shared
+        self._lock = threading.Lock()
+        self._member: _Member | None = None
+        self._begin = 0  # where the line being written begins
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd: int | None = create_exclusive(path, mode) if exclusive else _open_append(path)
+
+    @property
+    def closed(self) -> bool:
+        return self._fd is None
+
+    def write(self, line: bytes) -> None:
+        """Write one line (without its newline) and flush it to the OS; on failure the
+        file is cut back to its last whole line and :class:`CassetteError` is raised."""
+        data = line + b"\n"
+        with self._lock:
+            fd = self._fd
+            if fd is None:
+                raise CassetteError(f"{self.path}: writer is closed; open the cassette again")
+            if self._flock:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                self._begin = os.fstat(fd).st_size
+                try:
+                    if self.gz:
+                        self._write_gz(fd, data, self._begin)
+                    else:
+                        _write_all(fd, data)
+                    if self.fsync:
+                        os.fsync(fd)
+                except OSError as exc:
+                    raise self._failed(fd, self._begin, exc) from None
+            finally:
+                if self._flock:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def _write_gz(self, fd: int, data: bytes, size: int) -> None:
+        member = self._member
+        head = b""
+        if member is None or member.end != size:  # the tail is not this writer's member
+            self._member = None
+            if self.shared and _close_open_member(self.path, fd):
+                size = self._begin = os.fstat(fd).st_size
+            member = _Member(size)
+            head = _GZ_HEADER
+            if self.shared:  # recorded first: a kill mid-header leaves a member to remove
+                _write_record(self.path, fd, size, size, 0, 0)
+        body = member.comp.compress(data) + member.comp.flush(zlib.Z_SYNC_FLUSH)
+        self._member = None  # until the write is whole, the compressor is ahead of the file
+        _write_all(fd, head + body)
+        member.end = size + len(head) + len(body)
+        member.crc = zlib.crc32(data, member.crc)
+        member.size += len(data)
+        if self.shared:
+            _write_record(self.path, fd, member.start, member.end, member.crc, member.size)
+        self._member = member
+
+    def _failed(self, fd: int, start: int, exc: OSError) -> CassetteError:
+        """Cut the file back to ``start`` (where this write began) and describe it."""
+        try:
+            os.ftruncate(fd, start)
+        except OSError as cut:
+            self.failed = f"{exc}; cutting the file back also failed ({cut})"
+            self._fd = None
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            return CassetteError(
+                f"cannot write to {self.path}: {self.failed}; its last line may be cut short "
+                "(readers skip it with a warning, `cassette validate` checks the rest): free "
+                "space or raise the file size limit and record again"
+            )
+        self.failed = str(exc)
+        return CassetteError(
+            f"cannot write to {self.path}: {exc}; the line was not written and the file ends "
+            "on its last whole line: free space or raise the file size limit and record again"
+        )
+
+    def sync(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                os.fsync(self._fd)
+
+    def close(self) -> None:
+        """Close this writer's gzip member (if the file still ends with it) and the file."""
+        with self._lock:
+            fd, self._fd = self._fd, None
+            if fd is None:
+                return
+            try:
+                if self.gz and self._member is not None:
+                    self._finish(fd, self._member)
+                with contextlib.suppress(OSError):
+                    os.fsync(fd)
+            finally:
+                self._member = None
+                os.close(fd)
+
+    def _finish(self, fd: int, member: _Member) -> None:
+        if self._flock:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            if os.fstat(fd).st_size != member.end:
+                return  # another writer closed it already
+            try:
+                _write_all(fd, _trailer(member.crc, member.size))
+            except OSError:
+                # a full disk: the member stays open and whole-lined; the member record
+                # (shared) or a reader's warning (a side file) covers it
+                os.ftruncate(fd, member.end)
+                return
+            if self.shared:
+                _record_path(self.path).unlink(missing_ok=True)
+        finally:
+            if self._flock:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def __repr__(self) -> str:
+        return f"<Writer {str(self.path)!r} gz={self.gz} shared={self.shared}>"
