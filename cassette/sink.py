@@ -13,9 +13,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from .codec import dumps
 from .errors import CassetteError
 from .locks import RecordLock
-from .recorder import Recorder
+from .recorder import Recorder, header_line
 from .redact import Redactor
 from .store import (
     Writer,
@@ -95,9 +96,18 @@ class Sink:
                     if not fresh:
                         repair_tail(self.target)
                 self._recorder = Recorder(writer, self._redactor)
-                if fresh:
+                if self.side is not None:
                     self._recorder.header(self._meta)
+                elif fresh:  # several processes may be appending to a new file
+                    writer.preamble = self._header()
             return self._recorder
+
+    def _header(self) -> bytes:
+        line = header_line(self._meta)
+        raw = dumps(line)
+        if self._redactor.hits(raw):
+            raw = dumps(self._redactor.redact(line)[0])
+        return raw
 
     def close(self) -> None:
         """Finish: the side file replaces the cassette now, atomically, unless a write to

@@ -24,6 +24,7 @@ import struct
 import threading
 import zlib
 from pathlib import Path
+
 from .errors import CassetteError, CassetteFormatError
 
 try:
@@ -208,6 +209,7 @@ class _Member:
         self.start = self.end = start
         self.crc = 0
         self.size = 0
+        self.broken = False  # a write failed: close it at ``end``, never continue it
         self.comp = zlib.compressobj(6, zlib.DEFLATED, -15)
 
 
@@ -233,6 +235,9 @@ class Writer:
         self.fsync = fsync
         self.shared = shared
         self.failed: str | None = None  # why a write failed, if one did
+        # the header line: written before this writer's first line if the file is empty
+        # then (decided under the lock, so of several processes one writes it)
+        self.preamble: bytes | None = None
         self._flock = fcntl is not None and shared
         self._lock = threading.Lock()
         self._member: _Member | None = None
@@ -256,6 +261,10 @@ class Writer:
                 fcntl.flock(fd, fcntl.LOCK_EX)
             try:
                 self._begin = os.fstat(fd).st_size
+                if self.preamble is not None:
+                    if self._begin == 0:
+                        data = self.preamble + b"\n" + data
+                    self.preamble = None
                 try:
                     if self.gz:
                         self._write_gz(fd, data, self._begin)
@@ -272,23 +281,37 @@ class Writer:
     def _write_gz(self, fd: int, data: bytes, size: int) -> None:
         member = self._member
         head = b""
-        if member is None or member.end != size:  # the tail is not this writer's member
+        if member is None or member.end != size or member.broken:
+            # the tail is not a member this writer can go on with: close whatever is open
             self._member = None
-            if self.shared and _close_open_member(self.path, fd):
+            if self._close_tail(fd, member, size):
                 size = self._begin = os.fstat(fd).st_size
             member = _Member(size)
             head = _GZ_HEADER
             if self.shared:  # recorded first: a kill mid-header leaves a member to remove
                 _write_record(self.path, fd, size, size, 0, 0)
+            self._member = member
+        # until the line is whole in the file, the compressor is ahead of it: a failure
+        # leaves the member broken (closed at its last whole line, never continued)
+        member.broken = True
         body = member.comp.compress(data) + member.comp.flush(zlib.Z_SYNC_FLUSH)
-        self._member = None  # until the write is whole, the compressor is ahead of the file
         _write_all(fd, head + body)
-        member.end = size + len(head) + len(body)
-        member.crc = zlib.crc32(data, member.crc)
-        member.size += len(data)
+        end = size + len(head) + len(body)
+        crc = zlib.crc32(data, member.crc)
         if self.shared:
-            _write_record(self.path, fd, member.start, member.end, member.crc, member.size)
-        self._member = member
+            _write_record(self.path, fd, member.start, end, crc, member.size + len(data))
+        member.end, member.crc, member.size = end, crc, member.size + len(data)
+        member.broken = False
+
+    def _close_tail(self, fd: int, member: _Member | None, size: int) -> bool:
+        """Close the open member at the end of the file (this writer's or, in a shared
+        file, another's); True if the file changed."""
+        if self.shared:
+            return _close_open_member(self.path, fd)
+        if member is None or member.end != size or member.end == member.start:
+            return False
+        _write_all(fd, _trailer(member.crc, member.size))
+        return True
 
     def _failed(self, fd: int, start: int, exc: OSError) -> CassetteError:
         """Cut the file back to ``start`` (where this write began) and describe it."""
@@ -336,13 +359,14 @@ class Writer:
         try:
             if os.fstat(fd).st_size != member.end:
                 return  # another writer closed it already
-            try:
-                _write_all(fd, _trailer(member.crc, member.size))
-            except OSError:
-                # a full disk: the member stays open and whole-lined; the member record
-                # (shared) or a reader's warning (a side file) covers it
-                os.ftruncate(fd, member.end)
-                return
+            if member.end != member.start:
+                try:
+                    _write_all(fd, _trailer(member.crc, member.size))
+                except OSError:
+                    # a full disk: the member stays open, ending on a whole line; the
+                    # member record (shared) or a reader's warning (a side file) covers it
+                    os.ftruncate(fd, member.end)
+                    return
             if self.shared:
                 _record_path(self.path).unlink(missing_ok=True)
         finally:
