@@ -36,7 +36,10 @@ def run(mode: str, path: str, command: tuple[str, ...]) -> None:
     import subprocess
 
     console = Console()
-    env = {**os.environ, "CASSETTE_MODE": mode.lower(), "CASSETTE_PATH": os.path.abspath(path)}
+    where = os.path.abspath(path)
+    if path.endswith(("/", os.sep)):  # a shard directory: abspath drops the slash
+        where += os.sep
+    env = {**os.environ, "CASSETTE_MODE": mode.lower(), "CASSETTE_PATH": where}
     try:
         proc = subprocess.Popen(list(command), env=env)
     except FileNotFoundError:
