@@ -41,6 +41,7 @@ __all__ = [
 ]
 
 _GZIP_MAGIC = b"\x1f\x8b"
+_FEED = 1 << 14  # bytes of gzip data given to the decompressor at a time
 _SHARD_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
 
 
@@ -95,13 +96,17 @@ def _gzip_chunks(path: Path, state: dict[str, bool]) -> Iterator[bytes]:
         dec = zlib.decompressobj(wbits=31)
         state["closed"] = True
         while True:
-            raw = f.read(1 << 20)
-            if not raw:
+            block = f.read(1 << 20)
+            if not block:
                 break
-            while raw:
+            view, pos = memoryview(block), 0
+            while pos < len(block):
+                # fed in small pieces: what follows a member's end is copied (unused_data),
+                # and a file of many small members (several appenders) must stay linear
+                piece = view[pos : pos + _FEED]
                 state["closed"] = False
                 try:
-                    out = dec.decompress(raw)
+                    out = dec.decompress(piece)
                 except zlib.error as exc:
                     raise CassetteFormatError(
                         f"{path}: gzip data is corrupt ({exc}); restore the file from a copy",
@@ -109,12 +114,11 @@ def _gzip_chunks(path: Path, state: dict[str, bool]) -> Iterator[bytes]:
                     ) from None
                 if out:
                     yield out
+                pos += len(piece)
                 if dec.eof:
                     state["closed"] = True
-                    raw = dec.unused_data
+                    pos -= len(dec.unused_data)
                     dec = zlib.decompressobj(wbits=31)
-                else:
-                    raw = b""
         tail = dec.flush()
         if tail:
             yield tail

@@ -183,19 +183,23 @@ def _last_member(path: Path) -> tuple[int, bytes, bool]:
     """(offset, decompressed data, closed?) of the last gzip member of ``path``."""
     with open(path, "rb") as f:
         raw = f.read()
-    pos, start, parts, closed = 0, 0, [b""], True
+    view, pos, start, parts, closed = memoryview(raw), 0, 0, [b""], True
+    dec = zlib.decompressobj(wbits=31)
     while pos < len(raw):
-        dec = zlib.decompressobj(wbits=31)
-        start, parts = pos, []
+        if closed:  # a new member begins here
+            dec, start, parts = zlib.decompressobj(wbits=31), pos, []
+        piece = view[pos : pos + (1 << 14)]  # small pieces: unused_data is a copy
         try:
-            parts.append(dec.decompress(raw[pos:]))
+            parts.append(dec.decompress(piece))
         except zlib.error as exc:
             raise CassetteFormatError(
                 f"{path}: gzip data is corrupt ({exc}); restore the file from a copy",
                 path=str(path),
             ) from None
+        pos += len(piece)
         closed = dec.eof
-        pos = len(raw) - len(dec.unused_data) if dec.eof else len(raw)
+        if closed:
+            pos -= len(dec.unused_data)
     return start, b"".join(parts), closed
 
 
