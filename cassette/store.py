@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from .errors import CassetteFormatError, CassetteModeError, CassetteWarning
-from .writer import Writer, repair_gzip_tail
+from .writer import Writer, open_by_live_writer, repair_gzip_tail
 
 try:
     import fcntl
@@ -140,7 +140,7 @@ def _raw_lines(path: Path) -> Iterator[bytes]:
     if _is_gzip_file(path):
         state: dict[str, bool] = {}
         yield from _split_lines(_gzip_chunks(path, state))
-        if not state.get("closed", True):
+        if not state.get("closed", True) and not open_by_live_writer(path):
             warnings.warn(
                 f"{path}: gzip stream was not closed (the writer was stopped); read every "
                 "whole line before that point. Run `cassette validate` to check the file.",

@@ -32,14 +32,20 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["Writer", "create_exclusive", "private_mode", "repair_gzip_tail"]
+__all__ = [
+    "Writer",
+    "create_exclusive",
+    "open_by_live_writer",
+    "private_mode",
+    "repair_gzip_tail",
+]
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 # a gzip member header: magic, deflate, no flags, mtime 0, no extra flags, OS unknown
 _GZ_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
 _GZ_FINAL = b"\x03\x00"  # an empty final deflate block (valid after a sync flush)
-_RECORD = struct.Struct("<8sQQQQII")
+_RECORD = struct.Struct("<8sQQQQIIQ")  # magic, dev, inode, start, end, crc, size, pid
 _MAGIC = b"CASGZ01\n"
 
 
@@ -103,6 +109,12 @@ def _record_path(path: Path) -> Path:
 
 def _read_record(path: Path, fd: int) -> tuple[int, int, int, int] | None:
     """(start, end, crc, size) of the open member of the file ``fd``, if recorded."""
+    found = _read_raw_record(path, os.fstat(fd))
+    return None if found is None else found[:4]
+
+
+def _read_raw_record(path: Path, st: os.stat_result) -> tuple[int, int, int, int, int] | None:
+    """(start, end, crc, size, pid) of the member record of ``path`` (stat ``st``)."""
     try:
         rfd = os.open(_record_path(path), os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
     except OSError:
@@ -113,16 +125,34 @@ def _read_record(path: Path, fd: int) -> tuple[int, int, int, int] | None:
         os.close(rfd)
     if len(raw) != _RECORD.size:
         return None
-    magic, dev, ino, start, end, crc, size = _RECORD.unpack(raw)
-    st = os.fstat(fd)
+    magic, dev, ino, start, end, crc, size, pid = _RECORD.unpack(raw)
     if magic != _MAGIC or (dev, ino) != (st.st_dev, st.st_ino) or not start <= end:
         return None
-    return start, end, crc, size
+    return start, end, crc, size, pid
+
+
+def open_by_live_writer(path: Path) -> bool:
+    """Whether the gzip file ``path`` ends with the open member of a writer that is still
+    running (so an unclosed stream is work in progress, not a writer that was stopped)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    found = _read_raw_record(path, st)
+    if found is None or found[1] != st.st_size:
+        return False
+    try:
+        os.kill(found[4], 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. EPERM: it exists
+        return True
+    return True
 
 
 def _write_record(path: Path, fd: int, start: int, end: int, crc: int, size: int) -> None:
     st = os.fstat(fd)
-    raw = _RECORD.pack(_MAGIC, st.st_dev, st.st_ino, start, end, crc, size)
+    raw = _RECORD.pack(_MAGIC, st.st_dev, st.st_ino, start, end, crc, size, os.getpid())
     # overwritten in place, never truncated: a full disk cannot leave it half-written
     rfd = os.open(_record_path(path), os.O_WRONLY | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o600)
     try:
