@@ -290,6 +290,11 @@ class Writer:
         with self._lock:
             fd = self._fd
             if fd is None:
+                if self.failed is not None:
+                    raise CassetteError(
+                        f"cannot write to {self.path}: an earlier write failed ({self.failed}); "
+                        "free space or raise the file size limit and record again"
+                    )
                 raise CassetteError(f"{self.path}: writer is closed; open the cassette again")
             if self._flock:
                 fcntl.flock(fd, fcntl.LOCK_EX)
