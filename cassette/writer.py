@@ -150,16 +150,16 @@ def open_by_live_writer(path: Path) -> bool:
     return True
 
 
-def _write_record(path: Path, fd: int, start: int, end: int, crc: int, size: int) -> None:
-    st = os.fstat(fd)
+def _open_record(path: Path) -> int:
+    """The member record's descriptor, kept while this writer's member is open: a record
+    is rewritten in place (never truncated, so a full disk cannot leave half of one)."""
+    return os.open(_record_path(path), os.O_WRONLY | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o600)
+
+
+def _put_record(rfd: int, st: os.stat_result, start: int, end: int, crc: int, size: int) -> None:
     raw = _RECORD.pack(_MAGIC, st.st_dev, st.st_ino, start, end, crc, size, os.getpid())
-    # overwritten in place, never truncated: a full disk cannot leave it half-written
-    rfd = os.open(_record_path(path), os.O_WRONLY | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o600)
-    try:
-        if os.pwrite(rfd, raw, 0) != len(raw):
-            raise OSError(f"short write to {_record_path(path)}")
-    finally:
-        os.close(rfd)
+    if os.pwrite(rfd, raw, 0) != len(raw):
+        raise OSError(28, "short write of the gzip member record")
 
 
 def _trailer(crc: int, size: int) -> bytes:
@@ -243,8 +243,16 @@ class _Member:
         self.start = self.end = start
         self.crc = 0
         self.size = 0
-        self.broken = False  # a write failed: close it at ``end``, never continue it
+        self.broken = True  # until its first line is whole; after a failed write: close
+        # it at ``end``, never continue it
         self.comp = zlib.compressobj(6, zlib.DEFLATED, -15)
+        self.record: int | None = None  # the member record's descriptor (a shared file)
+        self.stat: os.stat_result | None = None  # the file's, for the record
+
+    def drop(self) -> None:
+        if self.record is not None:
+            os.close(self.record)
+            self.record = None
 
 
 class Writer:
@@ -322,14 +330,17 @@ class Writer:
         head = b""
         if member is None or member.end != size or member.broken:
             # the tail is not a member this writer can go on with: close whatever is open
+            if member is not None:
+                member.drop()
             self._member = None
             if self._close_tail(fd, member, size):
                 size = self._begin = os.fstat(fd).st_size
-            member = _Member(size)
+            member = self._member = _Member(size)
             head = _GZ_HEADER
             if self.shared:  # recorded first: a kill mid-header leaves a member to remove
-                _write_record(self.path, fd, size, size, 0, 0)
-            self._member = member
+                member.stat = os.fstat(fd)
+                member.record = _open_record(self.path)
+                _put_record(member.record, member.stat, size, size, 0, 0)
         # until the line is whole in the file, the compressor is ahead of it: a failure
         # leaves the member broken (closed at its last whole line, never continued)
         member.broken = True
@@ -337,8 +348,8 @@ class Writer:
         _write_all(fd, head + body)
         end = size + len(head) + len(body)
         crc = zlib.crc32(data, member.crc)
-        if self.shared:
-            _write_record(self.path, fd, member.start, end, crc, member.size + len(data))
+        if member.record is not None and member.stat is not None:
+            _put_record(member.record, member.stat, member.start, end, crc, member.size + len(data))
         member.end, member.crc, member.size = end, crc, member.size + len(data)
         member.broken = False
 
@@ -389,6 +400,8 @@ class Writer:
                 with contextlib.suppress(OSError):
                     os.fsync(fd)
             finally:
+                if self._member is not None:
+                    self._member.drop()
                 self._member = None
                 os.close(fd)
 
