@@ -4,7 +4,8 @@
 :func:`cassette.adapters.tau2.patch_tau2`. Recording writes the run's settings to the header
 meta (``"tau2"``), so a replay needs nothing but the cassette::
 
-    cassette tau2 --mode replay fixtures/tau2_mock.jsonl
+    cassette tau2 --mode replay runs/mock.jsonl
+    cassette tau2 --bundled        # the mock run shipped with the package
 """
 
 from __future__ import annotations
@@ -122,7 +123,9 @@ def _fmt(value: Any) -> str:
 
 
 @click.command("tau2", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("path", metavar="CASSETTE", type=click.Path(path_type=Path))
+@click.argument("path", metavar="CASSETTE", type=click.Path(path_type=Path), required=False)
+@click.option("--bundled", is_flag=True,
+              help="Replay the tau2 mock run shipped with the package, not CASSETTE.")  # fmt: skip
 @click.option("--mode", type=click.Choice(["record", "replay", "append", "auto"]),
               default="replay", show_default=True,
               help="record: call the models, write CASSETTE; replay: serve it.")  # fmt: skip
@@ -142,7 +145,7 @@ def _fmt(value: Any) -> str:
               help="Extra header meta when recording.")  # fmt: skip
 @click.option("-v", "--verbose", is_flag=True, help="Show tau2's own logs and progress.")
 def tau2_command(
-    path: Path, mode: str, domain: str | None, task_ids: tuple[str, ...],
+    path: Path | None, bundled: bool, mode: str, domain: str | None, task_ids: tuple[str, ...],
     num_trials: int | None, max_concurrency: int, agent_llm: str | None, user_llm: str | None,
     base_url: str | None, api_key: str | None, max_steps: int | None, seed: int | None,
     meta_items: tuple[str, ...], verbose: bool,
@@ -154,10 +157,23 @@ def tau2_command(
 
     \b
     Examples:
-      cassette tau2 fixtures/tau2_mock.jsonl
+      cassette tau2 --bundled
+      cassette tau2 runs/mock.jsonl
       cassette tau2 --mode record --domain mock --num-trials 2 \\
         --agent-llm openai/gpt-4.1-mini --user-llm openai/gpt-4.1-mini runs/mock.jsonl
     """
+    if bundled:
+        if path is not None or mode != "replay":
+            _fail("--bundled replays the shipped cassette; leave out CASSETTE and --mode")
+        from ..errors import CassetteError
+        from ..testing.bundled import bundled as bundled_path
+
+        try:
+            path = bundled_path("tau2_mock")
+        except CassetteError as exc:
+            _fail(str(exc))
+    elif path is None:
+        _fail("name the CASSETTE to replay or record, or replay the shipped one with --bundled")
     if not verbose and "tau2" not in sys.modules:
         from loguru import logger  # tau2's logger: quiet its import-time chatter
 
