@@ -1,0 +1,123 @@
+"""No command prints a traceback for a user error or a network failure: a walk of the
+command line with bad paths, dead endpoints and a missing extra, each answered with one
+line ``error: <what>; <the fix>`` and a non-zero exit code.
+
+The commands run as a user runs them, in a child process (a traceback is what a process
+prints, not what click's test runner keeps).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+GOOD = REPO / "tests" / "fixtures" / "cli" / "run_a.jsonl"
+TAU2_MOCK = REPO / "cassette" / "testing" / "data" / "tau2_mock.jsonl"
+# the modules of the tau2 extra, made unimportable for one child
+BLOCK = """
+import sys
+class _NotInstalled:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in {"tau2", "loguru", "litellm"}:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, _NotInstalled())
+"""
+MAIN = "from cassette.cli import main; main(prog_name='cassette')"
+
+
+def cassette_cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, prelude: str = ""
+) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("CASSETTE_", "OPENAI_"))}
+    base["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), base.get("PYTHONPATH")]))
+    return subprocess.run(
+        [sys.executable, "-c", prelude + MAIN, *args],
+        capture_output=True,
+        text=True,
+        env={**base, **(env or {})},
+        cwd=cwd,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+    """The one error line of a failed command (asserting there is exactly one)."""
+    assert proc.returncode not in (0, None), proc
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1, proc.stderr
+    return errors[0]
+
+
+def dead_url() -> str:
+    """An endpoint on 127.0.0.1 that refuses connections (a port just freed)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+@pytest.fixture
+def place(tmp_path: Path) -> Path:
+    """A folder with a good cassette, an empty folder, and no missing.jsonl."""
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "good.jsonl").write_bytes(GOOD.read_bytes())
+    return tmp_path
+
+
+BAD_PATHS = [
+    (("show", "missing.jsonl"), "no such file or directory: missing.jsonl"),
+    (("stats", "missing.jsonl"), "no such file or directory: missing.jsonl"),
+    (("validate", "missing.jsonl"), "no such file or directory: missing.jsonl"),
+    (("redact", "missing.jsonl"), "no such file or directory: missing.jsonl"),
+    (("diff", "good.jsonl", "missing.jsonl"), "no such file or directory: missing.jsonl"),
+    (("merge", "out.jsonl", "missing.jsonl"), "no such file or directory: missing.jsonl"),
+    (("convert", "--from", "ep", "missing.jsonl", "o.jsonl"), "missing.jsonl"),
+    (("tau2", "missing.jsonl"), "no cassette at missing.jsonl"),
+    (("show", "empty"), "empty is a directory with no shard files"),
+    (("stats", "empty"), "empty is a directory with no shard files"),
+    (("validate", "empty"), "empty is a directory with no shard files"),
+    (("redact", "empty"), "empty is a directory with no shard files"),
+    (("diff", "empty", "good.jsonl"), "empty is a directory with no shard files"),
+    (("merge", "out.jsonl", "empty"), "empty is a directory with no shard files"),
+    (("merge", "empty", "good.jsonl"), "empty is a directory"),
+    (("diff", "good.jsonl", "good.jsonl", "--html", "empty"), "--html empty is a directory"),
+    (("demo", "--out", "empty"), "is a directory"),
+    (("show", "good.jsonl", "--env", "nope"), "no episode nope in good.jsonl"),
+    (("run", "--", "no-such-command-here"), "command not found: no-such-command-here"),
+    (("run", "--mode", "rewind", "--", "true"), "Invalid value for '--mode'"),
+    (("show",), "Missing argument"),
+    (("convert", "a.jsonl", "b.jsonl"), "Missing option '--from'. Choose from: ep; see"),
+]
+
+
+@pytest.mark.parametrize(("args", "says"), BAD_PATHS, ids=[" ".join(a) for a, _ in BAD_PATHS])
+def test_a_bad_path_or_argument_is_one_line(place: Path, args: tuple[str, ...], says: str) -> None:
+    assert says in one_line_error(cassette_cli(*args, cwd=place))
+
+
+def test_tau2_without_the_extra_says_what_to_install(place: Path) -> None:
+    proc = cassette_cli("tau2", str(TAU2_MOCK), cwd=place, prelude=BLOCK)
+    line = one_line_error(proc)
+    assert line.endswith("pip install 'rollout-cassette[tau2]'"), line
+    assert proc.stdout == ""
+
+
+def test_demo_live_against_a_dead_endpoint_is_one_line(place: Path) -> None:
+    url = dead_url()
+    env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": url}
+    proc = cassette_cli("demo", "--live", "--out", "live.jsonl", cwd=place, env=env)
+    line = one_line_error(proc)
+    assert url in line and "OPENAI_BASE_URL" in line, line
+
+
+def test_demo_live_without_a_key_is_one_line(place: Path) -> None:
+    line = one_line_error(cassette_cli("demo", "--live", cwd=place))
+    assert "OPENAI_API_KEY" in line, line
