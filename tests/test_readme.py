@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -20,6 +22,7 @@ def _run_block(block: str, where: Path, timeout: float = 60) -> str:
     script.write_text(block)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("CASSETTE_MODE", None)
+    env.pop("CASSETTE_FORCE_MODE", None)
     proc = subprocess.run(
         [sys.executable, str(script)],
         cwd=where,
@@ -47,6 +50,7 @@ def test_the_thread_example_runs(tmp_path: Path) -> None:
     _run_block(block, tmp_path)
 
 
+@pytest.mark.slow
 def test_the_mcp_agent_example_records_and_replays_with_nothing_running(tmp_path: Path) -> None:
     (block,) = [b for b in _python_blocks() if "mcp_session(cas, mcp_server)" in b]
     out = _run_block(block, tmp_path, timeout=120)

@@ -110,6 +110,7 @@ def test_tau2_without_the_extra_says_what_to_install(place: Path) -> None:
     assert proc.stdout == ""
 
 
+@pytest.mark.slow
 def test_demo_live_against_a_dead_endpoint_is_one_line(place: Path) -> None:
     url = dead_url()
     env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": url}
