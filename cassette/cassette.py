@@ -192,7 +192,7 @@ class Cassette:
             held = f"{self.path}: " + self.index.describe_episode(env)
         return (
             f"no recording for env_index={env!r} channel={channel!r} step={step}; {held}. "
-            f"The code made a call the recording never saw: {self.fix}, or mode='append' to add it"
+            f"The code made a call the recording never saw: {self.fix}, or append mode to add it"
         )
 
     def _verify(self, entry: Entry, request: Json) -> None:

@@ -97,6 +97,33 @@ def _fail(message: str, code: int = 2) -> NoReturn:
     sys.exit(code)
 
 
+def _unreachable(url: str) -> str | None:
+    """Why nothing answers at ``url``'s host and port (a TCP connect), or None if it does."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if not parts.hostname:
+        return "not a URL"
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        socket.create_connection((parts.hostname, port), timeout=5).close()
+    except OSError as exc:
+        return exc.strerror or str(exc) or type(exc).__name__
+    return None
+
+
+def _record_fix(path: Path, config: Json) -> str:
+    """The command that re-records ``path`` with the settings it was recorded with."""
+    import shlex
+
+    argv = ["cassette", "tau2", "--mode", "record", "--domain", str(config["domain"])]
+    argv += ["--agent-llm", str(config["agent_llm"]), "--user-llm", str(config["user_llm"])]
+    if config.get("task_ids"):
+        argv += ["--task-ids", ",".join(map(str, config["task_ids"]))]
+    return f"to re-record, run `{shlex.join([*argv, str(path)])}` against a live model"
+
+
 def _exists(path: Path) -> bool:
     return path.is_dir() or (path.is_file() and path.stat().st_size > 0)
 
@@ -191,8 +218,14 @@ def tau2_command(
             cas = cassette.open(path, mode)
             header = (cas.index.headers or [{}])[0].get("meta") or {}
             config = _settle(options, header.get("tau2") or {})
+            if not cas.forced:  # a miss names this command, not a variable
+                target = Path("runs/mock.jsonl") if bundled else path  # not the package's copy
+                cas.fix = _record_fix(target, config)
         else:
             config = _settle(options, {})
+            why = _unreachable(base_url) if base_url else None
+            if why is not None:
+                _fail(f"cannot reach {base_url} ({why}); check --base-url", 1)
             extra = dict(item.partition("=")[::2] for item in meta_items)
             cas = cassette.open(path, mode, meta={**extra, "tau2": config})
         llm_args: Json = {}

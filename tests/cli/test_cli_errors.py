@@ -8,7 +8,11 @@ prints, not what click's test runner keeps).
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
+import re
+import shlex
 import socket
 import subprocess
 import sys
@@ -122,3 +126,46 @@ def test_demo_live_against_a_dead_endpoint_is_one_line(place: Path) -> None:
 def test_demo_live_without_a_key_is_one_line(place: Path) -> None:
     line = one_line_error(cassette_cli("demo", "--live", cwd=place))
     assert "OPENAI_API_KEY" in line, line
+
+
+needs_tau2 = pytest.mark.skipif(
+    importlib.util.find_spec("tau2") is None, reason="needs the tau2 extra"
+)
+
+
+@needs_tau2
+def test_tau2_record_against_a_dead_endpoint_is_one_line(place: Path) -> None:
+    url = dead_url()
+    llms = ("--agent-llm", "openai/m", "--user-llm", "openai/m")
+    argv = ("tau2", "--mode", "record", "--domain", "mock", *llms, "--base-url", url, "r.jsonl")
+    proc = cassette_cli(*argv, cwd=place)
+    line = one_line_error(proc)
+    assert proc.returncode == 1 and url in line and "check --base-url" in line, line
+    assert not (place / "r.jsonl").exists()
+
+
+@needs_tau2
+@pytest.mark.slow
+def test_a_tau2_replay_that_misses_prints_the_command_that_re_records_it(place: Path) -> None:
+    from fixtures.tau2_server import Tau2Server
+
+    # the shipped cassette's header (one task of its settings) and no interaction
+    header = json.loads(TAU2_MOCK.read_text().splitlines()[0])
+    header["meta"]["tau2"]["task_ids"] = ["create_task_1"]
+    (place / "mock.jsonl").write_text(json.dumps(header) + "\n")
+    line = one_line_error(cassette_cli("tau2", "mock.jsonl", cwd=place))
+    assert "CASSETTE_FORCE_MODE" not in line
+    found = re.search(r"run `(cassette tau2 [^`]+)` against a live model", line)
+    assert found, line
+    argv = shlex.split(found[1])
+    assert argv[2:4] == ["--mode", "record"] and argv[-1] == "mock.jsonl", argv
+
+    # follow it, against a live model (here the scripted one, where litellm looks for it)
+    with Tau2Server("random") as server:
+        live = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}
+        recorded = cassette_cli(*argv[1:], cwd=place, env=live)
+    assert recorded.returncode == 0, recorded.stderr[-3000:]
+    assert "LLM calls made" in recorded.stdout
+    replayed = cassette_cli("tau2", "mock.jsonl", cwd=place)  # the server is gone
+    assert replayed.returncode == 0, replayed.stderr[-3000:]
+    assert "replayed from mock.jsonl, 0 live" in replayed.stdout
