@@ -121,6 +121,9 @@ def _record_fix(path: Path, config: Json) -> str:
     argv += ["--agent-llm", str(config["agent_llm"]), "--user-llm", str(config["user_llm"])]
     if config.get("task_ids"):
         argv += ["--task-ids", ",".join(map(str, config["task_ids"]))]
+    for key in ("num_trials", "max_steps", "seed"):
+        if config.get(key) is not None and config[key] != DEFAULTS.get(key):
+            argv += [f"--{key.replace('_', '-')}", str(config[key])]
     return f"to re-record, run `{shlex.join([*argv, str(path)])}` against a live model"
 
 
