@@ -265,6 +265,11 @@ def replay_bundled(console: Console) -> None:
     try:
         target = bundled("demo")
         with open_cassette(target, mode="replay") as cas:
+            if not cas.forced:  # the shipped file is not the user's to re-record
+                cas.fix = (
+                    "the shipped demo cassette does not fit this version's demo agent; "
+                    "reinstall rollout-cassette, or record a fresh run with `cassette demo`"
+                )
             results = run_agent(cassette_chat(cas, no_model), cas)
             served = len(cas.index.entries) - len(cas.unused())
     except CassetteError as exc:

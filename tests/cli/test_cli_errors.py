@@ -8,6 +8,7 @@ prints, not what click's test runner keeps).
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
 import os
@@ -169,3 +170,21 @@ def test_a_tau2_replay_that_misses_prints_the_command_that_re_records_it(place: 
     replayed = cassette_cli("tau2", "mock.jsonl", cwd=place)  # the server is gone
     assert replayed.returncode == 0, replayed.stderr[-3000:]
     assert "replayed from mock.jsonl, 0 live" in replayed.stdout
+
+
+def test_a_bundled_demo_that_misses_names_no_re_record_of_the_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from cassette.cli import main
+
+    module = importlib.import_module("cassette.testing.bundled")  # the package exports its function
+    header_only = tmp_path / "demo.jsonl"
+    header_only.write_text(module.bundled("demo").read_text().splitlines()[0] + "\n")
+    monkeypatch.setattr(module, "bundled", lambda name: header_only)
+    result = CliRunner().invoke(main, ["demo", "--bundled"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error: no recording for env_index=0")
+    assert "record a fresh run with `cassette demo`" in result.stderr
+    assert "CASSETTE_FORCE_MODE" not in result.stderr and result.stderr.count("\n") == 1
