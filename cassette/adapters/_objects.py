@@ -212,7 +212,10 @@ def rebuild(path: str | None, data: Any, *, warn: bool = True) -> Any:
 def load_object(data: Json, default: str | None = None) -> Any:
     """Rebuild a dict from :func:`dump_object` as its ``$type`` (else ``default``)."""
     path = data.get(TYPE_KEY)
-    return rebuild(path if isinstance(path, str) else default, data)
+    path = path if isinstance(path, str) else default
+    if path is None:
+        return {k: v for k, v in data.items() if k != STREAM_KEY}
+    return rebuild(path, data)
 
 
 # --- streams ------------------------------------------------------------------------------
