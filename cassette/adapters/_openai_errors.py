@@ -15,6 +15,9 @@ from ..errors import CassetteError
 __all__ = ["OpenAIErrors", "http_module"]
 
 Json = dict[str, Any]
+_BUILTINS: dict[str, type[Exception]] = {
+    f"builtins.{cls.__name__}": cls for cls in (TypeError, ValueError, RuntimeError)
+}
 _SAFE_HEADERS = frozenset({"content-type", "retry-after", "retry-after-ms", "x-request-id"})
 
 
@@ -82,6 +85,9 @@ class OpenAIErrors:
     def load(self, info: Json) -> BaseException | None:
         data = info.get("data") or {}
         kind, message = data.get("kind"), str(info.get("message") or "")
+        builtin = _BUILTINS.get(str(info.get("type", "")))
+        if builtin is not None:  # raised by the SDK before sending: a wrong argument
+            return builtin(message)
         if not str(info.get("type", "")).startswith("openai."):
             return None
         if kind == "status":

@@ -5,6 +5,7 @@ other entry point). Both give the same dict for the same call."""
 
 from __future__ import annotations
 
+import base64
 import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -131,9 +132,15 @@ def options_request(options: Any, base_path: str) -> Json:
     content_type = str(next((v for k, v in headers.items() if k.lower() == "content-type"), ""))
     if options.files is not None or content_type.startswith("multipart/"):
         raise refuse(method, path, "a multipart file upload")
-    if options.content is not None:
-        raise refuse(method, path, "a raw (non-JSON) request body")
     body: Json = {}
+    content = options.content
+    if isinstance(content, (bytes, bytearray)):  # a body of its own type (SDP, ...)
+        try:
+            body["$content"] = bytes(content).decode()
+        except UnicodeDecodeError:
+            body["$content_base64"] = base64.b64encode(content).decode()
+    elif content is not None:
+        raise refuse(method, path, "a request body read from a file or a stream")
     data = options.json_data
     if isinstance(data, Mapping):
         body = to_json(data)
