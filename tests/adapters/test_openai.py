@@ -468,7 +468,10 @@ def test_error_codec_kinds() -> None:
             assert str(back) == str(exc)
             assert getattr(back, "body", None) == exc.body
         assert codec.dump(ValueError("not ours")) is None
-        assert codec.load({"type": "builtins.ValueError", "message": "x", "data": {}}) is None
+        assert codec.load({"type": "mylib.Boom", "message": "x", "data": {}}) is None
+        # what the SDK raises before sending (a wrong argument) replays as itself
+        back = codec.load({"type": "builtins.TypeError", "message": "bad", "data": {}})
+        assert type(back) is TypeError and str(back) == "bad"
 
 
 def test_build_request_fast_path_equals_the_sdk_transform() -> None:
