@@ -133,7 +133,7 @@ def options_request(options: Any, base_path: str) -> Json:
     if options.files is not None or content_type.startswith("multipart/"):
         raise refuse(method, path, "a multipart file upload")
     body: Json = {}
-    content = options.content
+    content = getattr(options, "content", None)  # openai >= 2
     if isinstance(content, (bytes, bytearray)):  # a body of its own type (SDP, ...)
         try:
             body["$content"] = bytes(content).decode()

@@ -203,9 +203,15 @@ def _install(client: Any, resource: Any, endpoint: _Endpoint | None) -> Any:
 
 
 def _refuse_websocket() -> CassetteError:
+    frame: Any = sys._getframe(2)
+    while frame is not None and not type(frame.f_locals.get("self")).__module__.startswith(
+        _WEBSOCKET_CODE
+    ):
+        frame = frame.f_back
+    who = type(frame.f_locals["self"]).__name__ if frame is not None else "the SDK"
     return CassetteError(
-        "a realtime/websocket connection (connect()) cannot be recorded or replayed by a "
-        "cassette; open it with a client that wrap_openai did not wrap"
+        f"{who} of connect() opens a websocket connection, which a cassette cannot record "
+        "or replay; open it with a client that wrap_openai did not wrap"
     )
 
 
