@@ -52,7 +52,14 @@ def _plain(value: Any) -> Any:
 
 
 def to_json(value: Any) -> Any:
-    """A fresh JSON copy of ``value`` in one orjson pass, else the slow walk."""
+    """``value`` as JSON data: itself when orjson takes it as it is (nothing copied: the
+    cassette reads a request at once), else a copy with SDK models dumped in one orjson
+    pass, else the slow walk (SDK sentinels nested in dicts)."""
+    try:
+        orjson.dumps(value)
+        return value
+    except TypeError:
+        pass
     try:
         return orjson.loads(orjson.dumps(value, default=_default))
     except TypeError:
@@ -71,7 +78,7 @@ def build_request(endpoint: str, params: Any, kwargs: Mapping[str, Any]) -> Json
         k: v for k, v in kwargs.items() if k not in _TRANSPORT and not isinstance(v, _SENTINELS)
     }
     try:
-        body: Json = to_json(given)
+        body: Json = to_json(given)  # a dict of its own, made above
     except _NeedsTransform:
         body = _plain(maybe_transform(given, params))
     extra = kwargs.get("extra_body")
@@ -143,7 +150,7 @@ def options_request(options: Any, base_path: str) -> Json:
         raise refuse(method, path, "a request body read from a file or a stream")
     data = options.json_data
     if isinstance(data, Mapping):
-        body = to_json(data)
+        body = dict(to_json(data))  # a dict of its own: the SDK's body is sent as it is
     elif data is not None:
         raise refuse(method, path, f"a JSON body that is a {type(data).__name__}, not an object")
     extra = options.extra_json

@@ -42,12 +42,13 @@ from typing import Any, TypeVar, cast
 import pydantic
 from openai import AsyncOpenAI, OpenAI
 from openai._constants import OVERRIDE_CAST_TO_HEADER, RAW_RESPONSE_HEADER
+from openai._models import FinalRequestOptions
 from openai.types.chat import ChatCompletion, completion_create_params
 
 from ..cassette import Cassette
 from ..errors import CassetteError
 from ._openai_errors import OpenAIErrors
-from ._openai_http import LIVE, Recorder, response_dict, without_http
+from ._openai_http import LIVE, Recorder, adapter, response_dict, without_http
 from ._openai_request import build_request, materialise
 
 __all__ = ["OpenAIErrors", "build_request", "wrap_openai"]
@@ -85,11 +86,6 @@ def _responses_endpoint() -> _Endpoint | None:
     return _Endpoint("responses", "/responses", Response, params)
 
 
-@functools.lru_cache(maxsize=64)
-def _adapter(cast_to: Any) -> pydantic.TypeAdapter[Any]:
-    return pydantic.TypeAdapter(cast_to)
-
-
 # --- create: the fast path ----------------------------------------------------------------
 
 
@@ -108,13 +104,27 @@ class _Create:
             for name, p in signature.parameters.items()
             if p.default is p.empty and p.kind is p.KEYWORD_ONLY
         )
-        self.adapter = _adapter(endpoint.result)
+        self.adapter = adapter(endpoint.result)
         self._ok: Any = None
 
-    def slow(self, kwargs: Mapping[str, Any]) -> bool:
-        """Streams and raw responses go the SDK's way, to the client's ``request``."""
-        headers = kwargs.get("extra_headers")
-        return bool(kwargs.get("stream")) or bool(headers and _CONTROL & headers.keys())
+    def respond(self, data: Json, headers: Mapping[str, Any]) -> Any:
+        """What ``with_raw_response`` / ``with_streaming_response`` return for a reply: the
+        client's own ``_process_response`` over the HTTP response rebuilt from it (an
+        awaitable for an async client)."""
+        client = self.recorder.client
+        options = FinalRequestOptions.construct(
+            method="post", url=self.endpoint.path, headers=dict(headers)
+        )
+        cast_to = client._maybe_override_cast_to(self.endpoint.result, options)
+        response = self.recorder.response(options, data)
+        return self.recorder.cls._process_response(
+            client,
+            cast_to=cast_to,
+            options=options,
+            response=response,
+            stream=False,
+            stream_cls=None,
+        )
 
     def request(self, kwargs: Mapping[str, Any]) -> Json:
         if not (kwargs.keys() <= self.accepts and self.required <= kwargs.keys()):
@@ -122,7 +132,11 @@ class _Create:
         return build_request(self.endpoint.name, self.endpoint.params, kwargs)
 
     def raw_kwargs(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
-        headers = {**(kwargs.get("extra_headers") or {}), RAW_RESPONSE_HEADER: "raw"}
+        """The arguments that make the SDK hand back the live HTTP response, read."""
+        headers = {
+            k: v for k, v in (kwargs.get("extra_headers") or {}).items() if k not in _CONTROL
+        }
+        headers[RAW_RESPONSE_HEADER] = "raw"
         return {**kwargs, "extra_headers": headers}
 
     def build(self, data: Json) -> Any:
@@ -154,13 +168,16 @@ def _sync_create(call: _Create) -> Callable[..., Any]:
         return response_dict(raw.http_response)
 
     def create(**kwargs: Any) -> Any:
-        if call.slow(kwargs):
+        if kwargs.get("stream"):  # streams go the SDK's way, to the client's request()
             return call.create(**kwargs)
         kwargs = materialise(kwargs)
         request = call.request(kwargs)
         data = call.cas.call(
             request, live=lambda: live(kwargs), channel=call.channel, errors=call.errors
         )
+        headers = kwargs.get("extra_headers")
+        if headers and _CONTROL & headers.keys():  # with_raw/streaming_response
+            return call.respond(data, headers)
         return call.build(data)
 
     return create
@@ -176,13 +193,16 @@ def _async_create(call: _Create) -> Callable[..., Any]:
         return response_dict(raw.http_response)
 
     async def create(**kwargs: Any) -> Any:
-        if call.slow(kwargs):
+        if kwargs.get("stream"):  # streams go the SDK's way, to the client's request()
             return await call.create(**kwargs)
         kwargs = materialise(kwargs)
         request = call.request(kwargs)
         data = await call.cas.acall(
             request, live=lambda: live(kwargs), channel=call.channel, errors=call.errors
         )
+        headers = kwargs.get("extra_headers")
+        if headers and _CONTROL & headers.keys():  # with_raw/streaming_response
+            return await call.respond(data, headers)
         return call.build(data)
 
     return create
@@ -272,6 +292,7 @@ def wrap_openai(client: ClientT, cas: Cassette, *, channel: str = "llm") -> Clie
     aio = isinstance(wrapped, AsyncOpenAI)
     vars(wrapped)["request"] = recorder.async_request() if aio else recorder.sync_request()
     vars(wrapped)[_RECORDER] = recorder
+    vars(wrapped)["_process_response_data"] = recorder.process_response_data()
     for name, endpoint in (("chat", CHAT), ("responses", None)):  # SDKs that build them eagerly
         if name in vars(wrapped):
             resource = vars(wrapped)[name]
