@@ -7,6 +7,7 @@ Responses API and streamed parse go through them); all four must be the wrapped 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -195,7 +196,7 @@ def test_with_structured_output_function_calling(tmp_path: Path) -> None:
 def test_with_structured_output_json_mode_include_raw(tmp_path: Path) -> None:
     # json_mode sends response_format json_object; the schema is not in the prompt, so the
     # model is told it in the prompt here, as a user of json_mode would
-    prompt = f"{PROMPT}. Answer with JSON matching {Trip.model_json_schema()}"
+    prompt = f"{PROMPT}. Answer with JSON matching {json.dumps(Trip.model_json_schema())}"
     out = record_and_replay(tmp_path, structured("json_mode", include_raw=True), prompt)
     Trip.model_validate(out["parsed"])
 
