@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 SIDE = Path(__file__).with_name("side")
 FRAMEWORKS = {  # name: (scenario file, scenarios it must run)
     "langchain-openai": ("scenario_langchain.py", 13),
-    "openai-agents": ("scenario_openai_agents.py", 8),
+    "openai-agents": ("scenario_openai_agents.py", 9),
     "pydantic-ai": ("scenario_pydantic_ai.py", 8),
     "instructor": ("scenario_instructor.py", 8),
     "litellm": ("scenario_litellm.py", 12),

@@ -32,6 +32,7 @@ __all__ = [
     "concurrent_episodes",
     "interactions",
     "record_and_replay",
+    "run_with_cassette",
     "socket_guard",
 ]
 
@@ -112,9 +113,11 @@ def interactions(path: Path) -> list[dict[str, Any]]:
     return [x for x in lines if x.get("type") == "interaction"]
 
 
-def _run(
+def run_with_cassette(
     path: Path, mode: str, base_url: str, body: Callable[[Clients], Any], around: Around | None
 ) -> Any:
+    """``body(clients)`` (awaited if a coroutine) with the cassette at ``path`` open in
+    ``mode`` and clients aimed at ``base_url``; its result as plain JSON data."""
     sync = OpenAI(base_url=base_url, api_key=KEY, max_retries=0)
     aio = AsyncOpenAI(base_url=base_url, api_key=KEY, max_retries=0)
     try:
@@ -144,9 +147,13 @@ def record_and_replay(
     recorded summary. Returns it. ``around(clients)`` is a context manager entered around
     each whole run (a patch such as ``patch_litellm``)."""
     path = tmp_path / "run.jsonl"
+
+    def once(clients: Clients) -> Any:
+        return scenario(clients, prompt)
+
     with ScriptedServer("random") as server:
         base_url = server.base_url  # replay points at it, stopped: nothing listens there
-        recorded = _run(path, "record", base_url, lambda c: scenario(c, prompt), around)
+        recorded = run_with_cassette(path, "record", base_url, once, around)
         sent = server.request_count
     assert sent >= 1, "the scenario sent no request to the model"
     assert len(interactions(path)) == sent, (
@@ -155,7 +162,7 @@ def record_and_replay(
     )
     for attempt in range(REPLAYS):
         with socket_guard() as guard:
-            again = _run(path, "replay", base_url, lambda c: scenario(c, prompt), around)
+            again = run_with_cassette(path, "replay", base_url, once, around)
         assert guard.attempts == [], f"replay {attempt + 1} reached for the network"
         assert again == recorded, f"replay {attempt + 1}: {difference(recorded, again)}"
     return recorded
@@ -178,14 +185,14 @@ def concurrent_episodes(
 
     with ScriptedServer("random") as server:
         base_url = server.base_url
-        recorded = _run(path, "record", base_url, gather, around)
+        recorded = run_with_cassette(path, "record", base_url, gather, around)
         sent = server.request_count
     lines = interactions(path)
     assert len(lines) == sent, f"{sent} requests, {len(lines)} recorded"
     assert {x["env_index"] for x in lines} == set(range(EPISODES))
     assert len({json.dumps(r, sort_keys=True) for r in recorded}) == EPISODES, recorded
     with socket_guard() as guard:
-        again = _run(path, "replay", base_url, gather, around)
+        again = run_with_cassette(path, "replay", base_url, gather, around)
     assert guard.attempts == [], "the concurrent replay reached for the network"
     for i, (was, now) in enumerate(zip(recorded, again, strict=True)):
         assert now == was, f"episode {i} got other answers on replay: {difference(was, now)}"

@@ -22,7 +22,13 @@ from agents import (
 )
 from pydantic import BaseModel
 
-from ._harness import Clients, concurrent_episodes, record_and_replay
+from ._harness import (
+    Clients,
+    concurrent_episodes,
+    record_and_replay,
+    run_with_cassette,
+    socket_guard,
+)
 
 PROMPT = "What is the weather in Lisbon for the next 3 days?"
 MODELS = ("responses", "chat_completions")
@@ -117,3 +123,23 @@ def test_run_with_a_structured_output(tmp_path: Path, kind: str) -> None:
 def test_eight_concurrent_episodes(tmp_path: Path, kind: str) -> None:
     for out in concurrent_episodes(tmp_path, run(kind), PROMPT):
         assert out["final"] and len(out["responses"]) == 2
+
+
+def test_the_tracing_exporter_reaches_for_the_network_unless_disabled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The trap the README warns of: with tracing on (the default) and an OPENAI_API_KEY set,
+    a replayed run posts its trace to the OpenAI API; the socket guard catches it."""
+    from agents.tracing import get_trace_provider
+
+    record_and_replay(tmp_path, run("chat_completions"), PROMPT)  # tracing off
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-a-real-key")
+    set_tracing_disabled(False)
+    try:
+        with socket_guard() as guard:
+            run_with_cassette(tmp_path / "run.jsonl", "replay", "http://127.0.0.1:9/v1",
+                              lambda c: run("chat_completions")(c, PROMPT), None)  # fmt: skip
+            get_trace_provider().force_flush()  # the exporter's batch, sent now
+    finally:
+        set_tracing_disabled(True)
+    assert any("api.openai.com" in attempt for attempt in guard.attempts), guard.attempts
