@@ -185,7 +185,7 @@ class Recorder:
         self.http = http_module(client)
         self.base_path = client.base_url.raw_path.decode().rstrip("/")
         self._errors: dict[str, OpenAIErrors] = {}
-        self._urls: dict[str, str] = {}
+        self._urls: dict[str, Any] = {}
 
     # -- helpers ---------------------------------------------------------------------------
     def errors(self, method: str, url: str) -> OpenAIErrors:
@@ -199,8 +199,8 @@ class Recorder:
         """The request a rebuilt response answers (what the SDK reads of it: the URL, and
         the header that asks for a raw response)."""
         url = self._urls.get(options.url)
-        if url is None:
-            url = self._urls[options.url] = str(self.client._prepare_url(options.url))
+        if url is None:  # parsed once: building a request from a string parses it again
+            url = self._urls[options.url] = self.client._prepare_url(options.url)
         headers = options.headers if isinstance(options.headers, dict) else {}
         raw = headers.get(RAW_RESPONSE_HEADER)
         return self.http.Request(

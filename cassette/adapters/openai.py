@@ -32,6 +32,7 @@ so a cassette recorded through ``create`` replays through ``with_raw_response.cr
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import sys
@@ -106,15 +107,25 @@ class _Create:
         )
         self.adapter = adapter(endpoint.result)
         self._ok: Any = None
+        self._options: dict[Any, FinalRequestOptions] = {}
 
     def respond(self, data: Json, headers: Mapping[str, Any]) -> Any:
         """What ``with_raw_response`` / ``with_streaming_response`` return for a reply: the
         client's own ``_process_response`` over the HTTP response rebuilt from it (an
         awaitable for an async client)."""
         client = self.recorder.client
-        options = FinalRequestOptions.construct(
-            method="post", url=self.endpoint.path, headers=dict(headers)
-        )
+        try:
+            key: Any = frozenset(headers.items())
+        except TypeError:
+            key = None
+        template = self._options.get(key)
+        if template is None:
+            template = FinalRequestOptions.construct(
+                method="post", url=self.endpoint.path, headers=dict(headers)
+            )
+            if key is not None:
+                self._options[key] = template
+        options = copy.copy(template)  # the SDK sets its headers anew, never changes them
         cast_to = client._maybe_override_cast_to(self.endpoint.result, options)
         response = self.recorder.response(options, data)
         return self.recorder.cls._process_response(
