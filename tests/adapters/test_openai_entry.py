@@ -130,6 +130,7 @@ def test_with_streaming_response_replays_headers_lines_and_parse(
             whole = (response.headers["x-request-id"], response.http_response.status_code)
             parsed = response.parse().model_dump()
         with completions.create(model="gpt-test", messages=USER, stream=True) as response:
+            assert response.headers["x-request-id"] == "req_abc123"  # kept for streams too
             lines = list(response.iter_lines())
         with client.responses.with_streaming_response.create(
             model="m", input="hi", stream=True
@@ -184,6 +185,10 @@ def test_parse_and_stream_helpers(make_server: MakeServer, tmp_path: Path) -> No
         if beta_chat is not None:
             beta = beta_chat.completions.parse(model="m", messages=USER, response_format=Weather)
             out.append(beta.choices[0].message.parsed)
+            with beta_chat.completions.stream(model="m", messages=USER) as stream:
+                out.append(stream.get_final_completion().choices[0].message.content)
+        raw = client.with_raw_response.chat.completions.create(model="m", messages=USER)
+        out.append((raw.http_response.status_code, raw.parse().choices[0].message.content))
         return out
 
     recorded, replayed = run_twice(tmp_path / "run.jsonl", server.base_url, run)
