@@ -29,6 +29,7 @@ FRAMEWORKS = {  # name: (scenario file, scenarios it must run)
     "pydantic-ai": ("scenario_pydantic_ai.py", 8),
     "instructor": ("scenario_instructor.py", 8),
     "litellm": ("scenario_litellm.py", 12),
+    "README snippets": ("scenario_readme.py", 5),  # "With your framework", run as written
 }
 PINS = (  # the versions these tests were written against (litellm 1.107.0 was compromised)
     "langchain-openai==1.7.4",
