@@ -65,6 +65,8 @@ def adapter(cast_to: Any) -> pydantic.TypeAdapter[Any]:
 def _kept(name: str) -> bool:
     """Response headers a cassette keeps: request ids, rate limits and the like; never
     secrets, connection details or the organisation."""
+    if name.startswith(("x-ratelimit-", "retry-after")):
+        return True
     if name in _DROPPED or any(word in name for word in _SECRET_WORDS):
         return False
     return name.startswith(("x-", "openai-", "retry-after")) or name == "content-type"

@@ -257,7 +257,8 @@ def _wrapped_class(cls: type[Any]) -> type[Any]:
     made = _CLASSES.get(cls)
     if made is not None:
         return made
-    parent_chat, parent_responses = cls.chat, cls.responses
+    parent_chat: Any = getattr(cls, "chat", None)
+    parent_responses: Any = getattr(cls, "responses", None)
     parent_auth = cls.auth_headers
 
     def chat(self: Any) -> Any:
@@ -274,18 +275,21 @@ def _wrapped_class(cls: type[Any]) -> type[Any]:
             raise _refuse_websocket()
         return parent_auth.__get__(self, cls)
 
-    namespace = {
+    namespace: dict[str, Any] = {
         "__module__": cls.__module__,
         "__qualname__": cls.__qualname__,
         "__doc__": cls.__doc__,
         "_cassette_base": cls,
-        "chat": functools.cached_property(chat),
-        "responses": functools.cached_property(responses),
         "auth_headers": property(auth_headers),
     }
+    lazy = {"chat": (parent_chat, chat), "responses": (parent_responses, responses)}
+    for name, (parent, hook) in lazy.items():
+        if parent is not None:  # else the SDK builds it in __init__: wrap_openai installs it
+            namespace[name] = functools.cached_property(hook)
     made = type(cls.__name__, (cls,), namespace)
-    for name in ("chat", "responses"):
-        getattr(made, name).__set_name__(made, name)
+    for name in lazy:
+        if name in namespace:
+            namespace[name].__set_name__(made, name)
     _CLASSES[cls] = made
     return made
 

@@ -29,6 +29,7 @@ KEY = "sk-test-0123456789abcdef"
 HEADERS = {
     "x-request-id": "req_abc123",
     "x-ratelimit-remaining-requests": "99",
+    "x-ratelimit-remaining-tokens": "149000",
     "openai-processing-ms": "12",
     "set-cookie": "__cf_bm=cookie-secret-value",
     "openai-organization": "org-private-name",
@@ -110,6 +111,7 @@ def test_create_and_with_raw_response_replay_each_other(
             assert raw.http_response.status_code == 200
             assert raw.headers["x-request-id"] == "req_abc123"
             assert raw.headers["x-ratelimit-remaining-requests"] == "99"
+            assert raw.headers["x-ratelimit-remaining-tokens"] == "149000"
             assert "set-cookie" not in raw.headers
             replayed = raw.parse()
         else:
