@@ -27,8 +27,8 @@ FRAMEWORKS = {  # name: (scenario file, scenarios it must run)
     "langchain-openai": ("scenario_langchain.py", 13),
     "openai-agents": ("scenario_openai_agents.py", 9),
     "pydantic-ai": ("scenario_pydantic_ai.py", 8),
-    "instructor": ("scenario_instructor.py", 8),
-    "litellm": ("scenario_litellm.py", 12),
+    "instructor": ("scenario_instructor.py", 9),
+    "litellm": ("scenario_litellm.py", 18),
     "README snippets": ("scenario_readme.py", 5),  # "With your framework", run as written
 }
 PINS = (  # the versions these tests were written against (litellm 1.107.0 was compromised)

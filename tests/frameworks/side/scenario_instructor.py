@@ -1,5 +1,5 @@
-"""instructor over wrapped clients: TOOLS and JSON modes (sync and async), a partial stream,
-and the Responses API's tools mode."""
+"""instructor over wrapped clients: TOOLS and JSON modes (sync and async), partial and
+iterable streams, and the Responses API's tools mode."""
 
 from __future__ import annotations
 
@@ -61,6 +61,14 @@ def partial(clients: Clients, prompt: str) -> Any:
     return [part.model_dump() for part in stream]
 
 
+def iterable(clients: Clients, prompt: str) -> Any:
+    client = instructor.from_openai(clients.sync, mode=instructor.Mode.TOOLS)
+    cities = client.chat.completions.create_iterable(
+        model="gpt-4o-mini", response_model=City, messages=messages(prompt), max_retries=0
+    )
+    return [city.model_dump() for city in cities]
+
+
 def responses_tools(clients: Clients, prompt: str) -> Any:
     client = instructor.from_openai(clients.sync, mode=instructor.Mode.RESPONSES_TOOLS)
     trip = client.responses.create(
@@ -83,6 +91,11 @@ def test_extract_async(tmp_path: Path, mode: instructor.Mode) -> None:
 def test_partial_stream(tmp_path: Path) -> None:
     parts = record_and_replay(tmp_path, partial, PROMPT)
     assert len(parts) > 1 and Trip.model_validate(parts[-1])
+
+
+def test_iterable(tmp_path: Path) -> None:
+    cities = record_and_replay(tmp_path, iterable, PROMPT)
+    assert cities and all(City.model_validate(c) for c in cities)
 
 
 def test_responses_tools(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
-"""litellm, both ways: through cassette's litellm adapter (``patch_litellm(cas)`` around
-``completion``/``acompletion``), and with ``client=`` a wrapped OpenAI client (litellm then
-sends through the SDK's ``client.post``). completion, acompletion, streams, tools."""
+"""litellm, three ways: through cassette's litellm adapter (``patch_litellm(cas)`` around
+``completion``/``acompletion``), with ``client=`` a wrapped OpenAI client (litellm then
+sends through the SDK's ``client.post``), and as a policy under ``wrap_policy``.
+completion, acompletion, streams (``CustomStreamWrapper``), tools."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from ._harness import Clients, concurrent_episodes, record_and_replay
 
 PROMPT = "What is the weather in Lisbon for the next 3 days?"
 MODEL = "openai/gpt-4o-mini"
-WAYS = ("adapter", "client")
+WAYS = ("adapter", "client", "policy")
 TOOLS: list[Any] = [{"type": "function", "function": {
     "name": "get_weather", "description": "The weather in a city for the next days.",
     "parameters": {"type": "object", "properties": {"city": {"type": "string"},
@@ -27,18 +28,36 @@ pytestmark = pytest.mark.filterwarnings("ignore:Item.* using the `ReadOnly` qual
 DRAWN = frozenset({"litellm_call_id", "litellm_overhead_time_ms", "_response_ms"})
 
 
-def way(clients: Clients, how: str, aio: bool = False) -> dict[str, Any]:
-    """The keyword arguments of a litellm call that goes ``how`` (through the adapter's patch,
-    entered around the run by :func:`around`, or through a wrapped client)."""
+def complete(
+    clients: Clients, how: str, history: list[Any], aio: bool = False, **options: Any
+) -> Any:
+    """``litellm.completion`` (``acompletion`` if ``aio``) going ``how``: through the
+    adapter's patch (entered around the run by :func:`around`), through a wrapped client
+    (``client=``), or as a policy wrapped by ``wrap_policy``."""
     target = {"api_base": clients.base_url, "api_key": clients.api_key}
     if how == "client":
         target["client"] = clients.aio if aio else clients.sync
-    return target
+    if how != "policy":
+        return (litellm.acompletion if aio else litellm.completion)(
+            MODEL, history, **target, **options
+        )
+    key = f"policy-{aio}"
+    if key not in clients.extra:
+        from cassette.adapters.policy import wrap_policy
+
+        def policy(messages: list[Any], tools: Any = None, **kwargs: Any) -> Any:
+            return litellm.completion(MODEL, messages, tools=tools, **kwargs, **target)
+
+        async def apolicy(messages: list[Any], tools: Any = None, **kwargs: Any) -> Any:
+            return await litellm.acompletion(MODEL, messages, tools=tools, **kwargs, **target)
+
+        clients.extra[key] = wrap_policy(apolicy if aio else policy, clients.cas)
+    return clients.extra[key](history, **options)
 
 
 def around(how: str) -> Any:
     """``patch_litellm(cas)`` around the whole run for the adapter way."""
-    if how == "client":
+    if how != "adapter":
         return None
 
     def patch(clients: Clients) -> Any:
@@ -82,22 +101,21 @@ def messages(prompt: str) -> list[Any]:
 
 def completion(how: str) -> Any:
     def scenario(clients: Clients, prompt: str) -> Any:
-        return response(litellm.completion(MODEL, messages(prompt), **way(clients, how)))
+        return response(complete(clients, how, messages(prompt)))
 
     return scenario
 
 
 def acompletion(how: str) -> Any:
     async def scenario(clients: Clients, prompt: str) -> Any:
-        kwargs = way(clients, how, aio=True)
-        return response(await litellm.acompletion(MODEL, messages(prompt), **kwargs))
+        return response(await complete(clients, how, messages(prompt), aio=True))
 
     return scenario
 
 
 def stream(how: str) -> Any:
     def scenario(clients: Clients, prompt: str) -> Any:
-        parts = litellm.completion(MODEL, messages(prompt), stream=True, **way(clients, how))
+        parts = complete(clients, how, messages(prompt), stream=True)
         return {"wrapper": wrapper(parts), "chunks": [chunk(p, how) for p in parts]}
 
     return scenario
@@ -105,8 +123,7 @@ def stream(how: str) -> Any:
 
 def astream(how: str) -> Any:
     async def scenario(clients: Clients, prompt: str) -> Any:
-        kwargs = way(clients, how, aio=True)
-        parts = await litellm.acompletion(MODEL, messages(prompt), stream=True, **kwargs)
+        parts = await complete(clients, how, messages(prompt), aio=True, stream=True)
         return {"wrapper": wrapper(parts), "chunks": [chunk(p, how) async for p in parts]}
 
     return scenario
@@ -114,14 +131,14 @@ def astream(how: str) -> Any:
 
 def tool_loop(how: str) -> Any:
     async def scenario(clients: Clients, prompt: str) -> Any:
-        history, kwargs = messages(prompt), way(clients, how, aio=True)
-        first = await litellm.acompletion(MODEL, history, tools=TOOLS, **kwargs)
+        history = messages(prompt)
+        first = await complete(clients, how, history, aio=True, tools=TOOLS)
         call = first.choices[0].message.tool_calls[0]
         args = json.loads(call.function.arguments)
         history += [first.choices[0].message.model_dump(exclude_none=True),
                     {"role": "tool", "tool_call_id": call.id,
                      "content": f"{args['city']}: sunny for {args['days']} days"}]  # fmt: skip
-        final = await litellm.acompletion(MODEL, history, tools=TOOLS, **kwargs)
+        final = await complete(clients, how, history, aio=True, tools=TOOLS)
         return [response(first), response(final)]
 
     return scenario
