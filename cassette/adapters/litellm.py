@@ -262,11 +262,9 @@ class LiteLLMPatch:
         wrappers = {k: self._wrapper(f, False) for k, f in self.sync.items()}
         wrappers |= {k: self._wrapper(f, True) for k, f in self.aio.items()}
         for module in _modules():
-            for attr, value in list(vars(module).items()):
-                wrapper = wrappers.get(id(value))
-                if wrapper is not None and (
-                    value in self.sync.values() or value in self.aio.values()
-                ):
+            for attr, value in _copy(vars(module)).items():
+                wrapper = wrappers.get(id(value))  # the originals are alive: the ids are theirs
+                if wrapper is not None:
                     self._set(module, attr, wrapper)
         _PATCHES.append(self)
 
@@ -275,7 +273,7 @@ class LiteLLMPatch:
             setattr(module, attr, old)
         self.patched.clear()
         for module in _modules():  # modules that copied a wrapper while it was on
-            for attr, value in list(vars(module).items()):
+            for attr, value in _copy(vars(module)).items():
                 hit = self._wrappers.get(id(value))
                 if hit is not None and hit[0] is value:
                     setattr(module, attr, hit[1])
@@ -291,9 +289,20 @@ def _signature(function: Any) -> inspect.Signature:
     return inspect.signature(function)  # follows __wrapped__ to litellm's own parameters
 
 
+def _copy(mapping: dict[str, Any]) -> dict[str, Any]:
+    """A snapshot of a dict that may change while it is copied (a finalizer run by the
+    garbage collector, or another thread, importing a module)."""
+    for _ in range(100):
+        try:
+            return mapping.copy()
+        except RuntimeError:  # pragma: no cover - changed while being copied
+            continue
+    return mapping.copy()  # pragma: no cover
+
+
 def _modules() -> Iterator[ModuleType]:
     seen: set[int] = set()
-    for name, module in list(sys.modules.items()):
+    for name, module in _copy(sys.modules).items():
         if isinstance(module, ModuleType) and id(module) not in seen:
             seen.add(id(module))
             if not name.startswith("cassette."):
