@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import inspect
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
@@ -90,9 +91,7 @@ def build_request(arguments: Mapping[str, Any]) -> Json:
         if name in request or not _sent(name, value):
             continue
         if isinstance(value, type) and issubclass(value, BaseModel):  # response_format=Model
-            from litellm.llms.base_llm.base_utils import type_to_response_format_param
-
-            value = type_to_response_format_param(value)
+            value = _response_format(value)
         request[name] = value
     try:
         return cast(Json, plain(request, "request"))
@@ -102,6 +101,17 @@ def build_request(arguments: Mapping[str, Any]) -> Json:
             f"litellm argument(s) {bad} cannot be stored in a cassette; pass JSON-able "
             "values (dicts, lists, str, numbers, pydantic models)"
         ) from None
+
+
+def _response_format(model: type[BaseModel]) -> Any:
+    """The JSON schema response_format that litellm sends for a pydantic model."""
+    for where in ("litellm.llms.base_llm.base_utils", "litellm.utils"):  # newer, older
+        with contextlib.suppress(ImportError):
+            convert = getattr(importlib.import_module(where), "type_to_response_format_param", None)
+            if callable(convert):
+                return convert(model)
+    schema = model.model_json_schema()  # pragma: no cover - a litellm without either
+    return {"type": "json_schema", "json_schema": {"name": model.__name__, "schema": schema}}
 
 
 def _json_able(value: Any) -> bool:

@@ -10,6 +10,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm: no fet
 import asyncio
 import gc
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from litellm import ModelResponse
 from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
 from litellm.llms.custom_httpx.async_client_cleanup import close_litellm_async_clients
 from litellm.types.utils import ModelResponseStream
+from pydantic import BaseModel
 
 import cassette
 from cassette import CassetteError, CassetteMismatch
@@ -103,6 +105,11 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
     monkeypatch.setattr(socket.socket, "connect_ex", refuse)
     yield attempts
     assert attempts == []
+
+
+class Weather(BaseModel):
+    city: str
+    days: int
 
 
 def args(base: str, **kwargs: Any) -> dict[str, Any]:
@@ -211,8 +218,16 @@ def test_the_request_is_model_messages_and_json_params(make_server: MakeServer, 
             messages=USER, temperature=0.0, timeout=30, extra_headers={"x-a": "b"},
             metadata={"run": 1}, logger_fn=print, **args(server.base_url),
         )  # fmt: skip
-    entry = load_index([path]).entries[(0, "llm", 0)]
-    assert entry.request == {"model": "openai/scripted", "messages": USER, "temperature": 0.0}
+        litellm.completion(messages=USER, response_format=Weather, **args(server.base_url))
+    entries = load_index([path]).entries
+    assert entries[(0, "llm", 0)].request == {
+        "model": "openai/scripted",
+        "messages": USER,
+        "temperature": 0.0,
+    }
+    sent = server.requests[1]["response_format"]  # the JSON schema litellm sent
+    assert entries[(0, "llm", 1)].request["response_format"] == sent
+    assert sent["json_schema"]["schema"]["required"] == ["city", "days"]
 
 
 def test_concurrent_episodes_get_their_own_answers(
@@ -320,3 +335,17 @@ def test_without_litellm_the_error_says_how_to_install(tmp_path: Path) -> None:
         "ImportError: cassette.adapters.litellm needs litellm: "
         "pip install 'rollout-cassette[litellm]'"
     )
+
+
+def test_the_readme_example_records_and_replays(tmp_path: Path) -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "A lake?" in b]
+    (tmp_path / "example.py").write_text(block)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    env.pop("CASSETTE_MODE", None)
+    done = subprocess.run(
+        [sys.executable, "example.py"], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("Answer ")
+    assert (tmp_path / "runs" / "litellm.jsonl").exists()
