@@ -50,6 +50,7 @@ from ._objects import plain
 from .tau2 import LiteLLMErrors
 
 __all__ = [
+    "PROMPT",
     "TRANSPORT",
     "LiteLLMErrors",
     "LiteLLMPatch",
@@ -69,6 +70,14 @@ TRANSPORT = frozenset(
      "metadata", "litellm_metadata", "callbacks", "success_callback", "failure_callback",
      "deployment_id", "proxy_server_request", "azure_ad_token_provider")
 )  # fmt: skip
+# litellm's own arguments that change the prompt or the answer: part of the request.
+PROMPT = frozenset(
+    ("mock_response", "mock_tool_calls", "ensure_alternating_roles", "user_continue_message",
+     "assistant_continue_message", "supports_system_message", "initial_prompt_value",
+     "final_prompt_value", "bos_token", "eos_token", "roles", "litellm_system_prompt",
+     "merge_reasoning_content_in_choices", "prompt_id", "prompt_variables", "prompt_version",
+     "prompt_label", "allowed_openai_params")
+)  # fmt: skip
 _SECRET_SUFFIXES = ("api_key", "_key_id", "access_key", "_secret", "_token", "credentials")
 _LIVE: ContextVar[bool] = ContextVar("cassette_litellm_live", default=False)
 ERRORS = LiteLLMErrors()
@@ -77,15 +86,27 @@ ERRORS = LiteLLMErrors()
 # --- requests -----------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=1)
+def _litellm_own() -> frozenset[str]:
+    """litellm's own arguments (routing, pricing, logging, the ids it draws), less those
+    that change what the model is sent."""
+    from litellm.types.utils import all_litellm_params
+
+    return frozenset(all_litellm_params) - PROMPT
+
+
 def _sent(name: str, value: Any) -> bool:
     if value is None or name in TRANSPORT or name.endswith(_SECRET_SUFFIXES):
+        return False
+    if name.startswith("_") or name in _litellm_own():
         return False
     return not (callable(value) and not isinstance(value, type))
 
 
 def build_request(arguments: Mapping[str, Any]) -> Json:
     """The request dict of a ``completion(**arguments)`` call: model, messages and the JSON
-    parameters (``None`` means not given, as in litellm)."""
+    parameters (``None`` means not given, as in litellm); not the transport, secrets,
+    callbacks or litellm's own routing and logging arguments (a Router adds a trace id)."""
     request: Json = {"model": arguments.get("model"), "messages": arguments.get("messages", [])}
     for name, value in arguments.items():
         if name in request or not _sent(name, value):

@@ -260,6 +260,33 @@ def test_concurrent_episodes_get_their_own_answers(
             assert cas.unused() == []
 
 
+def test_a_router_records_and_replays_offline(
+    make_server: MakeServer, path: Path, request: pytest.FixtureRequest
+) -> None:
+    async def make(base: str) -> litellm.Router:
+        # inside a running loop: litellm starts its cache-sync task there, not on a loop of
+        # its own that it never closes
+        deployment = {"model": "openai/scripted", "api_base": base, "api_key": KEY}
+        return litellm.Router(
+            model_list=[{"model_name": "fast", "litellm_params": deployment}], num_retries=0
+        )
+
+    def calls(base: str) -> list[Any]:
+        router = run(make(base))
+        first = router.completion(model="fast", messages=USER)
+        return [first, run(router.acompletion(model="fast", messages=USER, temperature=0.1))]
+
+    server = make_server("random")
+    with cassette.open(path, "record") as cas, patch_litellm(cas):
+        recorded = calls(server.base_url)
+    base = server.base_url
+    server.stop()
+    request.getfixturevalue("no_network")
+    for _ in range(3):  # the Router's trace ids and deployment ids stay out of the request
+        with cassette.open(path, "replay") as cas, patch_litellm(cas):
+            same(recorded, calls(base))
+
+
 def test_errors_replay_as_litellm_exceptions(
     make_server: MakeServer, path: Path, request: pytest.FixtureRequest
 ) -> None:
