@@ -199,7 +199,9 @@ def _wrap_openai(fn: Callable[..., Any], cas: Cassette, channel: str) -> Callabl
             call = _Call(cas, channel, env_index)
             if cas.mode in _LIVE_FIRST:
                 try:
-                    result = await fn(*args, **kwargs)
+                    result = fn(*args, **kwargs)
+                    if inspect.isawaitable(result):
+                        result = await result
                 except Exception as exc:
                     call.fail(request, exc)
                     raise

@@ -312,6 +312,28 @@ def test_errors_replay_as_litellm_exceptions(
             assert str(info.value) == str(live)
 
 
+def test_a_failed_stream_replays_its_error_when_called(
+    make_server: MakeServer, path: Path, request: pytest.FixtureRequest
+) -> None:
+    server = make_server("random", errors={1: 503})
+    with (
+        cassette.open(path, "record") as cas,
+        patch_litellm(cas),
+        pytest.raises(openai.APIStatusError) as live,
+    ):
+        litellm.completion(messages=USER, stream=True, **args(server.base_url))
+    base = server.base_url
+    server.stop()
+    request.getfixturevalue("no_network")
+    with (
+        cassette.open(path, "replay") as cas,
+        patch_litellm(cas),
+        pytest.raises(type(live.value)) as replayed,  # raised by the call, as live
+    ):
+        litellm.completion(messages=USER, stream=True, **args(base))
+    assert replayed.value.status_code == live.value.status_code == 503
+
+
 def test_a_changed_request_is_a_mismatch(make_server: MakeServer, path: Path) -> None:
     server = make_server("random")
     with cassette.open(path, "record") as cas, patch_litellm(cas):
