@@ -155,10 +155,9 @@ def _reconcile(obj: Any, data: Any) -> None:
         for key, value in data.items():
             if key in _META:
                 continue
-            if key in present:
-                _reconcile(present[key], value)
-            elif key in extra:
-                _reconcile(extra[key], value)
+            if key in present or key in extra:
+                if isinstance(value, (dict, list)):  # what may hold models
+                    _reconcile(present[key] if key in present else extra[key], value)
             elif key in fields:
                 present[key] = value
         obj.__pydantic_fields_set__.update(k for k in data if k in fields)
