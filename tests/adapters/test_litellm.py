@@ -35,14 +35,6 @@ from cassette.adapters.litellm import LiteLLMStream, patch_litellm
 from cassette.index import load_index
 from tests.conftest import MakeServer
 
-# Warnings that litellm's own code raises (not ours, and unavoidable with this litellm):
-# pydantic schemas of its ReadOnly TypedDicts, built on the first call; and its stream
-# handler reading model_fields/model_computed_fields on instances (async streams with usage).
-LITELLM_WARNINGS = (
-    "ignore:Item.* on TypedDict class .* `ReadOnly` qualifier:UserWarning",
-    "ignore:Accessing the 'model_.*' attribute on the instance is deprecated:DeprecationWarning",
-)
-pytestmark = [pytest.mark.filterwarnings(w) for w in LITELLM_WARNINGS]
 T = TypeVar("T")
 KEY = "fake-key-0123456789abcdef"
 WEATHER = {
