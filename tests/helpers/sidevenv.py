@@ -82,6 +82,8 @@ def _resolve(recipe: Sequence[Sequence[str]]) -> tuple[list[list[str]], bool]:
             if arg == "-e" and i + 1 < len(step) and _SELF.match(step[i + 1]) and project:
                 continue
             found = _SELF.match(arg)
+            if found and project and "--no-deps" in step:
+                continue  # the project alone: the overlay brings it
             if found and project:
                 args += project.get("dependencies", [])
                 for extra in filter(None, (found.group(1) or "").split(",")):
