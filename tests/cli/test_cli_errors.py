@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import MakeServer
 from tests.helpers.cli import (
     BLOCK,
     REPO,
@@ -113,3 +114,14 @@ def test_a_bundled_demo_that_misses_names_no_re_record_of_the_package(
     assert result.stderr.startswith("error: no recording for env_index=0")
     assert "record a fresh run with `cassette demo`" in result.stderr
     assert "CASSETTE_FORCE_MODE" not in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_demo_live_with_a_key_the_endpoint_refuses_is_one_line(
+    place: Path, make_server: MakeServer
+) -> None:
+    server = make_server("random", errors={1: {"status": 401, "message": "Incorrect API key"}})
+    env = {"OPENAI_API_KEY": "sk-wrong", "OPENAI_BASE_URL": server.base_url}
+    proc = cassette_cli("demo", "--live", "--out", "live.jsonl", cwd=place, env=env)
+    line = one_line_error(proc)
+    assert f"{server.base_url}/chat/completions answered 401" in line, line
+    assert "Incorrect API key" in line and "OPENAI_API_KEY" in line, line
