@@ -21,7 +21,8 @@ from .checksum import CHECKSUM_KEY, checksum
 from .codec import NotJSONError
 from .delta import SAME_ALL, decode_messages
 from .errors import CassetteFormatError, CassetteWarning
-from .store import iter_records, shard_files
+from .lines import read_records
+from .store import shard_files
 
 __all__ = ["Entry", "Index", "Key", "load_index"]
 
@@ -357,7 +358,7 @@ def _base_of(
 
 def _load_file(index: Index, path: Path) -> None:
     spath = str(path)
-    records = iter_records(path)
+    records = read_records(path)
     last: dict[tuple[EnvIndex, str], Entry] = {}
     again: dict[Key, Entry] = {}  # the latest line of each key recorded twice in this file
     broken: list[Entry] = []
@@ -432,8 +433,12 @@ def _warn_damage(spath: str, broken: list[Entry], twice: list[tuple[Entry, Entry
     """One CassetteWarning per kind of damage that a file holds and readers tolerate."""
     if twice:
         shown = ", ".join(
-            f"(env_index={new.env_index!r}, channel={new.channel!r}, step={new.step}) at lines "
-            f"{old.line} and {new.line}"
+            f"(env_index={new.env_index!r}, channel={new.channel!r}, step={new.step}) at "
+            + (
+                f"lines {old.line} and {new.line}"
+                if old.source == new.source
+                else f"{old.source}:{old.line} and {new.source}:{new.line}"
+            )
             for old, new in twice[:3]
         )
         more = f" and {len(twice) - 3} more" if len(twice) > 3 else ""

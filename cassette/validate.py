@@ -28,7 +28,8 @@ from .errors import CassetteError, CassetteFormatError, CassetteWarning
 from .index import Entry, EnvIndex, Key, _ep_entry
 from .records import FORMAT, LINE_ADAPTER, VERSION
 from .redact import REDACTED
-from .store import _raw_lines, shard_files
+from .lines import numbered_lines
+from .store import shard_files
 
 __all__ = ["Fault", "Report", "validate"]
 
@@ -122,10 +123,7 @@ class _FileCheck:
         on (the reader, :func:`~cassette.store.iter_records`, stops at the first)."""
         lineno = 0
         try:
-            for raw in _raw_lines(self.path):
-                lineno += 1
-                if not raw.strip():
-                    continue
+            for lineno, raw in numbered_lines(self.path):
                 try:
                     obj = orjson.loads(raw)
                 except orjson.JSONDecodeError as exc:

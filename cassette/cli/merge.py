@@ -62,3 +62,8 @@ def merge_command(
         console.print(f"  dropped episode {env!r} of {source} (--on-conflict {on_conflict})")
     for source, prefix in merged.prefixes.items():
         console.print(f"  episodes of {source} are now {prefix}/<env_index>")
+    if merged.repeats:
+        console.print(f"  left out {plural(merged.repeats, 'repeated line')} of keys recorded "
+                      "twice (kept the first of each)")
+    for where in merged.unusable:
+        console.print(f"  left out {where}")

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from ..errors import CassetteError
 from ..index import Entry, Index
 from ..inspect import tool_calls, usage_of
 from .console import Console, existing, load, plural
@@ -26,6 +27,18 @@ def _cost_of(entry: Entry) -> float | None:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
     return None
+
+
+def _json_safe(value: Any) -> Any:
+    """``value`` with ints beyond 64 bits as floats (sums of counts a damaged or edited
+    file holds): JSON output writes 64-bit ints only."""
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    if type(value) is int and not -(2**63) <= value < 2**64:
+        return float(value)
+    return value
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -156,9 +169,12 @@ def stats(path: str, as_json: bool) -> None:
       cassette stats runs/shards/ --json | jq .outcomes.reward.mean
     """
     console = Console()
-    data = {"path": path, **compute_stats(load(console, existing(console, path)))}
+    try:
+        data = {"path": path, **compute_stats(load(console, existing(console, path)))}
+    except CassetteError as exc:
+        console.fail(str(exc))
     if as_json:
-        console.json(data)
+        console.json(_json_safe(data))
         return
     console.print(path, "bold")
     for label, value in stats_rows(data):
