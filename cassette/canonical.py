@@ -138,9 +138,7 @@ class Canonical(NamedTuple):
         h.update(self.tail)
         return h.hexdigest()
 
-    def sha256_from(
-        self, chain: HashChain | None, count: int = 0
-    ) -> tuple[str, HashChain | None]:
+    def sha256_from(self, chain: HashChain | None, count: int = 0) -> tuple[str, HashChain | None]:
         """(:meth:`sha256`, the chain for the next request of the same key). The same
         hash, but when this request extends the one ``chain`` was taken from (equal head,
         conversation JSON that starts with the earlier one's) only the new bytes are
@@ -162,7 +160,7 @@ class Canonical(NamedTuple):
         if chain is not None and chain.head == self.head and conv.startswith(chain.prefix):
             state = chain.state.copy()
             state.update(memoryview(conv)[len(chain.prefix) : end])
-            start = chain.count
+            start = chain.size
         else:
             state = hashlib.sha256(self.head)
             state.update(memoryview(conv)[:end])
@@ -178,7 +176,7 @@ class HashChain(NamedTuple):
     head: bytes
     prefix: bytes
     state: Any  # hashlib's sha256 object (its type is private)
-    count: int = 0  # the messages of that request
+    size: int = 0  # the number of messages of that request
 
 
 def canonical_parts(request: dict[str, Any], *, live: bool = False) -> Canonical:

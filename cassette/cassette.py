@@ -196,8 +196,7 @@ class Cassette:
                     if self._counters.get((env, channel)) == step + 1:
                         self._counters[(env, channel)] = step
                 raise CassetteError(
-                    f"cannot record step {step} of ({env!r}, {channel!r}): {exc}; nothing "
-                    "was sent"
+                    f"cannot record step {step} of ({env!r}, {channel!r}): {exc}; nothing was sent"
                 ) from None
         return slot
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from .canonical import Matcher
-from .checksum import CHECKSUM_KEY, checksum
 from .cassette import open as open_cassette
+from .checksum import CHECKSUM_KEY, checksum
 from .codec import dumps
 from .errors import CassetteError
 from .index import EnvIndex, Index, Key, load_index

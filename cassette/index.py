@@ -205,20 +205,18 @@ class Index:
         :class:`CassetteWarning` naming its line; so are the delta lines built on them."""
         last: dict[Entry, dict[str, Any]] = {}
         for entry in self.entries.values():
-            if entry.broken is None and entry.delta is not None:
-                base_full = last.pop(entry.base, None) if entry.base is not None else None
-                if base_full is None and entry.base is not None:
-                    entry.broken = _fmt(
-                        entry.source, entry.line, f"its delta base (line {entry.base.line}) "
-                        "cannot be rebuilt"
-                    )
-                else:
-                    try:
-                        full = entry.rebuild(base_full if base_full is not None else {})
-                    except CassetteFormatError as exc:
-                        entry.broken = exc
-            elif entry.broken is None:
-                full = entry.request
+            if entry.broken is not None:  # found on load, and warned about then
+                continue
+            full = entry.request
+            if entry.delta is not None:
+                base = entry.base
+                try:
+                    base_full = last.pop(base, None) if base is not None else {}
+                    if base_full is None and base is not None:  # a line not served (a
+                        base_full = base.full_request()  # repeat of a key), or broken
+                    full = entry.rebuild(base_full or {})
+                except CassetteFormatError as exc:
+                    entry.broken = exc
             if entry.broken is not None:
                 warnings.warn(
                     f"{entry.source}:{entry.line}: left out, its request cannot be rebuilt "

@@ -85,7 +85,8 @@ def _from_chunks(chunks: list[Any]) -> Json:
     calls: dict[int, Json] = {}
     for chunk in chunks:
         choices = chunk.get("choices") if isinstance(chunk, dict) else None
-        delta = choices[0].get("delta") if isinstance(choices, list) and choices else None
+        first = choices[0] if isinstance(choices, list) and choices else None
+        delta = first.get("delta") if isinstance(first, dict) else None
         if not isinstance(delta, dict):
             continue
         if isinstance(delta.get("content"), str):
@@ -95,7 +96,9 @@ def _from_chunks(chunks: list[Any]) -> Json:
             if not isinstance(part, dict):
                 continue
             index = part.get("index", len(calls))
-            slot = calls.setdefault(index if type(index) is int else len(calls), {"name": "", "args": ""})
+            slot = calls.setdefault(
+                index if type(index) is int else len(calls), {"name": "", "args": ""}
+            )
             fn = part.get("function")
             fn = fn if isinstance(fn, dict) else {}
             slot["name"] += _text(fn.get("name"))
@@ -143,7 +146,8 @@ def response_message(response: Json | None) -> Json | None:
 def tool_calls(response: Json | None) -> list[tuple[str, str]]:
     """(name, arguments) of each tool call that a response asks for, in order."""
     message = response_message(response)
-    calls = (message or {}).get("tool_calls") or []
+    calls = (message or {}).get("tool_calls")
+    calls = calls if isinstance(calls, list) else []
     return [c for c in (_call_of(call) for call in calls) if c is not None]
 
 
@@ -200,7 +204,8 @@ def parse_args(value: Any) -> Any:
 
 def message_calls(message: Json) -> Iterator[tuple[str, Any]]:
     """(name, parsed arguments) of each ``tool_calls[*].function`` of a chat message."""
-    for call in message.get("tool_calls") or ():
+    calls = message.get("tool_calls")
+    for call in calls if isinstance(calls, list) else ():
         fn = call.get("function") if isinstance(call, dict) else None
         if isinstance(fn, dict):
             yield str(fn.get("name")), parse_args(fn.get("arguments"))

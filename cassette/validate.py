@@ -26,9 +26,9 @@ from .checksum import CHECKSUM_KEY, checksum
 from .codec import dumps
 from .errors import CassetteError, CassetteFormatError, CassetteWarning
 from .index import Entry, EnvIndex, Key, _ep_entry
+from .lines import numbered_lines
 from .records import FORMAT, LINE_ADAPTER, VERSION
 from .redact import REDACTED
-from .lines import numbered_lines
 from .store import shard_files
 
 __all__ = ["Fault", "Report", "validate"]

@@ -25,10 +25,11 @@ from tests.helpers.fuzz import make_base, mutated, read_everything
 
 pytestmark = pytest.mark.slow
 
+CLI = "import sys; from cassette.cli import main; sys.exit(main())"
+
+
 def _fuzz(examples: str, default: int) -> settings:
-    return settings(
-        _FUZZ, max_examples=int(os.environ.get(examples, default))
-    )
+    return settings(_FUZZ, max_examples=int(os.environ.get(examples, default)))
 
 
 _FUZZ = settings(
@@ -49,7 +50,7 @@ def _write(tmp: Path, data: bytes, gz: bool, name: str = "f") -> Path:
     return path
 
 
-@_fuzz("CASSETTE_FUZZ_EXAMPLES", 300)
+@_fuzz("CASSETTE_FUZZ_EXAMPLES", 500)
 @given(data=st.data())
 def test_the_library_raises_only_cassette_errors(
     base: bytes, tmp_path: Path, data: st.DataObject
@@ -72,7 +73,7 @@ def _check_cli(result: object, args: list[str]) -> None:
         assert errors, (args, out)
 
 
-@_fuzz("CASSETTE_FUZZ_CLI_EXAMPLES", 80)
+@_fuzz("CASSETTE_FUZZ_CLI_EXAMPLES", 150)
 @given(data=st.data())
 def test_the_command_line_prints_one_line_errors(
     base: bytes, tmp_path: Path, data: st.DataObject
@@ -105,16 +106,20 @@ def test_real_processes_exit_with_one_line(base: bytes, tmp_path: Path) -> None:
     cases = {
         "cut": base[: len(base) // 2],
         "flip": base.replace(b'"a1"', b'"a3"', 1),
-        "deep": lines[0] + b"\n" + lines[1].replace(b'"temperature":0.5', b'"t":' + b"[" * 400
-                                                    + b"]" * 400) + b"\n",
+        "deep": lines[0]
+        + b"\n"
+        + lines[1].replace(b'"temperature":0.5', b'"t":' + b"[" * 400 + b"]" * 400)
+        + b"\n",
         "type": base.replace(b'"step":1', b'"step":[1]', 1),
     }
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
     for name, raw in cases.items():
         path = _write(tmp_path, raw, False, name)
-        for command in (["show"], ["stats", "--json"], ["validate"]):
+        for command in (
+            (["show"], ["stats", "--json"]) if name in ("cut", "deep") else (["validate"],)
+        ):
             proc = subprocess.run(
-                [sys.executable, "-m", "cassette", *command, str(path)],
+                [sys.executable, "-c", CLI, *command, str(path)],
                 capture_output=True,
                 text=True,
                 timeout=10,

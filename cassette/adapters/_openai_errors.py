@@ -90,8 +90,7 @@ class OpenAIErrors:
             if type(status) is not int or not 100 <= status <= 599:
                 return None
             if headers is not None and not (
-                isinstance(headers, dict)
-                and all(isinstance(v, str) for v in headers.values())
+                isinstance(headers, dict) and all(isinstance(v, str) for v in headers.values())
             ):
                 return None
             try:

@@ -63,7 +63,9 @@ def merge_command(
     for source, prefix in merged.prefixes.items():
         console.print(f"  episodes of {source} are now {prefix}/<env_index>")
     if merged.repeats:
-        console.print(f"  left out {plural(merged.repeats, 'repeated line')} of keys recorded "
-                      "twice (kept the first of each)")
+        console.print(
+            f"  left out {plural(merged.repeats, 'repeated line')} of keys recorded "
+            "twice (kept the first of each)"
+        )
     for where in merged.unusable:
         console.print(f"  left out {where}")

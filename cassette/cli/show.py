@@ -106,7 +106,8 @@ def _new_positions(
     (env_index, channel), and not the previous step's answer (shown with that step)."""
     if entry.delta is not None:  # exact: the delta says what is new
         keep = int(entry.delta.get("keep", 0))
-        stored = entry.request.get(entry.delta.get("field", "messages")) or []
+        stored = entry.request.get(entry.delta.get("field", "messages"))
+        stored = stored if isinstance(stored, list) else []
         yield from (keep + i for i, msg in enumerate(stored) if not is_ref(msg))
         return
     start = 0
@@ -140,7 +141,8 @@ def _step_lines(
     messages = request.get((entry.delta or {}).get("field", _message_field(request)))
     if isinstance(messages, list):
         for i in range(len(messages)) if shown is None else shown:
-            yield [("    ", None), *_message_line(messages[i], width)]
+            if i < len(messages):  # (a damaged delta may name more than there is)
+                yield [("    ", None), *_message_line(messages[i], width)]
     else:
         yield [(f"    {'request':>10}  ", "bold"), (_excerpt(json_text(request), width), None)]
     if entry.error is not None:

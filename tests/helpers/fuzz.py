@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import warnings
 from collections.abc import Callable, Iterator
@@ -100,12 +101,14 @@ def make_base(path: Path) -> Path:
             ]
             request = {"model": "m", "messages": [*messages, {"role": "user", "content": "s"}]}
             list(cas.stream(request, live=lambda c=chunks: iter(c), env_index=env))
-            try:
+            with contextlib.suppress(RuntimeError):
                 cas.call({"model": "m", "messages": []}, live=_fail, env_index=env, errors=_Codec())
-            except RuntimeError:
-                pass
-            cas.call({"tool": "look", "args": {"q": 1}}, live=lambda: {"ok": 1}, env_index=env,
-                     channel="mcp")
+            cas.call(
+                {"tool": "look", "args": {"q": 1}},
+                live=lambda: {"ok": 1},
+                env_index=env,
+                channel="mcp",
+            )
             cas.outcome(env, reward=1.0, terminated=True, info={"n": 1})
     return path
 
@@ -113,18 +116,72 @@ def make_base(path: Path) -> Path:
 # --- mutations ---------------------------------------------------------------------------
 
 ODD_VALUES: list[Any] = [
-    None, True, False, 0, -1, 2**63, 2**64 - 1, 1.5, -0.0, 1e308, "", "x", [], [[1]], [None],
-    {}, {"a": 1}, {"kind": "status"}, [{"index": "x"}], [{"choices": [{"delta": {"tool_calls":
-    [{"index": [1]}]}}]}], [{"choices": [{"delta": {"tool_calls": 5}}]}], "*",
+    None,
+    True,
+    False,
+    0,
+    -1,
+    2**63,
+    2**64 - 1,
+    1.5,
+    -0.0,
+    1e308,
+    "",
+    "x",
+    [],
+    [[1]],
+    [None],
+    {},
+    {"a": 1},
+    {"kind": "status"},
+    [{"index": "x"}],
+    [{"choices": [{"delta": {"tool_calls": [{"index": [1]}]}}]}],
+    [{"choices": [{"delta": {"tool_calls": 5}}]}],
+    "*",
 ]
 
 
 FIELDS = [
-    "model", "usage", "cost", "cost_usd", "chunks", "tool_calls", "checksum", "status_code",
-    "headers", "data", "kind", "body", "message", "choices", "delta", "output", "omit",
-    "$ref", "$lit", "same", "keep", "base", "field", "latency_ms", "redacted", "incomplete",
-    "prompt_tokens", "input_tokens", "total_tokens", "_hidden_params", "function", "index",
-    "arguments", "name", "content", "role", "reward", "info", "messages", "input",
+    "model",
+    "usage",
+    "cost",
+    "cost_usd",
+    "chunks",
+    "tool_calls",
+    "checksum",
+    "status_code",
+    "headers",
+    "data",
+    "kind",
+    "body",
+    "message",
+    "choices",
+    "delta",
+    "output",
+    "omit",
+    "$ref",
+    "$lit",
+    "same",
+    "keep",
+    "base",
+    "field",
+    "latency_ms",
+    "redacted",
+    "incomplete",
+    "prompt_tokens",
+    "input_tokens",
+    "total_tokens",
+    "_hidden_params",
+    "function",
+    "index",
+    "arguments",
+    "name",
+    "content",
+    "role",
+    "reward",
+    "info",
+    "messages",
+    "input",
 ]
 
 
@@ -214,12 +271,11 @@ _CLIENT = openai.OpenAI(api_key="sk-test", base_url="http://127.0.0.1:9/v1", max
 ERRORS = OpenAIErrors(_CLIENT, "/chat/completions")
 
 
-def attempt(fn: Callable[[], Any]) -> None:
-    """Run ``fn``; a CassetteError is an answer, any other exception escapes."""
-    try:
-        fn()
-    except CassetteError:
-        pass
+def attempt(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    """Run ``fn(*args, **kwargs)``; a CassetteError is an answer, any other exception
+    escapes."""
+    with contextlib.suppress(CassetteError):
+        fn(*args, **kwargs)
 
 
 def _no_live() -> Json:
@@ -244,11 +300,11 @@ def read_everything(path: Path) -> None:
             attempt(entry.check)
             attempt(entry.full_request)
             for fn in (response_message, tool_calls, response_calls):
-                attempt(lambda fn=fn: fn(entry.response))
-            attempt(lambda: usage_of(entry))
-            attempt(lambda: usage_totals(entry))
+                attempt(fn, entry.response)
+            attempt(usage_of, entry)
+            attempt(usage_totals, entry)
             if isinstance(entry.error, dict):
-                attempt(lambda: ERRORS.load(entry.error))  # type: ignore[arg-type]
+                attempt(ERRORS.load, entry.error)
         for match in ("strict", "key"):
             try:
                 cas = cassette.open(path, "replay", match=match)
@@ -256,17 +312,13 @@ def read_everything(path: Path) -> None:
                 return
             with cas:
                 for entry in list(index.entries.values()):
-                    def call(entry: Any = entry) -> None:
-                        request = entry.full_request() if entry.sha else entry.request
-                        key = {"env_index": entry.env_index, "channel": entry.channel,
-                               "step": entry.step}
-                        try:
-                            cas.call(request, live=_no_live, errors=ERRORS, **key)
-                        except openai.APIError:
-                            pass
-                        try:
-                            list(cas.stream(request, live=_no_live, errors=ERRORS, **key))
-                        except openai.APIError:
-                            pass
+                    attempt(_replay_one, cas, entry)
 
-                    attempt(call)
+
+def _replay_one(cas: cassette.Cassette, entry: Any) -> None:
+    request = entry.full_request() if entry.sha else entry.request
+    key = {"env_index": entry.env_index, "channel": entry.channel, "step": entry.step}
+    with contextlib.suppress(openai.APIError):
+        cas.call(request, live=_no_live, errors=ERRORS, **key)
+    with contextlib.suppress(openai.APIError):
+        list(cas.stream(request, live=_no_live, errors=ERRORS, **key))
