@@ -62,9 +62,34 @@ def normalise_numbers(value: Any) -> Any:
     return value
 
 
+def _all_finite(value: Any) -> bool:
+    """Whether ``value`` holds no NaN and no infinity (one pass, no paths: the common case)."""
+    stack = [value]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        node = pop()
+        kind = type(node)
+        if kind is str or node is None or kind is int or kind is bool:
+            continue
+        if kind is dict:
+            push(node.values())
+        elif kind is list:
+            push(node)
+        elif isinstance(node, float):
+            if node - node != 0:  # NaN and infinities only (inf - inf is NaN)
+                return False
+        elif isinstance(node, dict):
+            push(node.values())
+        elif isinstance(node, (list, tuple)):
+            push(node)
+    return True
+
+
 def check_finite(value: Any, where: str = "request") -> None:
     """Raise :class:`~cassette.codec.NotJSONError` if ``value`` holds a NaN or an
     infinity: JSON has neither, and orjson would write (and hash) them as ``null``."""
+    if _all_finite(value):
+        return
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
     while stack:
         node, path = stack.pop()

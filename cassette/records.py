@@ -84,8 +84,8 @@ class Interaction(_Model):
 
     A key (env_index, channel, step) recorded twice is served from its first line, with
     a CassetteWarning naming both; ``cassette merge OUT IN --on-conflict first`` writes a
-    copy without the repeats. ``meta.checksum`` (16 hex digits) is the start of the sha256
-    of the compact JSON ``[response, error]`` as the line holds them (``error`` null when
+    copy without the repeats. ``meta.checksum`` (8 hex digits) is the CRC-32 of the
+    compact JSON ``[response, error]`` as the line holds them (``error`` null when
     absent): replay refuses a line whose response or error no longer matches it, naming
     the line; ``cassette validate`` reports it. Lines without it are served unchecked.
     """
@@ -102,8 +102,8 @@ class Interaction(_Model):
     meta: dict[str, Any] = Field(
         default_factory=dict,
         description="latency_ms, recorded_at; model where the model that answered differs; "
-        "usage of a stream; redacted (count of secrets replaced); checksum: the first 16 hex "
-        "digits of sha256 of the compact JSON [response, error], checked on replay",
+        "usage of a stream; redacted (count of secrets replaced); checksum: the CRC-32 (8 hex "
+        "digits) of the compact JSON [response, error], checked on replay",
     )
 
 
