@@ -12,13 +12,12 @@ recording's :meth:`Matcher.verify` names the first path where the two requests p
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 import threading
 from collections.abc import Hashable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .codec import NotJSONError, dumps_sorted
+from .codec import check_finite, dumps_sorted
 from .errors import CassetteMismatch
 from .paths import parse_ignore, remove_path
 
@@ -60,51 +59,6 @@ def normalise_numbers(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [normalise_numbers(v) for v in value]
     return value
-
-
-def _all_finite(value: Any) -> bool:
-    """Whether ``value`` holds no NaN and no infinity (one pass, no paths: the common case)."""
-    stack = [value]
-    pop, push = stack.pop, stack.extend
-    while stack:
-        node = pop()
-        kind = type(node)
-        if kind is str or node is None or kind is int or kind is bool:
-            continue
-        if kind is dict:
-            push(node.values())
-        elif kind is list:
-            push(node)
-        elif isinstance(node, float):
-            if node - node != 0:  # NaN and infinities only (inf - inf is NaN)
-                return False
-        elif isinstance(node, dict):
-            push(node.values())
-        elif isinstance(node, (list, tuple)):
-            push(node)
-    return True
-
-
-def check_finite(value: Any, where: str = "request") -> None:
-    """Raise :class:`~cassette.codec.NotJSONError` if ``value`` holds a NaN or an
-    infinity: JSON has neither, and orjson would write (and hash) them as ``null``."""
-    if _all_finite(value):
-        return
-    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
-    while stack:
-        node, path = stack.pop()
-        if isinstance(node, float):
-            if not math.isfinite(node):
-                at = format_path(path)
-                at = where + ("." + at if at and not at.startswith("[") else at)
-                raise NotJSONError(
-                    f"cannot store {node!r} at {at} in a cassette (JSON has no NaN or "
-                    "infinity, and it would read back as null); pass a finite number, or None"
-                )
-        elif isinstance(node, dict):
-            stack.extend((v, (*path, str(k))) for k, v in node.items())
-        elif isinstance(node, (list, tuple)):
-            stack.extend((v, (*path, i)) for i, v in enumerate(node))
 
 
 def conversation_field(request: dict[str, Any]) -> str | None:

@@ -6,20 +6,21 @@ rather than stored as something else: dict keys that are not strings, ints beyon
 bits, nesting deeper than orjson writes (255 levels), sets, and bytes that are not UTF-8
 (bytes that are UTF-8 are stored as their text). NaN and infinities are refused where a
 request is hashed (:func:`cassette.canonical.canonical_parts`); orjson alone would write
-them as ``null``.
+them as ``null``; :func:`check_finite` finds them.
 
 Pure: values in, bytes out, no IO.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import orjson
 
 from .errors import CassetteError
 
-__all__ = ["MAX_DEPTH", "NotJSONError", "dumps", "dumps_sorted", "loads"]
+__all__ = ["MAX_DEPTH", "NotJSONError", "check_finite", "dumps", "dumps_sorted", "loads"]
 
 MAX_DEPTH = 254  # containers nested deeper than this cannot be written (orjson's limit)
 
@@ -75,3 +76,49 @@ def dumps_sorted(obj: Any) -> bytes:
 
 def loads(data: bytes | str) -> Any:
     return orjson.loads(data)
+
+
+def _all_finite(value: Any) -> bool:
+    """Whether ``value`` holds no NaN and no infinity (one pass, no paths: the common case)."""
+    stack = [value]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        node = pop()
+        kind = type(node)
+        if kind is str or node is None or kind is int or kind is bool:
+            continue
+        if kind is dict:
+            push(node.values())
+        elif kind is list:
+            push(node)
+        elif isinstance(node, float):
+            if node - node != 0:  # NaN and infinities only (inf - inf is NaN)
+                return False
+        elif isinstance(node, dict):
+            push(node.values())
+        elif isinstance(node, (list, tuple)):
+            push(node)
+    return True
+
+
+def check_finite(value: Any, where: str = "request") -> None:
+    """Raise :class:`~cassette.codec.NotJSONError` if ``value`` holds a NaN or an
+    infinity: JSON has neither, and orjson would write (and hash) them as ``null``."""
+    if _all_finite(value):
+        return
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, float):
+            if not math.isfinite(node):
+                at = where + "".join(
+                    f"[{part}]" if isinstance(part, int) else f".{part}" for part in path
+                )
+                raise NotJSONError(
+                    f"cannot store {node!r} at {at} in a cassette (JSON has no NaN or "
+                    "infinity, and it would read back as null); pass a finite number, or None"
+                )
+        elif isinstance(node, dict):
+            stack.extend((v, (*path, str(k))) for k, v in node.items())
+        elif isinstance(node, (list, tuple)):
+            stack.extend((v, (*path, i)) for i, v in enumerate(node))
