@@ -79,25 +79,27 @@ def loads(data: bytes | str) -> Any:
 
 
 def _all_finite(value: Any) -> bool:
-    """Whether ``value`` holds no NaN and no infinity (one pass, no paths: the common case)."""
-    stack = [value]
-    pop, push = stack.pop, stack.extend
-    while stack:
-        node = pop()
-        kind = type(node)
-        if kind is str or node is None or kind is int or kind is bool:
+    """Whether ``value`` holds no NaN and no infinity (no paths: the common case is fast).
+    Called on values that were serialised already, so nesting is at most 255 levels."""
+    kind = type(value)
+    if kind is dict:
+        items: Any = value.values()
+    elif kind is list or kind is tuple:
+        items = value
+    elif isinstance(value, float):
+        return bool(value - value == 0)  # NaN and infinities only (inf - inf is NaN)
+    elif isinstance(value, dict):
+        items = value.values()
+    elif isinstance(value, (list, tuple)):
+        items = value
+    else:
+        return True
+    for item in items:
+        kind = type(item)
+        if kind is str or item is None or kind is int or kind is bool:
             continue
-        if kind is dict:
-            push(node.values())
-        elif kind is list:
-            push(node)
-        elif isinstance(node, float):
-            if node - node != 0:  # NaN and infinities only (inf - inf is NaN)
-                return False
-        elif isinstance(node, dict):
-            push(node.values())
-        elif isinstance(node, (list, tuple)):
-            push(node)
+        if not _all_finite(item):
+            return False
     return True
 
 
