@@ -12,13 +12,16 @@ from openai import AsyncOpenAI, OpenAI
 from .. import codec
 from ..errors import CassetteError
 
-__all__ = ["OpenAIErrors"]
+__all__ = ["OpenAIErrors", "http_module"]
 
 Json = dict[str, Any]
+_BUILTINS: dict[str, type[Exception]] = {
+    f"builtins.{cls.__name__}": cls for cls in (TypeError, ValueError, RuntimeError)
+}
 _SAFE_HEADERS = frozenset({"content-type", "retry-after", "retry-after-ms", "x-request-id"})
 
 
-def _http_module(client: OpenAI | AsyncOpenAI) -> Any:
+def http_module(client: OpenAI | AsyncOpenAI) -> Any:
     """The HTTP library the client runs on (``httpx2`` or ``httpx``), found from its client."""
     for cls in type(client._client).__mro__:
         module = sys.modules.get(cls.__module__.partition(".")[0])
@@ -41,12 +44,13 @@ class OpenAIErrors:
     ``code`` and ``request_id`` are what the SDK makes of that response.
     """
 
-    def __init__(self, client: OpenAI | AsyncOpenAI, path: str) -> None:
-        self.client, self.path = client, path
-        self.http = _http_module(client)
+    def __init__(self, client: OpenAI | AsyncOpenAI, path: str, method: str = "POST") -> None:
+        self.client, self.path, self.method = client, path, method.upper()
+        self.http = http_module(client)
 
     def request(self) -> Any:
-        return self.http.Request("POST", str(self.client.base_url).rstrip("/") + self.path)
+        url = self.path if "://" in self.path else str(self.client.base_url).rstrip("/") + self.path
+        return self.http.Request(self.method, url)
 
     def response(self, status: int, content: bytes = b"", headers: Json | None = None) -> Any:
         return self.http.Response(status, headers=headers, content=content, request=self.request())
@@ -82,9 +86,15 @@ class OpenAIErrors:
         """The SDK's exception for a recorded error; None (replayed as a RecordedError)
         when the line does not hold one this codec wrote (an edited or damaged line)."""
         data = info.get("data") or {}
-        if not isinstance(data, dict) or not str(info.get("type", "")).startswith("openai."):
+        if not isinstance(data, dict):
             return None
-        kind, message = data.get("kind"), str(info.get("message") or "")
+        message = str(info.get("message") or "")
+        builtin = _BUILTINS.get(str(info.get("type", "")))
+        if builtin is not None:  # raised by the SDK before sending: a wrong argument
+            return builtin(message)
+        if not str(info.get("type", "")).startswith("openai."):
+            return None
+        kind = data.get("kind")
         if kind == "status":
             status, headers = data.get("status_code"), data.get("headers")
             if type(status) is not int or not 100 <= status <= 599:
