@@ -21,7 +21,9 @@ __all__ = ["merge", "merge_command"]
     default="error",
     show_default=True,
     help="When two inputs hold the same key: error; keep the episode from the first or "
-    "last input that holds it; or renumber every env_index as <input stem>/<env_index>.",
+    "last input that holds it; or renumber every env_index as <input stem>/<env_index>. "
+    "A key recorded twice within one input keeps its first line (what readers serve) "
+    "unless this is error.",
 )
 @click.option("--force", is_flag=True, help="Overwrite OUT if it exists (it may be an input).")
 def merge(out: str, inputs: tuple[str, ...], on_conflict: str, force: bool) -> None:
