@@ -17,6 +17,7 @@ import orjson
 
 from .errors import CassetteFormatError, CassetteWarning
 from .store import _gzip_chunks, _is_gzip_file
+from .writer import open_by_live_writer
 
 __all__ = ["numbered_lines", "read_records"]
 
@@ -52,14 +53,15 @@ def _numbered(chunks: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
 
 def numbered_lines(path: Path) -> Iterator[tuple[int, bytes]]:
     """(line number, line) of each line that is not blank; a line keeps its newline, the
-    last one lacks it if the file was cut short. A gzip stream that was not closed (its
-    writer was stopped) is read up to its end with a :class:`CassetteWarning`."""
+    last one lacks it if the file was cut short. A gzip stream that was not closed is read
+    up to its end, with a :class:`CassetteWarning` unless a live writer holds it (as
+    :func:`cassette.store.iter_records` reads it)."""
     if not _is_gzip_file(path):
         yield from _numbered(_plain_chunks(path))
         return
     state: dict[str, bool] = {}
     yield from _numbered(_gzip_chunks(path, state))
-    if not state.get("closed", True):
+    if not state.get("closed", True) and not open_by_live_writer(path):
         warnings.warn(
             f"{path}: gzip stream was not closed (the writer was stopped); read every "
             "whole line before that point. Run `cassette validate` to check the file.",
