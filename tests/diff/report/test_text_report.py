@@ -25,7 +25,14 @@ def test_plain_text_names_the_divergence_values_and_totals() -> None:
     assert "episode 1  diverged  reward 1 → 0 (\u22121) regressed" in out
     assert "at response.choices[0].message.tool_calls[0].function.arguments.city" in out
     assert '    A              "Lyon"' in out and '    B              "Paris"' in out
-    assert 'book_trip({"city":"Paris","date":"2026-06-01"})' in out
+    # the tool calls aligned side by side: two the same, then the changed booking
+    row = next(line for line in lines if 'book_trip({"city":"Lyon"' in line)
+    assert row.split()[0] == "~" and 'book_trip({"city":"Paris"' in row
+    assert out.count('= get_weather({"city":"Paris"})') == 1
+    # the statistics and the grouped causes
+    assert "  McNemar (exact binomial)   p = 1 (1 improved vs 1 regressed)" in lines
+    assert "  unchanged / still failing  2 / 0" in lines
+    assert "3 episodes diverged because the model's own output changed" in out
     assert "episode 3  only in A  reward 1" in out and "episode 4  only in B  reward 0.5" in out
     # regressed first, then the other diverged episodes, then the one-sided ones
     order = [out.index(f"episode {n}  ") for n in (1, 2, 5, 3, 4)]
