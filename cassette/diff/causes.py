@@ -17,7 +17,7 @@ from typing import Any
 from ..index import EnvIndex
 from .types import Divergence, EpisodeDiff, Json, _Data
 
-__all__ = ["CAUSES", "CauseGroup", "classify", "group_causes", "sentence"]
+__all__ = ["CAUSES", "SHORT", "CauseGroup", "classify", "group_causes", "sentence"]
 
 # cause -> what changed, as it reads after "diverged because"
 CAUSES = {
@@ -31,6 +31,19 @@ CAUSES = {
     "request_other": "another request field changed",
     "steps": "one run made more calls",
     "outcome": "only the outcome changed",
+}
+# cause -> a short name, for a table cell
+SHORT = {
+    "tool_schema": "tool schema",
+    "system_prompt": "system prompt",
+    "tool_result": "tool result",
+    "model_output": "model output",
+    "user_message": "user message",
+    "sampling": "sampling",
+    "model": "model",
+    "request_other": "other request field",
+    "steps": "more calls",
+    "outcome": "outcome only",
 }
 SAMPLING = {
     "temperature", "top_p", "top_k", "max_tokens", "max_completion_tokens",

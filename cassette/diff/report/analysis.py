@@ -4,7 +4,7 @@ which the text, Markdown and HTML renderers lay out each in their own way."""
 from __future__ import annotations
 
 from ..align import AlignedCall
-from ..causes import CAUSES
+from ..causes import CAUSES, SHORT
 from ..noise import NoiseFloor, NoiseMetric
 from ..stats import PairedStats
 from ..types import EpisodeDiff, RunDiff, ToolCall
@@ -12,6 +12,7 @@ from .common import MINUS, fmt_delta, fmt_reward
 
 __all__ = [
     "MARK",
+    "OP_LABEL",
     "aligned_rows",
     "cause_lines",
     "fmt_p",
@@ -154,9 +155,9 @@ def aligned_rows(
 
 
 def many_header(noise: bool) -> list[str]:
-    head = ["run", "episodes", "mean reward", "Δ vs A", "95% CI", "p", "improved",
-            "regressed", "diverged", "top cause"]  # fmt: skip
-    return [*head, "exceeds noise"] if noise else head
+    head = ["run", "episodes", "reward", "Δ vs A", "95% CI", "p", "impr", "regr", "diverged",
+            "top cause"]  # fmt: skip
+    return [*head, "Δ > noise"] if noise else head
 
 
 def many_rows(diffs: list[RunDiff]) -> list[list[str]]:
@@ -180,7 +181,7 @@ def many_rows(diffs: list[RunDiff]) -> list[list[str]]:
             str(s.improved) if s else "—",
             str(s.regressed) if s else "—",
             str(d.counts["diverged"]),
-            f"{top.count} {CAUSES.get(top.cause, top.cause)}" if top else "",
+            f"{top.count} {SHORT.get(top.cause, top.cause)}" if top else "",
         ]
         if noise:
             m = d.noise.metrics[0] if d.noise is not None and d.noise.metrics else None
