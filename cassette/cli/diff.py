@@ -22,7 +22,7 @@ MAX_RUNS = 8
 
 
 @click.command()
-@click.argument("runs", metavar="A B [C ...]", nargs=-1, required=True)
+@click.argument("runs", metavar="A B [C ...]", nargs=-1)
 @click.option(
     "--format",
     "fmt",
@@ -60,6 +60,7 @@ MAX_RUNS = 8
     show_default=True,
     help="Seed of the bootstrap interval and the Monte Carlo permutation test.",
 )
+@click.option("--schema", is_flag=True, help="Print the JSON Schema of --format json, and exit.")
 def diff(
     runs: tuple[str, ...],
     fmt: str,
@@ -68,6 +69,7 @@ def diff(
     env: str | None,
     baseline: str | None,
     seed: int,
+    schema: bool,
 ) -> None:
     """Compare two runs episode by episode (or up to 8: each against the first).
 
@@ -94,6 +96,11 @@ def diff(
       cassette diff runs/a.jsonl runs/b.jsonl runs/c.jsonl runs/d.jsonl
     """
     console = Console()
+    if schema:
+        from ..diff.schema import SCHEMA
+
+        console.json(SCHEMA)
+        return
     if not 2 <= len(runs) <= MAX_RUNS:
         console.fail(f"diff takes 2 to {MAX_RUNS} runs, got {len(runs)}; e.g. cassette diff A B")
     paths = [existing(console, r) for r in runs]
