@@ -104,11 +104,14 @@ def _details(ep: EpisodeDiff) -> list[str]:
 def _section(title: str, episodes: list[EpisodeDiff], limit: int) -> list[str]:
     if not episodes:
         return []
-    out = ["", f"### {title} ({len(episodes)})", "", *_table(episodes[:limit])]
+    out = ["", f"### {title} ({len(episodes)})"]
+    if limit:
+        out += ["", *_table(episodes[:limit])]
     for ep in episodes[:limit]:
         out += ["", *_details(ep)]
     if len(episodes) > limit:
-        out += ["", f"… and {len(episodes) - limit} more (run `cassette diff --format json`)"]
+        more = "more" if limit else "episodes"
+        out += ["", f"… and {len(episodes) - limit} {more} (run `cassette diff --format json`)"]
     return out
 
 
