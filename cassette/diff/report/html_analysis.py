@@ -21,14 +21,14 @@ __all__ = ["CSS_EXTRA", "aligned_html", "analysis_html"]
 
 CSS_EXTRA = """
 table.stats th[scope=row] { font-weight: 500; color: #374151; white-space: nowrap; }
-tr.verdict td { font-weight: 700; }
+tr.verdict-row td { font-weight: 700; }
 ul.causes { padding-left: 18px; } ul.causes code { color: var(--muted); }
 tr.exceeds td.word { font-weight: 700; color: var(--bad); }
 tr.within td.word { color: var(--muted); }
 table.aligned { width: 100%; margin-bottom: 10px; table-layout: fixed; }
 table.aligned td { font: 12.5px/1.4 ui-monospace, Menlo, Consolas, monospace;
   overflow-wrap: anywhere; }
-table.aligned td.mark { width: 2.5em; text-align: center; font-weight: 700; }
+table.aligned .mark { width: 2.5em; text-align: center; font-weight: 700; }
 table.aligned tr.op-changed td { background: #fef3c7; }
 table.aligned tr.op-deleted td.a { background: #dbeafe; }
 table.aligned tr.op-inserted td.b { background: #ffedd5; }
@@ -49,7 +49,7 @@ def analysis_html(diff: RunDiff) -> str:
     """Statistics, pass^k, grouped causes and the noise floor, as sections."""
     out = ['<section id="statistics"><h2>Statistics</h2><table class="stats" id="stats">']
     for label, value in stats_rows(diff.stats):
-        cls = ' class="verdict"' if label == "verdict" else ""
+        cls = ' class="verdict-row"' if label == "verdict" else ""
         out.append(
             f'<tr{cls}><th scope="row">{_e(label)}</th>'
             f'<td id="stat-{_slug(label)}">{_e(value)}</td></tr>'
@@ -105,12 +105,12 @@ def aligned_html(n: int, ep: EpisodeDiff) -> str:
         '<th><span class="tag a">A</span>tool calls</th>'
         '<th><span class="tag b">B</span>tool calls</th></tr></thead><tbody>'
     ]
-    for mark, a, b in aligned_rows(ep, width=90, limit=60):
+    for k, (mark, a, b) in enumerate(aligned_rows(ep, width=90, limit=60)):
         op = ops.get(mark)
         cls = f"op-{op}" if op else "fold"
         title = f' title="{OP_LABEL[op]}"' if op else ""
         out.append(
-            f'<tr class="{cls}"{title}><td class="mark">{_e(mark)}</td>'
+            f'<tr class="{cls}" id="ep-{n}-call-{k}"{title}><td class="mark">{_e(mark)}</td>'
             f'<td class="a">{_e(a)}</td><td class="b">{_e(b)}</td></tr>'
         )
     out.append("</tbody></table>")
