@@ -39,18 +39,15 @@ def print_analysis(diff: RunDiff, console: Console) -> None:
         console.print()
         console.print(Text("why episodes diverged", style="bold"))
         for text, path in causes:
-            console.print(f"  {text}" + (f"  (e.g. {path})" if path else ""), markup=False)
+            console.print(f"  {text}", markup=False)
+            if path:
+                console.print(Text(f"    e.g. at {path}", style="dim"))
     rows = noise_rows(diff.noise)
     if rows and diff.noise is not None:
         console.print()
-        table = Table(
-            title=f"noise floor: A vs B against A vs {diff.noise.baseline}",
-            title_justify="left",
-            title_style="bold",
-            box=box.SIMPLE_HEAD,
-            show_edge=False,
-            pad_edge=False,
-        )
+        title = Text(f"noise floor: A vs B against A vs {diff.noise.baseline}", style="bold")
+        console.print(title)
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
         for col in ("metric", "A vs B", "A vs A2", ""):
             table.add_column(col, justify="left" if col in ("metric", "") else "right")
         for metric, observed, noise, word in rows:
