@@ -36,35 +36,36 @@ def _key(call: ToolCall) -> tuple[str, str]:
     return call.name, repr(call.arguments)
 
 
-def _sub_cost(x: ToolCall, y: ToolCall) -> int:
-    if _key(x) == _key(y):
-        return 0
-    return 2 if x.name == y.name else 3
+Key = tuple[str, str]
 
 
-def _pair(x: ToolCall, y: ToolCall, i: int, j: int) -> AlignedCall:
-    return AlignedCall("same" if _key(x) == _key(y) else "changed", i, j)
+def _op(x: Key, y: Key) -> Op:
+    return "same" if x == y else "changed"
 
 
-def _middle(a: Sequence[ToolCall], b: Sequence[ToolCall], i0: int, j0: int) -> list[AlignedCall]:
+def _middle(a: list[Key], b: list[Key], i0: int, j0: int) -> list[AlignedCall]:
+    """The least-cost alignment of two key lists (offsets ``i0``, ``j0`` in the episode)."""
     n, m = len(a), len(b)
     if n * m > MAX_CELLS:
-        paired = [_pair(a[k], b[k], i0 + k, j0 + k) for k in range(min(n, m))]
+        paired = [AlignedCall(_op(a[k], b[k]), i0 + k, j0 + k) for k in range(min(n, m))]
         paired += [AlignedCall("deleted", i0 + k, None) for k in range(m, n)]
         return paired + [AlignedCall("inserted", None, j0 + k) for k in range(n, m)]
-    cost = [[0] * (m + 1) for _ in range(n + 1)]
-    for j in range(1, m + 1):
-        cost[0][j] = 2 * j
+
+    def sub(x: Key, y: Key) -> int:
+        return 0 if x == y else 2 if x[0] == y[0] else 3
+
+    cost = [list(range(0, 2 * m + 1, 2))]
     for i in range(1, n + 1):
-        row, prev, x = cost[i], cost[i - 1], a[i - 1]
-        row[0] = 2 * i
+        prev, x = cost[i - 1], a[i - 1]
+        row = [2 * i] * (m + 1)
         for j in range(1, m + 1):
-            row[j] = min(prev[j - 1] + _sub_cost(x, b[j - 1]), prev[j] + 2, row[j - 1] + 2)
+            row[j] = min(prev[j - 1] + sub(x, b[j - 1]), prev[j] + 2, row[j - 1] + 2)
+        cost.append(row)
     out: list[AlignedCall] = []
     i, j = n, m
     while i or j:
-        if i and j and cost[i][j] == cost[i - 1][j - 1] + _sub_cost(a[i - 1], b[j - 1]):
-            out.append(_pair(a[i - 1], b[j - 1], i0 + i - 1, j0 + j - 1))
+        if i and j and cost[i][j] == cost[i - 1][j - 1] + sub(a[i - 1], b[j - 1]):
+            out.append(AlignedCall(_op(a[i - 1], b[j - 1]), i0 + i - 1, j0 + j - 1))
             i, j = i - 1, j - 1
         elif i and cost[i][j] == cost[i - 1][j] + 2:
             out.append(AlignedCall("deleted", i0 + i - 1, None))
@@ -78,15 +79,16 @@ def _middle(a: Sequence[ToolCall], b: Sequence[ToolCall], i0: int, j0: int) -> l
 
 def align_calls(a: Sequence[ToolCall], b: Sequence[ToolCall]) -> list[AlignedCall]:
     """The alignment of ``a`` with ``b`` of least cost (see the module docstring)."""
-    n, m = len(a), len(b)
+    ka, kb = [_key(c) for c in a], [_key(c) for c in b]
+    n, m = len(ka), len(kb)
     pre = 0
-    while pre < min(n, m) and _key(a[pre]) == _key(b[pre]):
+    while pre < min(n, m) and ka[pre] == kb[pre]:
         pre += 1
     post = 0
-    while post < min(n, m) - pre and _key(a[n - 1 - post]) == _key(b[m - 1 - post]):
+    while post < min(n, m) - pre and ka[n - 1 - post] == kb[m - 1 - post]:
         post += 1
     out = [AlignedCall("same", k, k) for k in range(pre)]
-    out += _middle(a[pre : n - post], b[pre : m - post], pre, pre)
+    out += _middle(ka[pre : n - post], kb[pre : m - post], pre, pre)
     out += [AlignedCall("same", n - post + k, m - post + k) for k in range(post)]
     return out
 
