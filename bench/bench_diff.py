@@ -2,6 +2,7 @@
 
     python bench/bench_diff.py                 # 2,000 episodes x 50 steps = 100k interactions a run
     python bench/bench_diff.py --quick         # 10x fewer episodes (smoke run)
+    python bench/bench_diff.py --changed 1     # B differs in every episode, not 1%
 
 Two cassettes are recorded through ``cassette.open(..., "record")``: run A, and run B, a
 re-recording of the same behaviour in which every response id, ``created`` time, system
@@ -135,9 +136,17 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="10x fewer episodes")
+    parser.add_argument(
+        "--changed",
+        type=float,
+        default=0.01,
+        help="share of episodes in which B answers differently (1 = every episode diverges, "
+        "and every one gets its tool calls aligned and its cause classified)",
+    )
     args = parser.parse_args()
     episodes = args.episodes // 10 if args.quick else args.episodes
-    changed = set(random.Random(7).sample(range(episodes), max(1, episodes // 100)))
+    share = max(1, round(episodes * args.changed))
+    changed = set(random.Random(7).sample(range(episodes), min(episodes, share)))
     console = Console()
     with tempfile.TemporaryDirectory() as tmp:
         a, b = Path(tmp) / "a.jsonl", Path(tmp) / "b.jsonl"
