@@ -19,6 +19,7 @@ __all__ = [
     "many_header",
     "many_rows",
     "noise_rows",
+    "p_text",
     "pass_k_rows",
     "stats_rows",
     "verdict",
@@ -33,6 +34,12 @@ def fmt_p(p: float | None) -> str:
     if p is None:
         return "—"
     return "< 0.001" if p < 0.001 else f"{p:.3g}"
+
+
+def p_text(p: float | None) -> str:
+    """``p = 0.0312`` or ``p < 0.001``."""
+    text = fmt_p(p)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
 
 
 def _ci(s: PairedStats) -> str:
@@ -50,8 +57,8 @@ def verdict(s: PairedStats | None) -> str:
         return "no test"
     if p < 0.05:
         way = "better" if (s.mean_delta or 0) > 0 else "worse"
-        return f"B is {way} than A: significant at 0.05 (p = {fmt_p(p)}, {s.tests[0].name})"
-    return f"not significant at 0.05 (p = {fmt_p(p)}, {s.tests[0].name}): could be noise"
+        return f"B is {way} than A: significant at 0.05 ({p_text(p)}, {s.tests[0].name})"
+    return f"not significant at 0.05 ({p_text(p)}, {s.tests[0].name}): could be noise"
 
 
 def stats_rows(s: PairedStats | None) -> list[tuple[str, str]]:
@@ -73,7 +80,7 @@ def stats_rows(s: PairedStats | None) -> list[tuple[str, str]]:
         detail = (
             f" ({s.improved} improved vs {s.regressed} regressed)" if t.name == "McNemar" else ""
         )
-        rows.append((f"{t.name} ({t.method})", f"p = {fmt_p(t.p_value)}{detail}"))
+        rows.append((f"{t.name} ({t.method})", f"{p_text(t.p_value)}{detail}"))
     rows.append(("verdict", verdict(s)))
     return rows
 
