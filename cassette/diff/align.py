@@ -55,11 +55,20 @@ def _middle(a: list[Key], b: list[Key], i0: int, j0: int) -> list[AlignedCall]:
         return 0 if x == y else 2 if x[0] == y[0] else 3
 
     cost = [list(range(0, 2 * m + 1, 2))]
-    for i in range(1, n + 1):
+    for i in range(1, n + 1):  # the hot loop: no calls but list.append
         prev, x = cost[i - 1], a[i - 1]
-        row = [2 * i] * (m + 1)
-        for j in range(1, m + 1):
-            row[j] = min(prev[j - 1] + sub(x, b[j - 1]), prev[j] + 2, row[j - 1] + 2)
+        name = x[0]
+        subs = [0 if y == x else 2 if y[0] == name else 3 for y in b]
+        left = 2 * i
+        row = [left]
+        for j in range(m):
+            diag, up = prev[j] + subs[j], prev[j + 1] + 2
+            left += 2
+            if diag < left:
+                left = diag
+            if up < left:
+                left = up
+            row.append(left)
         cost.append(row)
     out: list[AlignedCall] = []
     i, j = n, m

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cassette.diff import Divergence, ToolCall, diff_runs
 from cassette.diff.align import MAX_CELLS, align_calls, edit_distance
@@ -169,3 +171,44 @@ def test_alignment_is_kept_for_diverged_episodes_only(tmp_path: Path, n: int) ->
     assert d.episode(0).alignment == [] and d.episode(0).cause is None
     ops = [r.op for r in d.episode(1).alignment]
     assert ops == ["same", "deleted"] + ["same"] * (n - 2)
+
+
+def _reference_cost(a: list[ToolCall], b: list[ToolCall]) -> int:
+    """The least alignment cost, by the textbook recursion (small inputs only)."""
+    from functools import cache
+
+    def sub(x: ToolCall, y: ToolCall) -> int:
+        if (x.name, x.arguments) == (y.name, y.arguments):
+            return 0
+        return 2 if x.name == y.name else 3
+
+    @cache
+    def d(i: int, j: int) -> int:
+        if i == 0 or j == 0:
+            return 2 * (i + j)
+        return min(d(i - 1, j - 1) + sub(a[i - 1], b[j - 1]), d(i - 1, j) + 2, d(i, j - 1) + 2)
+
+    return d(len(a), len(b))
+
+
+@given(
+    st.lists(st.sampled_from(["a", "b", "c", "a:1", "b:1"]), max_size=9),
+    st.lists(st.sampled_from(["a", "b", "c", "a:1", "b:1"]), max_size=9),
+)
+def test_alignment_is_complete_ordered_and_of_least_cost(sa: list[str], sb: list[str]) -> None:
+    a, b = _calls(" ".join(sa)), _calls(" ".join(sb))
+    rows = align_calls(a, b)
+    assert [r.a for r in rows if r.a is not None] == list(range(len(a)))
+    assert [r.b for r in rows if r.b is not None] == list(range(len(b)))
+    cost = 0
+    for r in rows:
+        if r.op in ("deleted", "inserted"):
+            assert (r.a is None) == (r.op == "inserted") and (r.b is None) == (r.op == "deleted")
+            cost += 2
+        else:
+            assert r.a is not None and r.b is not None
+            x, y = a[r.a], b[r.b]
+            same = (x.name, x.arguments) == (y.name, y.arguments)
+            assert (r.op == "same") == same
+            cost += 0 if same else 2 if x.name == y.name else 3
+    assert cost == _reference_cost(a, b)
