@@ -96,7 +96,8 @@ def test_many_runs_one_table(runs: dict[str, Path], tmp_path: Path) -> None:
     rows = {row[0]: row for row in table if row[1] == "20"}
     assert rows["B"][1:4] == ["20", "0.6", "\u22120.3"] and rows["B"][7:10] == ["0", "6", "6"]
     assert rows["C"][1:4] == ["20", "0.95", "+0.05"] and rows["C"][7:10] == ["1", "0", "1"]
-    assert "6 outcome only" in " ".join(rows["B"])  # the top cause, in short: same calls
+    # the top cause of each run, in short, under the table (same calls: only the reward)
+    assert "top cause: B 6 outcome only; C 1 outcome only; D 2 outcome only" in lines
     data = orjson.loads(_cli(runs["a"], runs["b"], runs["c"], "--format", "json").output)
     VALIDATOR.validate(data)
     assert data["format"] == "rollout-cassette/diff-many" and len(data["diffs"]) == 2

@@ -164,7 +164,7 @@ def aligned_rows(
 def many_header(noise: bool) -> list[str]:
     head = ["run", "episodes", "reward", "Δ vs A", "95% CI", "p", "impr", "regr", "diverged",
             "top cause"]  # fmt: skip
-    return [*head, "Δ > noise"] if noise else head
+    return [*head, "> noise"] if noise else head
 
 
 def many_rows(diffs: list[RunDiff]) -> list[list[str]]:
@@ -192,6 +192,9 @@ def many_rows(diffs: list[RunDiff]) -> list[list[str]]:
         ]
         if noise:
             m = d.noise.metrics[0] if d.noise is not None and d.noise.metrics else None
-            row.append("—" if m is None or m.exceeds is None else "yes" if m.exceeds else "no")
+            if m is None or m.exceeds is None:
+                row.append("—")
+            else:  # how far |mean reward delta| is beyond A vs A2's
+                row.append(f"by {fmt_reward(m.excess)}" if m.exceeds else "no")
         rows.append(row)
     return rows

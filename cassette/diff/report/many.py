@@ -49,11 +49,19 @@ def render_many_text(many: ManyDiff, *, color: bool = False, width: int = 100) -
     if many.noise is not None:
         console.print(f"  noise floor: A vs {many.noise.b.label}", markup=False)
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for i, col in enumerate(many_header(_noise(many))):
-        table.add_column(col, justify="left" if i in (0, 9) else "right", no_wrap=i != 9)
-    for row in many_rows(many.diffs):
-        table.add_row(row[0].split(" ", 1)[0], *row[1:])
+    head = many_header(_noise(many))
+    cause_at = head.index("top cause")  # too wide for a terminal table: listed below it
+    for i, col in enumerate(head):
+        if i != cause_at:
+            table.add_column(col, justify="left" if i == 0 else "right", no_wrap=True)
+    rows = many_rows(many.diffs)
+    for row in rows:
+        cells = [c for i, c in enumerate(row) if i != cause_at]
+        table.add_row(row[0].split(" ", 1)[0], *cells[1:])
     console.print(table)
+    causes = [f"{row[0].split(' ', 1)[0]} {row[cause_at]}" for row in rows[1:] if row[cause_at]]
+    if causes:
+        console.print("top cause: " + "; ".join(causes), markup=False)
     for n, d in enumerate(many.diffs, 1):
         console.print()
         console.print(Text(f"{chr(65 + n)} {d.b.label} against A", style="bold"))
