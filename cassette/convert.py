@@ -24,6 +24,7 @@ from .index import EnvIndex, Index, Key, load_index
 from .recorder import Recorder
 from .redact import Redactor
 from .store import Writer, is_gzip_path, iter_records, partial_path, shard_files
+from .writer import private_mode
 
 __all__ = ["CONFLICT_POLICIES", "MergeConflict", "Merged", "from_eval_protocol", "merge", "redact"]
 
@@ -241,7 +242,9 @@ def merge(
         merged.prefixes = {str(path): p for (path, _), p in zip(indexes, prefixes, strict=True)}
     matcher = Matcher()
     side = partial_path(out)
-    recorder = Recorder(Writer(side, gz=is_gzip_path(out)), Redactor())
+    mode = private_mode(out)  # 0600, or the mode of the file it replaces
+    writer = Writer(side, gz=is_gzip_path(out), shared=False, exclusive=True, mode=mode)
+    recorder = Recorder(writer, Redactor())
     episodes: set[EnvIndex] = set()
     try:
         recorder.header({"merged_from": [str(path) for path in inputs]})

@@ -43,7 +43,10 @@ def run(mode: str | None, path: str | None, command: tuple[str, ...]) -> None:
     if mode is not None:
         env["CASSETTE_FORCE_MODE"] = mode.lower()
     if path is not None:
-        env["CASSETTE_PATH"] = os.path.abspath(path)
+        where = os.path.abspath(path)
+        if path.endswith(("/", os.sep)):  # a shard directory: abspath drops the slash
+            where += os.sep
+        env["CASSETTE_PATH"] = where
     try:
         proc = subprocess.Popen(list(command), env=env)
     except FileNotFoundError:
