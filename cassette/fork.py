@@ -265,8 +265,8 @@ def fork(
     *,
     from_cassette: str | os.PathLike[str] | None = None,
     fork_at: ForkAt = None,
-    live_channels: Iterable[str] = (),
-    fork_channel: str = "llm",
+    live_channels: Iterable[str] | None = None,
+    fork_channel: str | None = None,
     **options: Any,
 ) -> ForkCassette:
     """Open ``path`` (default ``$CASSETTE_PATH``) as a fork of ``from_cassette`` (default
@@ -294,6 +294,10 @@ def fork(
             if forced is not None:
                 os.environ[FORCE_VARIABLE] = forced
     at = fork_at if fork_at is not None else _fork_at_from_env()
+    if fork_channel is None:
+        fork_channel = os.environ.get("CASSETTE_FORK_CHANNEL") or "llm"
+    if live_channels is None:
+        live_channels = [c for c in os.environ.get("CASSETTE_FORK_LIVE", "").split(",") if c]
     return ForkCassette(new, base, fork_at=at, live_channels=live_channels, channel=fork_channel)
 
 

@@ -11,10 +11,10 @@ import click
 
 from .console import Console
 
-__all__ = ["run"]
+__all__ = ["bootstrap", "run", "spawn"]
 
 
-def _bootstrap(env: dict[str, str], *, offline: bool) -> dict[str, str]:
+def bootstrap(env: dict[str, str], *, offline: bool) -> dict[str, str]:
     """The variables that make a Python child run :mod:`cassette.autorecord` at start-up:
     its ``sitecustomize`` directory (and this ``cassette``) first on ``PYTHONPATH``."""
     import os
@@ -76,7 +76,6 @@ def run(
       cassette run --mode record -- python agent.py --task 3
     """
     import os
-    import subprocess
 
     console = Console()
     env = {**os.environ, "CASSETTE_MODE": (mode or "auto").lower()}
@@ -86,8 +85,15 @@ def run(
         env["CASSETTE_PATH"] = os.path.abspath(path)
         if auto:
             env.update(
-                _bootstrap(env, offline=(mode or "").lower() == "replay" and not allow_network)
+                bootstrap(env, offline=(mode or "").lower() == "replay" and not allow_network)
             )
+    spawn(command, env, console)
+
+
+def spawn(command: tuple[str, ...], env: dict[str, str], console: Console) -> None:
+    """Run ``command`` with ``env``; exit with its exit code."""
+    import subprocess
+
     try:
         proc = subprocess.Popen(list(command), env=env)
     except FileNotFoundError:

@@ -26,8 +26,9 @@ def cassette_run(*args: str, env: dict[str, str] | None = None) -> subprocess.Co
     main = "import sys; from cassette.cli import main; sys.exit(main())"
     environ = {k: v for k, v in os.environ.items() if not k.startswith("CASSETTE_")}
     environ["PYTHONPATH"] = ROOT
+    command = ["fork", *args[1:]] if args and args[0] == "--fork-cli" else ["run", *args]
     return subprocess.run(
-        [sys.executable, "-c", main, "run", *args],
+        [sys.executable, "-c", main, *command],
         capture_output=True,
         text=True,
         timeout=120,
