@@ -248,3 +248,26 @@ def test_refusals_and_type_errors(clients: Callable[..., Any], path: Path) -> No
         wrapped = wrap_anthropic(clients(NOWHERE), cas)
         with pytest.raises(CassetteError, match="wrap_anthropic did not wrap"):
             wrapped.post("/v1/files", cast_to=object, body=None, files=[("file", b"x")])
+
+
+def test_pages_raw_stream_lines_and_feature_probes(
+    make_server: MakeServer, clients: Callable[..., Any], path: Path, monkeypatch: Any
+) -> None:
+    def run(client: Any, mode: str) -> list[Any]:
+        with cassette.open(path, mode=mode) as cas:
+            wrapped = wrap_anthropic(client, cas)
+            probes = [hasattr(wrapped, n) for n in ("messages", "beta", "models", "no_such")]
+            assert probes == [True, True, True, False]
+            models = [m.id for m in wrapped.models.list().data]
+            with wrapped.messages.with_streaming_response.create(
+                model="claude-test", max_tokens=9, messages=USER, stream=True
+            ) as raw:
+                lines = list(raw.iter_lines())
+            return [models, lines]
+
+    recorded = run(clients(make_server("random").root_url), "record")
+    assert "event: ping" in recorded[1] and recorded[1][0] == "event: message_start"
+    with no_network(monkeypatch):
+        assert run(clients(NOWHERE), "replay") == recorded
+    endpoints = [e.param("endpoint") for e in load_index([path]).entries.values()]
+    assert endpoints == ["GET models", "messages"]
