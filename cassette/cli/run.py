@@ -82,7 +82,10 @@ def run(
     if mode is not None:
         env["CASSETTE_FORCE_MODE"] = mode.lower()
     if path is not None:
-        env["CASSETTE_PATH"] = os.path.abspath(path)
+        where = os.path.abspath(path)
+        if path.endswith(("/", os.sep)):  # a shard directory: abspath drops the slash
+            where += os.sep
+        env["CASSETTE_PATH"] = where
         if auto:
             env.update(
                 bootstrap(env, offline=(mode or "").lower() == "replay" and not allow_network)
