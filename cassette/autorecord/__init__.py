@@ -4,8 +4,9 @@
 ``cassette/autorecord/boot`` on the child's ``PYTHONPATH``; its ``sitecustomize`` calls
 :func:`start` at interpreter start-up, which installs an import hook; the cassette named by
 ``$CASSETTE_PATH`` (mode from ``$CASSETTE_FORCE_MODE`` / ``$CASSETTE_MODE``; a fork under
-``$CASSETTE_FORK_FROM``) opens at the first call. When the program imports ``openai``, ``anthropic`` or ``litellm``, the
-hook patches them (in this module only, undone by :func:`stop`):
+``$CASSETTE_FORK_FROM``) opens at the first call. When the program imports ``openai``,
+``anthropic`` or ``litellm``, the hook patches them (in this module only, undone by
+:func:`stop`):
 
 - every ``OpenAI``, ``AsyncOpenAI``, ``AzureOpenAI``, ``AsyncAzureOpenAI``, ``Anthropic``
   and ``AsyncAnthropic`` the program constructs is wrapped in place (``wrap_openai`` /
