@@ -11,9 +11,12 @@
 
 Inside the block ``litellm.completion`` and ``litellm.acompletion`` (and every module-level
 reference to them, ``from litellm import completion`` included) go through the cassette;
-leaving the block restores them. Each call is keyed by the current :func:`cassette.episode`
-on channel ``"llm"``; the request is the model, the messages and the JSON parameters
-(never ``api_key``, ``api_base``, headers, timeouts, retries or callbacks). Replay returns
+litellm's other model calls (``embedding``, ``text_completion``, ``responses``, ... see
+``_litellm_blocked.UNRECORDED``) raise a ``CassetteError`` naming them, in every mode,
+rather than reach the network unrecorded; leaving the block restores them all. Each call
+is keyed by the current :func:`cassette.episode` on channel ``"llm"``; the request is the
+model, the messages and the JSON parameters (never ``api_key``, ``api_base``, headers,
+timeouts, retries or callbacks). Replay returns
 what litellm returned: a ``ModelResponse`` equal to the recorded one (``choices``,
 ``logprobs``, ``usage``, ``_hidden_params``), or for ``stream=True`` a ``CustomStreamWrapper``
 that yields the recorded ``ModelResponseStream`` chunks one by one (``for`` and
@@ -42,6 +45,7 @@ from pydantic import BaseModel
 
 from ..cassette import Cassette
 from ..errors import CassetteError
+from ._litellm_blocked import blocked_wrapper, unrecorded
 from ._litellm_stream import (  # first: says how to install litellm when it is missing
     END,
     LiteLLMStream,
@@ -178,6 +182,7 @@ class LiteLLMPatch:
         main = litellm.main
         self.sync = {id(f): f for f in (litellm.completion, main.completion)}
         self.aio = {id(f): f for f in (litellm.acompletion, main.acompletion)}
+        self.blocked = unrecorded(litellm, main)  # embedding, text_completion, ...: raise
 
     # one call ----------------------------------------------------------------------------
     def _prepare(self, original: Any, args: tuple[Any, ...], kwargs: Json) -> Any:
@@ -300,6 +305,7 @@ class LiteLLMPatch:
             raise CassetteError("patch_litellm is already active; leave the outer one first")
         wrappers = {k: self._wrapper(f, False) for k, f in self.sync.items()}
         wrappers |= {k: self._wrapper(f, True) for k, f in self.aio.items()}
+        wrappers |= {k: blocked_wrapper(n, f, _LIVE) for k, (n, f) in self.blocked.items()}
         for module in _modules():
             for attr, value in _copy(vars(module)).items():
                 wrapper = wrappers.get(id(value))  # the originals are alive: the ids are theirs
@@ -350,8 +356,9 @@ def _modules() -> Iterator[ModuleType]:
 
 @contextlib.contextmanager
 def patch_litellm(cas: Cassette, *, channel: str = "llm") -> Iterator[LiteLLMPatch]:
-    """Route ``litellm.completion``/``acompletion`` through ``cas`` inside the block and
-    restore them (and every module-level reference to them) on exit."""
+    """Route ``litellm.completion``/``acompletion`` through ``cas`` inside the block, make
+    litellm's other model calls raise a ``CassetteError``, and restore them all (and every
+    module-level reference to them) on exit."""
     patch = LiteLLMPatch(cas, channel)
     try:
         patch.install()
