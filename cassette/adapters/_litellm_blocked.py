@@ -15,8 +15,7 @@ from ..errors import CassetteError
 
 __all__ = ["UNRECORDED", "blocked_wrapper", "unrecorded"]
 
-# litellm's other model calls (those a litellm version lacks are skipped); completion's
-# helpers (completion_with_retries, batch_completion, ...) call completion and are recorded
+# litellm's other model calls (those a litellm version lacks are skipped)
 UNRECORDED = (
     "embedding", "aembedding", "text_completion", "atext_completion", "responses",
     "aresponses", "get_responses", "aget_responses", "delete_responses", "adelete_responses",
