@@ -19,7 +19,8 @@ everything into a new cassette that replays on its own.
   state the prefix must rebuild); they still count as matching the base.
 - Where each episode forked is recorded in the new cassette as one interaction on channel
   ``"fork"`` (step 0): ``{"base": path, "base_run": run id, "channel", "step", "why"}``.
-  ``cassette diff BASE NEW`` lists them among what NEW adds; :func:`fork_points` reads them.
+  ``cassette diff BASE NEW`` shows them per episode (not as calls); :func:`fork_points`
+  reads them.
 
 ``cassette fork BASE NEW -- cmd`` runs a command with ``$CASSETTE_FORK_FROM`` set, so the
 cassettes it opens (and ``cassette run``'s zero-code recording) fork from BASE.

@@ -24,6 +24,7 @@ from ..inspect import cost_of, parse_args, response_calls, usage_totals
 from .align import align_calls
 from .causes import classify, group_causes
 from .compare import Channels, Comparer, divergence, group_by_episode
+from .forks import take_forks
 from .rules import VOLATILE, Rules
 from .stats import paired_stats
 from .types import Divergence, EpisodeDiff, Json, RunDiff, RunSummary, ToolCall
@@ -215,6 +216,7 @@ def _diff(
 ) -> RunDiff:
     (index_a, label_a), (index_b, label_b) = loaded_a, loaded_b
     groups_a, groups_b = group_by_episode(index_a), group_by_episode(index_b)
+    forks = take_forks(groups_a) | take_forks(groups_b)  # not calls: shown per episode
     envs = sorted({*groups_a, *groups_b, *index_a.outcomes, *index_b.outcomes}, key=_sort_key)
     if env is not None:
         envs = [_select(envs, env)]
@@ -226,6 +228,7 @@ def _diff(
     for done, e in enumerate(envs, 1):
         sides = (groups_a.get(e), groups_b.get(e), index_a.outcomes.get(e), index_b.outcomes.get(e))
         episodes.append(_episode_diff(e, comparer, sides))
+        episodes[-1].fork = forks.get(e)
         _tally(run_a, sides[0], sides[2])
         _tally(run_b, sides[1], sides[3])
         if progress is not None and (done % tick == 0 or done == total):

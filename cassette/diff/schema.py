@@ -72,6 +72,15 @@ DEFS: Json = {
             "b": {"type": ["integer", "null"]},
         }
     ),
+    "fork": _obj(
+        {
+            "base": STR,
+            "base_run": {"type": ["string", "null"]},
+            "channel": STR,
+            "step": INT,
+            "why": STR,
+        }
+    ),
     "episode": _obj(
         {
             "env_index": ENV,
@@ -85,6 +94,7 @@ DEFS: Json = {
             "tool_calls_b": _list(_ref("tool_call")),
             "cause": {"oneOf": [CAUSE, {"type": "null"}]},
             "alignment": _list(_ref("aligned")),
+            "fork": {"oneOf": [_ref("fork"), {"type": "null"}]},
             "delta": NUM_OR_NULL,
             "change": {"enum": ["improved", "regressed", "unchanged", None]},
         }
@@ -167,6 +177,7 @@ DEFS: Json = {
             "noise": {"oneOf": [_ref("noise"), {"type": "null"}]},
             "equivalent": BOOL,
             "counts": _ref("counts"),
+            "forks": _obj({"forked": INT, "at_fork_point": INT}),
         }
     ),
     "many": _obj(

@@ -98,6 +98,8 @@ class EpisodeDiff(_Data):
     # why it diverged (cassette.diff.causes), and both tool-call sequences aligned
     cause: str | None = None
     alignment: list[AlignedCall] = field(default_factory=list)
+    # where B (or A) forked from its base (cassette.fork): base, base_run, channel, step, why
+    fork: Json | None = None
     _extra = ("delta", "change")
 
     @property
@@ -146,7 +148,7 @@ class RunDiff(_Data):
     # the loaded runs, for renderers that show whole trajectories (not part of to_dict)
     index_a: Index | None = field(default=None, repr=False, compare=False, metadata=_NO_JSON)
     index_b: Index | None = field(default=None, repr=False, compare=False, metadata=_NO_JSON)
-    _extra = ("equivalent", "counts")
+    _extra = ("equivalent", "counts", "forks")
 
     def _count(self, attr: str, value: str) -> int:
         return sum(1 for e in self.episodes if getattr(e, attr) == value)
@@ -157,6 +159,14 @@ class RunDiff(_Data):
         out = {s: self._count("status", s) for s in ("identical", "diverged", "only_a", "only_b")}
         out.update({c: self._count("change", c) for c in ("improved", "regressed", "unchanged")})
         return out
+
+    @property
+    def forks(self) -> dict[str, int]:
+        """Episodes forked from a base, and those whose first divergence is the fork point."""
+        from .forks import at_fork_point
+
+        forked = [e for e in self.episodes if e.fork is not None]
+        return {"forked": len(forked), "at_fork_point": sum(map(at_fork_point, forked))}
 
     @property
     def equivalent(self) -> bool:

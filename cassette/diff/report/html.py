@@ -15,6 +15,7 @@ import orjson
 
 from ..._gc import paused_gc
 from ..compare import group_by_episode
+from ..forks import fork_line, forks_line, take_forks
 from ..types import EpisodeDiff, RunDiff
 from .assets import CSS, JS
 from .common import (
@@ -99,6 +100,9 @@ def _summary(diff: RunDiff) -> str:
     out.append('<ul class="counts">')
     for key, label in items:
         out.append(f'<li id="count-{key}"><b>{c[key]}</b> {label}</li>')
+    forked = forks_line(diff)
+    if forked is not None:
+        out.append(f'<li id="count-forked">{_e(forked)}</li>')
     out.append("</ul>")
     return "".join(out)
 
@@ -124,10 +128,14 @@ def _episode_rows(episodes: list[tuple[int, EpisodeDiff]], drawn: set[int]) -> s
             f'<td class="num">{fmt_reward(ep.reward_a)}</td>'
             f'<td class="num">{fmt_reward(ep.reward_b)}</td>'
             f'<td class="num delta">{fmt_delta(ep.delta)}</td>'
-            f"<td>{_e(describe(d)) if d is not None else ''}</td></tr>"
+            f"<td>{_fork_cell(ep)}{_e(describe(d)) if d is not None else ''}</td></tr>"
         )
     out.append("</tbody></table>")
     return "".join(out)
+
+
+def _fork_cell(ep: EpisodeDiff) -> str:
+    return "" if ep.fork is None else f'<span class="fork">{_e(fork_line(ep.fork))}</span>; '
 
 
 def _link(n: int, ep: EpisodeDiff, drawn: set[int]) -> str:
@@ -201,8 +209,9 @@ def _trajectories(n: int, ep: EpisodeDiff, diff: RunDiff, groups: Any) -> str:
 
 def _note(n: int, ep: EpisodeDiff) -> str:
     d = ep.divergence
+    fork = "" if ep.fork is None else f'<div class="note fork">{_e(fork_line(ep.fork))}</div>'
     if d is None:
-        return ""
+        return fork
     if d.part == "step":
         text = f'First divergence: <a href="#ep-{n}-divergence">{_e(describe(d))}</a>'
     else:
@@ -214,7 +223,7 @@ def _note(n: int, ep: EpisodeDiff) -> str:
             f'<div class="vals"><span class="tag a">A</span><code>{_e(value_of(d, "a", 300))}'
             f'</code><span class="tag b">B</span><code>{_e(value_of(d, "b", 300))}</code></div>'
         )
-    return f'<div class="note">{text}</div>'
+    return f'{fork}<div class="note">{text}</div>'
 
 
 def _sequences(ep: EpisodeDiff) -> str:
@@ -266,6 +275,8 @@ def _page(diff: RunDiff, max_episodes: int) -> str:
     groups = None
     if diff.index_a is not None and diff.index_b is not None:
         groups = (group_by_episode(diff.index_a), group_by_episode(diff.index_b))
+        for group in groups:
+            take_forks(group)  # the fork records are shown as notes, not steps
     title = f"cassette diff: {diff.a.label} vs {diff.b.label}"
     verdict = "ok" if diff.equivalent else "bad"
     parts = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 
+from ..forks import fork_line, forks_line
 from ..types import EpisodeDiff, RunDiff
 from .common import (
     MINUS,
@@ -56,7 +57,8 @@ def _summary(diff: RunDiff) -> list[str]:
         f"{c['unchanged']} unchanged · {c['identical']} identical, {c['diverged']} diverged, "
         f"{c['only_a']} only in A, {c['only_b']} only in B"
     )
-    return [*rows, "", counts]
+    forked = forks_line(diff)
+    return [*rows, "", counts, *(["", f"forks: {forked}"] if forked else [])]
 
 
 def _table(episodes: list[EpisodeDiff]) -> list[str]:
@@ -71,6 +73,8 @@ def _table(episodes: list[EpisodeDiff]) -> list[str]:
             what = f"{d.where} {d.part}" if d.part != "outcome" else "outcome"
             where = f"{what} {_code(d.path)}: "
             where += f"{_code(value_of(d, 'a', 40))} → {_code(value_of(d, 'b', 40))}"
+        if ep.fork is not None:
+            where = f"{_cell(fork_line(ep.fork))}; {where}"
         delta = fmt_delta(ep.delta)
         delta = f"**{delta}**" if ep.change in ("regressed", "improved") else delta
         lines.append(
@@ -84,6 +88,8 @@ def _details(ep: EpisodeDiff) -> list[str]:
     d = ep.divergence
     label = html.escape(str(ep.env_index))
     out = ["<details>", f"<summary>episode {label}: details</summary>", ""]
+    if ep.fork is not None:
+        out.append(f"- {_cell(fork_line(ep.fork))}")
     if d is not None:
         out.append(f"- first divergence: {describe(d).split(' at ')[0]}")
         if d.part != "step":

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..forks import fork_line, forks_line
 from ..types import EpisodeDiff, RunDiff
 from .common import (
     MINUS,
@@ -73,6 +74,8 @@ def _episode(ep: EpisodeDiff, console: Console) -> None:
     grid.add_column(no_wrap=True)
     grid.add_column(overflow="fold")
     d = ep.divergence
+    if ep.fork is not None:
+        grid.add_row("  fork", Text(fork_line(ep.fork), style="cyan"))
     if d is not None:
         grid.add_row("  first divergence", Text(describe(d).replace(" at ", "\nat ", 1)))
         if d.part != "step":
@@ -116,6 +119,9 @@ def render_text(diff: RunDiff, *, color: bool = False, width: int = 100, limit: 
         f"unchanged {c['unchanged']}",
         markup=False,
     )
+    forked = forks_line(diff)
+    if forked is not None:
+        console.print(f"forks:    {forked}", markup=False)
     print_analysis(diff, console)
     differing = [ep for ep in ordered(diff) if ep.status != "identical"]
     for ep in differing[:limit]:

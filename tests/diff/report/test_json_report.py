@@ -35,6 +35,7 @@ EPISODE_KEYS = {
     "tool_calls_b",
     "cause",
     "alignment",
+    "fork",
     "delta",
     "change",
 }
@@ -59,6 +60,7 @@ def test_schema_and_values() -> None:
         "noise",
         "equivalent",
         "counts",
+        "forks",
     }
     assert (data["format"], data["version"], data["equivalent"]) == (
         "rollout-cassette/diff",
