@@ -215,3 +215,17 @@ def test_a_url_without_fsspec_names_the_extra(tmp_path: Path) -> None:
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     ).stdout
     assert "pip install 'rollout-cassette[cloud]'" in out and len(out.strip().splitlines()) == 1
+
+
+def test_export_and_import_through_urls(s3: S3, tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    url = s3.url("exp/run/")
+    _record(url, range(2), 2)
+    ds = s3.url("exp/dataset/")
+    result = CliRunner().invoke(main, ["export", url, ds])
+    assert result.exit_code == 0, result.output
+    assert _keys(s3, "exp/dataset") == ["README.md", "episodes.parquet", "interactions.parquet"]
+    back = tmp_path / "back.jsonl"
+    result = CliRunner().invoke(main, ["import", ds, str(back)])
+    assert result.exit_code == 0, result.output
+    _replay(str(back), range(2), 2)
