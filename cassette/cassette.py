@@ -81,7 +81,7 @@ class Cassette:
         self.closed = False
 
         found = listing(self.url) if self.url is not None else None
-        is_dir = self.path.is_dir() or str(local).endswith(("/", os.sep))
+        is_dir = self.path.is_dir() or os.fspath(path).endswith(("/", os.sep))
         if found is not None:
             is_dir, exists = found.directory, remote_exists(found)
         elif self.path.is_dir():

@@ -69,8 +69,7 @@ def local_or_url(path: str | os.PathLike[str]) -> str | Path:
     """A ``file://`` URL as its local path; other URLs as they are; paths as Paths."""
     text = os.fspath(path)
     if text.startswith("file://"):
-        local = text[len("file://") :]
-        return f"{local}{os.sep}" if text.endswith("/") and not local.endswith(os.sep) else local
+        return Path(text[len("file://") :])
     return text if is_url(text) else Path(text)
 
 
@@ -139,6 +138,7 @@ def listing(url: str) -> Listing:
         except OSError:
             directory = False
     parent = root if directory else root.rsplit("/", 1)[0] if "/" in root else root
+    fs.invalidate_cache(parent)  # other processes write here: list afresh
     try:
         info = fs.find(parent, maxdepth=1, detail=True)
     except (FileNotFoundError, OSError):
