@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from ._gc import paused_gc
 from .canonical import Matcher
 from .errors import CassetteError
 from .index import EnvIndex, load_index
@@ -51,8 +52,8 @@ def _pyarrow() -> Any:
     return pyarrow
 
 
-def _json(value: Any) -> str | None:
-    return None if value is None else orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+def _json(value: Any) -> bytes | None:
+    return None if value is None else orjson.dumps(value)
 
 
 def run_id_of(headers: list[dict[str, Any]]) -> str:
@@ -73,6 +74,11 @@ def run_id_of(headers: list[dict[str, Any]]) -> str:
 
 def export_parquet(src: Path, out: Path) -> Exported:
     """Write ``src`` (a cassette file or shard directory) to the directory ``out``."""
+    with paused_gc():  # millions of live objects: the collector's passes were most of it
+        return _export(src, out)
+
+
+def _export(src: Path, out: Path) -> Exported:
     pa = _pyarrow()
     index = load_index([src])
     if index.eval_protocol:
@@ -174,7 +180,14 @@ def _typed(pa: Any, cols: dict[str, list[Any]]) -> dict[str, Any]:
         "terminated": pa.bool_(),
         "has_outcome": pa.bool_(),
     }
-    return {k: pa.array(v, type=types.get(k, pa.string())) for k, v in cols.items()}
+    out = {}
+    for key, values in cols.items():
+        if key in types:
+            out[key] = pa.array(values, type=types[key])
+        else:  # text as UTF-8 bytes: pyarrow converts bytes far faster than str
+            raw = [v.encode() if isinstance(v, str) else v for v in values]
+            out[key] = pa.array(raw, type=pa.binary()).cast(pa.string())
+    return out
 
 
 def _card(
