@@ -118,6 +118,8 @@ def compare(
             page = render_html(result) if html else None
     except (ValueError, CassetteError) as exc:
         console.fail(str(exc))
+    except TypeError as exc:  # orjson: an int beyond 64 bits, nesting deeper than 254 levels
+        console.fail(f"a run holds a value the report cannot write ({exc}); {_VALIDATE}")
     return result, page
 
 
@@ -132,6 +134,16 @@ def write_html(console: Console, page: str, out: str) -> None:
 
 def print_report(console: Console, result: RunDiff, fmt: str) -> None:
     """The report on stdout: ``json``, ``markdown``, or text as wide as the terminal."""
+    try:
+        _print_report(console, result, fmt)
+    except (TypeError, CassetteError) as exc:  # see compare()
+        console.fail(f"a run holds a value the report cannot write ({exc}); {_VALIDATE}")
+
+
+_VALIDATE = "run `cassette validate` on both runs"
+
+
+def _print_report(console: Console, result: RunDiff, fmt: str) -> None:
     from ..diff.report import render_json, render_markdown, render_text
 
     if fmt == "json":
