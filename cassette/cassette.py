@@ -96,9 +96,12 @@ class Cassette:
         self.mode = mode_
         if found is not None and mode_ is Mode.REPLAY:  # one listing, parallel reads
             self.path = materialize(found)
-        self.index = load_index([self.path]) if exists and mode_ is Mode.REPLAY else Index()
+        self.index = (
+            load_index([self.path], lean=True) if exists and mode_ is Mode.REPLAY else Index()
+        )
         if exists and mode_ is Mode.APPEND:
-            self.index = load_index([materialize(found) if found is not None else self.path])
+            local = materialize(found) if found is not None else self.path
+            self.index = load_index([local], lean=True)
         if mode_ is Mode.APPEND and self.index.eval_protocol:
             raise CassetteModeError(
                 f"{self.path} is an eval-protocol playback file, which is read-only; "
@@ -244,11 +247,12 @@ class Cassette:
     # --- serving and recording ----------------------------------------------------------
 
     def _serve(self, entry: Entry, errors: ErrorCodec | None) -> Json:
-        if entry.error is not None:
-            raise self._rebuild_error(entry.error, errors)
-        if entry.response is None:
+        response, error = entry.served()
+        if error is not None:
+            raise self._rebuild_error(error, errors)
+        if response is None:
             raise CassetteError(f"{entry.source}:{entry.line} holds no response; {self.fix}")
-        return entry.response
+        return response
 
     def _rebuild_error(self, info: Json, errors: ErrorCodec | None) -> BaseException:
         exc = errors.load(info) if errors is not None else None

@@ -7,6 +7,7 @@ O(1) a call and memory stays linear in the file.
 
 from __future__ import annotations
 
+import re
 import stat
 import warnings
 from collections import defaultdict
@@ -15,16 +16,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from ._format import FORMAT, VERSION
 from ._gc import paused_gc
 from .checksum import CHECKSUM_KEY, checksum
 from .codec import NotJSONError
 from .delta import SAME_ALL, decode_messages
 from .errors import CassetteFormatError, CassetteWarning
-from .lines import read_records
+from .lines import numbered_lines, parse_line, read_records
 from .store import shard_files
 
-__all__ = ["Entry", "Index", "Key", "load_index"]
+__all__ = ["Entry", "Index", "Key", "LeanEntry", "load_index"]
 
 EnvIndex = int | str
 Key = tuple[EnvIndex, str, int]
@@ -91,6 +94,10 @@ class Entry:
                 )
         self.checked = True
 
+    def served(self) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """(response, error), as replay serves them."""
+        return self.response, self.error
+
     @property
     def key(self) -> Key:
         return (self.env_index, self.channel, self.step)
@@ -143,6 +150,119 @@ class Entry:
             _error_for(self),
         )
         return out
+
+
+_LAZY = frozenset({"request", "response", "error", "meta"})
+_REQ = b',"request":'
+_SHA = b',"request_sha256":"'
+_HEX64 = re.compile(rb"[0-9a-f]{64}")
+
+
+class LeanEntry(Entry):
+    """An entry that keeps its line's bytes (``raw``): the request, response, error and
+    meta are decoded from them each time they are asked for, and not kept, so a loaded
+    cassette stays near its file's size; replay decodes a response when it serves it."""
+
+    raw: bytes
+    tail: int  # where ``"response":...`` starts in ``raw``
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _LAZY and "raw" in self.__dict__:
+            if name == "request":
+                return orjson.loads(self.raw)["request"]
+            value = self.payload().get(name)
+            return (value or {}) if name == "meta" else value
+        raise AttributeError(name)
+
+    def payload(self) -> dict[str, Any]:
+        """The response, error and meta of the line (decoded now; or as :meth:`check`
+        decoded them just before, handed over once and not kept)."""
+        kept = self.__dict__.pop("_payload", None)
+        if kept is not None:
+            return kept  # type: ignore[no-any-return]
+        obj = orjson.loads(b"{" + self.raw[self.tail :])
+        return obj if isinstance(obj, dict) else {}
+
+    def served(self) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        payload = self.payload()
+        return payload.get("response"), payload.get("error")
+
+    def check(self) -> None:
+        if self.broken is not None:
+            raise self.broken
+        if self.checked:
+            return
+        try:
+            payload = self.__dict__["_payload"] = self.payload()  # for the serve that follows
+        except orjson.JSONDecodeError:
+            raise _fmt(self.source, self.line, "the response part is not valid JSON") from None
+        meta, response, error = payload.get("meta"), payload.get("response"), payload.get("error")
+        if not isinstance(meta, (dict, type(None))) or not isinstance(response, (dict, type(None))):
+            raise _fmt(self.source, self.line, "malformed interaction")
+        want = (meta or {}).get(CHECKSUM_KEY)
+        if want is not None:
+            try:
+                got = checksum(response, error)
+            except NotJSONError as exc:
+                got = str(exc)
+            if got != want:
+                raise _fmt(
+                    self.source,
+                    self.line,
+                    "the response or error is not what was recorded (meta.checksum does "
+                    "not match: the line was edited or damaged); restore the file, or "
+                    "re-record this episode",
+                )
+        self.checked = True
+
+
+def _lean(line: bytes, spath: str, lineno: int) -> LeanEntry | None:
+    """An interaction line as a :class:`LeanEntry`, parsing only its head (type, keys,
+    delta) and finding its hash; None where the line is not laid out as the recorder
+    writes it (the caller then parses it whole)."""
+    cut = line.find(_REQ)
+    if cut < 0 or not line.endswith(b"\n"):  # a last line cut short is parsed, and warned of
+        return None
+    at = line.find(_SHA, cut)
+    if at < 0 or line.find(_SHA, at + 1) >= 0:
+        return None
+    start = at + len(_SHA)
+    sha = line[start : start + 64]
+    if line[start + 64 : start + 66] != b'",' or not _HEX64.fullmatch(sha):
+        return None
+    try:
+        head = orjson.loads(line[:cut] + b"}")
+    except orjson.JSONDecodeError:
+        return None
+    env, step, delta = head.get("env_index"), head.get("step"), head.get("delta")
+    channel = head.get("channel", "llm")
+    if (
+        head.get("type") != "interaction"
+        or not head.keys() <= _INTERACTION_KEYS
+        or not isinstance(env, (int, str))
+        or isinstance(env, bool)
+        or not isinstance(channel, str)
+        or type(step) is not int
+        or step < 0
+        or (delta is not None and not _delta_ok(delta))
+    ):
+        return None
+    entry = LeanEntry.__new__(LeanEntry)
+    entry.__dict__.update(
+        env_index=env,
+        channel=channel,
+        step=step,
+        sha=sha.decode(),
+        delta=delta,
+        base=None,
+        source=spath,
+        line=lineno,
+        broken=None,
+        checked=False,
+        raw=line,
+        tail=start + 66,
+    )
+    return entry
 
 
 def _error_for(entry: Entry) -> Callable[[str], Exception]:
@@ -354,14 +474,36 @@ def _base_of(
     return found if found is not None and found.source == spath else None
 
 
-def _load_file(index: Index, path: Path) -> None:
+def _records(path: Path, lean: bool) -> Iterator[tuple[int, dict[str, Any] | LeanEntry]]:
+    """The file's lines as parsed objects, or (``lean``) interaction lines as entries."""
+    if not lean:
+        yield from read_records(path)
+        return
     spath = str(path)
-    records = read_records(path)
+    for lineno, line in numbered_lines(path):
+        if line.startswith(b'{"type":"interaction"'):
+            entry = _lean(line, spath, lineno)
+            if entry is not None:
+                yield lineno, entry
+                continue
+        obj = parse_line(path, lineno, line, stacklevel=3)
+        if obj is None:
+            return
+        yield lineno, obj
+
+
+def _load_file(index: Index, path: Path, lean: bool = False) -> None:
+    spath = str(path)
+    records = _records(path, lean)
     last: dict[tuple[EnvIndex, str], Entry] = {}
     again: dict[Key, Entry] = {}  # the latest line of each key recorded twice in this file
     broken: list[Entry] = []
     first = True
     for line, obj in records:
+        if isinstance(obj, LeanEntry):
+            first = False
+            _add(index, obj, obj.delta, last, again, broken, spath, line)
+            continue
         kind = obj.get("type")
         if first and kind is None and obj.keys() >= _EP_KEYS:
             index.eval_protocol = True
@@ -387,33 +529,7 @@ def _load_file(index: Index, path: Path) -> None:
                 source=spath,
                 line=line,
             )
-            if delta is not None:
-                base = _base_of(delta, last.get((env, channel)), again, index, spath)
-                if base is None:
-                    entry.broken = _fmt(
-                        spath,
-                        line,
-                        f"delta base step {delta['base']} is not an earlier interaction of "
-                        f"({env!r}, {channel!r}) in this file (lines lost or mixed up); this "
-                        "step and the later ones built on it cannot be served: re-record them",
-                    )
-                elif base.broken is not None:
-                    entry.broken = _fmt(
-                        spath,
-                        line,
-                        f"its delta base (line {base.line}) cannot be rebuilt; this step "
-                        "cannot be served: re-record it",
-                    )
-                entry.base = base
-                if entry.broken is not None:
-                    broken.append(entry)
-            prior = index.entries.get(entry.key)
-            if prior is not None:
-                index.duplicates.append((prior, entry))
-                again[entry.key] = entry
-            else:
-                index.entries[entry.key] = entry
-            last[(env, channel)] = entry
+            _add(index, entry, delta, last, again, broken, spath, line)
         elif kind == "outcome":
             _validate(obj, spath, line)
             index.outcomes[obj["env_index"]] = obj
@@ -425,6 +541,47 @@ def _load_file(index: Index, path: Path) -> None:
                 spath, line, f"unknown line type {kind!r} (expected header, interaction, outcome)"
             )
     _warn_damage(spath, broken, [d for d in index.duplicates if d[1].source == spath])
+
+
+def _add(
+    index: Index,
+    entry: Entry,
+    delta: dict[str, Any] | None,
+    last: dict[tuple[EnvIndex, str], Entry],
+    again: dict[Key, Entry],
+    broken: list[Entry],
+    spath: str,
+    line: int,
+) -> None:
+    """Index one interaction: link its delta base, note a repeat of its key."""
+    env, channel = entry.env_index, entry.channel
+    if delta is not None:
+        base = _base_of(delta, last.get((env, channel)), again, index, spath)
+        if base is None:
+            entry.broken = _fmt(
+                spath,
+                line,
+                f"delta base step {delta['base']} is not an earlier interaction of "
+                f"({env!r}, {channel!r}) in this file (lines lost or mixed up); this "
+                "step and the later ones built on it cannot be served: re-record them",
+            )
+        elif base.broken is not None:
+            entry.broken = _fmt(
+                spath,
+                line,
+                f"its delta base (line {base.line}) cannot be rebuilt; this step "
+                "cannot be served: re-record it",
+            )
+        entry.base = base
+        if entry.broken is not None:
+            broken.append(entry)
+    prior = index.entries.get(entry.key)
+    if prior is not None:
+        index.duplicates.append((prior, entry))
+        again[entry.key] = entry
+    else:
+        index.entries[entry.key] = entry
+    last[(env, channel)] = entry
 
 
 def _warn_damage(spath: str, broken: list[Entry], twice: list[tuple[Entry, Entry]]) -> None:
@@ -472,11 +629,13 @@ def _regular(path: Path) -> None:
         )
 
 
-def load_index(paths: Iterable[Path]) -> Index:
+def load_index(paths: Iterable[Path], *, lean: bool = False) -> Index:
     """Load one or more files (or shard directories) into one index.
 
     The garbage collector is paused meanwhile: loading allocates millions of containers
     that all stay alive, and the collector's passes over them were most of the time.
+    ``lean`` (replay): interactions keep their line's bytes as :class:`LeanEntry`, decoded
+    when served, so memory stays near the file's size.
     """
     index = Index()
     with paused_gc():
@@ -484,5 +643,5 @@ def load_index(paths: Iterable[Path]) -> Index:
             _regular(path)
             files = shard_files(path) if path.is_dir() else [path]
             for file in files:
-                _load_file(index, file)
+                _load_file(index, file, lean)
     return index
