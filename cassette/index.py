@@ -7,7 +7,6 @@ O(1) a call and memory stays linear in the file.
 
 from __future__ import annotations
 
-import re
 import stat
 import warnings
 from collections import defaultdict
@@ -15,8 +14,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import orjson
 
 from ._format import FORMAT, VERSION
 from ._gc import paused_gc
@@ -27,7 +24,7 @@ from .errors import CassetteFormatError, CassetteWarning
 from .lines import numbered_lines, parse_line, read_records
 from .store import shard_files
 
-__all__ = ["Entry", "Index", "Key", "LeanEntry", "load_index"]
+__all__ = ["Entry", "Index", "Key", "load_index"]
 
 EnvIndex = int | str
 Key = tuple[EnvIndex, str, int]
@@ -150,119 +147,6 @@ class Entry:
             _error_for(self),
         )
         return out
-
-
-_LAZY = frozenset({"request", "response", "error", "meta"})
-_REQ = b',"request":'
-_SHA = b',"request_sha256":"'
-_HEX64 = re.compile(rb"[0-9a-f]{64}")
-
-
-class LeanEntry(Entry):
-    """An entry that keeps its line's bytes (``raw``): the request, response, error and
-    meta are decoded from them each time they are asked for, and not kept, so a loaded
-    cassette stays near its file's size; replay decodes a response when it serves it."""
-
-    raw: bytes
-    tail: int  # where ``"response":...`` starts in ``raw``
-
-    def __getattr__(self, name: str) -> Any:
-        if name in _LAZY and "raw" in self.__dict__:
-            if name == "request":
-                return orjson.loads(self.raw)["request"]
-            value = self.payload().get(name)
-            return (value or {}) if name == "meta" else value
-        raise AttributeError(name)
-
-    def payload(self) -> dict[str, Any]:
-        """The response, error and meta of the line (decoded now; or as :meth:`check`
-        decoded them just before, handed over once and not kept)."""
-        kept = self.__dict__.pop("_payload", None)
-        if kept is not None:
-            return kept  # type: ignore[no-any-return]
-        obj = orjson.loads(b"{" + self.raw[self.tail :])
-        return obj if isinstance(obj, dict) else {}
-
-    def served(self) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-        payload = self.payload()
-        return payload.get("response"), payload.get("error")
-
-    def check(self) -> None:
-        if self.broken is not None:
-            raise self.broken
-        if self.checked:
-            return
-        try:
-            payload = self.__dict__["_payload"] = self.payload()  # for the serve that follows
-        except orjson.JSONDecodeError:
-            raise _fmt(self.source, self.line, "the response part is not valid JSON") from None
-        meta, response, error = payload.get("meta"), payload.get("response"), payload.get("error")
-        if not isinstance(meta, (dict, type(None))) or not isinstance(response, (dict, type(None))):
-            raise _fmt(self.source, self.line, "malformed interaction")
-        want = (meta or {}).get(CHECKSUM_KEY)
-        if want is not None:
-            try:
-                got = checksum(response, error)
-            except NotJSONError as exc:
-                got = str(exc)
-            if got != want:
-                raise _fmt(
-                    self.source,
-                    self.line,
-                    "the response or error is not what was recorded (meta.checksum does "
-                    "not match: the line was edited or damaged); restore the file, or "
-                    "re-record this episode",
-                )
-        self.checked = True
-
-
-def _lean(line: bytes, spath: str, lineno: int) -> LeanEntry | None:
-    """An interaction line as a :class:`LeanEntry`, parsing only its head (type, keys,
-    delta) and finding its hash; None where the line is not laid out as the recorder
-    writes it (the caller then parses it whole)."""
-    cut = line.find(_REQ)
-    if cut < 0 or not line.endswith(b"\n"):  # a last line cut short is parsed, and warned of
-        return None
-    at = line.find(_SHA, cut)
-    if at < 0 or line.find(_SHA, at + 1) >= 0:
-        return None
-    start = at + len(_SHA)
-    sha = line[start : start + 64]
-    if line[start + 64 : start + 66] != b'",' or not _HEX64.fullmatch(sha):
-        return None
-    try:
-        head = orjson.loads(line[:cut] + b"}")
-    except orjson.JSONDecodeError:
-        return None
-    env, step, delta = head.get("env_index"), head.get("step"), head.get("delta")
-    channel = head.get("channel", "llm")
-    if (
-        head.get("type") != "interaction"
-        or not head.keys() <= _INTERACTION_KEYS
-        or not isinstance(env, (int, str))
-        or isinstance(env, bool)
-        or not isinstance(channel, str)
-        or type(step) is not int
-        or step < 0
-        or (delta is not None and not _delta_ok(delta))
-    ):
-        return None
-    entry = LeanEntry.__new__(LeanEntry)
-    entry.__dict__.update(
-        env_index=env,
-        channel=channel,
-        step=step,
-        sha=sha.decode(),
-        delta=delta,
-        base=None,
-        source=spath,
-        line=lineno,
-        broken=None,
-        checked=False,
-        raw=line,
-        tail=start + 66,
-    )
-    return entry
 
 
 def _error_for(entry: Entry) -> Callable[[str], Exception]:
@@ -474,15 +358,17 @@ def _base_of(
     return found if found is not None and found.source == spath else None
 
 
-def _records(path: Path, lean: bool) -> Iterator[tuple[int, dict[str, Any] | LeanEntry]]:
+def _records(path: Path, lean: bool) -> Iterator[tuple[int, dict[str, Any] | Entry]]:
     """The file's lines as parsed objects, or (``lean``) interaction lines as entries."""
+    from .lean import lean_entry  # it builds on Entry
+
     if not lean:
         yield from read_records(path)
         return
     spath = str(path)
     for lineno, line in numbered_lines(path):
         if line.startswith(b'{"type":"interaction"'):
-            entry = _lean(line, spath, lineno)
+            entry = lean_entry(line, spath, lineno)
             if entry is not None:
                 yield lineno, entry
                 continue
@@ -500,7 +386,7 @@ def _load_file(index: Index, path: Path, lean: bool = False) -> None:
     broken: list[Entry] = []
     first = True
     for line, obj in records:
-        if isinstance(obj, LeanEntry):
+        if isinstance(obj, Entry):  # a LeanEntry
             first = False
             _add(index, obj, obj.delta, last, again, broken, spath, line)
             continue
@@ -634,8 +520,8 @@ def load_index(paths: Iterable[Path], *, lean: bool = False) -> Index:
 
     The garbage collector is paused meanwhile: loading allocates millions of containers
     that all stay alive, and the collector's passes over them were most of the time.
-    ``lean`` (replay): interactions keep their line's bytes as :class:`LeanEntry`, decoded
-    when served, so memory stays near the file's size.
+    ``lean`` (replay): interactions keep their line's bytes (``cassette.lean.LeanEntry``),
+    decoded when served, so memory stays near the file's size.
     """
     index = Index()
     with paused_gc():
