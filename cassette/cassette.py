@@ -465,5 +465,12 @@ def open(
     fsync: bool = False,
 ) -> Cassette:
     """Open a cassette. ``path`` defaults to ``$CASSETTE_PATH``; ``mode`` to
-    ``$CASSETTE_MODE``, else ``auto`` (what ``cassette run`` sets for a command)."""
+    ``$CASSETTE_MODE``, else ``auto`` (what ``cassette run`` sets for a command). With
+    ``$CASSETTE_FORK_FROM`` set (``cassette fork``), a fork of that cassette
+    (:func:`cassette.fork.fork`), whatever ``mode``."""
+    if os.environ.get("CASSETTE_FORK_FROM"):
+        from .fork import fork
+
+        forked: Any = fork(path, match=match, ignore=ignore, redact=redact, meta=meta, fsync=fsync)
+        return forked  # type: ignore[no-any-return]
     return Cassette(path, mode, match=match, ignore=ignore, redact=redact, meta=meta, fsync=fsync)
