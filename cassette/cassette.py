@@ -19,6 +19,7 @@ from .index import Entry, Index, Key, load_index
 from .modes import FIX, ErrorCodec, Mode, chosen_mode, default_error
 from .recorder import now_iso
 from .redact import Redactor
+from .remote import RemoteSink, listing, local_or_url, materialize, remote_exists
 from .sink import Sink
 from .store import shard_files
 
@@ -59,7 +60,9 @@ class Cassette:
                 raise CassetteModeError(
                     "no cassette path: pass one to cassette.open(), or set CASSETTE_PATH"
                 )
-        self.path = Path(path)
+        local = local_or_url(path)
+        self.url = local if isinstance(local, str) else None  # an fsspec URL (s3://...)
+        self.path = Path(local)
         self.requested_mode, forced_fix = chosen_mode(mode)
         self.forced = forced_fix is not None  # $CASSETTE_FORCE_MODE overrode ``mode``
         # how to re-record, as misses and mismatches print it (the pytest plugin names its flag)
@@ -79,8 +82,11 @@ class Cassette:
         self._expected: dict[Key, str] = {}
         self.closed = False
 
-        is_dir = self.path.is_dir() or str(path).endswith(("/", os.sep))
-        if self.path.is_dir():
+        found = listing(self.url) if self.url is not None else None
+        is_dir = self.path.is_dir() or os.fspath(path).endswith(("/", os.sep))
+        if found is not None:
+            is_dir, exists = found.directory, remote_exists(found)
+        elif self.path.is_dir():
             exists = bool(shard_files(self.path))
         else:
             exists = self.path.exists() and self.path.stat().st_size > 0
@@ -88,16 +94,29 @@ class Cassette:
         if mode_ is Mode.AUTO:
             mode_ = Mode.REPLAY if exists else Mode.RECORD
         self.mode = mode_
+        if found is not None and mode_ is Mode.REPLAY:  # one listing, parallel reads
+            self.path = materialize(found)
         self.index = (
-            load_index([self.path]) if exists and mode_ in (Mode.REPLAY, Mode.APPEND) else Index()
+            load_index([self.path], lean=True) if exists and mode_ is Mode.REPLAY else Index()
         )
+        if exists and mode_ is Mode.APPEND:
+            local = materialize(found) if found is not None else self.path
+            self.index = load_index([local], lean=True)
         if mode_ is Mode.APPEND and self.index.eval_protocol:
             raise CassetteModeError(
                 f"{self.path} is an eval-protocol playback file, which is read-only; "
                 "convert it with `cassette convert --from ep` and append to the result"
             )
-        self._sink: Sink | None = None
-        if mode_ in (Mode.RECORD, Mode.APPEND):
+        self._sink: Sink | RemoteSink | None = None
+        if found is not None and mode_ in (Mode.RECORD, Mode.APPEND):
+            self._sink = RemoteSink(
+                found,
+                record=mode_ is Mode.RECORD,
+                redactor=self.redactor,
+                meta=self.meta,
+                fsync=fsync,
+            )
+        elif mode_ in (Mode.RECORD, Mode.APPEND):
             self._sink = Sink(
                 self.path,
                 directory=is_dir,
@@ -146,7 +165,9 @@ class Cassette:
         self.__exit__(et, exc, tb)
 
     def __repr__(self) -> str:
-        return f"<Cassette {str(self.path)!r} mode={self.mode.value} match={self.match}>"
+        return (
+            f"<Cassette {str(self.url or self.path)!r} mode={self.mode.value} match={self.match}>"
+        )
 
     # --- keys ---------------------------------------------------------------------------
 
@@ -205,9 +226,9 @@ class Cassette:
     def _miss_message(self, key: Key) -> str:
         env, channel, step = key
         if not self.path.exists():
-            held = f"{self.path} does not exist"
+            held = f"{self.url or self.path} does not exist"
         else:
-            held = f"{self.path}: " + self.index.describe_episode(env)
+            held = f"{self.url or self.path}: " + self.index.describe_episode(env)
         return (
             f"no recording for env_index={env!r} channel={channel!r} step={step}; {held}. "
             f"The code made a call the recording never saw: {self.fix}, or append mode to add it"
@@ -226,11 +247,12 @@ class Cassette:
     # --- serving and recording ----------------------------------------------------------
 
     def _serve(self, entry: Entry, errors: ErrorCodec | None) -> Json:
-        if entry.error is not None:
-            raise self._rebuild_error(entry.error, errors)
-        if entry.response is None:
+        response, error = entry.served()
+        if error is not None:
+            raise self._rebuild_error(error, errors)
+        if response is None:
             raise CassetteError(f"{entry.source}:{entry.line} holds no response; {self.fix}")
-        return entry.response
+        return response
 
     def _rebuild_error(self, info: Json, errors: ErrorCodec | None) -> BaseException:
         exc = errors.load(info) if errors is not None else None

@@ -21,7 +21,7 @@ from .checksum import CHECKSUM_KEY, checksum
 from .codec import NotJSONError
 from .delta import SAME_ALL, decode_messages
 from .errors import CassetteFormatError, CassetteWarning
-from .lines import read_records
+from .lines import numbered_lines, parse_line, read_records
 from .store import shard_files
 
 __all__ = ["Entry", "Index", "Key", "load_index"]
@@ -90,6 +90,10 @@ class Entry:
                     "re-record this episode",
                 )
         self.checked = True
+
+    def served(self) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """(response, error), as replay serves them."""
+        return self.response, self.error
 
     @property
     def key(self) -> Key:
@@ -354,14 +358,38 @@ def _base_of(
     return found if found is not None and found.source == spath else None
 
 
-def _load_file(index: Index, path: Path) -> None:
+def _records(path: Path, lean: bool) -> Iterator[tuple[int, dict[str, Any] | Entry]]:
+    """The file's lines as parsed objects, or (``lean``) interaction lines as entries."""
+    from .lean import lean_entry  # it builds on Entry
+
+    if not lean:
+        yield from read_records(path)
+        return
     spath = str(path)
-    records = read_records(path)
+    for lineno, line in numbered_lines(path):
+        if line.startswith(b'{"type":"interaction"'):
+            entry = lean_entry(line, spath, lineno)
+            if entry is not None:
+                yield lineno, entry
+                continue
+        obj = parse_line(path, lineno, line, stacklevel=3)
+        if obj is None:
+            return
+        yield lineno, obj
+
+
+def _load_file(index: Index, path: Path, lean: bool = False) -> None:
+    spath = str(path)
+    records = _records(path, lean)
     last: dict[tuple[EnvIndex, str], Entry] = {}
     again: dict[Key, Entry] = {}  # the latest line of each key recorded twice in this file
     broken: list[Entry] = []
     first = True
     for line, obj in records:
+        if isinstance(obj, Entry):  # a LeanEntry
+            first = False
+            _add(index, obj, obj.delta, last, again, broken, spath, line)
+            continue
         kind = obj.get("type")
         if first and kind is None and obj.keys() >= _EP_KEYS:
             index.eval_protocol = True
@@ -387,33 +415,7 @@ def _load_file(index: Index, path: Path) -> None:
                 source=spath,
                 line=line,
             )
-            if delta is not None:
-                base = _base_of(delta, last.get((env, channel)), again, index, spath)
-                if base is None:
-                    entry.broken = _fmt(
-                        spath,
-                        line,
-                        f"delta base step {delta['base']} is not an earlier interaction of "
-                        f"({env!r}, {channel!r}) in this file (lines lost or mixed up); this "
-                        "step and the later ones built on it cannot be served: re-record them",
-                    )
-                elif base.broken is not None:
-                    entry.broken = _fmt(
-                        spath,
-                        line,
-                        f"its delta base (line {base.line}) cannot be rebuilt; this step "
-                        "cannot be served: re-record it",
-                    )
-                entry.base = base
-                if entry.broken is not None:
-                    broken.append(entry)
-            prior = index.entries.get(entry.key)
-            if prior is not None:
-                index.duplicates.append((prior, entry))
-                again[entry.key] = entry
-            else:
-                index.entries[entry.key] = entry
-            last[(env, channel)] = entry
+            _add(index, entry, delta, last, again, broken, spath, line)
         elif kind == "outcome":
             _validate(obj, spath, line)
             index.outcomes[obj["env_index"]] = obj
@@ -425,6 +427,47 @@ def _load_file(index: Index, path: Path) -> None:
                 spath, line, f"unknown line type {kind!r} (expected header, interaction, outcome)"
             )
     _warn_damage(spath, broken, [d for d in index.duplicates if d[1].source == spath])
+
+
+def _add(
+    index: Index,
+    entry: Entry,
+    delta: dict[str, Any] | None,
+    last: dict[tuple[EnvIndex, str], Entry],
+    again: dict[Key, Entry],
+    broken: list[Entry],
+    spath: str,
+    line: int,
+) -> None:
+    """Index one interaction: link its delta base, note a repeat of its key."""
+    env, channel = entry.env_index, entry.channel
+    if delta is not None:
+        base = _base_of(delta, last.get((env, channel)), again, index, spath)
+        if base is None:
+            entry.broken = _fmt(
+                spath,
+                line,
+                f"delta base step {delta['base']} is not an earlier interaction of "
+                f"({env!r}, {channel!r}) in this file (lines lost or mixed up); this "
+                "step and the later ones built on it cannot be served: re-record them",
+            )
+        elif base.broken is not None:
+            entry.broken = _fmt(
+                spath,
+                line,
+                f"its delta base (line {base.line}) cannot be rebuilt; this step "
+                "cannot be served: re-record it",
+            )
+        entry.base = base
+        if entry.broken is not None:
+            broken.append(entry)
+    prior = index.entries.get(entry.key)
+    if prior is not None:
+        index.duplicates.append((prior, entry))
+        again[entry.key] = entry
+    else:
+        index.entries[entry.key] = entry
+    last[(env, channel)] = entry
 
 
 def _warn_damage(spath: str, broken: list[Entry], twice: list[tuple[Entry, Entry]]) -> None:
@@ -472,11 +515,13 @@ def _regular(path: Path) -> None:
         )
 
 
-def load_index(paths: Iterable[Path]) -> Index:
+def load_index(paths: Iterable[Path], *, lean: bool = False) -> Index:
     """Load one or more files (or shard directories) into one index.
 
     The garbage collector is paused meanwhile: loading allocates millions of containers
     that all stay alive, and the collector's passes over them were most of the time.
+    ``lean`` (replay): interactions keep their line's bytes (``cassette.lean.LeanEntry``),
+    decoded when served, so memory stays near the file's size.
     """
     index = Index()
     with paused_gc():
@@ -484,5 +529,5 @@ def load_index(paths: Iterable[Path]) -> Index:
             _regular(path)
             files = shard_files(path) if path.is_dir() else [path]
             for file in files:
-                _load_file(index, file)
+                _load_file(index, file, lean)
     return index

@@ -19,7 +19,7 @@ from .errors import CassetteFormatError, CassetteWarning
 from .store import _gzip_chunks, _is_gzip_file
 from .writer import open_by_live_writer
 
-__all__ = ["numbered_lines", "read_records"]
+__all__ = ["numbered_lines", "parse_line", "read_records"]
 
 _INK = re.compile(rb"\S")  # a byte that is not ASCII whitespace (what bytes.strip() keeps)
 _BLOCK = 1 << 20
@@ -77,28 +77,37 @@ def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     other line that is not a JSON object raises :class:`CassetteFormatError`.
     """
     for lineno, line in numbered_lines(path):
-        try:
-            obj = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            if not line.endswith(b"\n"):
-                warnings.warn(
-                    f"{path}:{lineno}: last line is cut short (a crash while writing?); "
-                    "it was skipped. `cassette validate` checks the rest; appending repairs it.",
-                    CassetteWarning,
-                    stacklevel=2,
-                )
-                return
-            raise CassetteFormatError(
-                f"{path}:{lineno}: not valid JSON ({exc}); fix or delete the line, then run "
-                f"`cassette validate {path}`",
-                path=str(path),
-                line=lineno,
-            ) from None
-        if not isinstance(obj, dict):
-            raise CassetteFormatError(
-                f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}; fix or "
-                f"delete the line, then run `cassette validate {path}`",
-                path=str(path),
-                line=lineno,
-            )
+        obj = parse_line(path, lineno, line, stacklevel=2)
+        if obj is None:
+            return
         yield lineno, obj
+
+
+def parse_line(path: Path, lineno: int, line: bytes, stacklevel: int = 2) -> dict[str, Any] | None:
+    """One line as a JSON object; None (with a :class:`CassetteWarning`) for a last line
+    cut short by a crash; :class:`CassetteFormatError` for any other line that is not."""
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        if not line.endswith(b"\n"):
+            warnings.warn(
+                f"{path}:{lineno}: last line is cut short (a crash while writing?); "
+                "it was skipped. `cassette validate` checks the rest; appending repairs it.",
+                CassetteWarning,
+                stacklevel=stacklevel + 1,
+            )
+            return None
+        raise CassetteFormatError(
+            f"{path}:{lineno}: not valid JSON ({exc}); fix or delete the line, then run "
+            f"`cassette validate {path}`",
+            path=str(path),
+            line=lineno,
+        ) from None
+    if not isinstance(obj, dict):
+        raise CassetteFormatError(
+            f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}; fix or "
+            f"delete the line, then run `cassette validate {path}`",
+            path=str(path),
+            line=lineno,
+        )
+    return obj

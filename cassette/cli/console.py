@@ -167,7 +167,7 @@ def existing(console: Console, path: str) -> Path:
     """An input cassette: a file, or a directory holding shard files."""
     from ..store import shard_files
 
-    target = Path(path)
+    target = _local_input(console, path)
     if not target.exists():
         console.fail(f"no such file or directory: {path}; check the path")
     try:
@@ -241,13 +241,61 @@ def load(console: Console, path: Path) -> Index:
 
 
 def writable(console: Console, out: str, force: bool) -> Path:
-    """``out`` as a path, if it may be written: not a directory, and new unless ``force``."""
-    target = Path(out)
+    """``out`` as a path, if it may be written: not a directory, and new unless ``force``.
+    A URL is written to a local file that is uploaded when the command ends."""
+    target = _local_output(console, out, force)
     if target.is_dir():
         console.fail(f"{out} is a directory; name the output file, e.g. {out.rstrip('/')}.jsonl")
     if target.exists() and not force:
         console.fail(f"{out} exists; pass --force to overwrite it, or name another file")
     return target
+
+
+def _local_input(console: Console, path: str) -> Path:
+    """A local path for an input: a URL (``s3://...``) is fetched into a private copy."""
+    from ..errors import CassetteError
+    from ..remote import local_or_url, materialize
+
+    local = local_or_url(path)
+    if isinstance(local, Path):
+        return local
+    try:
+        return materialize(local)
+    except CassetteError as exc:
+        console.fail(str(exc))
+    except OSError as exc:
+        console.fail(f"cannot read {path}: {exc}; check the URL and its credentials")
+
+
+def _local_output(console: Console, out: str, force: bool) -> Path:
+    """A local path for an output; for a URL, a private file uploaded to it when the
+    command ends (if the command wrote it)."""
+    from ..errors import CassetteError
+    from ..remote import listing, local_or_url, private_dir, remote_exists
+
+    local = local_or_url(out)
+    if isinstance(local, Path):
+        return local
+    try:
+        if not force and remote_exists(listing(local)):
+            console.fail(f"{out} exists; pass --force to overwrite it, or name another URL")
+    except CassetteError as exc:
+        console.fail(str(exc))
+    name = local.rstrip("/").rsplit("/", 1)[-1]
+    target = private_dir() / name
+    upload_on_exit(target, local)
+    return target
+
+
+def upload_on_exit(target: Path, url: str) -> None:
+    """Upload ``target`` to ``url`` when the running command ends, if it exists then."""
+    from ..remote import upload
+
+    def finish() -> None:
+        if target.exists():
+            upload(target, url)
+
+    click.get_current_context().call_on_close(finish)
 
 
 # the commands that need an extra of the package: command -> extra

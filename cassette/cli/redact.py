@@ -8,7 +8,17 @@ from pathlib import Path
 import click
 
 from ..errors import CassetteError
-from .console import Console, count_lines, existing, large_bytes, plural, size, working
+from .console import (
+    Console,
+    count_lines,
+    existing,
+    large_bytes,
+    plural,
+    size,
+    upload_on_exit,
+    working,
+    writable,
+)
 
 __all__ = ["redact", "redact_command"]
 
@@ -36,7 +46,13 @@ def redact(src: str, out: str | None, keys: tuple[str, ...], patterns: tuple[str
       cassette redact runs/a.jsonl shared/a.jsonl --key session_id --pattern 'tok_\\w+'
     """
     console = Console()
+    from ..remote import is_url
+
     path = existing(console, src)
+    if is_url(src) and out is None:  # in place: the scrubbed copy goes back to the URL
+        upload_on_exit(path, src)
+    elif out is not None and is_url(out):
+        out = str(writable(console, out, True))
     if out is not None and path.is_dir() != Path(out).is_dir() and Path(out).exists():
         console.fail(f"{src} and {out} must both be files or both be directories")
     redact_command(console, path, src, out, keys=keys, patterns=patterns, large=large_bytes())

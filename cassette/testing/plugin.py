@@ -84,7 +84,7 @@ class _Settings:
     # (mode, where from): $CASSETTE_FORCE_MODE, --cassette-mode or $CASSETTE_MODE
     override: tuple[str, str] | None
     fallback: tuple[str, str]  # ini cassette_mode, else the default
-    directory: Path
+    directory: Path | str  # a str: an fsspec URL
     fail_unused: bool
     unused: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
@@ -170,7 +170,10 @@ def pytest_configure(config: pytest.Config) -> None:
     fallback = (_checked(ini_mode, "ini cassette_mode"), "ini") if ini_mode else None
     opt_dir = config.getoption("cassette_dir")
     ini_dir = str(config.getini("cassette_dir") or "").strip()
-    if opt_dir:
+    directory: Path | str
+    if _is_url(opt_dir or ini_dir):  # s3://bucket/cassettes, memory://..., gs://...
+        directory = str(opt_dir or ini_dir).rstrip("/")
+    elif opt_dir:
         directory = config.invocation_params.dir / Path(opt_dir).expanduser()
     else:
         directory = config.rootpath / Path(ini_dir or DEFAULT_DIR).expanduser()
@@ -206,10 +209,18 @@ def _safe_name(name: str) -> str:
     return safe
 
 
-def default_path(item: pytest.Item, directory: Path) -> Path:
+def _is_url(path: object) -> bool:
+    from ..remote import is_url
+
+    return is_url(path)
+
+
+def default_path(item: pytest.Item, directory: Path | str) -> Path | str:
     """``<directory>/<module basename>/<Class.>...<test name>.jsonl`` for ``item``."""
     classes = [node.name for node in item.listchain() if isinstance(node, pytest.Class)]
     name = ".".join([*classes, item.name])
+    if isinstance(directory, str):  # a URL
+        return f"{directory}/{item.path.stem}/{_safe_name(name)}.jsonl"
     return directory / item.path.stem / f"{_safe_name(name)}.jsonl"
 
 
@@ -241,7 +252,9 @@ def _ignore_list(value: object) -> list[str]:
     raise TypeError(f"@pytest.mark.cassette(ignore=...) takes a list of str, not {value!r}")
 
 
-def _shown(path: Path, config: pytest.Config) -> str:
+def _shown(path: Path | str, config: pytest.Config) -> str:
+    if isinstance(path, str):
+        return path
     try:
         return str(path.relative_to(config.rootpath))
     except ValueError:
@@ -267,7 +280,12 @@ def cassette(request: pytest.FixtureRequest) -> Iterator[Cassette]:
     where: str | Path
     if raw is None:
         where = default_path(item, settings.directory)
+    elif isinstance(settings.directory, str) and not _is_url(os.fspath(raw)):
+        where = f"{settings.directory}/{os.fspath(raw)}"  # under the URL; a slash stays
+    elif _is_url(os.fspath(raw)):
+        where = os.fspath(raw)
     else:
+        assert isinstance(settings.directory, Path)
         where = settings.directory / Path(os.fspath(raw)).expanduser()  # absolute stays
         if str(raw).endswith(("/", os.sep)):  # a shard directory: a str keeps the slash
             where = f"{where}{os.sep}"

@@ -1,0 +1,73 @@
+"""``cassette export``: a cassette as a dataset (Parquet tables and a dataset card)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..errors import CassetteError
+from .console import Console, existing, plural, upload_on_exit
+
+__all__ = ["export", "output_dir"]
+
+
+def output_dir(console: Console, out: str, force: bool) -> Path:
+    """The local directory to write ``out`` to (for a URL, a private one uploaded when
+    the command ends); refused if it holds files, unless ``force``."""
+    from ..remote import is_url, listing, private_dir
+
+    if is_url(out):
+        try:
+            taken = bool(listing(out.rstrip("/") + "/").sizes)
+        except CassetteError as exc:
+            console.fail(str(exc))
+        if taken and not force:
+            console.fail(f"{out} holds files; pass --force to overwrite them, or name another")
+        target = private_dir() / "export"
+        target.mkdir()
+        upload_on_exit(target, out.rstrip("/") + "/")
+        return target
+    target = Path(out.removeprefix("file://"))
+    if target.exists() and not target.is_dir():
+        console.fail(f"{out} is a file; name a directory for the dataset, e.g. {out}.d/")
+    if target.is_dir() and any(target.iterdir()) and not force:
+        console.fail(f"{out} holds files; pass --force to overwrite them, or name another")
+    return target
+
+
+@click.command()
+@click.argument("path")
+@click.argument("out", metavar="OUT")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["parquet"]),
+    default="parquet",
+    show_default=True,
+    help="The dataset's format.",
+)
+@click.option("--force", is_flag=True, help="Overwrite the files of OUT if it holds some.")
+def export(path: str, out: str, fmt: str, force: bool) -> None:
+    """Publish a cassette as a dataset: OUT/interactions.parquet, OUT/episodes.parquet
+    and a dataset card OUT/README.md.
+
+    datasets.load_dataset(OUT), pandas and duckdb read the tables; `cassette import`
+    turns them back into a cassette. PATH and OUT may be URLs (s3://...).
+
+    \b
+    Examples:
+      cassette export runs/a.jsonl runs/a-dataset/
+      cassette export s3://bucket/runs/a/ s3://bucket/datasets/a/
+    """
+    from ..export import export_parquet
+
+    console = Console()
+    src = existing(console, path)
+    target = output_dir(console, out, force)
+    try:
+        done = export_parquet(src, target)
+    except CassetteError as exc:
+        console.fail(str(exc))
+    counts = f"{plural(done.interactions, 'interaction')}, {plural(done.episodes, 'episode')}"
+    console.print(f"exported {path} to {out} ({fmt}): {counts}, run id {done.run_id}")

@@ -1,0 +1,59 @@
+"""``cassette import``: a ``cassette export`` dataset back into a cassette."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..errors import CassetteError
+from .console import Console, plural, writable
+
+__all__ = ["import_command"]
+
+
+def _local_dataset(console: Console, src: str) -> Path:
+    from ..remote import filesystem, is_url, private_dir
+
+    if not is_url(src):
+        path = Path(src.removeprefix("file://"))
+        if not path.is_dir():
+            console.fail(f"no such directory: {src}; name the directory `cassette export` wrote")
+        return path
+    local = private_dir() / "dataset"
+    local.mkdir()
+    try:
+        fs, root = filesystem(src)
+        names = ("interactions.parquet", "episodes.parquet")
+        got = fs.cat([f"{root}/{n}" for n in names], on_error="omit")
+    except CassetteError as exc:
+        console.fail(str(exc))
+    for name in names:
+        data = got.get(f"{root}/{name}")
+        if data is not None:
+            (local / name).write_bytes(data)
+    return local
+
+
+@click.command(name="import")
+@click.argument("src", metavar="DATASET")
+@click.argument("out", metavar="OUT")
+@click.option("--force", is_flag=True, help="Overwrite OUT if it exists.")
+def import_command(src: str, out: str, force: bool) -> None:
+    """Turn a `cassette export` dataset back into a cassette that replays the same.
+
+    \b
+    Examples:
+      cassette import runs/a-dataset/ runs/a-again.jsonl
+    """
+    from ..export import import_parquet
+
+    console = Console()
+    dataset = _local_dataset(console, src)
+    target = writable(console, out, force)
+    try:
+        done = import_parquet(dataset, target)
+    except CassetteError as exc:
+        console.fail(str(exc))
+    counts = f"{plural(done.interactions, 'interaction')}, {plural(done.episodes, 'episode')}"
+    console.print(f"imported {src} into {out}: {counts}, run id {done.run_id}")

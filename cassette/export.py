@@ -1,0 +1,292 @@
+"""A cassette as a publishable dataset: two Parquet tables and a dataset card.
+
+``export_parquet(src, out)`` writes ``out/interactions.parquet`` (one row per recorded
+call: env_index, channel, step, request_sha256, the full request and the response as
+JSON, stream chunks, usage, latency), ``out/episodes.parquet`` (one row per episode:
+reward, terminated, info, steps, run id) and ``out/README.md``, a dataset card whose
+YAML names both tables, so ``datasets.load_dataset(out)``, duckdb and pandas read them.
+``import_parquet(out, dst)`` turns the export back into a cassette that replays the
+same. pyarrow is the ``export`` extra.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ._gc import paused_gc
+from .canonical import Matcher
+from .errors import CassetteError
+from .index import EnvIndex, load_index
+from .recorder import Recorder
+from .redact import Redactor
+from .store import Writer, is_gzip_path, partial_path
+from .writer import private_mode
+
+__all__ = ["Exported", "export_parquet", "import_parquet", "run_id_of"]
+
+INSTALL_HINT = "pip install 'rollout-cassette[export]'"
+_HEADERS_KEY = b"cassette.headers"
+
+
+@dataclass
+class Exported:
+    interactions: int
+    episodes: int
+    run_id: str
+    bytes: int
+
+
+def _pyarrow() -> Any:
+    try:
+        import pyarrow  # type: ignore[import-untyped, import-not-found, unused-ignore]
+        import pyarrow.parquet  # type: ignore[import-untyped, import-not-found, unused-ignore]
+    except ImportError:
+        raise CassetteError(f"Parquet export needs pyarrow: {INSTALL_HINT}") from None
+    return pyarrow
+
+
+def _json(value: Any) -> bytes | None:
+    return None if value is None else orjson.dumps(value)
+
+
+def run_id_of(headers: list[dict[str, Any]]) -> str:
+    """The set's run id, derived from content alone (so it survives moving or copying
+    the files): the digest of the ``$CASSETTE_RUN`` its workers share, else of its
+    header lines (creation time, producer, meta), or the ``run_id`` an import kept."""
+    metas = [h.get("meta", {}) for h in headers if isinstance(h, dict)]
+    kept = {str(m["run_id"]) for m in metas if m.get("run_id")}
+    if len(kept) == 1 and len(metas) == 1:
+        return kept.pop()
+    runs = {str(m.get("run")) for m in metas}
+    if len(runs) == 1 and metas and metas[0].get("run"):
+        seed = f"run:{runs.pop()}".encode()
+    else:
+        seed = b"\n".join(sorted(orjson.dumps(h, option=orjson.OPT_SORT_KEYS) for h in headers))
+    return hashlib.sha256(seed).hexdigest()[:16]
+
+
+def export_parquet(src: Path, out: Path) -> Exported:
+    """Write ``src`` (a cassette file or shard directory) to the directory ``out``."""
+    with paused_gc():  # millions of live objects: the collector's passes were most of it
+        return _export(src, out)
+
+
+def _export(src: Path, out: Path) -> Exported:
+    pa = _pyarrow()
+    index = load_index([src])
+    if index.eval_protocol:
+        raise CassetteError(
+            f"{src} is an eval-protocol playback file; convert it first with "
+            "`cassette convert --from ep`"
+        )
+    run_id = run_id_of(index.headers)
+    cols: dict[str, list[Any]] = {
+        k: []
+        for k in (
+            "seq",
+            "env_index",
+            "env_index_json",
+            "channel",
+            "step",
+            "request_sha256",
+            "model",
+            "request",
+            "response",
+            "stream_chunks",
+            "error",
+            "usage",
+            "latency_ms",
+            "meta",
+        )
+    }
+    steps: Counter[EnvIndex] = Counter()
+    for seq, (entry, request) in enumerate(index.iter_full()):
+        response = entry.response
+        chunks = None
+        if isinstance(response, dict) and isinstance(response.get("chunks"), list):
+            chunks = response["chunks"]
+            response = {k: v for k, v in response.items() if k != "chunks"}
+        usage = (response or {}).get("usage") or entry.meta.get("usage")
+        latency = entry.meta.get("latency_ms")
+        for key, value in (
+            ("seq", seq),
+            ("env_index", str(entry.env_index)),
+            ("env_index_json", _json(entry.env_index)),
+            ("channel", entry.channel),
+            ("step", entry.step),
+            ("request_sha256", entry.sha),
+            ("model", request.get("model") if isinstance(request.get("model"), str) else None),
+            ("request", _json(request)),
+            ("response", _json(response)),
+            ("stream_chunks", _json(chunks)),
+            ("error", _json(entry.error)),
+            ("usage", _json(usage)),
+            ("latency_ms", float(latency) if isinstance(latency, (int, float)) else None),
+            ("meta", _json(entry.meta)),
+        ):
+            cols[key].append(value)
+        steps[entry.env_index] += 1
+    episodes: dict[str, list[Any]] = {
+        k: []
+        for k in (
+            "env_index",
+            "env_index_json",
+            "reward",
+            "terminated",
+            "info",
+            "steps",
+            "has_outcome",
+            "run_id",
+        )
+    }
+    for env in index.episodes():
+        outcome = index.outcomes.get(env)
+        for key, value in (
+            ("env_index", str(env)),
+            ("env_index_json", _json(env)),
+            ("reward", None if outcome is None else outcome.get("reward")),
+            ("terminated", None if outcome is None else outcome.get("terminated")),
+            ("info", _json(None if outcome is None else outcome.get("info"))),
+            ("steps", steps.get(env, 0)),
+            ("has_outcome", outcome is not None),
+            ("run_id", run_id),
+        ):
+            episodes[key].append(value)
+    meta = {_HEADERS_KEY: orjson.dumps(index.headers)}
+    out.mkdir(parents=True, exist_ok=True)
+    interactions = pa.table(_typed(pa, cols)).replace_schema_metadata(meta)
+    pa.parquet.write_table(interactions, out / "interactions.parquet", compression="zstd")
+    table = pa.table(_typed(pa, episodes)).replace_schema_metadata(meta)
+    pa.parquet.write_table(table, out / "episodes.parquet", compression="zstd")
+    (out / "README.md").write_text(_card(src, index.headers, run_id, len(cols["seq"]), steps))
+    size = sum((out / n).stat().st_size for n in ("interactions.parquet", "episodes.parquet"))
+    return Exported(len(cols["seq"]), len(episodes["env_index"]), run_id, size)
+
+
+def _typed(pa: Any, cols: dict[str, list[Any]]) -> dict[str, Any]:
+    types = {
+        "seq": pa.int64(),
+        "step": pa.int64(),
+        "steps": pa.int64(),
+        "latency_ms": pa.float64(),
+        "reward": pa.float64(),
+        "terminated": pa.bool_(),
+        "has_outcome": pa.bool_(),
+    }
+    out = {}
+    for key, values in cols.items():
+        if key in types:
+            out[key] = pa.array(values, type=types[key])
+        else:  # text as UTF-8 bytes: pyarrow converts bytes far faster than str
+            raw = [v.encode() if isinstance(v, str) else v for v in values]
+            out[key] = pa.array(raw, type=pa.binary()).cast(pa.string())
+    return out
+
+
+def _card(
+    src: Path, headers: list[dict[str, Any]], run_id: str, calls: int, steps: Counter[Any]
+) -> str:
+    metas = [h.get("meta", {}) for h in headers]
+    producer = sorted({str(h.get("producer")) for h in headers}) or ["unknown"]
+    created = sorted(str(h.get("created_at")) for h in headers)
+    lines = [
+        "---",
+        "configs:",
+        "- config_name: interactions",
+        "  data_files: interactions.parquet",
+        "  default: true",
+        "- config_name: episodes",
+        "  data_files: episodes.parquet",
+        "tags:",
+        "- rollout-cassette",
+        "- agent-trajectories",
+        "---",
+        "",
+        f"# Rollout cassette `{src.name}`",
+        "",
+        f"- run id: `{run_id}`",
+        f"- {calls} recorded calls in {len(steps)} episodes",
+        f"- recorded {created[0] if created else '?'} to {created[-1] if created else '?'}"
+        f" by {', '.join(producer)}",
+        f"- run meta: `{orjson.dumps(metas[0] if len(metas) == 1 else metas).decode()}`",
+        "",
+        "Two tables: `interactions` (one row per call; `request`, `response`, `stream_chunks`,",
+        "`error`, `usage` and `meta` are JSON text) and `episodes` (reward, terminated, info,",
+        "steps, run id). Load with `datasets.load_dataset(<dir>, 'interactions')`, pandas",
+        "`read_parquet` or duckdb; `cassette import <dir> run.jsonl` turns it back into a",
+        "cassette that replays offline.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _loads(text: Any) -> Any:
+    return None if text is None else orjson.loads(text)
+
+
+def import_parquet(src: Path, out: Path) -> Exported:
+    """Write the export in directory ``src`` as the cassette file ``out`` (atomically)."""
+    pa = _pyarrow()
+    try:
+        inter = pa.parquet.read_table(src / "interactions.parquet")
+        eps = pa.parquet.read_table(src / "episodes.parquet")
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise CassetteError(
+            f"{src} is not a `cassette export` directory ({exc}); name the directory that "
+            "holds interactions.parquet and episodes.parquet"
+        ) from None
+    headers = orjson.loads((inter.schema.metadata or {}).get(_HEADERS_KEY, b"[]"))
+    meta = dict(headers[0].get("meta", {})) if len(headers) == 1 else {}
+    meta.setdefault("run_id", run_id_of(headers))
+    matcher = Matcher()
+    side = partial_path(out)
+    writer = Writer(
+        side, gz=is_gzip_path(out), shared=False, exclusive=True, mode=private_mode(out)
+    )
+    recorder = Recorder(writer, Redactor())
+    rows = sorted(inter.to_pylist(), key=lambda r: r["seq"])
+    try:
+        recorder.header(meta)
+        for row in rows:
+            env = orjson.loads(row["env_index_json"])
+            request = orjson.loads(row["request"])
+            response = _loads(row["response"])
+            chunks = _loads(row["stream_chunks"])
+            if chunks is not None:
+                response = {**(response or {}), "chunks": chunks}
+            sha = row["request_sha256"] or matcher.digest(request)
+            recorder.interaction(
+                env,
+                row["channel"],
+                row["step"],
+                request,
+                sha,
+                response,
+                _loads(row["error"]),
+                _loads(row["meta"]) or {},
+            )
+        for row in eps.to_pylist():
+            if row["has_outcome"]:
+                recorder.outcome(
+                    {
+                        "type": "outcome",
+                        "env_index": orjson.loads(row["env_index_json"]),
+                        "reward": row["reward"],
+                        "terminated": row["terminated"],
+                        "info": _loads(row["info"]) or {},
+                    }
+                )
+        recorder.writer.close()
+        os.replace(side, out)
+    except BaseException:
+        recorder.writer.close()
+        side.unlink(missing_ok=True)
+        raise
+    return Exported(len(rows), eps.num_rows, str(meta["run_id"]), out.stat().st_size)
