@@ -42,14 +42,16 @@ class Mode(str, Enum):
     @classmethod
     def parse(cls, value: Mode | str | None) -> Mode:
         """``value``; None: ``$CASSETTE_MODE``, else ``auto``."""
+        source = ""
         if value is None:
             value = os.environ.get(MODE_VARIABLE) or cls.AUTO
+            source = f"{MODE_VARIABLE}={value!r}: " if value != cls.AUTO else ""
         try:
             return cls(value.strip().lower() if isinstance(value, str) else value)
         except ValueError:
             names = ", ".join(m.value for m in cls)
             raise CassetteModeError(
-                f"unknown cassette mode {value!r}; use one of {names}"
+                f"{source}unknown cassette mode {value!r}; use one of {names}"
             ) from None
 
 

@@ -158,3 +158,15 @@ def test_under_pytest_the_printed_flag_records_then_the_test_replays(
     assert argv[:2] == ["pytest", "--cassette-mode=record"]
     pytester.runpytest_inprocess(*options, *argv[1:]).assert_outcomes(passed=1)
     pytester.runpytest_inprocess(*options).assert_outcomes(passed=1)  # replays
+
+
+def test_a_bad_cassette_mode_variable_is_named_in_the_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A script that passes no mode= and gets 'unknown mode' must learn where it came from."""
+    monkeypatch.delenv("CASSETTE_FORCE_MODE", raising=False)
+    monkeypatch.setenv("CASSETTE_MODE", "replya")
+    with pytest.raises(CassetteModeError, match=r"^CASSETTE_MODE='replya': unknown cassette mode"):
+        cassette.open(tmp_path / "a.jsonl")
+    with pytest.raises(CassetteModeError, match=r"^unknown cassette mode 'bogus'"):
+        cassette.open(tmp_path / "a.jsonl", mode="bogus")  # the code's own mode: no variable
