@@ -65,7 +65,11 @@ def chosen_mode(value: Mode | str | None) -> tuple[Mode, str | None]:
         mode = Mode.parse(forced)
     except CassetteModeError as exc:
         raise CassetteModeError(f"{FORCE_VARIABLE}={forced!r}: {exc}") from None
-    return mode, f"re-record with {FORCE_VARIABLE}=record (it is {mode.value} now)"
+    # `cassette run --mode M` sets the variable for its command, so there the flag is the fix
+    return mode, (
+        f"re-record with {FORCE_VARIABLE}=record (it is {mode.value} now; "
+        "under `cassette run --mode`, with --mode record)"
+    )
 
 
 class ErrorCodec(Protocol):
