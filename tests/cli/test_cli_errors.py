@@ -57,6 +57,7 @@ BAD_PATHS = [
     (("merge", "empty", "good.jsonl"), "empty is a directory"),
     (("diff", "good.jsonl", "good.jsonl", "--html", "empty"), "--html empty is a directory"),
     (("demo", "--out", "empty"), "is a directory"),
+    (("demo", "--bundled", "--live"), "--bundled only replays the shipped cassette; drop --live"),
     (("show", "good.jsonl", "--env", "nope"), "no episode nope in good.jsonl"),
     (("run", "--", "no-such-command-here"), "command not found: no-such-command-here"),
     (("run", "--mode", "rewind", "--", "true"), "Invalid value for '--mode'"),
