@@ -75,6 +75,7 @@ def test_tau2_without_the_extra_says_what_to_install(place: Path) -> None:
     proc = cassette_cli("tau2", str(TAU2_MOCK), cwd=place, prelude=BLOCK)
     line = one_line_error(proc)
     assert line.endswith("pip install 'rollout-cassette[tau2]'"), line
+    assert "No module named 'tau2'" in line, line  # not a module of tau2's own (loguru)
     assert proc.stdout == ""
 
 
