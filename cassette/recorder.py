@@ -79,13 +79,12 @@ class Recorder:
 
     def _emit(self, line: dict[str, Any]) -> None:
         raw = dumps(line)
-        if self.redactor.hits(raw):
-            clean, count = self.redactor.redact(line)
-            if count:
-                self.redacted += count
-                if clean.get("type") == "interaction":
-                    clean["meta"] = {**clean.get("meta", {}), "redacted": count}
-                raw = dumps(clean)
+        clean, count = self.redactor.redact_line(line, raw, dumps)
+        if count:
+            self.redacted += count
+            if clean.get("type") == "interaction":
+                clean["meta"] = {**clean.get("meta", {}), "redacted": count}
+            raw = dumps(clean)
         self.writer.write(raw)
 
     def header(self, meta: dict[str, Any] | None = None) -> None:

@@ -1,0 +1,259 @@
+"""The Redactor: scrubs a line before it touches disk.
+
+Three rules: the value of a key that names a secret (``api_key``, ``Authorization``,
+``db_password``, ``X-Custom-Token``, ...) is replaced whatever it holds; any string (or
+dict key) that looks like a credential is replaced where it stands; and the values of a
+request's ``headers`` are replaced unless harmless. A recorded stream is also scrubbed
+as the text its chunks make together (:mod:`.streams`). A line is first tested as bytes
+by cheap gates; only a line that passes one is walked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import CassetteError
+from .derive import derived_gates
+from .patterns import (
+    DEFAULT_KEYS,
+    DEFAULT_PATTERNS,
+    HEADER_KEYS,
+    SAFE_HEADERS,
+    VALIDATORS,
+    Gate,
+    default_gates,
+)
+from .streams import scrub_chunks
+
+__all__ = ["IDENTITY", "REDACTED", "Redactor"]
+
+REDACTED = "[REDACTED]"
+_EMPTY = (None, "", REDACTED)
+# fields that name or address a line: never scrubbed (request_sha256 is the hash of the
+# live request; a secret-looking env_index or channel is refused before the live call)
+IDENTITY = frozenset(
+    {"type", "format", "version", "created_at", "producer", "env_index", "channel", "step"}
+    | {"delta", "request_sha256"}
+)
+_KEY_CACHE = 4096
+
+
+def _norm_key(key: str) -> str:
+    return key.lower().replace("-", "_")
+
+
+def _key_gate(keys: Iterable[str], suffixes: Iterable[str]) -> re.Pattern[bytes] | None:
+    """A regex that finds ``":`` closing a key that may name a secret: it jumps from key to
+    key and looks back at the last (up to) five bytes of each (lowered; ``_`` or ``-``)."""
+    by_width: dict[int, set[str]] = {}
+    for word in [('"' + k) if len(k) < 5 else k[-5:] for k in keys] + [s[-5:] for s in suffixes]:
+        body = "".join("[_-]" if ch == "_" else re.escape(ch) for ch in word)
+        by_width.setdefault(len(word), set()).add(body)
+    if not by_width:
+        return None
+    looks = "|".join(
+        "(?<=(?:" + "|".join(sorted(alts)) + ')":)' for _, alts in sorted(by_width.items())
+    )
+    return re.compile(('":(?:' + looks + ")").encode())
+
+
+def _safe_header(name: str) -> bool:
+    low = name.lower()
+    return any(low.startswith(s[:-1]) if s.endswith("*") else low == s for s in SAFE_HEADERS)
+
+
+@dataclass(frozen=True)
+class Redactor:
+    """What to scrub. ``Redactor(extra_keys=["session_id"], extra_patterns=[r"tok_\\w+"])``.
+
+    ``keys``/``patterns`` replace the defaults; ``extra_*`` add to them. A key ``"*_x"``
+    matches every key ending in ``_x`` or ``-x``; a pattern may mark the part to replace
+    with a group named ``secret`` (else the whole match is replaced).
+    """
+
+    keys: Iterable[str] = DEFAULT_KEYS
+    patterns: Iterable[str] = DEFAULT_PATTERNS
+    extra_keys: Iterable[str] = ()
+    extra_patterns: Iterable[str] = ()
+    replacement: str = REDACTED
+    _keys: frozenset[str] = field(init=False, repr=False)
+    _suffixes: tuple[str, ...] = field(init=False, repr=False)
+    _text: re.Pattern[str] | None = field(init=False, repr=False)
+    # per pattern (by its group name in _text): the group of its secret, its validator
+    _parts: dict[str, tuple[str | None, Callable[[str], bool] | None]] = field(
+        init=False, repr=False
+    )
+    _gates: tuple[Gate, ...] = field(init=False, repr=False)
+    _key_gate: re.Pattern[bytes] | None = field(init=False, repr=False)
+    _key_cache: dict[str, bool] = field(init=False, repr=False)
+    _checked: set[str] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        names = [_norm_key(k) for k in (*self.keys, *self.extra_keys) if k]
+        keys = frozenset(k for k in names if not k.startswith("*"))
+        suffixes = tuple(sorted({k[1:] for k in names if k.startswith("*") and len(k) > 1}))
+        pats = [p for p in (*self.patterns, *self.extra_patterns) if p]
+        parts: dict[str, tuple[str | None, Callable[[str], bool] | None]] = {}
+        alts = []
+        for i, p in enumerate(pats):
+            secret = f"_s{i}" if "(?P<secret>" in p else None
+            alts.append(f"(?P<_r{i}>{p.replace('(?P<secret>', f'(?P<_s{i}>')})")
+            parts[f"_r{i}"] = (secret, VALIDATORS.get(p))
+        defaults = list(self.patterns) == list(DEFAULT_PATTERNS)
+        gates = [*default_gates()] if defaults else derived_gates(list(self.patterns))
+        gates += derived_gates([p for p in self.extra_patterns if p])
+        object.__setattr__(self, "_keys", keys)
+        object.__setattr__(self, "_suffixes", suffixes)
+        object.__setattr__(self, "_text", re.compile("|".join(alts)) if alts else None)
+        object.__setattr__(self, "_parts", parts)
+        object.__setattr__(self, "_gates", tuple(gates))
+        object.__setattr__(self, "_key_gate", _key_gate(sorted(keys), suffixes))
+        object.__setattr__(self, "_key_cache", {})
+        object.__setattr__(self, "_checked", set())
+
+    # --- tests ------------------------------------------------------------------------
+
+    def hits(self, raw: bytes) -> bool:
+        """Whether the JSON bytes may hold something to scrub (a fast, loose test)."""
+        lowered = raw.lower()
+        if self._key_gate is not None and self._key_gate.search(lowered) is not None:
+            return True
+        return any(gate.test(raw, lowered) for gate in self._gates)
+
+    def is_secret_key(self, key: str) -> bool:
+        """Whether the value of ``key`` is replaced whatever it holds."""
+        hit = self._key_cache.get(key)
+        if hit is None:
+            norm = _norm_key(key)
+            hit = norm in self._keys or (bool(self._suffixes) and norm.endswith(self._suffixes))
+            if len(self._key_cache) < _KEY_CACHE:
+                self._key_cache[key] = hit
+        return hit
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """The (start, end) of every secret in ``text``, in order."""
+        if self._text is None:
+            return []
+        out = []
+        for m in self._text.finditer(text):
+            secret, valid = self._parts[m.lastgroup or ""]
+            start, end = m.span(secret) if secret and m.group(secret) is not None else m.span()
+            if start == end or text[start:end] == self.replacement:
+                continue
+            if valid is not None and not valid(text[start:end]):
+                continue
+            out.append((start, end))
+        return out
+
+    def check_key(self, what: str, value: Any) -> None:
+        """Refuse an ``env_index`` or ``channel`` that looks like a secret: it is written as
+        a key, and scrubbing it would make replay miss."""
+        if not isinstance(value, str) or value in self._checked:
+            return
+        if self.spans(value):
+            raise CassetteError(
+                f"the {what} (a str of {len(value)} characters) looks like a secret; it is "
+                f"part of the key, written as it is, so it cannot be scrubbed: use another {what}"
+            )
+        if len(self._checked) < _KEY_CACHE:  # a clean id costs one lookup from now on
+            self._checked.add(value)
+
+    # --- scrubbing --------------------------------------------------------------------
+
+    def redact(self, value: Any) -> tuple[Any, int]:
+        """Return (scrubbed copy, number of replacements); unchanged parts are shared."""
+        return self._walk(value)
+
+    def redact_text(self, text: str) -> tuple[str, int]:
+        found = self.spans(text)
+        if not found:
+            return text, 0
+        parts = []
+        pos = 0
+        for start, end in found:
+            parts.append(text[pos:start])
+            parts.append(self.replacement)
+            pos = end
+        parts.append(text[pos:])
+        return "".join(parts), len(found)
+
+    def redact_line(
+        self, line: dict[str, Any], raw: bytes, dumps: Callable[[Any], bytes]
+    ) -> tuple[dict[str, Any], int]:
+        """(a line fit to write, replacements made): ``raw`` is ``dumps(line)``. Streamed
+        chunks and request headers are scrubbed first; then, if the bytes pass a gate,
+        the line is walked (its identity fields left alone)."""
+        out, count = self._prepare(line)
+        if count:
+            raw = dumps(out)
+        if not self.hits(raw):
+            return out, count
+        body = {k: v for k, v in out.items() if k not in IDENTITY}
+        clean, n = self._walk(body)
+        if n:
+            out = {k: clean.get(k, v) if k not in IDENTITY else v for k, v in out.items()}
+        return out, count + n
+
+    def _prepare(self, line: dict[str, Any]) -> tuple[dict[str, Any], int]:
+        count = 0
+        response = line.get("response")
+        if isinstance(response, dict) and isinstance(response.get("chunks"), list):
+            chunks, n = scrub_chunks(response["chunks"], self.spans, self.replacement)
+            if n:
+                line = {**line, "response": {**response, "chunks": chunks}}
+                count += n
+        request = line.get("request")
+        if isinstance(request, dict) and not HEADER_KEYS.isdisjoint(request):
+            headers = {}
+            for name in HEADER_KEYS & request.keys():
+                given = request[name]
+                if not isinstance(given, dict):
+                    continue
+                kept = {
+                    k: v if v in _EMPTY or (isinstance(k, str) and _safe_header(k)) else None
+                    for k, v in given.items()
+                }
+                n = sum(1 for v in kept.values() if v is None)
+                if n:
+                    headers[name] = {
+                        k: self.replacement if kept[k] is None else v for k, v in given.items()
+                    }
+                    count += n
+            if headers:
+                line = {**line, "request": {**request, **headers}}
+        return line, count
+
+    def _walk(self, value: Any) -> tuple[Any, int]:
+        if isinstance(value, str):
+            return self.redact_text(value)
+        if isinstance(value, dict):
+            total = 0
+            out: dict[Any, Any] = {}
+            for k, v in value.items():
+                key = k
+                if isinstance(k, str):
+                    key, n = self.redact_text(k)
+                    if n:  # a secret used as a key: keep the keys distinct
+                        total += n
+                        while key in out or (key != k and key in value):
+                            key += "'"
+                    if self.is_secret_key(k) and v not in _EMPTY:
+                        out[key] = self.replacement
+                        total += 1
+                        continue
+                nv, n = self._walk(v)
+                out[key] = nv
+                total += n
+            return (out, total) if total else (value, 0)
+        if isinstance(value, (list, tuple)):
+            total = 0
+            items = []
+            for v in value:
+                nv, n = self._walk(v)
+                items.append(nv)
+                total += n
+            return (items, total) if total else (value, 0)
+        return value, 0

@@ -1,0 +1,109 @@
+"""Scrubbing a recorded stream: a secret split across chunks (``"sk-pr"`` | ``"oj-..."``,
+``"Bearer"`` | ``" <token>"``) is found in the text the chunks make together.
+
+Each string field of the chunks belongs to one *text stream*, named by where it stands:
+its path, list items named by their ``index`` (chat choices and tool calls), and the
+chunk's own ``type``, ``item_id``, ``output_index``, ``content_index`` and ``index``
+(Responses API events, Anthropic content blocks). A stream's pieces are joined, scrubbed
+as one text, and written back at the original boundaries: the replacement goes in the
+chunk where the secret starts, and the rest of the secret is cut from the chunks it
+spans (a chunk wholly inside a secret keeps an empty string). So the chunks keep their
+number and order, and each stream's pieces join to the scrubbed text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["scrub_chunks"]
+
+Json = dict[str, Any]
+Path = tuple[Any, ...]
+Spans = Callable[[str], list[tuple[int, int]]]
+_IDS = ("type", "item_id", "output_index", "content_index", "index")
+
+
+def _leaves(node: Any, path: Path, name: Path, at: int, out: dict[Path, list[Any]]) -> None:
+    if isinstance(node, str):
+        out.setdefault(name, []).append((at, path, node))
+    elif isinstance(node, dict):
+        for k, v in node.items():
+            if isinstance(v, (str, dict, list)):
+                _leaves(v, (*path, k), (*name, k), at, out)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            if isinstance(v, (str, dict, list)):
+                ident = v.get("index") if isinstance(v, dict) else None
+                step = ("#", ident) if isinstance(ident, int) else i
+                _leaves(v, (*path, i), (*name, step), at, out)
+
+
+def _streams(chunks: list[Any]) -> dict[Path, list[Any]]:
+    out: dict[Path, list[Any]] = {}
+    for at, chunk in enumerate(chunks):
+        if not isinstance(chunk, dict):
+            continue
+        ids = tuple(
+            (k, v) for k in _IDS if isinstance(v := chunk.get(k), (str, int)) and k in chunk
+        )
+        _leaves(chunk, (), ids, at, out)
+    return out
+
+
+def _cut(texts: list[str], spans: list[tuple[int, int]], replacement: str) -> list[str]:
+    """``texts`` with each span of their join replaced, at the original boundaries."""
+    out: list[str] = []
+    a = 0
+    k = 0
+    for text in texts:
+        b = a + len(text)
+        while k < len(spans) and spans[k][1] <= a:
+            k += 1
+        parts: list[str] = []
+        pos = a
+        j = k
+        while j < len(spans) and spans[j][0] < b:
+            s, e = spans[j]
+            if e > a:
+                parts.append(text[pos - a : max(s, a) - a])
+                if s >= a:
+                    parts.append(replacement)
+                pos = min(e, b)
+            j += 1
+        parts.append(text[pos - a :])
+        out.append("".join(parts) if len(parts) > 1 else text)
+        a = b
+    return out
+
+
+def _set(node: Any, path: Path, value: str) -> Any:
+    if not path:
+        return value
+    copy: Any = dict(node) if isinstance(node, dict) else list(node)
+    copy[path[0]] = _set(node[path[0]], path[1:], value)
+    return copy
+
+
+def scrub_chunks(chunks: list[Any], spans: Spans, replacement: str) -> tuple[list[Any], int]:
+    """(chunks with every secret of every text stream replaced, secrets found). Chunks
+    that change are copied along the changed path; the others are shared."""
+    out: list[Any] | None = None
+    count = 0
+    for pieces in _streams(chunks).values():
+        if len(pieces) < 2:
+            continue  # one piece: scrubbed where it stands, with the rest of the line
+        texts = [text for _, _, text in pieces]
+        first = texts[0]
+        if all(t == first for t in texts):
+            continue  # a field every chunk repeats (id, model, object)
+        found = spans("".join(texts))
+        if not found:
+            continue
+        count += len(found)
+        if out is None:
+            out = list(chunks)
+        for (at, path, old), new in zip(pieces, _cut(texts, found, replacement), strict=True):
+            if new != old:
+                out[at] = _set(out[at], path, new)
+    return (chunks, 0) if out is None else (out, count)
