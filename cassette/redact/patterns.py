@@ -86,7 +86,10 @@ SAFE_HEADERS: tuple[str, ...] = (
     "x-stainless-*",
 )
 
-_B = r"(?<![A-Za-z0-9])"  # not inside a word; ``_`` may precede (``key_sk-...``)
+# not inside a word; ``_`` may precede (``key_sk-...``), and so may an escape such as
+# ``\n`` in JSON held in a string (tool-call arguments)
+_B = r"(?:(?<![A-Za-z0-9])|(?<=\\[nrtbf])|(?<=\\u[0-9A-Fa-f]{4}))"
+_SP = r"(?:\s|\\[nrt])+"  # whitespace, or its escape in JSON held in a string
 # names whose value a ``name=value`` / ``name: value`` / ``"name": "value"`` gives away
 _NAME = (
     r"(?:passw(?:or)?d|passphrase|pwd|secret|token|credentials?|apikey"
@@ -100,7 +103,7 @@ _VALUE = (
 
 DEFAULT_PATTERNS: tuple[str, ...] = (
     _B + r"sk-(?:proj-|ant-|or-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}",  # OpenAI, Anthropic, ...
-    r"(?i:" + _B + r"bearer\s+)[A-Za-z0-9._~+/=\-]{12,}",
+    r"(?i:" + _B + r"bearer" + _SP + r")[A-Za-z0-9._~+/=\-]{12,}",
     _B + r"A[KS]IA[0-9A-Z]{16}(?![0-9A-Za-z])",  # AWS access key id
     _B + r"AIza[0-9A-Za-z_\-]{35}",  # Google
     _B + r"gh[pousr]_[A-Za-z0-9]{30,}",  # GitHub
@@ -117,10 +120,10 @@ DEFAULT_PATTERNS: tuple[str, ...] = (
     # the password of a URL (postgres://user:PASSWORD@host): scheme, user and host stay
     r"://[^\s:/?#@\"'<>]*:(?P<secret>[^\s/?#\"'<>]+)@",
     # HTTP Basic credentials (checked to decode to printable ``user:password``)
-    r"(?i:" + _B + r"basic\s+)(?P<secret>[A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])",
+    r"(?i:" + _B + r"basic" + _SP + r")(?P<secret>[A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])",
     # name=value, name = value, name: value, "name": "value" (also inside JSON strings,
     # such as tool-call arguments); name ends in password, secret, token, api key, ...
-    r"(?i:" + _NAME + r")(?:(?:[ ]{0,2}|\t)=[ \t]*|:[ ]+|\\?[\"']:[ ]*)(?:\\?[\"'])?" + _VALUE,
+    r"(?i:" + _NAME + r")(?:(?:[ ]{0,2}|\t)=[ \t]*|:[ ]+|\\*[\"']:[ ]*)(?:\\*[\"'])?" + _VALUE,
 )
 
 
@@ -176,8 +179,8 @@ def default_gates() -> tuple[Gate, ...]:
     """The gates of :data:`DEFAULT_PATTERNS`, cheapest first. In a line's JSON bytes a
     string's ``"``, ``\\`` and control characters are escaped, so the gates allow for it."""
     return (
-        Gate(_c(rb"sk-[A-Za-z0-9_\-]{16}")),
-        Gate(_c(rb"bearer"), folded=True),
+        Gate(_c(rb"-(?<=sk-)[A-Za-z0-9_\-]{16}")),  # led by its rarest byte
+        Gate(_c(rb"b(?:earer|asic)"), folded=True),
         Gate(_c(rb"A[KS]IA[0-9A-Z]{16}")),
         Gate(_c(rb"AIza[0-9A-Za-z_\-]{35}"), b"z"),
         # every pattern led by a word ending in "_": a "_" led by one of those words
@@ -192,10 +195,10 @@ def default_gates() -> tuple[Gate, ...]:
         Gate(_c(rb"eyJ[A-Za-z0-9_\-]{10,}\.eyJ"), b"J"),
         Gate(_c(rb"PRIVATE KEY"), b"V"),
         Gate(_c(rb"://[^\s/]*@"), b"@"),
-        Gate(_c(rb"basic"), folded=True),
         # name=value, name: value, "name": value (JSON in a string), 'name': value
         Gate(_after(b"=", b"", b" ", b"  ", rb"\\t"), b"=", folded=True),
         Gate(_after(b": ", b""), folded=True),
-        Gate(_after(b'\\":', b"", rb"\\\\"), folded=True),  # (and JSON in JSON in a string)
+        # (JSON nested n deep in strings: 2**n - 1 backslashes before the quote)
+        Gate(_after(b'\\":', *(rb"\\" * (2**n - 2) for n in (1, 2, 3, 4))), folded=True),
         Gate(_after(b"':", b""), folded=True),
     )
