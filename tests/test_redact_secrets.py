@@ -367,3 +367,21 @@ def test_wrap_openai_streams_leak_no_kind(tmp_path: Path, make_server: Any) -> N
         c.delta for c in replayed[3] if c.type == "response.function_call_arguments.delta"
     )
     assert json.loads(args_back)["password"] == REDACTED
+
+
+def test_cassette_redact_scrubs_split_secrets_in_an_old_file_once(tmp_path: Path) -> None:
+    from cassette.convert import redact
+    from cassette.recorder import header_line
+
+    path = tmp_path / "old.jsonl"
+    secret = KINDS["stripe_live"][0].text
+    pieces = ["key: " + secret[:5], secret[5:11], secret[11:] + " ok"]
+    line = {"type": "interaction", "env_index": 0, "channel": "llm", "step": 0,
+            "request": {"q": 1}, "request_sha256": NON_SECRETS[0],
+            "response": {"chunks": [_chat("content")(p) for p in pieces]}, "meta": {}}  # fmt: skip
+    path.write_bytes(dumps(header_line()) + b"\n" + dumps(line) + b"\n")
+    assert sum(redact(path).values()) == 1
+    raw = path.read_bytes()
+    assert secret[:5].encode() not in raw and secret[5:11].encode() not in raw
+    assert NON_SECRETS[0].encode() in raw  # the hash is kept
+    assert sum(redact(path).values()) == 0 and path.read_bytes() == raw  # once
