@@ -25,17 +25,22 @@ _IDS = ("type", "item_id", "output_index", "content_index", "index")
 
 
 def _leaves(node: Any, path: Path, name: Path, at: int, out: dict[Path, list[Any]]) -> None:
-    if isinstance(node, str):
-        out.setdefault(name, []).append((at, path, node))
-    elif isinstance(node, dict):
+    """Add every non-empty string under ``node`` to its stream (``out[name]``)."""
+    if isinstance(node, dict):
         for k, v in node.items():
-            if isinstance(v, (str, dict, list)):
+            if type(v) is str:
+                if v:
+                    out.setdefault((*name, k), []).append((at, (*path, k), v))
+            elif isinstance(v, (dict, list)):
                 _leaves(v, (*path, k), (*name, k), at, out)
-    elif isinstance(node, list):
+    else:
         for i, v in enumerate(node):
-            if isinstance(v, (str, dict, list)):
+            if type(v) is str:
+                if v:
+                    out.setdefault((*name, i), []).append((at, (*path, i), v))
+            elif isinstance(v, (dict, list)):
                 ident = v.get("index") if isinstance(v, dict) else None
-                step = ("#", ident) if isinstance(ident, int) else i
+                step = ("#", ident) if type(ident) is int else i
                 _leaves(v, (*path, i), (*name, step), at, out)
 
 
