@@ -12,10 +12,10 @@ from types import TracebackType
 from typing import Any
 
 from . import streaming
+from .canonical import Matcher
 from .context import current_episode
 from .errors import CassetteError, CassetteMiss, CassetteModeError, RecordedError
 from .index import Entry, Index, Key, load_index
-from .matching import Matcher
 from .modes import FIX as _FIX
 from .modes import ErrorCodec, Mode, default_error
 from .recorder import now_iso

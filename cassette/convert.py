@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .canonical import Matcher
 from .cassette import open as open_cassette
 from .codec import dumps
 from .errors import CassetteError
 from .index import EnvIndex, Index, Key, load_index
-from .matching import Matcher
 from .recorder import Recorder
 from .redact import Redactor
 from .store import Writer, is_gzip_path, iter_records, partial_path, shard_files

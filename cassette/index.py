@@ -15,7 +15,7 @@ from typing import Any
 
 from ._format import FORMAT, VERSION
 from ._gc import paused_gc
-from .codec import SAME_ALL, decode_messages
+from .delta import SAME_ALL, decode_messages
 from .errors import CassetteFormatError
 from .store import iter_records, shard_files
 

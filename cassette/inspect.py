@@ -1,7 +1,6 @@
-"""A cassette as data for people: what a response says (its message, tool calls, token
-usage; also as ``cassette diff`` counts them) and the readable transcript of ``cassette
-show``. Pure functions over a loaded :class:`~cassette.index.Index`; nothing here prints.
-The numbers of ``cassette stats`` are in :mod:`cassette.stats`.
+"""What a recorded response says: its message, its tool calls, its token usage and cost
+(as ``cassette diff``, ``show`` and ``stats`` count them). Pure functions over the
+entries of a loaded :class:`~cassette.index.Index`; nothing here prints.
 """
 
 from __future__ import annotations
@@ -11,13 +10,11 @@ from typing import Any
 
 import orjson
 
-from .codec import dumps, is_ref
-from .index import Entry, EnvIndex, Index
+from .codec import dumps
+from .index import Entry
 
 __all__ = [
-    "Segment",
     "content_text",
-    "episode_transcripts",
     "item_call",
     "message_calls",
     "parse_args",
@@ -29,8 +26,6 @@ __all__ = [
 ]
 
 Json = dict[str, Any]
-Segment = tuple[str, str | None]  # (text, style); a line of output is a list of segments
-ROLE_STYLES = {"system": "dim", "user": "cyan", "assistant": "green", "tool": "yellow"}
 
 
 # --- what a message or a response says --------------------------------------------------
@@ -245,138 +240,3 @@ def usage_totals(entry: Entry) -> tuple[float, float, float, float]:
         or (_num(hidden.get("response_cost")) if isinstance(hidden, dict) else 0.0)
     )
     return p, c, total, cost
-
-
-# --- show -------------------------------------------------------------------------------
-
-_INDENT = " " * 16
-
-
-def _excerpt(text: str, width: int | None) -> str:
-    if width is None:
-        return text.replace("\n", "\n" + _INDENT)
-    one = " ".join(text.split())
-    return one if len(one) <= width else one[: width - 1] + "…"
-
-
-def _message_line(message: Any, width: int | None) -> list[Segment]:
-    if not isinstance(message, dict):
-        return [(f"{'?':>10}  ", None), (_excerpt(dumps(message).decode(), width), None)]
-    role = str(message.get("role") or message.get("type") or "?")
-    text = _excerpt(content_text(message.get("content")), width)
-    if role == "tool" and message.get("tool_call_id"):
-        text = f"[{message['tool_call_id']}] {text}"
-    calls = [f"{name}({_excerpt(args, width)})" for name, args in tool_calls({"message": message})]
-    body = "  ".join(p for p in (text, *(f"→ {c}" for c in calls)) if p)
-    return [(f"{role:>10}  ", ROLE_STYLES.get(role, "bold")), (body, None)]
-
-
-def _filled(message: Any) -> Any:
-    if not isinstance(message, dict):
-        return message
-    return {k: v for k, v in message.items() if v not in (None, [], {}, "")}
-
-
-def _new_positions(
-    entry: Entry, messages: list[Any], prev: tuple[list[Any], Json | None] | None
-) -> Iterator[int]:
-    """Indices of the messages this step adds: not in the previous request of its
-    (env_index, channel), and not the previous step's answer (shown with that step)."""
-    if entry.delta is not None:  # exact: the delta says what is new
-        keep = int(entry.delta.get("keep", 0))
-        stored = entry.request.get(entry.delta.get("field", "messages")) or []
-        yield from (keep + i for i, msg in enumerate(stored) if not is_ref(msg))
-        return
-    start = 0
-    if prev is not None:
-        before, answer = prev
-        while start < min(len(before), len(messages)) and messages[start] == before[start]:
-            start += 1
-        if start and start < len(messages) and _filled(messages[start]) == _filled(answer):
-            start += 1
-    yield from range(start, len(messages))
-
-
-def _step_head(entry: Entry) -> list[Segment]:
-    meta = entry.meta
-    bits = [str(meta["model"])] if meta.get("model") else []
-    if isinstance(meta.get("latency_ms"), (int, float)):
-        bits.append(f"{meta['latency_ms']:g} ms")
-    usage = usage_of(entry)
-    if usage:
-        bits.append(f"{usage['input']}+{usage['output']} tokens")
-    if meta.get("redacted"):
-        bits.append(f"{meta['redacted']} redacted")
-    head = f"  {entry.channel} step {entry.step}"
-    return [(head, "bold"), ("  " + "  ".join(bits) if bits else "", "dim")]
-
-
-def _step_lines(
-    entry: Entry, request: Json, shown: Iterator[int] | None, width: int | None
-) -> Iterator[list[Segment]]:
-    yield _step_head(entry)
-    messages = request.get((entry.delta or {}).get("field", _message_field(request)))
-    if isinstance(messages, list):
-        for i in range(len(messages)) if shown is None else shown:
-            yield [("    ", None), *_message_line(messages[i], width)]
-    else:
-        yield [(f"    {'request':>10}  ", "bold"), (_excerpt(dumps(request).decode(), width), None)]
-    if entry.error is not None:
-        err = f"{entry.error.get('type')}: {entry.error.get('message')}"
-        yield [(f"  → {'error':>10}  ", "red"), (_excerpt(err, width), "red")]
-        return
-    message = response_message(entry.response)
-    if message is not None:
-        yield [("  → ", "green"), *_message_line(message, width)]
-    elif entry.response is not None:
-        text = _excerpt(dumps(entry.response).decode(), width)
-        yield [(f"  → {'response':>10}  ", "green"), (text, None)]
-    chunks = (entry.response or {}).get("chunks")
-    if isinstance(chunks, list):
-        cut = ", cut short" if entry.meta.get("incomplete") else ""
-        yield [(f"{_INDENT}(streamed, {len(chunks)} chunks{cut})", "dim")]
-
-
-def _message_field(request: Json) -> str:
-    return "input" if isinstance(request.get("input"), list) else "messages"
-
-
-def _outcome_text(outcome: Json | None) -> str:
-    if outcome is None:
-        return "no outcome"
-    parts = []
-    if outcome.get("reward") is not None:
-        parts.append(f"reward={outcome['reward']:g}")
-    if outcome.get("terminated") is not None:
-        parts.append("terminated" if outcome["terminated"] else "not terminated")
-    if outcome.get("info"):
-        parts.append("info=" + _excerpt(dumps(outcome["info"]).decode(), 120))
-    return "  ".join(parts) or "outcome recorded"
-
-
-def episode_transcripts(
-    index: Index, *, env: str | None = None, channel: str | None = None, full: bool = False
-) -> dict[EnvIndex, list[list[Segment]]]:
-    """Per episode (in order of appearance), the lines that ``cassette show`` prints: a
-    heading with the outcome, then each step with the messages it adds and its response.
-    ``full``: every message of each request, untruncated. ``env`` matches an env_index by
-    its text (``"0"`` matches 0); ``channel`` keeps one channel."""
-    out: dict[EnvIndex, list[list[Segment]]] = {
-        e: [[(f"episode {e!r}", "bold"), ("  " + _outcome_text(index.outcomes.get(e)), None)]]
-        for e in index.episodes()
-        if env is None or str(e) == env
-    }
-    width = None if full else 160
-    prev: dict[tuple[EnvIndex, str], tuple[list[Any], Json | None]] = {}
-    for entry, request in index.iter_full() if out else ():
-        lines = out.get(entry.env_index)
-        if lines is None or (channel is not None and entry.channel != channel):
-            continue
-        messages = request.get(_message_field(request))
-        shown = None
-        if isinstance(messages, list):
-            key = (entry.env_index, entry.channel)
-            shown = None if full else _new_positions(entry, messages, prev.get(key))
-            prev[key] = (messages, response_message(entry.response))
-        lines.extend(_step_lines(entry, request, shown, width))
-    return out

@@ -20,7 +20,9 @@ from typing import Any
 
 from ._format import FORMAT, VERSION
 from ._version import __version__
-from .codec import SAME_ALL, MessageBase, conversation_field, dumps, encode_messages, loads
+from .canonical import conversation_field
+from .codec import dumps, loads
+from .delta import SAME_ALL, MessageBase, encode_messages
 from .errors import CassetteError
 from .redact import Redactor
 from .store import Writer

@@ -20,9 +20,9 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
+from .canonical import Matcher
 from .errors import CassetteFormatError, CassetteWarning
 from .index import Entry, EnvIndex, Key, _ep_entry
-from .matching import Matcher
 from .records import FORMAT, LINE_ADAPTER, VERSION
 from .redact import REDACTED
 from .store import _raw_lines, shard_files

@@ -65,3 +65,12 @@ def make_server() -> Iterator[MakeServer]:
     finally:
         for server in started:
             server.stop()
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytest's own, its inner runs not taken for xdist workers (pytest-benchmark, where
+    installed, would warn in them, and the inner ``filterwarnings = error`` fails the run)."""
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)
+    return pytester

@@ -1,4 +1,4 @@
-"""Colour, progress bars and one-line errors: what every command shares (cassette.console)."""
+"""Colour, progress bars and one-line errors: what every command shares (cassette.cli.console)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 import cassette.cli
-import cassette.console
+import cassette.cli.console
 from cassette.cli import main
 
 GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "cli"
@@ -24,14 +24,13 @@ def cli(*args: str, env: dict[str, str] | None = None) -> Result:
 @pytest.fixture
 def terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     """As if stdout and stderr were terminals."""
-    monkeypatch.setattr(cassette.console, "_isatty", lambda stream: True)
+    monkeypatch.setattr(cassette.cli.console, "_isatty", lambda stream: True)
 
 
 @pytest.fixture
 def large(monkeypatch: pytest.MonkeyPatch) -> None:
     """As if every input were large enough for a progress bar."""
-    monkeypatch.setattr(cassette.console, "LARGE_BYTES", 0)
-    monkeypatch.setattr(cassette.cli, "LARGE_BYTES", 0)
+    monkeypatch.setattr(cassette.cli.console, "LARGE_BYTES", 0)
 
 
 def test_piped_output_has_no_colour_unless_asked() -> None:
@@ -125,6 +124,6 @@ def test_every_command_has_help_with_examples(command: str) -> None:
 
 def test_fail_collapses_a_multi_line_message(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
-        cassette.console.Console(color=False).fail("request differs\n  first difference at x\n")
+        cassette.cli.console.Console(color=False).fail("request differs\n  first difference at x\n")
     assert exit_info.value.code == 2
     assert capsys.readouterr().err == "error: request differs; first difference at x\n"

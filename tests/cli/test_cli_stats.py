@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 import cassette
 from cassette.cli import main
-from cassette.stats import percentile
+from cassette.cli.stats import percentile
 
 GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "cli"
 RUN_A = str(GOLDEN / "run_a.jsonl")

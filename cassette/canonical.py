@@ -1,0 +1,371 @@
+"""A request's canonical form, its hash, and why two requests differ.
+
+The walk of a request through :meth:`cassette.Cassette.call`, in order: :class:`Matcher`
+leaves out the ignored keys (:meth:`Matcher.normalise`, paths from :mod:`cassette.paths`),
+:func:`canonical_parts` writes the rest as sorted-key JSON with integral floats as ints
+(the conversation as written), :meth:`Canonical.sha256_from` hashes it (going on from the
+previous request of the same episode and channel), and on a hash that is not the
+recording's :meth:`Matcher.verify` names the first path where the two requests part
+(:func:`first_difference`). Pure: dicts in, bytes and strings out, no IO.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections.abc import Hashable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from .codec import dumps_sorted
+from .errors import CassetteMismatch
+from .paths import parse_ignore, remove_path
+
+if TYPE_CHECKING:
+    from .index import Entry
+
+__all__ = [
+    "DEFAULT_IGNORE",
+    "MESSAGE_FIELDS",
+    "Canonical",
+    "Difference",
+    "HashChain",
+    "Matcher",
+    "canonical_bytes",
+    "canonical_parts",
+    "conversation_field",
+    "first_difference",
+    "format_path",
+    "normalise_numbers",
+    "normalise_request",
+]
+
+MESSAGE_FIELDS = ("messages", "input")  # the conversation of a request
+# A number token that normalisation could change: an integral float ("1.0", "-0.0") or an
+# exponent, standing right after a JSON delimiter. Matching inside a string only costs the
+# slow (exact) path, never a wrong hash.
+_FLOAT_TOKEN = re.compile(rb"[:,\[]-?\d+(?:\.0(?=[,}\]])|(?:\.\d+)?[eE])")
+
+
+def normalise_numbers(value: Any) -> Any:
+    """Integral floats become ints (1.0 -> 1, -0.0 -> 0); containers are copied."""
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 2**63:
+            return int(value)
+        return value
+    if isinstance(value, dict):
+        return {k: normalise_numbers(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [normalise_numbers(v) for v in value]
+    return value
+
+
+def conversation_field(request: dict[str, Any]) -> str | None:
+    """The key of the request's conversation: ``messages``, else ``input``, if a list."""
+    for key in MESSAGE_FIELDS:
+        if type(request.get(key)) is list:
+            return key
+    return None
+
+
+def _is_conversation(key: str, value: Any) -> bool:
+    return key in MESSAGE_FIELDS and type(value) is list
+
+
+def normalise_request(request: dict[str, Any]) -> dict[str, Any]:
+    """Integral floats as ints in every parameter of a request (temperature, tools, ...);
+    the conversation (``messages``/``input`` lists) is text and is kept as written."""
+    return {k: v if _is_conversation(k, v) else normalise_numbers(v) for k, v in request.items()}
+
+
+def _normal_json(params: dict[str, Any]) -> bytes:
+    """Sorted-key JSON of ``params`` with integral floats as ints."""
+    raw = dumps_sorted(params)
+    if _FLOAT_TOKEN.search(raw) is None:
+        return raw
+    return dumps_sorted(normalise_numbers(params))
+
+
+def _split(params: dict[str, Any], key: str) -> tuple[bytes, bytes]:
+    """(head, tail): the canonical JSON of ``params`` around a ``key`` placed in sorted
+    order, e.g. ``{"model":"m","messages":`` and ``,"tools":[...]}``."""
+    before = _normal_json({k: v for k, v in params.items() if k < key})
+    after = _normal_json({k: v for k, v in params.items() if k > key})
+    head = before[:-1] + (b',"' if len(before) > 2 else b'"') + key.encode() + b'":'
+    return head, (b"," + after[1:] if len(after) > 2 else b"}")
+
+
+# Parameters are small and the same call after call: their canonical parts are made once
+# per distinct value, in a cache keyed by their raw bytes (and the conversation's key).
+_PARAMS_CACHE: dict[tuple[str, bytes], tuple[bytes, bytes]] = {}
+
+
+class Canonical(NamedTuple):
+    """:func:`canonical_bytes` in three parts, ``head + conversation + tail``, so that the
+    conversation's JSON (the bulk of a request) is at hand on its own, and is hashed
+    without being copied into one buffer."""
+
+    head: bytes
+    conversation: bytes
+    tail: bytes
+    field: str | None  # the key of the conversation, if the request has one list of it
+
+    def sha256(self) -> str:
+        h = hashlib.sha256(self.head)
+        h.update(self.conversation)
+        h.update(self.tail)
+        return h.hexdigest()
+
+    def sha256_from(self, chain: HashChain | None) -> tuple[str, HashChain | None]:
+        """(:meth:`sha256`, the chain for the next request of the same key). The same
+        hash, but when this request extends the one ``chain`` was taken from (equal head,
+        conversation JSON that starts with the earlier one's) only the new bytes are
+        hashed: over an episode each byte is hashed once, not once a step."""
+        conv = self.conversation
+        if self.field is None or len(conv) < 2:
+            return self.sha256(), None
+        end = len(conv) - 1  # the conversation list without its closing bracket
+        if chain is not None and chain.head == self.head and conv.startswith(chain.prefix):
+            state = chain.state.copy()
+            state.update(memoryview(conv)[len(chain.prefix) : end])
+        else:
+            state = hashlib.sha256(self.head)
+            state.update(memoryview(conv)[:end])
+        final = state.copy()
+        final.update(conv[end:])
+        final.update(self.tail)
+        return final.hexdigest(), HashChain(self.head, conv[:end], state)
+
+
+class HashChain(NamedTuple):
+    """sha256 state after a request's head and its conversation less the closing bracket."""
+
+    head: bytes
+    prefix: bytes
+    state: Any  # hashlib's sha256 object (its type is private)
+
+
+def canonical_parts(request: dict[str, Any]) -> Canonical:
+    """:func:`canonical_bytes` of ``request`` as :class:`Canonical` parts."""
+    key = conversation_field(request)
+    if key is None:
+        return Canonical(_normal_json(request), b"", b"", None)
+    if key == "messages" and type(request.get("input")) is list:  # both (never seen)
+        whole = dumps_sorted(normalise_request(request))
+        return Canonical(whole, b"", b"", None)
+    params = {k: v for k, v in request.items() if k != key}
+    cache_key = (key, dumps_sorted(params))
+    parts = _PARAMS_CACHE.get(cache_key)
+    if parts is None:
+        parts = _split(params, key)
+        if len(_PARAMS_CACHE) >= 512:
+            _PARAMS_CACHE.clear()
+        _PARAMS_CACHE[cache_key] = parts
+    conversation = dumps_sorted(request[key])
+    return Canonical(parts[0], conversation, parts[1], key)
+
+
+def canonical_bytes(request: dict[str, Any]) -> bytes:
+    """Sorted-key compact JSON of :func:`normalise_request` of ``request``: integral
+    floats in the parameters as ints; the conversation as written."""
+    head, conversation, tail, _ = canonical_parts(request)
+    return head + conversation + tail
+
+
+# --- matching: ignore rules, hashing with chains, the explanation of a mismatch ------
+
+# Request keys that never decide what a model answers: transport, credentials, retries.
+DEFAULT_IGNORE: tuple[str, ...] = (
+    "api_key",
+    "api_base",
+    "base_url",
+    "organization",
+    "project",
+    "headers",
+    "extra_headers",
+    "extra_query",
+    "timeout",
+    "request_timeout",
+    "max_retries",
+)
+
+CHAINS = 256  # (env_index, channel) keys whose hashing state is kept (most recent ones)
+
+
+class Matcher:
+    """Turns a request into the canonical form that is hashed and compared.
+
+    ``ignore`` adds paths to leave out: ``"temperature"``, ``"metadata.trace_id"``,
+    ``"messages[*].name"``, ``"**.timestamp"`` (any depth). The defaults
+    (:data:`DEFAULT_IGNORE`, top-level transport keys) apply unless ``defaults=False``.
+    """
+
+    def __init__(self, ignore: Iterable[str] = (), *, defaults: bool = True) -> None:
+        self.ignore = tuple(ignore)
+        self._chains: dict[Hashable, HashChain] = {}  # by (env_index, channel)
+        self._lock = threading.Lock()
+        self._top = frozenset(DEFAULT_IGNORE if defaults else ())
+        self._paths: list[tuple[Any, ...]] = []
+        for path in self.ignore:
+            tokens = parse_ignore(path)
+            if len(tokens) == 1 and isinstance(tokens[0], str):
+                self._top |= {tokens[0]}
+            else:
+                self._paths.append(tokens)
+
+    def normalise(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The request without ignored parts (numbers are normalised when hashing)."""
+        top = self._top
+        out = (
+            request
+            if top.isdisjoint(request)
+            else {k: v for k, v in request.items() if k not in top}
+        )
+        for tokens in self._paths:
+            out = remove_path(out, tokens)
+        return out
+
+    def canonical(self, request: dict[str, Any]) -> bytes:
+        return canonical_bytes(self.normalise(request))
+
+    def digest(self, request: dict[str, Any], key: Hashable = None) -> str:
+        """sha256 (hex) of :meth:`canonical`. With a ``key`` (env_index, channel) the
+        hashing goes on from the previous request of that key where this one extends it."""
+        if key is None:
+            return canonical_parts(self.normalise(request)).sha256()
+        return self.digest_parts(request, key)[0]
+
+    def digest_parts(
+        self, request: dict[str, Any], key: Hashable = None
+    ) -> tuple[str, bytes | None]:
+        """(:meth:`digest`, the JSON of the request's conversation list as hashed), the
+        latter None unless the ignore rules left the conversation as it is."""
+        normal = self.normalise(request)
+        parts = canonical_parts(normal)
+        fld = parts.field
+        same = fld is not None and normal[fld] is request.get(fld)
+        if key is None:
+            return parts.sha256(), parts.conversation if same else None
+        chains = self._chains
+        sha, chain = parts.sha256_from(chains.get(key))
+        with self._lock:
+            chains.pop(key, None)  # re-inserted last: the dict's order is least recent first
+            if chain is not None:
+                chains[key] = chain
+                if len(chains) > CHAINS:
+                    del chains[next(iter(chains))]
+        return sha, parts.conversation if same else None
+
+    def verify(self, entry: Entry, request: dict[str, Any], want: str, fix: str) -> None:
+        """Raise :class:`CassetteMismatch` unless ``request`` hashes to ``want`` (the
+        recorded hash), or equals the recorded request under this matcher's rules."""
+        __tracebackhide__ = True  # pytest: show the caller, not this frame
+        got = self.digest(request, (entry.env_index, entry.channel))
+        if got == want:
+            return
+        recorded = entry.request if entry.sha is None else entry.full_request()
+        if self.digest(recorded) == got:
+            return  # the recording was hashed under other ignore rules; equal under these
+        diff = self.first_difference(recorded, request)
+        detail = diff.describe() if diff is not None else "no field differs after normalisation"
+        if entry.meta.get("redacted") and diff is not None and "[REDACTED]" in repr(diff.a):
+            detail += "\n  (the recorded request had secrets redacted; [REDACTED] stands for them)"
+        raise CassetteMismatch(
+            f"request differs from the recording at {entry.source}:{entry.line}\n"
+            f"  env_index={entry.env_index!r} channel={entry.channel!r} step={entry.step}\n"
+            f"  {detail}\n"
+            f"  {fix}, or open with match='key' to serve by key alone",
+            path=entry.source,
+            field=diff.where if diff is not None else "",
+        )
+
+    def first_difference(self, recorded: dict[str, Any], live: dict[str, Any]) -> Difference | None:
+        a = normalise_request(self.normalise(recorded))
+        b = normalise_request(self.normalise(live))
+        return first_difference(a, b)
+
+
+class Difference:
+    """Where two JSON values first part: a path and both values (``MISSING`` if absent)."""
+
+    MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
+
+    __slots__ = ("a", "b", "path")
+
+    def __init__(self, path: tuple[str | int, ...], a: Any, b: Any) -> None:
+        self.path = path
+        self.a = a
+        self.b = b
+
+    @property
+    def where(self) -> str:
+        return format_path(self.path)
+
+    def describe(self, a_label: str = "recorded", b_label: str = "live", width: int = 80) -> str:
+        a, b = _shorten(self.a, self.b, width)
+        pad = max(len(a_label), len(b_label)) + 1
+        return (
+            f"first difference at {self.where or '<root>'}\n"
+            f"    {(a_label + ':').ljust(pad)} {a}\n"
+            f"    {(b_label + ':').ljust(pad)} {b}"
+        )
+
+
+def format_path(path: Iterable[str | int]) -> str:
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif re.fullmatch(r"[A-Za-z_$][\w$-]*", part):
+            out += f".{part}" if out else part
+        else:
+            out += f"[{part!r}]"
+    return out
+
+
+def _walk_diff(a: Any, b: Any, path: tuple[str | int, ...]) -> Iterator[Difference]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b), key=str):
+            if key not in a or key not in b or a[key] != b[key]:
+                yield from _walk_diff(
+                    a.get(key, Difference.MISSING), b.get(key, Difference.MISSING), (*path, key)
+                )
+                return
+        return
+    if isinstance(a, list) and isinstance(b, list):
+        for i in range(max(len(a), len(b))):
+            x = a[i] if i < len(a) else Difference.MISSING
+            y = b[i] if i < len(b) else Difference.MISSING
+            if x is Difference.MISSING or y is Difference.MISSING or x != y:
+                yield from _walk_diff(x, y, (*path, i))
+                return
+        return
+    if a != b or type(a) is not type(b):
+        yield Difference(path, a, b)
+
+
+def first_difference(a: Any, b: Any) -> Difference | None:
+    """The first path (keys in sorted order, lists in order) where ``a`` and ``b`` differ."""
+    return next(_walk_diff(a, b, ()), None)
+
+
+def _short(value: Any, width: int) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    text = repr(text) if isinstance(value, str) else text
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _shorten(a: Any, b: Any, width: int) -> tuple[str, str]:
+    """Both values shortened; two long strings are shown around where they part."""
+    if isinstance(a, str) and isinstance(b, str) and max(len(a), len(b)) > width - 2:
+        i = 0
+        while i < min(len(a), len(b)) and a[i] == b[i]:
+            i += 1
+        start = max(0, i - width // 3)
+        la, lb = a[start : start + width - 8], b[start : start + width - 8]
+        lead = "…" if start else ""
+        return (
+            lead + repr(la) + ("…" if start + len(la) < len(a) else ""),
+            lead + repr(lb) + ("…" if start + len(lb) < len(b) else ""),
+        )
+    return _short(a, width), _short(b, width)

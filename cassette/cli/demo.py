@@ -1,0 +1,345 @@
+"""The demo agent: a small tool-calling loop, used by ``cassette demo`` and the README.
+
+Each task is one episode: the agent asks the model, runs the ``add`` tool it calls,
+and stops when the model answers in text; the reward is 1.0 when the answer quotes
+the tool's result. The model is reached through a ``chat`` function from messages
+to an assistant message dict: the real openai SDK (``openai_chat``), or a plain
+function under a cassette (``cassette_chat``). At the end: what ``cassette demo`` prints
+(:func:`record_and_replay`, :func:`replay_bundled`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import click
+
+from ..cassette import Cassette
+from ..context import episode
+from .console import Console, plural
+
+__all__ = [
+    "TASKS",
+    "TOOLS",
+    "Transcript",
+    "cassette_chat",
+    "demo",
+    "openai_chat",
+    "record_and_replay",
+    "replay_bundled",
+    "run_agent",
+    "scripted_model",
+    "show_transcripts",
+]
+
+Json = dict[str, Any]
+Chat = Callable[[list[Json]], Json]
+
+TASKS: list[str] = [
+    "Add 17 and 25, then tell me the sum.",
+    "What do 120 and 45 make together?",
+    "Please add 1024 and 7.",
+]
+
+TOOLS: list[Json] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "add",
+            "description": "Add two integers.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "a": {"type": "integer", "minimum": 0, "maximum": 2000},
+                    "b": {"type": "integer", "minimum": 0, "maximum": 2000},
+                },
+                "required": ["a", "b"],
+            },
+        },
+    }
+]
+
+SYSTEM = "You are a careful assistant. Use the add tool for arithmetic, then answer."
+
+
+class Transcript:
+    """One episode: its messages and its reward."""
+
+    def __init__(self, env_index: int, messages: list[Json], reward: float) -> None:
+        self.env_index = env_index
+        self.messages = messages
+        self.reward = reward
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Transcript):
+            return NotImplemented
+        return (self.env_index, self.messages, self.reward) == (
+            other.env_index,
+            other.messages,
+            other.reward,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def add(a: int, b: int) -> str:
+    return str(int(a) + int(b))
+
+
+def run_agent(chat: Chat, cas: Cassette, *, max_steps: int = 6) -> list[Transcript]:
+    """Run every task as episode ``i`` through ``chat``; outcomes go to ``cas``."""
+    results = []
+    for env_index, task in enumerate(TASKS):
+        with episode(env_index):
+            messages: list[Json] = [
+                {"role": "system", "content": SYSTEM},
+                {"role": "user", "content": task},
+            ]
+            tool_result = None
+            for _ in range(max_steps):
+                message = chat(list(messages))
+                messages.append(message)
+                calls = message.get("tool_calls") or []
+                if not calls:
+                    break
+                for call in calls:
+                    args = json.loads(call["function"]["arguments"])
+                    tool_result = add(args.get("a", 0), args.get("b", 0))
+                    messages.append(
+                        {"role": "tool", "tool_call_id": call["id"], "content": tool_result}
+                    )
+            answer = str(messages[-1].get("content") or "")
+            reward = 1.0 if tool_result is not None and tool_result in answer else 0.0
+            cas.outcome(env_index, reward=reward, terminated=True)
+            results.append(Transcript(env_index, messages, reward))
+    return results
+
+
+def openai_chat(client: Any, model: str) -> Chat:
+    """A ``chat`` function over an openai client (wrapped or not)."""
+
+    def chat(messages: list[Json]) -> Json:
+        reply = client.chat.completions.create(model=model, messages=messages, tools=TOOLS)
+        message: Json = reply.choices[0].message.model_dump(mode="json", exclude_none=True)
+        return message
+
+    return chat
+
+
+def scripted_model(request: Json) -> Json:
+    """A deterministic stand-in for a model, as a plain function of the request."""
+    messages = request["messages"]
+    last = messages[-1]
+    if last["role"] == "tool":
+        message: Json = {"role": "assistant", "content": f"The sum is {last['content']}."}
+    else:
+        numbers = [int(n) for n in re.findall(r"\d+", last["content"])]
+        a, b = [*numbers, 0, 0][:2]
+        call = {
+            "id": f"call_{len(messages)}",
+            "type": "function",
+            "function": {"name": "add", "arguments": json.dumps({"a": a, "b": b})},
+        }
+        message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    return {
+        "id": "chatcmpl-demo",
+        "object": "chat.completion",
+        "model": request["model"],
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+    }
+
+
+def cassette_chat(cas: Cassette, model: Callable[[Json], Json]) -> Chat:
+    """A ``chat`` function that sends requests through ``cas.call`` to ``model``."""
+
+    def chat(messages: list[Json]) -> Json:
+        request = {"model": "demo-model", "messages": messages, "tools": TOOLS}
+        response = cas.call(request, live=lambda: model(request))
+        message: Json = response["choices"][0]["message"]
+        return message
+
+    return chat
+
+
+def fixtures_dir() -> Path:
+    """The repository's fixtures/ folder (the demo needs a source checkout)."""
+    return Path(__file__).resolve().parents[2] / "fixtures"
+
+
+def load_scripted_server() -> ModuleType:
+    """The scripted model server, :mod:`cassette.testing.server` (imported on first use)."""
+    return importlib.import_module("cassette.testing.server")
+
+
+class DemoRun:
+    """What ``cassette demo`` did: both runs, their timings, and where the cassette is."""
+
+    def __init__(self, path: Path, source: str) -> None:
+        self.path = path
+        self.source = source
+        self.recorded: list[Transcript] = []
+        self.replayed: list[Transcript] = []
+        self.calls = 0
+        self.unused = 0
+        self.record_s = 0.0
+        self.replay_s = 0.0
+
+    @property
+    def identical(self) -> bool:
+        return bool(self.recorded) and self.recorded == self.replayed and self.unused == 0
+
+
+def run_demo(path: Path, *, live: bool = False, model: str | None = None) -> DemoRun:
+    """Record the agent through the real openai SDK, then replay it with no model at all.
+
+    Without ``live`` the model is the scripted server in its random mode (answers differ
+    on every run, so only a true replay gives the same transcripts); with ``live`` it is
+    the endpoint of ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``.
+    """
+    import time
+
+    import openai
+
+    from ..adapters.openai import wrap_openai
+    from ..cassette import open as open_cassette
+
+    server: Any = None
+    if live:
+        client = openai.OpenAI(max_retries=2)
+        model = model or "gpt-4o-mini"
+        source = str(client.base_url)
+    else:
+        server = load_scripted_server().ScriptedServer(mode="random").start()
+        client = openai.OpenAI(base_url=server.base_url, api_key="demo-key", max_retries=0)
+        model = model or "scripted-model"
+        source = "the scripted model server on 127.0.0.1 (random mode)"
+    run = DemoRun(path, source)
+    meta = {"demo": True, "model_source": "live endpoint" if live else "scripted server"}
+    try:
+        start = time.perf_counter()
+        with open_cassette(path, "record", meta=meta) as cas:
+            run.recorded = run_agent(openai_chat(wrap_openai(client, cas), model), cas)
+        run.record_s = time.perf_counter() - start
+    finally:
+        client.close()
+        if server is not None:
+            server.stop()
+    # replay: a client whose endpoint is a closed port, so any live call would fail
+    offline = openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key="unused", max_retries=0)
+    start = time.perf_counter()
+    with open_cassette(path, "replay") as cas:
+        run.replayed = run_agent(openai_chat(wrap_openai(offline, cas), model), cas)
+        run.calls = len(cas.index.entries)
+        run.unused = len(cas.unused())
+    run.replay_s = time.perf_counter() - start
+    offline.close()
+    return run
+
+
+# --- what ``cassette demo`` prints ----------------------------------------------------------
+
+
+def show_transcripts(console: Console, transcripts: list[Transcript]) -> None:
+    """Each episode's reward, then its messages one a line (tool calls as ``name(args)``)."""
+    for t in transcripts:
+        console.print(f"episode {t.env_index}  reward={t.reward:g}", "bold")
+        for message in t.messages:
+            text = message.get("content") or ""
+            for call in message.get("tool_calls") or []:
+                text += f"{call['function']['name']}({call['function']['arguments']})"
+            console.print(f"  {message['role']:>9}: {text}")
+
+
+def replay_bundled(console: Console) -> None:
+    """``cassette demo --bundled``: replay fixtures/demo.jsonl with no model, and show it."""
+    from ..cassette import open as open_cassette
+    from ..errors import CassetteError
+
+    def no_model(request: Json) -> Json:
+        raise AssertionError("replay must not call the model")
+
+    target = fixtures_dir() / "demo.jsonl"
+    try:
+        with open_cassette(target, mode="replay") as cas:
+            results = run_agent(cassette_chat(cas, no_model), cas)
+            served = len(cas.index.entries) - len(cas.unused())
+    except FileNotFoundError:
+        console.fail(f"no cassette at {target}; run the demo from a source checkout")
+    except CassetteError as exc:
+        console.fail(str(exc))
+    show_transcripts(console, results)
+    console.print(f"replayed {target.name} offline: {plural(served, 'model call')} served, 0 live")
+
+
+def record_and_replay(console: Console, out: str | None, *, live: bool, model: str | None) -> bool:
+    """``cassette demo``: :func:`run_demo` into ``out`` (default: demo.jsonl in a new
+    temporary folder), then show the replayed transcripts, the timings and the verdict.
+    Returns whether the replay was identical."""
+    import tempfile
+
+    from ..errors import CassetteError
+
+    path = Path(out) if out else Path(tempfile.mkdtemp(prefix="cassette-demo-")) / "demo.jsonl"
+    try:
+        run = run_demo(path, live=live, model=model)
+    except FileNotFoundError as exc:
+        console.fail(f"{exc} is missing; run the demo from a source checkout")
+    except CassetteError as exc:
+        console.fail(str(exc))
+    show_transcripts(console, run.replayed)
+    console.print()
+    console.print(
+        f"recorded {plural(run.calls, 'model call')} from {run.source} "
+        f"({run.record_s * 1000:.0f} ms, SDK start-up included)"
+    )
+    console.print(f"replayed them with no model reachable ({run.replay_s * 1000:.0f} ms)")
+    verdict = "identical" if run.identical else "DIFFERENT"
+    console.print(
+        f"transcripts and rewards: {verdict}", "bold green" if run.identical else "bold red"
+    )
+    console.print(f"cassette: {run.path}")
+    return run.identical
+
+
+@click.command()
+@click.option("--live", is_flag=True, help="Record against OPENAI_API_KEY's endpoint instead.")
+@click.option("--model", default=None, help="Model name (default: gpt-4o-mini with --live).")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Where to write the cassette (default: demo.jsonl in a new temporary folder).",
+)
+@click.option(
+    "--bundled", is_flag=True, help="Only replay the bundled fixtures/demo.jsonl offline."
+)
+def demo(live: bool, model: str | None, out: str | None, bundled: bool) -> None:
+    """Record a tool-calling agent through the real openai SDK, then replay it offline.
+
+    With no API key and no network: starts the scripted model server on 127.0.0.1,
+    records three episodes, stops the server, replays the run with no model at all and
+    shows that transcripts and rewards are identical. Exit 1 if they are not.
+
+    \b
+    Examples:
+      cassette demo
+      OPENAI_API_KEY=... cassette demo --live --model gpt-4o-mini
+      cassette demo --bundled
+    """
+    import os
+
+    console = Console()
+    if bundled:
+        replay_bundled(console)
+        return
+    if live and not os.environ.get("OPENAI_API_KEY"):
+        console.fail("--live needs OPENAI_API_KEY (and optionally OPENAI_BASE_URL) set")
+    if not record_and_replay(console, out, live=live, model=model):
+        sys.exit(1)

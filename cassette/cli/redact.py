@@ -1,0 +1,80 @@
+"""``cassette redact``: scrub secrets from an existing cassette."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+
+from ..errors import CassetteError
+from .console import Console, count_lines, existing, large_bytes, plural, size, working
+
+__all__ = ["redact", "redact_command"]
+
+
+@click.command()
+@click.argument("src", metavar="IN")
+@click.argument("out", metavar="[OUT]", required=False)
+@click.option("--key", "keys", multiple=True, help="Also scrub the value of this key; repeatable.")
+@click.option(
+    "--pattern",
+    "patterns",
+    multiple=True,
+    help="Also scrub strings that match this regular expression; repeatable.",
+)
+def redact(src: str, out: str | None, keys: tuple[str, ...], patterns: tuple[str, ...]) -> None:
+    """Scrub secrets from an existing cassette.
+
+    API keys, auth headers and tokens are replaced, in place when OUT is omitted
+    (atomically). request_sha256 stays as it was recorded; each interaction that changed
+    gains meta.redacted. Reports how many values it replaced per line type.
+
+    \b
+    Examples:
+      cassette redact runs/a.jsonl
+      cassette redact runs/a.jsonl shared/a.jsonl --key session_id --pattern 'tok_\\w+'
+    """
+    console = Console()
+    path = existing(console, src)
+    if out is not None and path.is_dir() != Path(out).is_dir() and Path(out).exists():
+        console.fail(f"{src} and {out} must both be files or both be directories")
+    redact_command(console, path, src, out, keys=keys, patterns=patterns, large=large_bytes())
+
+
+def redact_command(
+    console: Console,
+    path: Path,
+    src: str,
+    out: str | None,
+    *,
+    keys: tuple[str, ...],
+    patterns: tuple[str, ...],
+    large: int,
+) -> None:
+    """Scrub ``path`` (given as ``src``) into ``out`` (in place when None) and say how many
+    values were replaced per line type."""
+    from ..convert import redact
+    from ..redact import Redactor
+
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            console.fail(f"--pattern {pattern!r} is not a regular expression ({exc}); fix it")
+    redactor = Redactor(extra_keys=keys, extra_patterns=patterns)
+    big = size(path) >= large
+    total = count_lines(path) if big and console.terminal else None
+    try:
+        with working(console, f"redacting {path.name}", total, show=big) as advance:
+            counts = redact(path, Path(out) if out else None, redactor=redactor, progress=advance)
+    except CassetteError as exc:
+        console.fail(str(exc))
+    except OSError as exc:
+        console.fail(f"cannot rewrite {out or src}: {exc.strerror}; check the path and permissions")
+    where = f"{src} (in place)" if out is None else f"{src} into {out}"
+    if not counts:
+        console.print(f"nothing to redact in {where}")
+        return
+    per_type = ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items()))
+    console.print(f"redacted {plural(sum(counts.values()), 'value')} in {where}: {per_type}")

@@ -1,0 +1,196 @@
+"""``cassette show``: the episodes and steps of a cassette, one line a message."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ..codec import dumps
+from ..delta import is_ref
+from ..inspect import content_text, response_message, tool_calls, usage_of
+from .console import Console, existing, load
+
+if TYPE_CHECKING:
+    from ..index import Entry, EnvIndex, Index
+
+__all__ = ["episode_transcripts", "show"]
+
+Json = dict[str, Any]
+Segment = tuple[str, str | None]  # (text, style); a line of output is a list of segments
+ROLE_STYLES = {"system": "dim", "user": "cyan", "assistant": "green", "tool": "yellow"}
+
+
+@click.command()
+@click.argument("path")
+@click.option("--env", metavar="E", help="Only this episode (its env_index: 0, airline/task-3).")
+@click.option("--channel", metavar="C", help="Only this channel (llm, mcp, ...).")
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Every message of each request, untruncated (default: what each step adds, one "
+    "line a message).",
+)
+def show(path: str, env: str | None, channel: str | None, full: bool) -> None:
+    """Print the episodes and steps of a cassette.
+
+    Per step: the messages it adds (full requests are rebuilt from the delta encoding),
+    the answer and its tool calls; per episode: its outcome.
+
+    \b
+    Examples:
+      cassette show runs/a.jsonl
+      cassette show runs/a.jsonl --env 3 --full
+      cassette show runs/shards/ --channel mcp
+    """
+    console = Console()
+    index = load(console, existing(console, path))
+    channels = sorted({key[1] for key in index.entries})
+    if channel is not None and channel not in channels:
+        console.fail(f"no channel {channel} in {path} (it holds {', '.join(channels) or 'none'})")
+    episodes = episode_transcripts(index, env=env, channel=channel, full=full)
+    if env is not None and not episodes:
+        held = ", ".join(str(e) for e in index.episodes()[:10]) or "none"
+        console.fail(f"no episode {env} in {path} (it holds {held}); pick one of those")
+    head = f"{path}: {len(index.episodes())} episodes, {len(index.entries)} interactions"
+    console.print(f"{head}, {len(index.outcomes)} outcomes", "bold")
+    for lines in episodes.values():
+        console.print()
+        for parts in lines:
+            console.line(*parts)
+
+
+# --- the transcript ------------------------------------------------------------------
+
+_INDENT = " " * 16
+
+
+def _excerpt(text: str, width: int | None) -> str:
+    if width is None:
+        return text.replace("\n", "\n" + _INDENT)
+    one = " ".join(text.split())
+    return one if len(one) <= width else one[: width - 1] + "…"
+
+
+def _message_line(message: Any, width: int | None) -> list[Segment]:
+    if not isinstance(message, dict):
+        return [(f"{'?':>10}  ", None), (_excerpt(dumps(message).decode(), width), None)]
+    role = str(message.get("role") or message.get("type") or "?")
+    text = _excerpt(content_text(message.get("content")), width)
+    if role == "tool" and message.get("tool_call_id"):
+        text = f"[{message['tool_call_id']}] {text}"
+    calls = [f"{name}({_excerpt(args, width)})" for name, args in tool_calls({"message": message})]
+    body = "  ".join(p for p in (text, *(f"→ {c}" for c in calls)) if p)
+    return [(f"{role:>10}  ", ROLE_STYLES.get(role, "bold")), (body, None)]
+
+
+def _filled(message: Any) -> Any:
+    if not isinstance(message, dict):
+        return message
+    return {k: v for k, v in message.items() if v not in (None, [], {}, "")}
+
+
+def _new_positions(
+    entry: Entry, messages: list[Any], prev: tuple[list[Any], Json | None] | None
+) -> Iterator[int]:
+    """Indices of the messages this step adds: not in the previous request of its
+    (env_index, channel), and not the previous step's answer (shown with that step)."""
+    if entry.delta is not None:  # exact: the delta says what is new
+        keep = int(entry.delta.get("keep", 0))
+        stored = entry.request.get(entry.delta.get("field", "messages")) or []
+        yield from (keep + i for i, msg in enumerate(stored) if not is_ref(msg))
+        return
+    start = 0
+    if prev is not None:
+        before, answer = prev
+        while start < min(len(before), len(messages)) and messages[start] == before[start]:
+            start += 1
+        if start and start < len(messages) and _filled(messages[start]) == _filled(answer):
+            start += 1
+    yield from range(start, len(messages))
+
+
+def _step_head(entry: Entry) -> list[Segment]:
+    meta = entry.meta
+    bits = [str(meta["model"])] if meta.get("model") else []
+    if isinstance(meta.get("latency_ms"), (int, float)):
+        bits.append(f"{meta['latency_ms']:g} ms")
+    usage = usage_of(entry)
+    if usage:
+        bits.append(f"{usage['input']}+{usage['output']} tokens")
+    if meta.get("redacted"):
+        bits.append(f"{meta['redacted']} redacted")
+    head = f"  {entry.channel} step {entry.step}"
+    return [(head, "bold"), ("  " + "  ".join(bits) if bits else "", "dim")]
+
+
+def _step_lines(
+    entry: Entry, request: Json, shown: Iterator[int] | None, width: int | None
+) -> Iterator[list[Segment]]:
+    yield _step_head(entry)
+    messages = request.get((entry.delta or {}).get("field", _message_field(request)))
+    if isinstance(messages, list):
+        for i in range(len(messages)) if shown is None else shown:
+            yield [("    ", None), *_message_line(messages[i], width)]
+    else:
+        yield [(f"    {'request':>10}  ", "bold"), (_excerpt(dumps(request).decode(), width), None)]
+    if entry.error is not None:
+        err = f"{entry.error.get('type')}: {entry.error.get('message')}"
+        yield [(f"  → {'error':>10}  ", "red"), (_excerpt(err, width), "red")]
+        return
+    message = response_message(entry.response)
+    if message is not None:
+        yield [("  → ", "green"), *_message_line(message, width)]
+    elif entry.response is not None:
+        text = _excerpt(dumps(entry.response).decode(), width)
+        yield [(f"  → {'response':>10}  ", "green"), (text, None)]
+    chunks = (entry.response or {}).get("chunks")
+    if isinstance(chunks, list):
+        cut = ", cut short" if entry.meta.get("incomplete") else ""
+        yield [(f"{_INDENT}(streamed, {len(chunks)} chunks{cut})", "dim")]
+
+
+def _message_field(request: Json) -> str:
+    return "input" if isinstance(request.get("input"), list) else "messages"
+
+
+def _outcome_text(outcome: Json | None) -> str:
+    if outcome is None:
+        return "no outcome"
+    parts = []
+    if outcome.get("reward") is not None:
+        parts.append(f"reward={outcome['reward']:g}")
+    if outcome.get("terminated") is not None:
+        parts.append("terminated" if outcome["terminated"] else "not terminated")
+    if outcome.get("info"):
+        parts.append("info=" + _excerpt(dumps(outcome["info"]).decode(), 120))
+    return "  ".join(parts) or "outcome recorded"
+
+
+def episode_transcripts(
+    index: Index, *, env: str | None = None, channel: str | None = None, full: bool = False
+) -> dict[EnvIndex, list[list[Segment]]]:
+    """Per episode (in order of appearance), the lines that ``cassette show`` prints: a
+    heading with the outcome, then each step with the messages it adds and its response.
+    ``full``: every message of each request, untruncated. ``env`` matches an env_index by
+    its text (``"0"`` matches 0); ``channel`` keeps one channel."""
+    out: dict[EnvIndex, list[list[Segment]]] = {
+        e: [[(f"episode {e!r}", "bold"), ("  " + _outcome_text(index.outcomes.get(e)), None)]]
+        for e in index.episodes()
+        if env is None or str(e) == env
+    }
+    width = None if full else 160
+    prev: dict[tuple[EnvIndex, str], tuple[list[Any], Json | None]] = {}
+    for entry, request in index.iter_full() if out else ():
+        lines = out.get(entry.env_index)
+        if lines is None or (channel is not None and entry.channel != channel):
+            continue
+        messages = request.get(_message_field(request))
+        shown = None
+        if isinstance(messages, list):
+            key = (entry.env_index, entry.channel)
+            shown = None if full else _new_positions(entry, messages, prev.get(key))
+            prev[key] = (messages, response_message(entry.response))
+        lines.extend(_step_lines(entry, request, shown, width))
+    return out

@@ -1,0 +1,222 @@
+"""``cassette tau2``: tau2-bench's own ``run_tasks`` with its LLM calls on a cassette.
+
+:func:`run_tau2` is the command as a function; both run tau2 verbatim under
+:func:`cassette.adapters.tau2.patch_tau2`. Recording writes the run's settings to the header
+meta (``"tau2"``), so a replay needs nothing but the cassette::
+
+    cassette tau2 --mode replay fixtures/tau2_mock.jsonl
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from ..cassette import Cassette
+
+__all__ = ["Tau2Results", "run_tau2", "tau2_command"]
+
+# litellm fetches its model cost map from the network at import unless told otherwise.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+Json = dict[str, Any]
+DEFAULTS: Json = {"task_ids": None, "num_trials": 1, "max_steps": 100, "max_errors": 10}
+DEFAULTS["seed"] = 300  # run_tasks' default
+REQUIRED = ("domain", "agent_llm", "user_llm")
+
+
+@dataclass
+class Tau2Results:
+    """What :func:`run_tau2` ran: tau2's SimulationRuns, their episodes and outcomes."""
+
+    simulations: list[Any]
+    env_indices: list[int | str]
+    calls: int = 0
+    live_calls: int = 0
+    outcomes: dict[int | str, Json] = field(default_factory=dict)  # as the cassette holds them
+
+
+@contextlib.contextmanager
+def _quiet(on: bool) -> Iterator[None]:
+    ConsoleDisplay = importlib.import_module("tau2.utils.display").ConsoleDisplay
+    before = ConsoleDisplay.console.quiet
+    ConsoleDisplay.console.quiet = on or before
+    try:
+        yield
+    finally:
+        ConsoleDisplay.console.quiet = before
+
+
+def run_tau2(
+    cas: Cassette, *, domain: str, agent_llm: str, user_llm: str,
+    task_ids: list[str] | None = None, num_trials: int = 1, max_concurrency: int = 1,
+    max_steps: int = 100, max_errors: int = 10, seed: int = 300,
+    llm_args: Mapping[str, Any] | None = None, generate: Any = None, quiet: bool = True,
+    **run_tasks_kwargs: Any,
+) -> Tau2Results:  # fmt: skip
+    """Run ``tau2.run.run_tasks`` on ``domain`` with its LLM calls going through ``cas``.
+
+    ``llm_args`` go to the agent and the user simulator (e.g. ``api_base``, ``api_key``;
+    never recorded); more keyword arguments go to ``run_tasks``. A failed sample is skipped
+    as tau2 does (``skip_failed_samples=True``) and recorded as an outcome with its error.
+    """
+    from ..adapters.tau2 import env_index_for, patch_tau2
+
+    run = importlib.import_module("tau2.run")
+    run_tasks_kwargs.setdefault("skip_failed_samples", True)
+    tasks = run.get_tasks(domain, task_ids=list(task_ids) if task_ids else None)
+    args = dict(llm_args or {})
+    with patch_tau2(cas, generate) as patch, _quiet(quiet):
+        results = run.run_tasks(
+            domain=domain, tasks=tasks, agent="llm_agent", user="user_simulator",
+            llm_agent=agent_llm, llm_args_agent=dict(args), llm_user=user_llm,
+            llm_args_user=dict(args), num_trials=num_trials, max_steps=max_steps,
+            max_errors=max_errors, console_display=not quiet, max_concurrency=max_concurrency,
+            seed=seed, log_level="CRITICAL" if quiet else "INFO", **run_tasks_kwargs,
+        )  # fmt: skip
+    sims = list(results.simulations)
+    envs: list[int | str] = [env_index_for(domain, s.task_id, s.trial or 0) for s in sims]
+    outcomes = {env: dict(cas.index.outcomes.get(env) or {}) for env in envs}
+    return Tau2Results(sims, envs, patch.calls, patch.live_calls, outcomes)
+
+
+# --- the command ------------------------------------------------------------------------
+
+
+def _fail(message: str, code: int = 2) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+def _exists(path: Path) -> bool:
+    return path.is_dir() or (path.is_file() and path.stat().st_size > 0)
+
+
+def _settle(options: Json, recorded: Json) -> Json:
+    config = {}
+    for key in (*REQUIRED, *DEFAULTS):
+        value = options.get(key)
+        config[key] = value if value is not None else recorded.get(key, DEFAULTS.get(key))
+    missing = [f"--{k.replace('_', '-')}" for k in REQUIRED if not config[k]]
+    if missing:
+        _fail(f"{', '.join(missing)} required (a replay takes them from the cassette header)")
+    return config
+
+
+def _reward(sim: Any) -> float | None:
+    if getattr(sim, "skipped", False) or sim.reward_info is None:
+        return None
+    return float(sim.reward_info.reward)
+
+
+def _fmt(value: Any) -> str:
+    return "error" if value is None else f"{value:g}"
+
+
+@click.command("tau2", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("path", metavar="CASSETTE", type=click.Path(path_type=Path))
+@click.option("--mode", type=click.Choice(["record", "replay", "append", "auto"]),
+              default="replay", show_default=True,
+              help="record: call the models, write CASSETTE; replay: serve it.")  # fmt: skip
+@click.option("--domain", help="tau2 domain: mock, airline, retail, telecom.")
+@click.option("--task-ids", multiple=True, metavar="IDS",
+              help="Task ids, comma-separated or repeated (default: every task).")  # fmt: skip
+@click.option("--num-trials", type=int, help="Trials per task (default 1).")
+@click.option("--max-concurrency", type=int, default=1, show_default=True)
+@click.option("--agent-llm", metavar="MODEL", help="litellm model of the agent.")
+@click.option("--user-llm", metavar="MODEL", help="litellm model of the user simulator.")
+@click.option("--base-url", metavar="URL", help="OpenAI-compatible endpoint to record from.")
+@click.option("--api-key", envvar="CASSETTE_TAU2_API_KEY",
+              help="Key for --base-url (default: $OPENAI_API_KEY, else a dummy).")  # fmt: skip
+@click.option("--max-steps", type=int, help="Steps per episode (default 100).")
+@click.option("--seed", type=int, help="run_tasks' seed (default 300).")
+@click.option("--meta", "meta_items", multiple=True, metavar="KEY=VALUE",
+              help="Extra header meta when recording.")  # fmt: skip
+@click.option("-v", "--verbose", is_flag=True, help="Show tau2's own logs and progress.")
+def tau2_command(
+    path: Path, mode: str, domain: str | None, task_ids: tuple[str, ...],
+    num_trials: int | None, max_concurrency: int, agent_llm: str | None, user_llm: str | None,
+    base_url: str | None, api_key: str | None, max_steps: int | None, seed: int | None,
+    meta_items: tuple[str, ...], verbose: bool,
+) -> None:  # fmt: skip
+    """Run tau2-bench with its LLM calls recorded to, or replayed from, CASSETTE.
+
+    The user simulator, domains and evaluator are tau2's own; only the LLM calls go through
+    the cassette. A replay is offline and takes its settings from the cassette header.
+
+    \b
+    Examples:
+      cassette tau2 fixtures/tau2_mock.jsonl
+      cassette tau2 --mode record --domain mock --num-trials 2 \\
+        --agent-llm openai/gpt-4.1-mini --user-llm openai/gpt-4.1-mini runs/mock.jsonl
+    """
+    if not verbose and "tau2" not in sys.modules:
+        from loguru import logger  # tau2's logger: quiet its import-time chatter
+
+        logger.remove()
+    import cassette
+
+    ids = [i for item in task_ids for i in item.replace(",", " ").split()] or None
+    options = {"domain": domain, "task_ids": ids, "num_trials": num_trials, "seed": seed}
+    options |= {"agent_llm": agent_llm, "user_llm": user_llm, "max_steps": max_steps}
+    reads = mode in ("replay", "append") or (mode == "auto" and _exists(path))
+    try:
+        if reads:
+            if not _exists(path):
+                _fail(f"no cassette at {path}; record one with --mode record")
+            cas = cassette.open(path, mode)
+            header = (cas.index.headers or [{}])[0].get("meta") or {}
+            config = _settle(options, header.get("tau2") or {})
+        else:
+            config = _settle(options, {})
+            extra = dict(item.partition("=")[::2] for item in meta_items)
+            cas = cassette.open(path, mode, meta={**extra, "tau2": config})
+        llm_args: Json = {}
+        if base_url:
+            llm_args["api_base"] = base_url
+            llm_args["api_key"] = api_key or os.environ.get("OPENAI_API_KEY") or "dummy"
+        elif api_key:
+            llm_args["api_key"] = api_key
+        with cas:
+            res = run_tau2(cas, **config, max_concurrency=max_concurrency,
+                           llm_args=llm_args, quiet=not verbose)  # fmt: skip
+    except cassette.CassetteError as exc:
+        _fail(str(exc))
+    except (ValueError, KeyError) as exc:  # tau2: unknown domain or task ids
+        _fail(f"tau2: {exc}")
+    _report(path, cas, config, res)
+
+
+def _report(path: Path, cas: Cassette, config: Json, res: Tau2Results) -> None:
+    replay = res.live_calls == 0 and cas.mode.value == "replay"
+    width = max([len(str(e)) for e in res.env_indices] + [7])
+    click.echo(f"{'episode':<{width}}  reward  {'recorded  ' if replay else ''}termination")
+    differs = 0
+    rewards: list[float] = []
+    for env, sim in zip(res.env_indices, res.simulations, strict=True):
+        reward = _reward(sim)
+        rewards.append(reward or 0.0)
+        line = f"{env!s:<{width}}  {_fmt(reward):>6}  "
+        if replay:
+            recorded = res.outcomes.get(env, {}).get("reward")
+            same = recorded == reward
+            differs += not same
+            line += f"{_fmt(recorded):>8}  " + ("" if same else "DIFFERS ")
+        reason = getattr(sim.termination_reason, "value", sim.termination_reason)
+        click.echo(line + str(reason))
+    mean = sum(rewards) / len(rewards) if rewards else 0.0
+    head = f"{len(rewards)} episodes of {config['domain']}, mean reward {mean:.3f}; "
+    if replay:
+        click.echo(head + f"{res.calls} LLM calls replayed from {path}, 0 live")
+    else:
+        click.echo(head + f"{res.live_calls} LLM calls made, cassette {path} ({cas.mode.value})")
+    if differs:
+        _fail(f"{differs} episode(s) got a reward other than the recorded one", 1)

@@ -1,0 +1,170 @@
+"""Comparing the steps of two runs: which (channel, step) of an episode parts first,
+and the exact path where it parts.
+
+A step is compared without rebuilding full requests where it can: equal
+``request_sha256`` means equal requests; otherwise two delta-encoded requests are equal
+when their bases were equal and their stored parts are equal after normalisation
+(:class:`~cassette.diff.rules.Rules`). The structure is walked only at the first
+divergence, to name its path.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..canonical import Difference, first_difference, format_path
+from ..delta import decode_messages
+from ..index import Entry, EnvIndex, Index
+from .rules import Rules
+from .types import Divergence, Json
+
+__all__ = ["Channels", "Comparer", "divergence", "group_by_episode"]
+
+_ABSENT = object()  # a key on one side only
+
+Channels = dict[str, dict[int, Entry]]
+
+
+def group_by_episode(index: Index) -> dict[EnvIndex, Channels]:
+    """Entries of each episode, by channel and step (each in file order)."""
+    out: dict[EnvIndex, Channels] = {}
+    for (env, channel, step), entry in index.entries.items():
+        by_channel = out.get(env)
+        if by_channel is None:
+            by_channel = out[env] = {}
+        steps = by_channel.get(channel)
+        if steps is None:
+            steps = by_channel[channel] = {}
+        steps[step] = entry
+    return out
+
+
+def _paths(a: Any, b: Any, path: tuple[str | int, ...], out: list[str]) -> None:
+    """Every path where ``a`` and ``b`` differ (list indices generalised to ``[*]``)."""
+    if len(out) >= 16:
+        return
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(a.keys() | b.keys(), key=str):
+            if a.get(key, _ABSENT) != b.get(key, _ABSENT):
+                _paths(a.get(key, _ABSENT), b.get(key, _ABSENT), (*path, key), out)
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            if x != y:
+                _paths(x, y, (*path, i), out)
+    else:
+        out.append(re.sub(r"\[\d+\]", "[*]", format_path(path)))
+
+
+def _value(v: Any) -> tuple[Any, bool]:
+    return (None, True) if v is Difference.MISSING else (v, False)
+
+
+class Comparer:
+    """Compares the steps of two runs; remembers which volatile fields it saw differ."""
+
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+        self.volatile_seen: dict[str, None] = {}
+        self._samples = 0
+        self._full: dict[int, Json] = {}  # id(entry) -> full request, within one episode
+
+    def full(self, entry: Entry) -> Json:
+        """The full request, rebuilt from the nearest cached or undelta'd base."""
+        chain: list[Entry] = []
+        node: Entry | None = entry
+        while node is not None and node.delta is not None and id(node) not in self._full:
+            chain.append(node)
+            node = node.base
+        full = {} if node is None else self._full.get(id(node), node.request)
+        for link in reversed(chain):
+            full = self._full[id(link)] = link.rebuild(full)
+        return full
+
+    def _sample(self, a: Json, b: Json) -> None:
+        if self._samples < 64:
+            self._samples += 1
+            found: list[str] = []
+            _paths(a, b, (), found)
+            self.volatile_seen.update(dict.fromkeys(found))
+
+    def _same_by_delta(self, a: Entry, b: Entry, equal: set[int]) -> bool:
+        """Both delta-encoded on equal bases, with equal stored parts after normalisation."""
+        da = a.delta
+        if da is None or da != b.delta or not self.rules.by_delta or da["base"] not in equal:
+            return False
+        sa, sb = a.request, b.request
+        if self.rules.user:  # user paths may reach into referenced messages: resolve them
+            sa, sb = self._resolved(a), self._resolved(b)
+        return self.rules.equal("request", sa, sb)
+
+    @staticmethod
+    def _resolved(entry: Entry) -> Json:
+        fld = (entry.delta or {}).get("field", "messages")
+        base = entry.base.response if entry.base is not None else None
+        stored = entry.request.get(fld) or []
+        return {**entry.request, fld: decode_messages(stored, 0, [], base, ValueError)}
+
+    def step(self, a: Entry, b: Entry, equal: set[int]) -> Divergence | None:
+        if a.sha is None or a.sha != b.sha:
+            if not self._same_by_delta(a, b, equal):
+                fa, fb = self.full(a), self.full(b)
+                if not self.rules.equal("request", fa, fb):
+                    wa, wb = self.rules.norm({"request": fa}), self.rules.norm({"request": fb})
+                    return divergence(a.channel, a.step, "request", wa, wb)
+            self._sample({"request": a.request}, {"request": b.request})
+        rules = self.rules
+        if a.response != b.response or a.error != b.error:
+            ra: Json = {"response": a.response, "error": a.error}
+            rb: Json = {"response": b.response, "error": b.error}
+            if not (
+                rules.equal("response", a.response, b.response)
+                and rules.equal("error", a.error, b.error)
+            ):
+                wa, wb = self.rules.norm(ra), self.rules.norm(rb)
+                return divergence(a.channel, a.step, "response", wa, wb)
+            self._sample(ra, rb)
+        return None
+
+    def channel(self, channel: str, sa: dict[int, Entry], sb: dict[int, Entry]) -> Any:
+        """(order, divergence) of the first step of ``channel`` that parts, else None."""
+        keys = sa.keys() if sa.keys() == sb.keys() else sa.keys() | sb.keys()
+        equal: set[int] = set()
+        for step in sorted(keys):
+            a, b = sa.get(step), sb.get(step)
+            if (
+                a is not None
+                and b is not None
+                and a.sha == b.sha
+                and a.sha is not None
+                and a.response == b.response
+                and a.error == b.error
+            ):
+                equal.add(step)
+                continue
+            if a is None or b is None:
+                d: Divergence | None = Divergence(
+                    channel, step, "step", "", a_missing=a is None, b_missing=b is None
+                )
+            else:
+                d = self.step(a, b, equal)
+            if d is not None:
+                order = (0, a.line, channel) if a is not None else (1, b.line if b else 0, channel)
+                return order, d
+            equal.add(step)
+        return None
+
+    def episode(self, ga: Channels, gb: Channels) -> Divergence | None:
+        found = []
+        for channel in ga.keys() | gb.keys():
+            hit = self.channel(channel, ga.get(channel, {}), gb.get(channel, {}))
+            if hit is not None:
+                found.append(hit)
+        self._full.clear()
+        return min(found, key=lambda hit: hit[0])[1] if found else None
+
+
+def divergence(channel: str | None, step: int | None, part: Any, wa: Json, wb: Json) -> Divergence:
+    d = first_difference(wa, wb) or Difference((part,), wa.get(part), wb.get(part))
+    (va, ma), (vb, mb) = _value(d.a), _value(d.b)
+    return Divergence(channel, step, part, d.where, va, vb, ma or va is None, mb or vb is None)

@@ -1,0 +1,138 @@
+"""Formatting shared by the renderers: numbers, values, episode order, one-line summaries."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import orjson
+
+from ..types import Divergence, EpisodeDiff, RunDiff, ToolCall
+
+__all__ = [
+    "MINUS",
+    "STATUS_LABEL",
+    "describe",
+    "fmt_cost",
+    "fmt_delta",
+    "fmt_int",
+    "fmt_reward",
+    "headline",
+    "ordered",
+    "short",
+    "tool_line",
+    "window",
+]
+
+MINUS = "\u2212"  # typographic minus sign, for signed numbers
+STATUS_LABEL = {
+    "identical": "identical",
+    "diverged": "diverged",
+    "only_a": "only in A",
+    "only_b": "only in B",
+}
+PART_LABEL = {
+    "request": "the request differs",
+    "response": "the response differs",
+    "outcome": "only the outcome differs",
+}
+
+
+def fmt_reward(value: float | None, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    return f"{round(value, digits):g}"
+
+
+def fmt_delta(value: float | None, digits: int = 3) -> str:
+    if value is None:
+        return "—"
+    value = round(value, digits)
+    return "0" if value == 0 else f"{value:+g}".replace("-", MINUS)
+
+
+def fmt_int(value: float) -> str:
+    return f"{int(value):,}"
+
+
+def fmt_cost(value: float, signed: bool = False) -> str:
+    if round(value, 9) == 0:
+        return "0" if signed else "$0"
+    text = f"${abs(value):.4f}" if abs(value) >= 0.01 else f"${abs(value):.6f}"
+    return (MINUS if value < 0 else "+" if signed else "") + text
+
+
+def short(value: Any, width: int = 60) -> str:
+    """A value as compact JSON (strings quoted), cut to ``width`` characters."""
+    try:
+        text = orjson.dumps(value).decode()
+    except TypeError:
+        text = repr(value)
+    text = text.replace("\n", " ")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def value_of(d: Divergence, side: str, width: int = 60) -> str:
+    missing = d.a_missing if side == "a" else d.b_missing
+    value = d.a if side == "a" else d.b
+    return "(absent)" if missing and value is None else short(value, width)
+
+
+def describe(d: Divergence) -> str:
+    """One line: where the episode parts and how."""
+    if d.part == "step":
+        side = "A" if d.b_missing else "B"
+        return f"{d.channel} step {d.step} is only in {side}"
+    if d.part == "outcome":
+        return f"{PART_LABEL['outcome']} at {d.path}"
+    return f"{d.where}: {PART_LABEL[d.part]} at {d.path}"
+
+
+def window(
+    calls: list[ToolCall], focus: int | None, limit: int = 8
+) -> tuple[int, list[ToolCall], int]:
+    """At most ``limit`` calls around step ``focus`` (the divergence): (left out before,
+    shown, left out after)."""
+    if len(calls) <= limit:
+        return 0, calls, 0
+    at = len(calls) if focus is None else sum(1 for c in calls if c.step <= focus)
+    start = max(0, min(at - (limit + 1) // 2, len(calls) - limit))
+    return start, calls[start : start + limit], len(calls) - start - limit
+
+
+def tool_line(calls: list[ToolCall], focus: int | None = None, width: int = 48) -> str:
+    """``name(args) → ...``, cut to the calls around step ``focus``."""
+    if not calls:
+        return "(none)"
+    before, shown, after = window(calls, focus)
+    parts = [c.signature(width) for c in shown]
+    if before:
+        parts.insert(0, f"… {before} earlier")
+    if after:
+        parts.append(f"… {after} more")
+    return " → ".join(parts)
+
+
+def _rank(ep: EpisodeDiff) -> tuple[int, float]:
+    delta = ep.delta if ep.delta is not None else 0.0
+    if ep.change == "regressed":
+        return (0, delta)
+    if ep.status == "diverged":
+        return (1, -delta)
+    return ({"only_a": 2, "only_b": 3}.get(ep.status, 4), 0.0)
+
+
+def ordered(diff: RunDiff) -> list[EpisodeDiff]:
+    """Regressed first (worst first), other diverged, only in A, only in B, identical."""
+    return sorted(diff.episodes, key=_rank)
+
+
+def headline(diff: RunDiff) -> str:
+    c = diff.counts
+    total = len(diff.episodes)
+    if diff.equivalent:
+        return f"equivalent: all {total} episodes identical"
+    parts = [f"{c['diverged']} diverged" if c["diverged"] else ""]
+    parts += [f"{c['only_a']} only in A" if c["only_a"] else ""]
+    parts += [f"{c['only_b']} only in B" if c["only_b"] else ""]
+    return "not equivalent: " + ", ".join(p for p in parts if p) + f" (of {total} episodes)"

@@ -1,0 +1,15 @@
+"""The diff as JSON: ``RunDiff.to_dict()``, indented, UTF-8."""
+
+from __future__ import annotations
+
+import orjson
+
+from ..types import RunDiff
+
+__all__ = ["render_json"]
+
+
+def render_json(diff: RunDiff) -> str:
+    """Keys: format, version, a, b (run summaries), episodes, ignored, volatile_seen,
+    equivalent, counts."""
+    return orjson.dumps(diff.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n"

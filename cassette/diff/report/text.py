@@ -1,0 +1,130 @@
+"""The diff for a terminal: a summary table, then the episodes that differ (rich)."""
+
+from __future__ import annotations
+
+import io
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..types import EpisodeDiff, RunDiff
+from .common import (
+    MINUS,
+    STATUS_LABEL,
+    describe,
+    fmt_cost,
+    fmt_delta,
+    fmt_int,
+    fmt_reward,
+    headline,
+    ordered,
+    tool_line,
+    value_of,
+)
+
+__all__ = ["render_text"]
+
+_STYLE = {"regressed": "red", "improved": "green", "only_a": "yellow", "only_b": "yellow"}
+
+
+def _summary(diff: RunDiff) -> Table:
+    a, b = diff.a, diff.b
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table.add_column("")
+    table.add_column(f"A  {a.label}", justify="right", overflow="fold")
+    table.add_column(f"B  {b.label}", justify="right", overflow="fold")
+    table.add_column(f"B {MINUS} A", justify="right")
+    ma, mb = a.mean_reward, b.mean_reward
+    mean_delta = None if ma is None or mb is None else mb - ma
+    token_delta = b.total_tokens - a.total_tokens
+    rows = [
+        ("episodes", str(a.episodes), str(b.episodes), ""),
+        ("interactions", fmt_int(a.interactions), fmt_int(b.interactions), ""),
+        ("mean reward", fmt_reward(ma), fmt_reward(mb), fmt_delta(mean_delta)),
+        ("tokens", fmt_int(a.total_tokens), fmt_int(b.total_tokens), fmt_delta(token_delta)),
+        ("  prompt", fmt_int(a.prompt_tokens), fmt_int(b.prompt_tokens), ""),
+        ("  completion", fmt_int(a.completion_tokens), fmt_int(b.completion_tokens), ""),
+        ("cost", fmt_cost(a.cost), fmt_cost(b.cost), fmt_cost(b.cost - a.cost, signed=True)),
+    ]  # fmt: skip
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def _episode(ep: EpisodeDiff, console: Console) -> None:
+    head = Text()
+    head.append(f"episode {ep.env_index}", style="bold")
+    head.append(f"  {STATUS_LABEL[ep.status]}", style=_STYLE.get(ep.status, "cyan"))
+    if ep.status == "only_a":
+        head.append(f"  reward {fmt_reward(ep.reward_a)}")
+    elif ep.status == "only_b":
+        head.append(f"  reward {fmt_reward(ep.reward_b)}")
+    else:
+        head.append(f"  reward {fmt_reward(ep.reward_a)} → {fmt_reward(ep.reward_b)}")
+    if ep.delta is not None and ep.change != "unchanged":
+        head.append(f" ({fmt_delta(ep.delta)}) {ep.change}", style=_STYLE.get(ep.change or ""))
+    console.print(head)
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")
+    d = ep.divergence
+    if d is not None:
+        grid.add_row("  first divergence", Text(describe(d).replace(" at ", "\nat ", 1)))
+        if d.part != "step":
+            grid.add_row(Text("    A", style="blue"), Text(value_of(d, "a", 200), style="blue"))
+            grid.add_row(
+                Text("    B", style="magenta"), Text(value_of(d, "b", 200), style="magenta")
+            )
+    focus = d.step if d is not None else None
+    if ep.status != "only_b":
+        grid.add_row("  tool calls A", Text(tool_line(ep.tool_calls_a, focus), style="dim"))
+    if ep.status != "only_a":
+        grid.add_row("  tool calls B", Text(tool_line(ep.tool_calls_b, focus), style="dim"))
+    console.print(grid)
+
+
+def render_text(diff: RunDiff, *, color: bool = False, width: int = 100, limit: int = 50) -> str:
+    """The diff as terminal text; ``color`` adds ANSI styles. At most ``limit`` episodes that
+    differ are detailed (regressed first); the rest are counted."""
+    out = io.StringIO()
+    console = Console(
+        file=out,
+        width=width,
+        force_terminal=color,
+        no_color=not color,
+        color_system="standard" if color else None,
+        highlight=False,
+        emoji=False,
+    )
+    console.print(Text(f"cassette diff  A: {diff.a.label}  B: {diff.b.label}", style="bold"))
+    console.print(_summary(diff))
+    c = diff.counts
+    console.print(
+        f"episodes: {len(diff.episodes)}  identical {c['identical']}, diverged {c['diverged']}, "
+        f"only in A {c['only_a']}, only in B {c['only_b']}",
+        markup=False,
+    )
+    console.print(
+        f"reward:   improved {c['improved']}, regressed {c['regressed']}, "
+        f"unchanged {c['unchanged']}",
+        markup=False,
+    )
+    differing = [ep for ep in ordered(diff) if ep.status != "identical"]
+    for ep in differing[:limit]:
+        console.print()
+        _episode(ep, console)
+    if len(differing) > limit:
+        console.print(
+            f"\n… and {len(differing) - limit} more episodes that differ (see --format json)"
+        )
+    console.print()
+    if diff.volatile_seen:
+        seen = ", ".join(diff.volatile_seen)
+        console.print(
+            Text(f"ignored as volatile (they differ between the runs): {seen}", style="dim")
+        )
+    verdict = headline(diff)
+    console.print(Text(verdict, style="bold green" if diff.equivalent else "bold red"))
+    return "\n".join(line.rstrip() for line in out.getvalue().split("\n"))

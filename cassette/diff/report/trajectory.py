@@ -1,0 +1,158 @@
+"""Per-step views of one side of an episode, for the HTML report.
+
+Each step shows what its request adds to the conversation (the messages after the
+previous request of its channel, without the previous answer echoed back) and what its
+response says, with tool calls as (name, arguments). Full requests are rebuilt once per
+step along the delta chain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from ...index import Entry
+from ...inspect import item_call, message_calls
+from ..compare import Channels
+
+__all__ = ["Call", "Message", "StepView", "episode_views", "merged_keys"]
+
+Json = dict[str, Any]
+Key = tuple[str, int]
+MAX_TEXT = 4000
+
+
+@dataclass
+class Call:
+    name: str
+    arguments: Any
+
+
+@dataclass
+class Message:
+    role: str
+    text: str = ""
+    calls: list[Call] = field(default_factory=list)
+
+
+@dataclass
+class StepView:
+    channel: str
+    step: int
+    inputs: list[Message]
+    outputs: list[Message]
+
+
+def _clip(text: str) -> str:
+    if len(text) <= MAX_TEXT:
+        return text
+    return text[:MAX_TEXT] + f"… ({len(text) - MAX_TEXT:,} more characters)"
+
+
+def _pretty(value: Any) -> str:
+    return _clip(orjson.dumps(value, option=orjson.OPT_INDENT_2, default=str).decode())
+
+
+def _text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return _clip(content)
+    if isinstance(content, list):
+        texts = [p.get("text") for p in content if isinstance(p, dict)]
+        if texts and all(isinstance(t, str) for t in texts):
+            return _clip("\n".join(t for t in texts if isinstance(t, str)))
+    return _pretty(content)
+
+
+def _message(item: Any) -> Message:
+    """A chat message or a Responses API item."""
+    if not isinstance(item, dict):
+        return Message("?", _pretty(item))
+    kind = item.get("type")
+    if kind == "function_call":
+        return Message("assistant", calls=[Call(*item_call(item))])
+    if kind == "function_call_output":
+        return Message("tool", _text(item.get("output")))
+    msg = Message(str(item.get("role") or kind or "?"), _text(item.get("content")))
+    msg.calls.extend(Call(name, args) for name, args in message_calls(item))
+    return msg
+
+
+def _outputs(entry: Entry) -> list[Message]:
+    if entry.error is not None:
+        err = entry.error
+        return [Message("error", f"{err.get('type')}: {err.get('message')}")]
+    resp = entry.response
+    if not isinstance(resp, dict):
+        return [Message("error", "(no response recorded)")]
+    choices = resp.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        return [_message(choices[0].get("message"))]
+    if isinstance(resp.get("message"), dict):
+        return [_message(resp["message"])]
+    if isinstance(resp.get("output"), list):
+        return [_message(item) for item in resp["output"]]
+    content = resp.get("content")
+    if isinstance(content, list):  # an MCP tool result
+        return [Message("result", _text(content))]
+    return [Message("response", _pretty(resp))]
+
+
+def _inputs(full: Json, prev: list[Any] | None, answered: bool) -> tuple[list[Message], Any]:
+    msgs = full.get("messages", full.get("input"))
+    if not isinstance(msgs, list):
+        if full.get("method") == "tools/call" and isinstance(full.get("params"), dict):
+            params = full["params"]
+            call = Call(str(params.get("name")), params.get("arguments"))
+            return [Message("call", calls=[call])], None
+        return [Message("request", _pretty(full))], None
+    new = msgs
+    if prev is not None and len(msgs) >= len(prev) and msgs[: len(prev)] == prev:
+        new = msgs[len(prev) :]
+        if answered and new and isinstance(new[0], dict) and new[0].get("role") == "assistant":
+            new = new[1:]  # the previous answer, shown as the previous step's output
+    return [_message(m) for m in new], msgs
+
+
+def episode_views(channels: Channels | None) -> dict[Key, StepView]:
+    """Every step of one side of an episode, in file order."""
+    entries = sorted(
+        (e for steps in (channels or {}).values() for e in steps.values()),
+        key=lambda e: (e.source, e.line),
+    )
+    fulls: dict[int, Json] = {}
+    prev: dict[str, list[Any] | None] = {}
+    views: dict[Key, StepView] = {}
+    for entry in entries:
+        base = fulls.get(id(entry.base)) if entry.base is not None else None
+        if entry.delta is None:
+            full = entry.request
+        elif base is not None:
+            full = entry.rebuild(base)
+        else:
+            full = entry.full_request()
+        fulls[id(entry)] = full
+        answered = entry.channel in prev
+        inputs, msgs = _inputs(full, prev.get(entry.channel), answered)
+        prev[entry.channel] = msgs
+        views[(entry.channel, entry.step)] = StepView(
+            entry.channel, entry.step, inputs, _outputs(entry)
+        )
+    return views
+
+
+def merged_keys(a: dict[Key, StepView], b: dict[Key, StepView]) -> list[Key]:
+    """A's steps in order, with B's extra steps placed after their predecessor in B."""
+    out = list(a)
+    seen = set(out)
+    last: Key | None = None
+    for key in b:
+        if key not in seen:
+            at = out.index(last) + 1 if last is not None else 0
+            out.insert(at, key)
+            seen.add(key)
+        last = key
+    return out

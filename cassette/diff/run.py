@@ -1,0 +1,219 @@
+"""Compare two runs episode by episode: alignment, first divergence, reward deltas.
+
+Pure data, no printing: :func:`diff_runs` returns a :class:`RunDiff` that the renderers in
+:mod:`cassette.diff.report` turn into text, JSON, Markdown or HTML. The parts live in
+:mod:`cassette.diff.types` (the result records), :mod:`cassette.diff.rules` (what is left
+out: volatile fields, ignore paths) and :mod:`cassette.diff.compare` (comparing steps,
+naming the path where they part).
+
+Responses are compared raw, then normalised (volatile fields dropped, JSON-string tool
+arguments parsed). The structure is walked only at the first divergence, to name its path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from .._gc import paused_gc
+from ..index import Entry, EnvIndex, Index, load_index
+from ..inspect import parse_args, response_calls, usage_totals
+from .compare import Channels, Comparer, divergence, group_by_episode
+from .rules import VOLATILE, Rules
+from .types import Divergence, EpisodeDiff, Json, RunDiff, RunSummary, ToolCall
+
+__all__ = [
+    "VOLATILE",
+    "Channels",
+    "Divergence",
+    "EpisodeDiff",
+    "Rules",
+    "RunDiff",
+    "RunSummary",
+    "ToolCall",
+    "diff_runs",
+    "group_by_episode",
+    "parse_args",
+    "tool_calls_of",
+]
+
+Progress = Callable[[int, int], None]
+
+
+# --- tool calls, run totals --------------------------------------------------------------
+
+
+def tool_calls_of(entry: Entry) -> list[ToolCall]:
+    """The tool calls in a response: chat ``choices[0].message.tool_calls``, Responses API
+    ``output`` items of type ``function_call``, a stream's assembled ``message``."""
+    calls = response_calls(entry.response)
+    return [ToolCall(entry.channel, entry.step, name, args) for name, args in calls]
+
+
+def _tally(run: RunSummary, channels: Channels | None, outcome: Json | None) -> None:
+    if channels is None and outcome is None:
+        return
+    run.episodes += 1
+    reward = outcome.get("reward") if outcome is not None else None
+    if isinstance(reward, (int, float)) and not isinstance(reward, bool):
+        run.rewarded += 1
+        run.mean_reward = (run.mean_reward or 0.0) + reward  # a sum until _finish
+    p = c = t = 0
+    cost = 0.0
+    for steps in (channels or {}).values():
+        run.interactions += len(steps)
+        for entry in steps.values():
+            resp = entry.response
+            try:  # the common shape first; anything odd takes the careful path
+                u = resp["usage"]  # type: ignore[index]
+                add = (
+                    (u.get("prompt_tokens") or u.get("input_tokens") or 0) + 0,
+                    (u.get("completion_tokens") or u.get("output_tokens") or 0) + 0,
+                    (u.get("total_tokens") or 0) + 0,
+                    (u.get("cost") or entry.meta.get("cost") or 0) + 0.0,
+                )
+                if "_hidden_params" in resp:  # type: ignore[operator]
+                    raise TypeError
+            except (KeyError, TypeError, AttributeError):
+                add = usage_totals(entry)
+            p += add[0]
+            c += add[1]
+            t += add[2] or add[0] + add[1]
+            cost += add[3]
+    run.prompt_tokens += int(p)
+    run.completion_tokens += int(c)
+    run.total_tokens += int(t)
+    run.cost += cost
+
+
+def _finish(run: RunSummary) -> None:
+    if run.rewarded and run.mean_reward is not None:
+        run.mean_reward /= run.rewarded
+    run.cost = round(run.cost, 10)
+
+
+# --- the diff ----------------------------------------------------------------------------
+
+
+def _load(run: str | os.PathLike[str] | Index, default: str) -> tuple[Index, str]:
+    if isinstance(run, Index):
+        return run, default
+    return load_index([Path(run)]), str(run)
+
+
+def _sort_key(env: EnvIndex) -> tuple[bool, Any]:
+    if isinstance(env, int):
+        return (False, env)
+    parts = re.split(r"(\d+)", env)
+    return (True, [int(p) if i % 2 else p for i, p in enumerate(parts)])
+
+
+def _select(envs: list[EnvIndex], env: EnvIndex) -> EnvIndex:
+    for cand in envs:
+        if cand == env and type(cand) is type(env):
+            return cand
+    if isinstance(env, str) and re.fullmatch(r"-?\d+", env) and int(env) in envs:
+        return int(env)
+    shown = ", ".join(repr(e) for e in envs[:8]) + (", …" if len(envs) > 8 else "")
+    raise ValueError(f"episode {env!r} is in neither run (episodes: {shown or 'none'})")
+
+
+def _outcome_view(outcome: Json | None) -> Json | None:
+    if outcome is None:
+        return None
+    return {"reward": outcome.get("reward"), "terminated": outcome.get("terminated")}
+
+
+def _episode_diff(
+    env: EnvIndex, comparer: Comparer, sides: tuple[Any, Any, Any, Any]
+) -> EpisodeDiff:
+    ga, gb, oa, ob = sides
+    in_a, in_b = ga is not None or oa is not None, gb is not None or ob is not None
+    ep = EpisodeDiff(env, "identical")
+    ep.reward_a = (oa or {}).get("reward")
+    ep.reward_b = (ob or {}).get("reward")
+    ep.steps_a = sum(len(s) for s in (ga or {}).values())
+    ep.steps_b = sum(len(s) for s in (gb or {}).values())
+    if in_a and in_b:
+        ep.divergence = comparer.episode(ga or {}, gb or {})
+        if ep.divergence is None:
+            wa, wb = (comparer.rules.norm({"outcome": _outcome_view(o)}) for o in (oa, ob))
+            if wa != wb:
+                ep.divergence = divergence(None, None, "outcome", wa, wb)
+        ep.status = "identical" if ep.divergence is None else "diverged"
+    else:
+        ep.status = "only_a" if in_a else "only_b"
+    if ep.status != "identical":
+        for group, calls in ((ga, ep.tool_calls_a), (gb, ep.tool_calls_b)):
+            entries = sorted(
+                (e for steps in (group or {}).values() for e in steps.values()),
+                key=lambda e: (e.source, e.line),
+            )
+            for entry in entries:
+                calls.extend(tool_calls_of(entry))
+    return ep
+
+
+def diff_runs(
+    a: str | os.PathLike[str] | Index,
+    b: str | os.PathLike[str] | Index,
+    *,
+    ignore: Iterable[str] = (),
+    env: EnvIndex | None = None,
+    progress: Progress | None = None,
+    labels: tuple[str, str] | None = None,
+) -> RunDiff:
+    """Diff run ``a`` against run ``b`` (paths of files or shard directories, or indexes).
+
+    ``ignore`` adds paths to leave out (``"response.choices[*].message.content"``,
+    ``"temperature"`` for a request key, ``"**.timestamp"``); ``env`` limits the diff to
+    one episode (a digit string matches an int env_index); ``progress(done, total)`` is
+    called as episodes are compared; ``labels`` name the runs (default: their paths, or
+    "A" and "B" for indexes). Raises ValueError for a malformed ignore path or an episode
+    that neither run holds.
+    """
+    rules = Rules(ignore)
+    with paused_gc():
+        (ia, la), (ib, lb) = _load(a, "A"), _load(b, "B")
+        la, lb = labels or (la, lb)
+        return _diff(rules, (ia, la), (ib, lb), env, progress)
+
+
+def _diff(
+    rules: Rules,
+    loaded_a: tuple[Index, str],
+    loaded_b: tuple[Index, str],
+    env: EnvIndex | None,
+    progress: Progress | None,
+) -> RunDiff:
+    (index_a, label_a), (index_b, label_b) = loaded_a, loaded_b
+    groups_a, groups_b = group_by_episode(index_a), group_by_episode(index_b)
+    envs = sorted({*groups_a, *groups_b, *index_a.outcomes, *index_b.outcomes}, key=_sort_key)
+    if env is not None:
+        envs = [_select(envs, env)]
+    comparer = Comparer(rules)
+    run_a, run_b = RunSummary(label_a), RunSummary(label_b)
+    episodes: list[EpisodeDiff] = []
+    total = len(envs)
+    tick = max(1, total // 200)
+    for done, e in enumerate(envs, 1):
+        sides = (groups_a.get(e), groups_b.get(e), index_a.outcomes.get(e), index_b.outcomes.get(e))
+        episodes.append(_episode_diff(e, comparer, sides))
+        _tally(run_a, sides[0], sides[2])
+        _tally(run_b, sides[1], sides[3])
+        if progress is not None and (done % tick == 0 or done == total):
+            progress(done, total)
+    _finish(run_a)
+    _finish(run_b)
+    return RunDiff(
+        a=run_a,
+        b=run_b,
+        episodes=episodes,
+        ignored=rules.listed(),
+        volatile_seen=sorted(comparer.volatile_seen),
+        index_a=index_a,
+        index_b=index_b,
+    )

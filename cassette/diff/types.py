@@ -1,0 +1,161 @@
+"""The result of a diff as data: :class:`RunDiff`, its :class:`EpisodeDiff` and
+:class:`Divergence` records, each run's :class:`RunSummary`, and :class:`ToolCall`.
+
+Every record has ``to_dict()``, a JSON-able dict (what ``cassette diff --format json``
+prints); the report renderers in ``cassette.diff.report`` read the records directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any, Literal
+
+import orjson
+
+from ..index import EnvIndex, Index
+
+__all__ = ["Divergence", "EpisodeDiff", "Json", "RunDiff", "RunSummary", "Status", "ToolCall"]
+
+Json = dict[str, Any]
+Status = Literal["identical", "diverged", "only_a", "only_b"]
+_NO_JSON = {"json": False}  # fields left out of to_dict()
+
+
+def _jsonable(obj: Any) -> Any:
+    if is_dataclass(obj) and isinstance(obj, _Data):
+        out = {f.name: _jsonable(getattr(obj, f.name)) for f in fields(obj) if not f.metadata}
+        out.update((name, getattr(obj, name)) for name in obj._extra)
+        return out
+    return [_jsonable(v) for v in obj] if isinstance(obj, list) else obj
+
+
+class _Data:
+    _extra: tuple[str, ...] = ()
+
+    def to_dict(self) -> Json:
+        """A JSON-able dict (what ``--format json`` prints)."""
+        return dict(_jsonable(self))
+
+
+@dataclass
+class ToolCall(_Data):
+    """One tool call the model asked for: name and arguments (parsed when JSON)."""
+
+    channel: str
+    step: int
+    name: str
+    arguments: Any
+
+    def signature(self, width: int = 60) -> str:
+        args = self.arguments
+        text = args if isinstance(args, str) else orjson.dumps(args).decode()
+        return f"{self.name}({text if len(text) <= width else text[: width - 1] + '…'})"
+
+
+@dataclass
+class Divergence(_Data):
+    """Where an episode's two trajectories first part.
+
+    ``part`` is ``request`` or ``response`` (errors count as responses), ``step`` when the
+    step was recorded on one side only, ``outcome`` when only the outcome differs.
+    ``path`` is from the step's root, e.g.
+    ``response.choices[0].message.tool_calls[0].function.arguments.city``.
+    """
+
+    channel: str | None
+    step: int | None
+    part: Literal["request", "response", "step", "outcome"]
+    path: str
+    a: Any = None
+    b: Any = None
+    a_missing: bool = False
+    b_missing: bool = False
+
+    @property
+    def where(self) -> str:
+        return "outcome" if self.step is None else f"{self.channel} step {self.step}"
+
+
+@dataclass
+class EpisodeDiff(_Data):
+    """One episode aligned across both runs."""
+
+    env_index: EnvIndex
+    status: Status
+    divergence: Divergence | None = None
+    reward_a: float | None = None
+    reward_b: float | None = None
+    steps_a: int = 0
+    steps_b: int = 0
+    tool_calls_a: list[ToolCall] = field(default_factory=list)
+    tool_calls_b: list[ToolCall] = field(default_factory=list)
+    _extra = ("delta", "change")
+
+    @property
+    def delta(self) -> float | None:
+        """reward B - reward A, when both runs have a reward for this episode."""
+        if self.reward_a is None or self.reward_b is None:
+            return None
+        return self.reward_b - self.reward_a
+
+    @property
+    def change(self) -> Literal["improved", "regressed", "unchanged"] | None:
+        d = self.delta
+        if d is None:
+            return None
+        return "improved" if d > 1e-12 else "regressed" if d < -1e-12 else "unchanged"
+
+
+@dataclass
+class RunSummary(_Data):
+    """Totals of one run (over the episodes that were diffed)."""
+
+    label: str
+    episodes: int = 0
+    interactions: int = 0
+    rewarded: int = 0
+    mean_reward: float | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    cost: float = 0.0
+
+
+@dataclass
+class RunDiff(_Data):
+    """The diff of two runs. ``equivalent``: no episode diverged or is on one side only."""
+
+    a: RunSummary
+    b: RunSummary
+    episodes: list[EpisodeDiff]
+    ignored: list[str]
+    volatile_seen: list[str]
+    # the loaded runs, for renderers that show whole trajectories (not part of to_dict)
+    index_a: Index | None = field(default=None, repr=False, compare=False, metadata=_NO_JSON)
+    index_b: Index | None = field(default=None, repr=False, compare=False, metadata=_NO_JSON)
+    _extra = ("equivalent", "counts")
+
+    def _count(self, attr: str, value: str) -> int:
+        return sum(1 for e in self.episodes if getattr(e, attr) == value)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """identical / diverged / only_a / only_b, and improved / regressed / unchanged."""
+        out = {s: self._count("status", s) for s in ("identical", "diverged", "only_a", "only_b")}
+        out.update({c: self._count("change", c) for c in ("improved", "regressed", "unchanged")})
+        return out
+
+    @property
+    def equivalent(self) -> bool:
+        return all(e.status == "identical" for e in self.episodes)
+
+    def episode(self, env_index: EnvIndex) -> EpisodeDiff:
+        for ep in self.episodes:
+            if ep.env_index == env_index and type(ep.env_index) is type(env_index):
+                return ep
+        raise KeyError(env_index)
+
+    def to_dict(self) -> Json:
+        out: Json = {"format": "rollout-cassette/diff", "version": 1}
+        out.update(_jsonable(self))
+        return out

@@ -1,0 +1,374 @@
+"""pytest plugin: the ``cassette`` fixture, the ``cassette`` marker and ``--cassette-*`` options.
+
+Installed with the package (entry point ``pytest11``, name ``cassette``; ``-p no:cassette``
+turns it off).
+
+The fixture
+    ``cassette`` yields an open :class:`cassette.Cassette` for the test and closes it at
+    teardown::
+
+        def test_agent(cassette):
+            resp = cassette.call(request, live=lambda: client_call(request))
+
+    Default file: ``<cassette dir>/<module basename>/<test name>.jsonl``; a test in a class
+    is ``<Class>.<test>``, and a parametrized id keeps ``[A-Za-z0-9_.,=+@[]-]`` (any other
+    run of characters becomes ``_`` and an 8-hex hash of the id is appended, so two ids never
+    share a file). A test that does not pass (fails, errors, is skipped or interrupted)
+    aborts its cassette instead of closing it: in ``record`` mode the existing cassette is
+    left untouched and the failure names the side file that holds what was recorded.
+
+The marker
+    ``@pytest.mark.cassette(path=None, mode=None, match="strict", ignore=())`` (``path`` may
+    also be the one positional argument) configures the fixture of the tests it marks.
+    ``path`` is relative to the cassette dir, or absolute; ``match`` and ``ignore`` are
+    passed to :func:`cassette.open`. The closest marker wins key by key (a function's marker
+    over its class's over the module's ``pytestmark``).
+
+Options (command line, ``$CASSETTE_MODE``, ini)
+    ``--cassette-mode {replay,record,auto,append,passthrough}``: the mode of every
+    ``cassette`` fixture. Precedence, first given wins: ``--cassette-mode`` >
+    ``$CASSETTE_MODE`` > the marker's ``mode=`` > ini ``cassette_mode`` > ``replay``. So by
+    default a test run never reaches a live model: a call with no recording fails the test
+    with :class:`cassette.CassetteMiss`, whose message says to re-record with
+    ``--cassette-mode=record``; the failure also shows the test's cassette path and the
+    command that re-records that one test.
+
+    ``--cassette-dir DIR`` (relative to the invocation directory; ini ``cassette_dir`` is
+    relative to rootdir; default ``tests/cassettes`` under rootdir).
+
+    ``--cassette-fail-unused`` (ini ``cassette_fail_unused``): after the run the terminal
+    summary lists each passed test whose cassette (in ``replay`` or ``append`` mode, also
+    ``auto`` on an existing file) holds interactions the test never asked for; with this
+    flag those make the run fail (exit status 1). The unused keys travel on the teardown
+    report as the user property ``cassette_unused``, so the summary works under xdist too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shlex
+import zlib
+from collections.abc import Generator, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .unused import UNUSED_PROPERTY as _UNUSED
+from .unused import UnusedSummary
+
+if TYPE_CHECKING:
+    from ..cassette import Cassette
+
+__all__ = ["DEFAULT_DIR", "DEFAULT_MODE", "MODES", "cassette", "default_path"]
+
+MODES = ("replay", "record", "auto", "append", "passthrough")  # cassette.Mode, kept lazy
+DEFAULT_MODE = "replay"
+DEFAULT_DIR = "tests/cassettes"
+_MARKER_KEYS = ("path", "mode", "match", "ignore")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.,=+@\[\]-]+")
+_MARKER_HELP = (
+    "cassette(path=None, mode=None, match='strict', ignore=()): configure the `cassette` "
+    "fixture: its file (relative to --cassette-dir, or absolute), its mode (below "
+    "--cassette-mode and $CASSETTE_MODE, above ini cassette_mode), request matching "
+    "('strict' or 'key') and request fields left out of matching."
+)
+
+
+@dataclass
+class _Settings:
+    override: tuple[str, str] | None  # (mode, where from): --cassette-mode or $CASSETTE_MODE
+    fallback: tuple[str, str]  # ini cassette_mode, else the default
+    directory: Path
+    fail_unused: bool
+    unused: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    def mode_for(self, marked: object) -> tuple[str, str]:
+        if self.override is not None:
+            return self.override
+        if marked is not None:
+            return str(getattr(marked, "value", marked)), "@pytest.mark.cassette(mode=...)"
+        return self.fallback
+
+
+@dataclass
+class _TestState:
+    cas: Cassette
+    source: str
+    reports: dict[str, pytest.TestReport] = field(default_factory=dict)
+
+
+_SETTINGS = pytest.StashKey[_Settings]()
+_STATE = pytest.StashKey[_TestState]()
+
+
+# --- configuration -----------------------------------------------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("cassette", "rollout-cassette: record and replay LLM calls")
+    group.addoption(
+        "--cassette-mode",
+        dest="cassette_mode",
+        choices=MODES,
+        default=None,
+        help="mode of every `cassette` fixture: replay (default; a call with no recording "
+        "fails the test, nothing live is called), record (call live, rewrite the cassette "
+        "when the test passes), auto (replay if the file exists, else record), append "
+        "(replay what is recorded, record the rest), passthrough (call live, write nothing). "
+        "Precedence: this option > $CASSETTE_MODE > @pytest.mark.cassette(mode=...) > "
+        "ini cassette_mode > replay.",
+    )
+    group.addoption(
+        "--cassette-dir",
+        dest="cassette_dir",
+        default=None,
+        metavar="DIR",
+        help=f"directory of the default cassettes <DIR>/<module>/<test>.jsonl and of marker "
+        f"paths (default: ini cassette_dir, else {DEFAULT_DIR} under rootdir).",
+    )
+    group.addoption(
+        "--cassette-fail-unused",
+        dest="cassette_fail_unused",
+        action="store_true",
+        default=False,
+        help="fail the run (exit status 1) if a passed test left recorded interactions of "
+        "its cassette unplayed (they are listed in the summary either way).",
+    )
+    parser.addini("cassette_mode", "default mode of the `cassette` fixture (replay)", default="")
+    parser.addini("cassette_dir", f"cassette directory, relative to rootdir ({DEFAULT_DIR})")
+    parser.addini("cassette_fail_unused", "as --cassette-fail-unused", type="bool", default=False)
+
+
+def _checked(value: str, where: str) -> str:
+    mode = value.strip().lower()
+    if mode not in MODES:
+        raise pytest.UsageError(
+            f"{where}: unknown cassette mode {value!r}; use one of {', '.join(MODES)}"
+        )
+    return mode
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", _MARKER_HELP)
+    override: tuple[str, str] | None = None
+    option = config.getoption("cassette_mode")
+    env = os.environ.get("CASSETTE_MODE", "").strip()
+    if option:
+        override = (str(option), "--cassette-mode")
+    elif env:
+        override = (_checked(env, "$CASSETTE_MODE"), "$CASSETTE_MODE")
+    ini_mode = str(config.getini("cassette_mode") or "").strip()
+    fallback = (_checked(ini_mode, "ini cassette_mode"), "ini") if ini_mode else None
+    opt_dir = config.getoption("cassette_dir")
+    ini_dir = str(config.getini("cassette_dir") or "").strip()
+    if opt_dir:
+        directory = config.invocation_params.dir / Path(opt_dir).expanduser()
+    else:
+        directory = config.rootpath / Path(ini_dir or DEFAULT_DIR).expanduser()
+    settings = config.stash[_SETTINGS] = _Settings(
+        override=override,
+        fallback=fallback or (DEFAULT_MODE, "default"),
+        directory=directory,
+        fail_unused=bool(
+            config.getoption("cassette_fail_unused") or config.getini("cassette_fail_unused")
+        ),
+    )
+    config.pluginmanager.register(UnusedSummary(settings, config), "cassette-summary")
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    settings = config.stash.get(_SETTINGS, None)
+    if settings is None:
+        return None
+    mode, source = settings.override or settings.fallback
+    if source == "default" and config.get_verbosity() <= 0:
+        return None
+    return f"cassette: mode={mode} (from {source}), dir={_shown(settings.directory, config)}"
+
+
+# --- paths and the marker ----------------------------------------------------------------
+
+
+def _safe_name(name: str) -> str:
+    safe = _UNSAFE.sub("_", name).strip(". ")
+    if safe != name or len(safe) > 120:
+        digest = hashlib.sha1(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        safe = f"{safe[:100]}-{digest}"
+    return safe
+
+
+def default_path(item: pytest.Item, directory: Path) -> Path:
+    """``<directory>/<module basename>/<Class.>...<test name>.jsonl`` for ``item``."""
+    classes = [node.name for node in item.listchain() if isinstance(node, pytest.Class)]
+    name = ".".join([*classes, item.name])
+    return directory / item.path.stem / f"{_safe_name(name)}.jsonl"
+
+
+def _marker_options(item: pytest.Item) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for marker in item.iter_markers("cassette"):  # closest first
+        unknown = sorted(set(marker.kwargs) - set(_MARKER_KEYS))
+        if unknown or len(marker.args) > 1 or (marker.args and "path" in marker.kwargs):
+            pytest.fail(
+                f"{item.nodeid}: @pytest.mark.cassette takes path (also positional), mode, "
+                f"match and ignore; got args={marker.args!r} kwargs={sorted(marker.kwargs)}",
+                pytrace=False,
+            )
+        given = dict(marker.kwargs)
+        if marker.args:
+            given["path"] = marker.args[0]
+        for key, value in given.items():
+            found.setdefault(key, value)
+    return found
+
+
+def _ignore_list(value: object) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Iterable):
+        return [str(v) for v in value]
+    raise TypeError(f"@pytest.mark.cassette(ignore=...) takes a list of str, not {value!r}")
+
+
+def _shown(path: Path, config: pytest.Config) -> str:
+    try:
+        return str(path.relative_to(config.rootpath))
+    except ValueError:
+        return str(path)
+
+
+# --- the fixture -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def cassette(request: pytest.FixtureRequest) -> Iterator[Cassette]:
+    """An open :class:`cassette.Cassette` for this test, at
+    ``<--cassette-dir>/<module>/<test>.jsonl`` in ``--cassette-mode`` (default replay);
+    ``@pytest.mark.cassette(path=, mode=, match=, ignore=)`` overrides (``pytest --markers``)."""
+    from ..cassette import open as open_cassette
+
+    item = request.node
+    assert isinstance(item, pytest.Item)
+    settings = request.config.stash[_SETTINGS]
+    options = _marker_options(item)
+    raw = options.get("path")
+    if raw is None:
+        path = default_path(item, settings.directory)
+    else:
+        path = settings.directory / Path(os.fspath(raw)).expanduser()  # absolute stays
+        if str(raw).endswith(("/", os.sep)):  # a shard directory
+            path = Path(f"{path}{os.sep}")
+    mode, source = settings.mode_for(options.get("mode"))
+    cas = open_cassette(
+        path,
+        mode,
+        match=str(options.get("match") or "strict"),
+        ignore=_ignore_list(options.get("ignore")),
+    )
+    state = _TestState(cas, source)
+    item.stash[_STATE] = state
+    try:
+        yield cas
+    finally:
+        _finish(item, state)
+
+
+def _finish(item: pytest.Item, state: _TestState) -> None:
+    from ..cassette import Mode
+
+    cas = state.cas
+    setup, call = state.reports.get("setup"), state.reports.get("call")
+    passed = setup is not None and setup.passed and call is not None and call.passed
+    if not passed:
+        _abort(cas, None)  # a no-op if the failure already aborted it
+        return
+    if cas.mode in (Mode.REPLAY, Mode.APPEND):
+        unused = cas.unused()
+        if unused:
+            item.user_properties.append(
+                (
+                    _UNUSED,
+                    {
+                        "path": _shown(cas.path, item.config),
+                        "count": len(unused),
+                        "total": len(cas.index.entries),
+                        "keys": [
+                            f"env_index={e!r} channel={c!r} step={s}" for e, c, s in unused[:5]
+                        ],
+                    },
+                )
+            )
+    cas.close()
+
+
+def _abort(cas: Cassette, exc: BaseException | None) -> None:
+    """Abort ``cas``; a side file that holds nothing but its header is removed instead of
+    being named in the failure."""
+    if cas.closed:
+        return
+    side = cas.side_path
+    if side is not None and _holds_nothing(side):
+        cas.abort(None)
+        side.unlink(missing_ok=True)
+    else:
+        cas.abort(exc)
+
+
+def _holds_nothing(path: Path) -> bool:
+    try:
+        if path.stat().st_size > 4096:
+            return False
+        data = path.read_bytes()
+    except OSError:
+        return False
+    if data[:2] == b"\x1f\x8b":  # gzip, sync-flushed per line and not closed yet
+        try:
+            data = zlib.decompressobj(wbits=31).decompress(data)
+        except zlib.error:
+            return False
+    return data.count(b"\n") <= 1
+
+
+def _cassette_error(exc: BaseException | None) -> bool:
+    from ..errors import CassetteError
+
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, CassetteError):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    state = item.stash.get(_STATE, None)
+    excinfo = call.excinfo
+    if state is not None and excinfo is not None and call.when in ("setup", "call"):
+        # abort before the report is made, so the note naming the side file is in it
+        skipped = isinstance(excinfo.value, pytest.skip.Exception)
+        _abort(state.cas, None if skipped else excinfo.value)
+    report = yield
+    if state is None:
+        return report
+    state.reports[report.when] = report
+    if report.failed and excinfo is not None and _cassette_error(excinfo.value):
+        cas = state.cas
+        again = shlex.join(["pytest", "--cassette-mode=record", item.nodeid])
+        report.sections.append(
+            (
+                "cassette",
+                f"cassette {_shown(cas.path, item.config)} (mode={cas.mode.value}, "
+                f"from {state.source})\nre-record this test with: {again}",
+            )
+        )
+    return report

@@ -1,0 +1,73 @@
+"""The end of a pytest session: which tests' cassettes hold recordings never played.
+
+Each test's teardown report carries its unused keys as the user property
+:data:`UNUSED_PROPERTY` (so this works under xdist too); :class:`UnusedSummary` gathers
+them, lists them in the terminal summary and, with ``--cassette-fail-unused``, fails the run.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from .plugin import _Settings
+
+__all__ = ["UNUSED_PROPERTY", "UnusedSummary"]
+
+UNUSED_PROPERTY = "cassette_unused"
+
+
+class UnusedSummary:
+    """Per-config hooks: gather the unused recordings, report them, set the exit status."""
+
+    def __init__(self, settings: _Settings, config: pytest.Config) -> None:
+        self.settings = settings
+        self.worker = hasattr(config, "workerinput")  # xdist: the controller decides
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "teardown":
+            return
+        for name, value in report.user_properties:
+            if name == UNUSED_PROPERTY and isinstance(value, dict):
+                self.settings.unused.append((report.nodeid, value))
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        settings = self.settings
+        fails = settings.unused and settings.fail_unused and not self.worker
+        if fails and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        settings = self.settings
+        if not settings.unused:
+            return
+        tr = terminalreporter
+        fail = settings.fail_unused
+        tr.write_sep("=", "cassette: unused recordings", red=fail, yellow=not fail, bold=True)
+        total = 0
+        for nodeid, info in settings.unused:
+            count = int(info.get("count", 0))
+            total += count
+            tr.write_line(
+                f"{nodeid}: {count} of {info.get('total', '?')} recorded interactions never "
+                f"played ({info.get('path')})"
+            )
+            if tr.config.get_verbosity() > 0:  # the first few keys
+                for key in info.get("keys", []):
+                    tr.write_line(f"    {key}")
+        what = (
+            f"{_plural(total, 'recorded interaction')} in {_plural(len(settings.unused), 'test')}"
+        )
+        if fail:
+            tr.write_line(f"--cassette-fail-unused: {what} never played; the run fails", red=True)
+        else:
+            tr.write_line(
+                f"{what} never played: re-record with --cassette-mode=record if the code no "
+                "longer makes these calls; --cassette-fail-unused makes this fail the run"
+            )
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"

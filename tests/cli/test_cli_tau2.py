@@ -1,0 +1,126 @@
+"""``cassette tau2``: tau2's run_tasks under the cassette from the command line; the bundled
+fixtures/tau2_mock.jsonl replays offline (issue 4, items 3 and 5)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+import cassette
+from cassette.cli.tau2 import tau2_command
+from cassette.index import load_index
+from fixtures.tau2_server import Tau2Server
+from tests.helpers.tau2 import MARKS, litellm_garbage  # noqa: F401 - autouse fixture
+
+pytest.importorskip("tau2", reason="needs the tau2 extra: pip install -e '.[tau2]'")
+
+pytestmark = MARKS
+
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = ROOT / "fixtures" / "tau2_mock.jsonl"
+MODEL = "openai/scripted-model"
+ROW = re.compile(r"^(\S+/trial-\d+)\s+(\S+)\s+(\S+)\s+(\S+)$")
+
+
+def go_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """litellm cannot be reached: a replay that tried would fail."""
+    import tau2.utils.llm_utils as llm_utils  # type: ignore[import-untyped]
+
+    def no_network(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("replay must not call litellm")
+
+    monkeypatch.setattr(llm_utils, "completion", no_network)
+
+
+@pytest.fixture
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    go_offline(monkeypatch)
+
+
+def invoke(*argv: str) -> Result:
+    return CliRunner().invoke(tau2_command, list(argv), catch_exceptions=False)
+
+
+def rows(output: str) -> dict[str, tuple[str, ...]]:
+    return {m[1]: m.groups()[1:] for line in output.splitlines() if (m := ROW.match(line))}
+
+
+def reward_text(value: float | None) -> str:
+    return "error" if value is None else f"{value:g}"
+
+
+def test_bundled_cassette_replays_offline_with_the_recorded_rewards(offline: None) -> None:
+    index = load_index([FIXTURE])
+    meta = index.headers[0]["meta"]
+    assert "scripted" in meta["source"] and "not a real model" in meta["source"]
+    assert meta["tau2"]["domain"] == "mock"
+    result = invoke("--mode", "replay", str(FIXTURE))
+    assert result.exit_code == 0, result.output
+    got = rows(result.output)
+    assert set(got) == set(index.outcomes) and len(got) == 9
+    for env, outcome in index.outcomes.items():
+        reward, recorded, _ = got[str(env)]
+        assert reward == recorded == reward_text(outcome["reward"])
+    calls = len(index.entries)
+    assert f"{calls} LLM calls replayed from {FIXTURE}, 0 live" in result.output
+
+
+def test_record_then_replay_from_the_command_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "mock.jsonl"
+    with Tau2Server("random") as server:
+        recorded = invoke(
+            "--mode", "record", "--domain", "mock", "--task-ids", "create_task_1,update_task_1",
+            "--num-trials", "2", "--max-concurrency", "2", "--agent-llm", MODEL,
+            "--user-llm", MODEL, "--base-url", server.base_url, "--meta", "note=test", str(path),
+        )  # fmt: skip
+    assert recorded.exit_code == 0, recorded.output
+    assert "mock/update_task_1/trial-1" in recorded.output
+    assert "LLM calls made" in recorded.output
+    header = load_index([path]).headers[0]["meta"]
+    assert header["note"] == "test"
+    assert header["tau2"]["task_ids"] == ["create_task_1", "update_task_1"]
+    assert header["tau2"]["num_trials"] == 2
+    go_offline(monkeypatch)
+    replayed = invoke(str(path))  # replay is the default; the settings come from the header
+    assert replayed.exit_code == 0, replayed.output
+    got = rows(replayed.output)
+    assert len(got) == 4 and all(r[0] == r[1] for r in got.values())
+    assert "mock/update_task_1/trial-1" in got
+
+
+def test_a_replay_with_another_model_fails_naming_the_episode(offline: None) -> None:
+    result = CliRunner().invoke(tau2_command, ["--agent-llm", "openai/other", str(FIXTURE)])
+    assert result.exit_code == 2
+    assert "request differs from the recording" in result.output
+    assert re.search(r"env_index='mock/[^']+/trial-0' channel='agent' step=0", result.output)
+
+
+def test_missing_cassette_and_missing_settings(tmp_path: Path) -> None:
+    missing = CliRunner().invoke(tau2_command, [str(tmp_path / "none.jsonl")])
+    assert missing.exit_code == 2 and "no cassette at" in missing.output
+    bare = CliRunner().invoke(tau2_command, ["--mode", "record", str(tmp_path / "a.jsonl")])
+    assert bare.exit_code == 2
+    assert "--domain, --agent-llm, --user-llm required" in bare.output
+    assert not (tmp_path / "a.jsonl").exists()
+
+
+def test_fixture_is_a_valid_cassette() -> None:
+    with cassette.open(FIXTURE, "replay") as cas:
+        assert {c for _, c, _ in cas.index.entries} == {"agent", "user"}
+        assert all(str(e).startswith("mock/") for e in cas.index.outcomes)
+
+
+def test_the_cassette_command_runs_it_as_the_readme_says(offline: None) -> None:
+    from cassette.cli import main
+
+    result = CliRunner().invoke(main, ["tau2", str(FIXTURE)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "9 episodes of mock, mean reward 0.556" in result.output
+    assert "tau2" in CliRunner().invoke(main, ["--help"]).output
