@@ -16,8 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 __all__ = [
+    "ASSIGNMENT",
     "DEFAULT_KEYS",
     "DEFAULT_PATTERNS",
+    "FINDERS",
     "HEADER_KEYS",
     "SAFE_HEADERS",
     "VALIDATORS",
@@ -86,9 +88,23 @@ SAFE_HEADERS: tuple[str, ...] = (
     "x-stainless-*",
 )
 
-# not inside a word; ``_`` may precede (``key_sk-...``), and so may an escape such as
-# ``\n`` in JSON held in a string (tool-call arguments)
-_B = r"(?:(?<![A-Za-z0-9])|(?<=\\[nrtbf])|(?<=\\u[0-9A-Fa-f]{4}))"
+
+def _word(head: str) -> str:
+    """``head`` (a fixed-width literal or class) where it does not go on a word: what
+    precedes it is no letter or digit (``_`` may be: ``key_sk-...``), or is an escape such
+    as ``\n`` in JSON held in a string (tool-call arguments). The look back comes after
+    the head, so the regex engine can jump to the head."""
+    return (
+        f"{head}(?:(?<![A-Za-z0-9]{head})|(?<=\\\\[nrtbf]{head})|(?<=\\\\u[0-9A-Fa-f]{{4}}{head}))"
+    )
+
+
+def _anycase(word: str) -> str:
+    """``word`` in any case, spelled with classes (the engine jumps to those, not to an
+    ``(?i:...)`` group)."""
+    return "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else c for c in word)
+
+
 _SP = r"(?:\s|\\[nrt])+"  # whitespace, or its escape in JSON held in a string
 # names whose value a ``name=value`` / ``name: value`` / ``"name": "value"`` gives away
 _NAME = (
@@ -100,31 +116,79 @@ _VALUE = (
     r"(?!(?:null|none|true|false)\b|\[)"
     r"(?P<secret>(?<=[\"'])[^\"'\\\n]{1,400}|[^\s\"'\\<>,;&)}\]]{4,})"
 )
+# name=value, name = value, name: value, "name": "value" (also inside JSON strings,
+# such as tool-call arguments); name ends in password, secret, token, api key, ...
+ASSIGNMENT = (
+    r"(?i:" + _NAME + r")(?:(?:[ ]{0,2}|\t)=[ \t]*|:[ ]+|\\*[\"']:[ ]*)(?:\\*[\"'])?" + _VALUE
+)
 
 DEFAULT_PATTERNS: tuple[str, ...] = (
-    _B + r"sk-(?:proj-|ant-|or-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}",  # OpenAI, Anthropic, ...
-    r"(?i:" + _B + r"bearer" + _SP + r")[A-Za-z0-9._~+/=\-]{12,}",
-    _B + r"A[KS]IA[0-9A-Z]{16}(?![0-9A-Za-z])",  # AWS access key id
-    _B + r"AIza[0-9A-Za-z_\-]{35}",  # Google
-    _B + r"gh[pousr]_[A-Za-z0-9]{30,}",  # GitHub
-    _B + r"github_pat_[A-Za-z0-9_]{40,}",
-    _B + r"xox[abprs]-[A-Za-z0-9\-]{10,}",  # Slack
-    _B + r"hf_[A-Za-z0-9]{30,}",  # Hugging Face
-    _B + r"fw_[A-Za-z0-9]{20,}",  # Fireworks
-    _B + r"gsk_[A-Za-z0-9]{20,}",  # Groq
-    _B + r"[sr]k_(?:live|test)_[A-Za-z0-9]{10,}",  # Stripe secret and restricted keys
-    _B + r"eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]+",  # JWT
+    _word("sk-") + r"(?:proj-|ant-|or-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}",  # OpenAI, ...
+    _word(_anycase("bearer")) + _SP + r"[A-Za-z0-9._~+/=\-]{12,}",
+    _word("A[KS]IA") + r"[0-9A-Z]{16}(?![0-9A-Za-z])",  # AWS access key id
+    _word("AIza") + r"[0-9A-Za-z_\-]{35}",  # Google
+    _word("gh[pousr]_") + r"[A-Za-z0-9]{30,}",  # GitHub
+    _word("github_pat_") + r"[A-Za-z0-9_]{40,}",
+    _word("xox[abprs]-") + r"[A-Za-z0-9\-]{10,}",  # Slack
+    _word("hf_") + r"[A-Za-z0-9]{30,}",  # Hugging Face
+    _word("fw_") + r"[A-Za-z0-9]{20,}",  # Fireworks
+    _word("gsk_") + r"[A-Za-z0-9]{20,}",  # Groq
+    _word("[sr]k_") + r"(?:live|test)_[A-Za-z0-9]{10,}",  # Stripe secret and restricted keys
+    _word("eyJ") + r"[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]+",  # JWT
     # PEM private key blocks, whole; without an END line, the base64 body that follows
     r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[A-Z0-9 ]{0,40}"
     r"PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\:,.\-]*)",
     # the password of a URL (postgres://user:PASSWORD@host): scheme, user and host stay
-    r"://[^\s:/?#@\"'<>]*:(?P<secret>[^\s/?#\"'<>]+)@",
+    r"://[^\s:/?#@\"'<>]{0,256}:(?P<secret>[^\s/?#\"'<>]{1,256})@",  # (bounded: linear)
     # HTTP Basic credentials (checked to decode to printable ``user:password``)
-    r"(?i:" + _B + r"basic" + _SP + r")(?P<secret>[A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])",
-    # name=value, name = value, name: value, "name": "value" (also inside JSON strings,
-    # such as tool-call arguments); name ends in password, secret, token, api key, ...
-    r"(?i:" + _NAME + r")(?:(?:[ ]{0,2}|\t)=[ \t]*|:[ ]+|\\*[\"']:[ ]*)(?:\\*[\"'])?" + _VALUE,
+    _word(_anycase("basic")) + _SP + r"(?P<secret>[A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])",
+    ASSIGNMENT,
 )
+
+
+class _Assignments:
+    """:data:`ASSIGNMENT`, found fast: led by its separator (``=``, ``:``, rare in prose),
+    then a look back for the name and a match of the value (one regex led by a dozen
+    names would try each at every letter of a text)."""
+
+    _sep = re.compile(r"[=:]")
+    _ends = frozenset("dDeEtTnNlLsSyY \t\"'\\")  # what may stand before a separator
+    # the names spelled backwards, matched on the reversed text before a separator: one
+    # match at one place, where a search for "a name that ends here" would try every place
+    _name = (
+        r"(?i:drowssap|dwssap|esarhpssap|dwp|terces|nekot|s?laitnederc|yekipa"
+        r"|yek[_\-](?:ipa|ssecca|terces|etavirp|gningis|noitpyrcne|retsam|tneilc))"
+    )
+    _eq = re.compile(r"(?:[ ]{0,2}|\t)" + _name)
+    _colon = re.compile(_name)
+    _quoted = re.compile(r"[\"']\\*" + _name)
+    _after_eq = re.compile(r"[ \t]*(?:\\*[\"'])?" + _VALUE)
+    _after_colon = re.compile(r"[ ]+(?:\\*[\"'])?" + _VALUE)
+    _after_quoted = re.compile(r"[ ]*(?:\\*[\"'])?" + _VALUE)
+
+    def finditer(self, text: str) -> list[re.Match[str]]:
+        found: list[re.Match[str]] = []
+        end = -1
+        for sep in self._sep.finditer(text):
+            at = sep.start()
+            if at < end or at == 0 or text[at - 1] not in self._ends:
+                continue
+            back = text[at - 1 : max(0, at - 40) - 1 if at > 40 else None : -1]
+            after: re.Match[str] | None = None
+            if text[at] == "=":
+                if self._eq.match(back):
+                    after = self._after_eq.match(text, at + 1)
+            elif self._colon.match(back):
+                after = self._after_colon.match(text, at + 1)
+            elif self._quoted.match(back):
+                after = self._after_quoted.match(text, at + 1)
+            if after:
+                found.append(after)
+                end = after.end()
+        return found
+
+
+ASSIGNMENTS = _Assignments()
 
 
 def _basic(token: str) -> bool:
@@ -139,6 +203,8 @@ def _basic(token: str) -> bool:
 
 # pattern -> a check of its secret (or whole match): a match it rejects is left alone
 VALIDATORS: dict[str, Callable[[str], bool]] = {DEFAULT_PATTERNS[14]: _basic}
+# pattern -> a faster finder of the same matches
+FINDERS: dict[str, _Assignments] = {ASSIGNMENT: ASSIGNMENTS}
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from .derive import derived_gates
 from .patterns import (
     DEFAULT_KEYS,
     DEFAULT_PATTERNS,
+    FINDERS,
     HEADER_KEYS,
     SAFE_HEADERS,
     VALIDATORS,
@@ -84,9 +85,9 @@ class Redactor:
     replacement: str = REDACTED
     _keys: frozenset[str] = field(init=False, repr=False)
     _suffixes: tuple[str, ...] = field(init=False, repr=False)
-    _text: re.Pattern[str] | None = field(init=False, repr=False)
-    # per pattern (by its group name in _text): the group of its secret, its validator
-    _parts: dict[str, tuple[str | None, Callable[[str], bool] | None]] = field(
+    # per pattern: its finder (a compiled regex, or a faster twin), its secret group, and
+    # a check of what it found
+    _finders: tuple[tuple[Any, str | None, Callable[[str], bool] | None], ...] = field(
         init=False, repr=False
     )
     _gates: tuple[Gate, ...] = field(init=False, repr=False)
@@ -100,19 +101,20 @@ class Redactor:
         keys = frozenset(k for k in names if not k.startswith("*"))
         suffixes = tuple(sorted({k[1:] for k in names if k.startswith("*") and len(k) > 1}))
         pats = [p for p in (*self.patterns, *self.extra_patterns) if p]
-        parts: dict[str, tuple[str | None, Callable[[str], bool] | None]] = {}
-        alts = []
-        for i, p in enumerate(pats):
-            secret = f"_s{i}" if "(?P<secret>" in p else None
-            alts.append(f"(?P<_r{i}>{p.replace('(?P<secret>', f'(?P<_s{i}>')})")
-            parts[f"_r{i}"] = (secret, VALIDATORS.get(p))
+        finders = tuple(
+            (
+                FINDERS.get(p) or re.compile(p),
+                "secret" if "(?P<secret>" in p else None,
+                VALIDATORS.get(p),
+            )
+            for p in pats
+        )
         defaults = list(self.patterns) == list(DEFAULT_PATTERNS)
         gates = [*default_gates()] if defaults else derived_gates(list(self.patterns))
         gates += derived_gates([p for p in self.extra_patterns if p])
         object.__setattr__(self, "_keys", keys)
         object.__setattr__(self, "_suffixes", suffixes)
-        object.__setattr__(self, "_text", re.compile("|".join(alts)) if alts else None)
-        object.__setattr__(self, "_parts", parts)
+        object.__setattr__(self, "_finders", finders)
         object.__setattr__(self, "_gates", tuple(gates))
         plan = tuple((g.scan and g.scan.search, g.byte, g.needles, g.folded) for g in gates)
         object.__setattr__(self, "_plan", plan)
@@ -148,21 +150,32 @@ class Redactor:
         return hit
 
     def spans(self, text: str) -> list[tuple[int, int]]:
-        """The (start, end) of every secret in ``text``, in order."""
-        if self._text is None:
+        """The (start, end) of every secret in ``text``, in order; overlapping finds of
+        several patterns (``Bearer sk-...``) are merged into one."""
+        if not self._finders:
             return []
         if len(text) >= _LONG and not self.hits(orjson.dumps(text)):
             return []  # the gates are far cheaper than the patterns on a long text
-        out = []
-        for m in self._text.finditer(text):
-            secret, valid = self._parts[m.lastgroup or ""]
-            start, end = m.span(secret) if secret and m.group(secret) is not None else m.span()
-            if start == end or text[start:end] == self.replacement:
-                continue
-            if valid is not None and not valid(text[start:end]):
-                continue
-            out.append((start, end))
-        return out
+        found = []
+        for finder, secret, valid in self._finders:
+            for m in finder.finditer(text):
+                start, end = m.span(secret) if secret and m.group(secret) is not None else m.span()
+                if start == end or text[start:end] == self.replacement:
+                    continue
+                if valid is not None and not valid(text[start:end]):
+                    continue
+                found.append((start, end))
+        if len(found) < 2:
+            return found
+        found.sort()
+        merged = [found[0]]
+        for start, end in found[1:]:
+            if start < merged[-1][1]:
+                if end > merged[-1][1]:
+                    merged[-1] = (merged[-1][0], end)
+            else:
+                merged.append((start, end))
+        return merged
 
     def check_key(self, what: str, value: Any) -> None:
         """Refuse an ``env_index`` or ``channel`` that looks like a secret: it is written as
