@@ -100,7 +100,9 @@ class Redactor:
         names = [_norm_key(k) for k in (*self.keys, *self.extra_keys) if k]
         keys = frozenset(k for k in names if not k.startswith("*"))
         suffixes = tuple(sorted({k[1:] for k in names if k.startswith("*") and len(k) > 1}))
-        pats = [p for p in (*self.patterns, *self.extra_patterns) if p]
+        base = [p for p in self.patterns if p]  # (each iterable is read once)
+        extra = [p for p in self.extra_patterns if p]
+        pats = base + extra
         finders = tuple(
             (
                 FINDERS.get(p) or re.compile(p),
@@ -109,9 +111,8 @@ class Redactor:
             )
             for p in pats
         )
-        defaults = list(self.patterns) == list(DEFAULT_PATTERNS)
-        gates = [*default_gates()] if defaults else derived_gates(list(self.patterns))
-        gates += derived_gates([p for p in self.extra_patterns if p])
+        defaults = base == list(DEFAULT_PATTERNS)
+        gates = [*default_gates(), *derived_gates(extra)] if defaults else derived_gates(pats)
         object.__setattr__(self, "_keys", keys)
         object.__setattr__(self, "_suffixes", suffixes)
         object.__setattr__(self, "_finders", finders)
