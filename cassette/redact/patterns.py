@@ -122,6 +122,9 @@ ASSIGNMENT = (
     r"(?i:" + _NAME + r")(?:(?:[ ]{0,2}|\t)=[ \t]*|:[ ]+|\\*[\"']:[ ]*)(?:\\*[\"'])?" + _VALUE
 )
 
+# HTTP Basic credentials (checked to decode to printable ``user:password``)
+BASIC = _word(_anycase("basic")) + _SP + r"(?P<secret>[A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])"
+
 DEFAULT_PATTERNS: tuple[str, ...] = (
     _word("sk-") + r"(?:proj-|ant-|or-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}",  # OpenAI, ...
     _word(_anycase("bearer")) + _SP + r"[A-Za-z0-9._~+/=\-]{12,}",
@@ -140,8 +143,7 @@ DEFAULT_PATTERNS: tuple[str, ...] = (
     r"PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\:,.\-]*)",
     # the password of a URL (postgres://user:PASSWORD@host): scheme, user and host stay
     r"://[^\s:/?#@\"'<>]{0,256}:(?P<secret>[^\s/?#\"'<>]{1,256})@",  # (bounded: linear)
-    # HTTP Basic credentials (checked to decode to printable ``user:password``)
-    _word(_anycase("basic")) + _SP + r"(?P<secret>[A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])",
+    BASIC,  # HTTP Basic credentials
     ASSIGNMENT,
 )
 
@@ -202,7 +204,7 @@ def _basic(token: str) -> bool:
 
 
 # pattern -> a check of its secret (or whole match): a match it rejects is left alone
-VALIDATORS: dict[str, Callable[[str], bool]] = {DEFAULT_PATTERNS[14]: _basic}
+VALIDATORS: dict[str, Callable[[str], bool]] = {BASIC: _basic}
 # pattern -> a faster finder of the same matches
 FINDERS: dict[str, _Assignments] = {ASSIGNMENT: ASSIGNMENTS}
 
