@@ -432,3 +432,55 @@ def test_cassette_redact_scrubs_split_secrets_in_an_old_file_once(tmp_path: Path
     assert secret[:5].encode() not in raw and secret[5:11].encode() not in raw
     assert NON_SECRETS[0].encode() in raw  # the hash is kept
     assert sum(redact(path).values()) == 0 and path.read_bytes() == raw  # once
+
+
+def _logprobs(tokens: list[str]) -> list[Json]:
+    return [
+        {"token": t, "logprob": -0.5, "bytes": list(t.encode()),
+         "top_logprobs": [{"token": t, "logprob": -0.5, "bytes": list(t.encode())}]}
+        for t in tokens
+    ]  # fmt: skip
+
+
+def _spelled(data: Any) -> str:
+    """The chosen tokens of every logprobs list, joined in order, then their bytes joined
+    and the first alternatives joined (what a reader could rebuild)."""
+    tokens: list[str] = []
+    spelled: list[bytes] = []
+    tops: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, v in node.items():
+                if key == "content" and isinstance(v, list) and v and "token" in v[0]:
+                    tokens.extend(item["token"] for item in v)
+                    spelled.extend(bytes(item["bytes"]) for item in v)
+                    tops.extend(item["top_logprobs"][0]["token"] for item in v)
+                else:
+                    walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(data)
+    return "".join(tokens) + " | " + b"".join(spelled).decode() + " | " + "".join(tops)
+
+
+def test_logprobs_that_spell_a_secret_token_by_token_are_scrubbed() -> None:
+    for sample in [KINDS[k][0] for k in ("openai", "bearer", "json_argument", "pem")]:
+        text = f"key {sample.text} end"
+        tokens = [text[i : i + 3] for i in range(0, len(text), 3)]
+        # streamed: two tokens a chunk, each with its logprob, bytes and top alternative
+        chunks = []
+        for i in range(0, len(tokens), 2):
+            chunk = _chat("content")("".join(tokens[i : i + 2]))
+            chunk["choices"][0]["logprobs"] = {"content": _logprobs(tokens[i : i + 2])}
+            chunks.append(chunk)
+        line: Json = {"response": {"chunks": chunks}}
+        out, _ = R.redact_line(line, dumps(line), dumps)
+        assert not leaks(dumps(out), [sample]) and not leaks(_spelled(out), [sample])
+        # not streamed: the message holds the whole text, the logprobs its tokens
+        choice = {"message": {"content": text}, "logprobs": {"content": _logprobs(tokens)}}
+        line = {"response": {"choices": [choice]}}
+        out, _ = R.redact_line(line, dumps(line), dumps)
+        assert not leaks(dumps(out), [sample]) and not leaks(_spelled(out), [sample])

@@ -29,7 +29,7 @@ from .patterns import (
     Gate,
     default_gates,
 )
-from .streams import scrub_chunks
+from .streams import is_token_list, scrub_chunks
 
 __all__ = ["IDENTITY", "REDACTED", "Redactor"]
 
@@ -277,9 +277,13 @@ class Redactor:
                 nv, n = self._walk(v)
                 out[key] = nv
                 total += n
+            if total and type(out.get("token")) is str and isinstance(out.get("bytes"), list):
+                out["bytes"] = list(out["token"].encode())  # a logprob's bytes spell its token
             return (out, total) if total else (value, 0)
         if isinstance(value, (list, tuple)):
             total = 0
+            if isinstance(value, list) and is_token_list(value):  # logprobs: a secret may
+                value, total = scrub_chunks(value, self.spans, self.replacement)  # span tokens
             items = []
             for v in value:
                 nv, n = self._walk(v)

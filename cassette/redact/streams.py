@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["scrub_chunks"]
+__all__ = ["is_token_list", "scrub_chunks"]
 
 Json = dict[str, Any]
 Path = tuple[Any, ...]
@@ -38,10 +38,17 @@ def _leaves(node: Any, path: Path, name: Path, at: int, out: dict[Path, list[Any
             if type(v) is str:
                 if v:
                     out.setdefault((*name, i), []).append((at, (*path, i), v))
-            elif isinstance(v, (dict, list)):
-                ident = v.get("index") if isinstance(v, dict) else None
-                step = ("#", ident) if type(ident) is int else i
+            elif isinstance(v, dict):
+                ident = v.get("index")
+                if type(ident) is int:
+                    step: Any = ("#", ident)
+                elif type(v.get("token")) is str and name[-1:] != ("top_logprobs",):
+                    step = "*"  # logprobs: the tokens of a text, however many a chunk
+                else:
+                    step = i
                 _leaves(v, (*path, i), (*name, step), at, out)
+            elif isinstance(v, list):
+                _leaves(v, (*path, i), (*name, i), at, out)
 
 
 def _streams(chunks: list[Any]) -> dict[Path, list[Any]]:
@@ -87,7 +94,14 @@ def _set(node: Any, path: Path, value: str) -> Any:
         return value
     copy: Any = dict(node) if isinstance(node, dict) else list(node)
     copy[path[0]] = _set(node[path[0]], path[1:], value)
+    if path == ("token",) and isinstance(copy.get("bytes"), list):
+        copy["bytes"] = list(value.encode())  # a logprob's bytes spell its token
     return copy
+
+
+def is_token_list(value: list[Any]) -> bool:
+    """Whether ``value`` is a list of logprobs (dicts with a ``token``)."""
+    return bool(value) and isinstance(value[0], dict) and type(value[0].get("token")) is str
 
 
 def scrub_chunks(chunks: list[Any], spans: Spans, replacement: str) -> tuple[list[Any], int]:
