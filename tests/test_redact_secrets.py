@@ -484,3 +484,27 @@ def test_logprobs_that_spell_a_secret_token_by_token_are_scrubbed() -> None:
         line = {"response": {"choices": [choice]}}
         out, _ = R.redact_line(line, dumps(line), dumps)
         assert not leaks(dumps(out), [sample]) and not leaks(_spelled(out), [sample])
+
+
+@pytest.mark.parametrize("how", ["closed early", "failed"])
+def test_a_stream_cut_short_inside_a_secret_leaves_no_part_of_it(how: str) -> None:
+    for kind, samples in sorted(KINDS.items()):
+        sample = samples[0]
+        text = f"Your value is {sample.text}. Thanks"
+        for cut in range(1, len(text)):
+            pieces = [text[:cut][i : i + 5] for i in range(0, cut, 5)]
+            line: Json = {"response": {"chunks": [_chat("content")(p) for p in pieces]}}
+            if how == "failed":
+                line["error"] = {"type": "RuntimeError", "message": "connection reset"}
+            else:
+                line["meta"] = {"incomplete": True}
+            out, _ = R.redact_line(line, dumps(line), dumps)
+            written = "".join(_text_of(c) for c in out["response"]["chunks"])  # as read back
+            assert len(out["response"]["chunks"]) == len(pieces)
+            for secret in sample.secrets:
+                start = text.find(secret)
+                shown = text[start : min(cut, start + len(secret))]  # the part it got to
+                if any(head.startswith(shown) for head in ("github_pat_",)):
+                    continue  # cut before the secret's mark is whole: nothing tells it yet
+                grams = {shown[i : i + 6] for i in range(len(shown) - 5)}
+                assert not any(g in written for g in grams), (kind, cut, shown)

@@ -25,6 +25,7 @@ __all__ = [
     "VALIDATORS",
     "Gate",
     "default_gates",
+    "truncated_tail",
 ]
 
 # Keys whose value is replaced whatever it holds. Compared lowered, ``-`` read as ``_``;
@@ -146,6 +147,37 @@ DEFAULT_PATTERNS: tuple[str, ...] = (
     BASIC,  # HTTP Basic credentials
     ASSIGNMENT,
 )
+
+
+# the start of a secret at the very end of a text: what a stream cut short (closed early,
+# or failed) may end with, scrubbed although it is too short for its pattern
+TRUNCATED = re.compile(
+    r"(?:"
+    + "|".join(
+        _word(head)
+        for head in (
+            "sk-", "[sr]k_", "gh[pousr]_", "github_pat_", "xox[abprs]-", "hf_", "fw_", "gsk_",
+            "A[KS]IA", "AIza", "eyJ", _anycase("bearer"), _anycase("basic"),
+        )
+    )
+    + r")(?:\s|\\[nrt])*[^\s\"'<>]*\Z"
+    + r"|-----BEGIN(?![\s\S]*-----END)[\s\S]*\Z"
+    + r"|://[^\s:/?#@\"'<>]{0,256}:(?P<secret>[^\s/?#@\"'<>]*)\Z"
+    + r"|(?i:" + _NAME + r")(?:(?:[ ]{0,2}|\t)=|:|\\*[\"']:)[ \t]*(?:\\*[\"'])?"
+    + r"(?P<value>(?<=[\"'])[^\"'\\\n]*|[^\s\"'<>\\]*)\Z"
+)  # fmt: skip
+
+
+def truncated_tail(text: str) -> tuple[int, int] | None:
+    """The span of a secret cut short at the end of ``text``, if it ends with one."""
+    m = TRUNCATED.search(text, max(0, len(text) - 4096))
+    if m is None:
+        return None
+    for group in ("secret", "value"):
+        if m.group(group) is not None:
+            start = m.start(group)
+            return (start, len(text)) if start < len(text) else None
+    return m.start(), len(text)
 
 
 class _Assignments:

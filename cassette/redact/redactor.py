@@ -28,6 +28,7 @@ from .patterns import (
     VALIDATORS,
     Gate,
     default_gates,
+    truncated_tail,
 )
 from .streams import is_token_list, scrub_chunks
 
@@ -231,7 +232,13 @@ class Redactor:
         count = 0
         response = line.get("response")
         if isinstance(response, dict) and isinstance(response.get("chunks"), list):
-            chunks, n = scrub_chunks(response["chunks"], self.spans, self.replacement)
+            meta = line.get("meta")
+            cut = line.get("error") is not None or (
+                isinstance(meta, dict) and meta.get("incomplete")
+            )
+            chunks, n = scrub_chunks(
+                response["chunks"], self.spans, self.replacement, truncated_tail if cut else None
+            )
             if n:
                 line = {**line, "response": {**response, "chunks": chunks}}
                 count += n

@@ -104,19 +104,31 @@ def is_token_list(value: list[Any]) -> bool:
     return bool(value) and isinstance(value[0], dict) and type(value[0].get("token")) is str
 
 
-def scrub_chunks(chunks: list[Any], spans: Spans, replacement: str) -> tuple[list[Any], int]:
+def scrub_chunks(
+    chunks: list[Any],
+    spans: Spans,
+    replacement: str,
+    tail: Callable[[str], tuple[int, int] | None] | None = None,
+) -> tuple[list[Any], int]:
     """(chunks with every secret of every text stream replaced, secrets found). Chunks
-    that change are copied along the changed path; the others are shared."""
+    that change are copied along the changed path; the others are shared. ``tail``: the
+    stream was cut short; it finds a secret cut off at the end of a stream's text."""
     out: list[Any] | None = None
     count = 0
     for pieces in _streams(chunks).values():
-        if len(pieces) < 2:
-            continue  # one piece: scrubbed where it stands, with the rest of the line
         texts = [text for _, _, text in pieces]
-        first = texts[0]
-        if all(t == first for t in texts):
-            continue  # a field every chunk repeats (id, model, object)
-        found = spans("".join(texts))
+        if tail is None:
+            if len(pieces) < 2:
+                continue  # one piece: scrubbed where it stands, with the rest of the line
+            if all(t == texts[0] for t in texts):
+                continue  # a field every chunk repeats (id, model, object)
+        joined = "".join(texts)
+        found = spans(joined)
+        cut = tail(joined) if tail is not None else None
+        if cut is not None and (not found or found[-1][1] <= cut[0]):
+            found.append(cut)
+        elif cut is not None and found[-1][1] < cut[1]:
+            found[-1] = (found[-1][0], cut[1])
         if not found:
             continue
         count += len(found)
