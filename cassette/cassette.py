@@ -16,8 +16,7 @@ from .canonical import Matcher
 from .context import current_episode
 from .errors import CassetteError, CassetteMiss, CassetteModeError, RecordedError
 from .index import Entry, Index, Key, load_index
-from .modes import FIX as _FIX
-from .modes import ErrorCodec, Mode, default_error
+from .modes import FIX, ErrorCodec, Mode, chosen_mode, default_error
 from .recorder import now_iso
 from .redact import Redactor
 from .sink import Sink
@@ -59,7 +58,10 @@ class Cassette:
                     "no cassette path: pass one to cassette.open(), or set CASSETTE_PATH"
                 )
         self.path = Path(path)
-        self.requested_mode = Mode.parse(mode)
+        self.requested_mode, forced_fix = chosen_mode(mode)
+        self.forced = forced_fix is not None  # $CASSETTE_FORCE_MODE overrode ``mode``
+        # how to re-record, as misses and mismatches print it (the pytest plugin names its flag)
+        self.fix = forced_fix or FIX
         if match not in ("strict", "key"):
             raise CassetteModeError(f"unknown match {match!r}; use 'strict' or 'key'")
         self.match = match
@@ -192,7 +194,7 @@ class Cassette:
             held = f"{self.path}: " + self.index.describe_episode(env)
         return (
             f"no recording for env_index={env!r} channel={channel!r} step={step}; {held}. "
-            f"The code made a call the recording never saw: {_FIX}, or mode='append' to add it"
+            f"The code made a call the recording never saw: {self.fix}, or append mode to add it"
         )
 
     def _verify(self, entry: Entry, request: Json) -> None:
@@ -201,9 +203,9 @@ class Cassette:
             want = self._expected.get(entry.key)
             if want is None:
                 want = self._expected[entry.key] = self.matcher.digest(entry.request)
-            self.matcher.verify(entry, {"messages": request.get("messages")}, want, _FIX)
+            self.matcher.verify(entry, {"messages": request.get("messages")}, want, self.fix)
         else:
-            self.matcher.verify(entry, request, entry.sha, _FIX)
+            self.matcher.verify(entry, request, entry.sha, self.fix)
 
     # --- serving and recording ----------------------------------------------------------
 
@@ -211,14 +213,14 @@ class Cassette:
         if entry.error is not None:
             raise self._rebuild_error(entry.error, errors)
         if entry.response is None:
-            raise CassetteError(f"{entry.source}:{entry.line} holds no response; {_FIX}")
+            raise CassetteError(f"{entry.source}:{entry.line} holds no response; {self.fix}")
         return entry.response
 
-    @staticmethod
-    def _rebuild_error(info: Json, errors: ErrorCodec | None) -> BaseException:
+    def _rebuild_error(self, info: Json, errors: ErrorCodec | None) -> BaseException:
         exc = errors.load(info) if errors is not None else None
         if exc is None:
-            return RecordedError(str(info.get("type")), str(info.get("message")), info.get("data"))
+            type_name, message = str(info.get("type")), str(info.get("message"))
+            return RecordedError(type_name, message, info.get("data"), fix=self.fix)
         return exc
 
     def _record(
@@ -353,7 +355,7 @@ class Cassette:
     def _replayed(
         self, entry: Entry, errors: ErrorCodec | None
     ) -> tuple[list[Json], Callable[[], BaseException] | None]:
-        chunks = streaming.recorded_chunks(entry, _FIX)
+        chunks = streaming.recorded_chunks(entry, self.fix)
         info = entry.error
         return chunks, None if info is None else lambda: self._rebuild_error(info, errors)
 

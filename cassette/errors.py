@@ -48,10 +48,17 @@ class CassetteModeError(CassetteError):
 class RecordedError(CassetteError):
     """A recorded exception that no adapter can rebuild as its own type."""
 
-    def __init__(self, type_name: str, message: str, data: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        type_name: str,
+        message: str,
+        data: dict[str, Any] | None = None,
+        *,
+        fix: str = "re-record",
+    ) -> None:
         super().__init__(
             f"recorded {type_name}: {message} (this error was recorded live and is replayed "
-            "as recorded; re-record with --cassette-mode=record if the live call now succeeds)"
+            f"as recorded; if the live call now succeeds, {fix})"
         )
         self.type_name = type_name
         self.recorded_message = message

@@ -15,6 +15,7 @@ from .index import Entry
 
 __all__ = [
     "content_text",
+    "cost_of",
     "item_call",
     "message_calls",
     "parse_args",
@@ -217,26 +218,40 @@ def _num(value: Any) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
 
-def usage_totals(entry: Entry) -> tuple[float, float, float, float]:
-    """(prompt, completion, total tokens, cost) of one interaction; 0 where unknown (a
-    total of 0 is taken as prompt + completion)."""
+def _usage(entry: Entry) -> Json:
+    """The usage dict of one interaction: the response's, meta's, or a stream's last chunk's."""
     resp = entry.response if isinstance(entry.response, dict) else {}
-    meta = entry.meta
-    usage = resp.get("usage") or meta.get("usage")
+    usage = resp.get("usage") or entry.meta.get("usage")
     chunks = resp.get("chunks")
     if not isinstance(usage, dict) and isinstance(chunks, list) and chunks:
         last = chunks[-1] if isinstance(chunks[-1], dict) else {}
         inner = last.get("response")
         usage = last.get("usage") or (inner.get("usage") if isinstance(inner, dict) else None)
-    usage = usage if isinstance(usage, dict) else {}
+    return usage if isinstance(usage, dict) else {}
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def cost_of(entry: Entry) -> float | None:
+    """The cost recorded for one interaction, or None if none was: ``meta.cost``,
+    ``meta.cost_usd``, the usage's ``cost``, else litellm's ``_hidden_params.response_cost``
+    (the first that is a number; a recorded 0 counts)."""
+    meta = entry.meta
+    for value in (meta.get("cost"), meta.get("cost_usd"), _usage(entry).get("cost")):
+        if (cost := _number(value)) is not None:
+            return cost
+    resp = entry.response if isinstance(entry.response, dict) else {}
+    hidden = resp.get("_hidden_params")
+    return _number(hidden.get("response_cost")) if isinstance(hidden, dict) else None
+
+
+def usage_totals(entry: Entry) -> tuple[float, float, float, float | None]:
+    """(prompt, completion, total tokens, :func:`cost_of`) of one interaction; tokens are 0
+    where unknown (a total of 0 is taken as prompt + completion)."""
+    usage = _usage(entry)
     p = _num(usage.get("prompt_tokens", usage.get("input_tokens")))
     c = _num(usage.get("completion_tokens", usage.get("output_tokens")))
     total = _num(usage.get("total_tokens"))
-    hidden = resp.get("_hidden_params")
-    cost = (
-        _num(meta.get("cost"))
-        or _num(meta.get("cost_usd"))
-        or _num(usage.get("cost"))
-        or (_num(hidden.get("response_cost")) if isinstance(hidden, dict) else 0.0)
-    )
-    return p, c, total, cost
+    return p, c, total, cost_of(entry)

@@ -8,10 +8,26 @@ from typing import Any, Protocol
 
 from .errors import CassetteModeError
 
-__all__ = ["FIX", "ErrorCodec", "Mode", "default_error"]
+__all__ = [
+    "FIX",
+    "FORCE_VARIABLE",
+    "MODE_VARIABLE",
+    "PYTEST_FIX",
+    "ErrorCodec",
+    "Mode",
+    "chosen_mode",
+    "default_error",
+]
 
 Json = dict[str, Any]
-FIX = "re-record with --cassette-mode=record (or CASSETTE_MODE=record)"
+MODE_VARIABLE = "CASSETTE_MODE"  # the mode where the code gives none
+FORCE_VARIABLE = "CASSETTE_FORCE_MODE"  # the mode whatever the code gives
+# how to re-record, as a miss or mismatch prints it: each works where it is printed
+FIX = (
+    f"to re-record, run it again with {FORCE_VARIABLE}=record set (it overrides the code's "
+    "mode=), or as `cassette run --mode record -- <your command>`"
+)
+PYTEST_FIX = "re-record with --cassette-mode=record"  # a cassette the pytest plugin opened
 
 
 class Mode(str, Enum):
@@ -25,15 +41,29 @@ class Mode(str, Enum):
 
     @classmethod
     def parse(cls, value: Mode | str | None) -> Mode:
+        """``value``; None: ``$CASSETTE_MODE``, else ``auto``."""
         if value is None:
-            value = os.environ.get("CASSETTE_MODE") or cls.AUTO
+            value = os.environ.get(MODE_VARIABLE) or cls.AUTO
         try:
-            return cls(value.lower() if isinstance(value, str) else value)
+            return cls(value.strip().lower() if isinstance(value, str) else value)
         except ValueError:
             names = ", ".join(m.value for m in cls)
             raise CassetteModeError(
                 f"unknown cassette mode {value!r}; use one of {names}"
             ) from None
+
+
+def chosen_mode(value: Mode | str | None) -> tuple[Mode, str | None]:
+    """The mode a cassette opens in, given the code's ``value``: ``$CASSETTE_FORCE_MODE``
+    when set (then also its fix, which names that variable), else :meth:`Mode.parse`."""
+    forced = os.environ.get(FORCE_VARIABLE, "").strip()
+    if not forced:
+        return Mode.parse(value), None
+    try:
+        mode = Mode.parse(forced)
+    except CassetteModeError as exc:
+        raise CassetteModeError(f"{FORCE_VARIABLE}={forced!r}: {exc}") from None
+    return mode, f"re-record with {FORCE_VARIABLE}=record (it is {mode.value} now)"
 
 
 class ErrorCodec(Protocol):

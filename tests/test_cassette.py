@@ -126,7 +126,7 @@ def test_replay_miss_says_what_the_episode_holds(tmp_path: Path) -> None:
         text = str(info.value)
         assert "env_index=1 channel='llm' step=3" in text
         assert "llm: 3 (steps 0-2)" in text and "mcp: 1 (step 0)" in text
-        assert "--cassette-mode=record" in text
+        assert "CASSETTE_FORCE_MODE=record" in text and "--cassette-mode" not in text
         with pytest.raises(CassetteMiss, match="holds no episode 7"):
             cas.call({"x": 1}, live=live, env_index=7)
     assert live.calls == 0

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..index import Index
 
 __all__ = [
+    "EXTRAS",
     "LARGE_BYTES",
     "Console",
     "OneLineGroup",
@@ -33,6 +34,7 @@ __all__ = [
     "plural",
     "reporting_warnings",
     "size",
+    "user_error",
     "working",
     "writable",
 ]
@@ -47,7 +49,11 @@ def large_bytes() -> int:
 
 
 def _one_line(message: str) -> str:
-    return "; ".join(part.strip() for part in message.splitlines() if part.strip())
+    """The lines of ``message`` joined by "; " (by a space after a line ending in ":")."""
+    out = ""
+    for part in filter(None, (line.strip() for line in message.splitlines())):
+        out += ("" if not out else " " if out.endswith(":") else "; ") + part
+    return out
 
 
 def _color_option() -> bool | None:
@@ -158,9 +164,17 @@ def plural(count: int, word: str) -> str:
 
 
 def existing(console: Console, path: str) -> Path:
+    """An input cassette: a file, or a directory holding shard files."""
+    from ..store import shard_files
+
     target = Path(path)
     if not target.exists():
         console.fail(f"no such file or directory: {path}; check the path")
+    try:
+        if target.is_dir() and not shard_files(target):
+            console.fail(f"{path} is a directory with no shard files (*.jsonl); check the path")
+    except OSError as exc:
+        console.fail(f"cannot read {path}: {exc.strerror or exc}; check its permissions")
     return target
 
 
@@ -236,6 +250,64 @@ def writable(console: Console, out: str, force: bool) -> Path:
     return target
 
 
+# the commands that need an extra of the package: command -> extra
+EXTRAS = {"tau2": "tau2"}
+# what to check when a command cannot reach its endpoint
+ENDPOINT_HINTS = {
+    "demo": "check OPENAI_BASE_URL (and OPENAI_API_KEY), or run `cassette demo` without --live",
+    "tau2": "check --base-url (and --api-key)",
+}
+_NETWORK_ERRORS = {"APIConnectionError", "APITimeoutError", "ConnectError", "ConnectTimeout"}
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not e for e in seen):
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def _url_of(exc: BaseException) -> str | None:
+    """The URL of the request an openai or httpx error was about, if it knows it."""
+    try:
+        request = exc.request  # type: ignore[attr-defined]  # httpx raises if it has none
+    except (AttributeError, RuntimeError):
+        return None
+    url = getattr(request, "url", None)
+    return None if url is None else str(url)
+
+
+def user_error(exc: BaseException, command: str) -> tuple[str, int] | None:
+    """The one-line message and exit code for ``exc`` escaping ``cassette COMMAND``, if it
+    is the user's to fix (a missing extra, a bad path, a cassette error) or a network
+    failure; None for a bug, which keeps its traceback."""
+    from ..errors import CassetteError
+
+    chain = _chain(exc)
+    if isinstance(exc, ModuleNotFoundError) and command in EXTRAS:
+        extra = EXTRAS[command]
+        return (
+            f"cassette {command} needs the {extra} extra ({exc}); "
+            f"pip install 'rollout-cassette[{extra}]'",
+            2,
+        )
+    network = [e for e in chain if type(e).__name__ in _NETWORK_ERRORS]
+    if network or isinstance(exc, (ConnectionError, TimeoutError)):
+        url = next(filter(None, (_url_of(e) for e in network)), None)
+        where = f"cannot reach {url}" if url else "cannot reach the endpoint"
+        cause = chain[-1]
+        reason = getattr(cause, "strerror", None) or str(cause) or type(cause).__name__
+        hint = ENDPOINT_HINTS.get(command, "check the endpoint's address and the network")
+        return f"{where} ({reason}); {hint}", 1
+    if isinstance(exc, CassetteError):
+        return str(exc), 2
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.filename}: {exc.strerror or exc}; check the path and its permissions", 2
+    return None
+
+
 class _OneLineUsage(click.UsageError):
     def show(self, file: Any = None) -> None:
         click.echo(f"error: {self.format_message()}", err=True)
@@ -269,6 +341,13 @@ class OneLineGroup(click.Group):
             return super().invoke(ctx)
         except click.UsageError as exc:
             raise _one_line_usage(exc) from None
+        except Exception as exc:  # a user error or a network failure: one line, no traceback
+            found = user_error(exc, ctx.invoked_subcommand or "")
+            if found is None:
+                raise
+            message, code = found
+            click.echo(f"error: {_one_line(message)}", err=True)
+            sys.exit(code)
 
     # commands that live in their own module, imported only when used ("module:object")
     lazy: dict[str, str] = {}

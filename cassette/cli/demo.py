@@ -168,11 +168,6 @@ def cassette_chat(cas: Cassette, model: Callable[[Json], Json]) -> Chat:
     return chat
 
 
-def fixtures_dir() -> Path:
-    """The repository's fixtures/ folder (the demo needs a source checkout)."""
-    return Path(__file__).resolve().parents[2] / "fixtures"
-
-
 def load_scripted_server() -> ModuleType:
     """The scripted model server, :mod:`cassette.testing.server` (imported on first use)."""
     return importlib.import_module("cassette.testing.server")
@@ -258,20 +253,25 @@ def show_transcripts(console: Console, transcripts: list[Transcript]) -> None:
 
 
 def replay_bundled(console: Console) -> None:
-    """``cassette demo --bundled``: replay fixtures/demo.jsonl with no model, and show it."""
+    """``cassette demo --bundled``: replay the bundled demo cassette with no model, and show
+    it (:func:`cassette.testing.bundled`)."""
     from ..cassette import open as open_cassette
     from ..errors import CassetteError
+    from ..testing.bundled import bundled
 
     def no_model(request: Json) -> Json:
         raise AssertionError("replay must not call the model")
 
-    target = fixtures_dir() / "demo.jsonl"
     try:
+        target = bundled("demo")
         with open_cassette(target, mode="replay") as cas:
+            if not cas.forced:  # the shipped file is not the user's to re-record
+                cas.fix = (
+                    "the shipped demo cassette does not fit this version's demo agent; "
+                    "reinstall rollout-cassette, or record a fresh run with `cassette demo`"
+                )
             results = run_agent(cassette_chat(cas, no_model), cas)
             served = len(cas.index.entries) - len(cas.unused())
-    except FileNotFoundError:
-        console.fail(f"no cassette at {target}; run the demo from a source checkout")
     except CassetteError as exc:
         console.fail(str(exc))
     show_transcripts(console, results)
@@ -289,8 +289,8 @@ def record_and_replay(console: Console, out: str | None, *, live: bool, model: s
     path = Path(out) if out else Path(tempfile.mkdtemp(prefix="cassette-demo-")) / "demo.jsonl"
     try:
         run = run_demo(path, live=live, model=model)
-    except FileNotFoundError as exc:
-        console.fail(f"{exc} is missing; run the demo from a source checkout")
+    except OSError as exc:
+        console.fail(f"cannot write {path}: {exc.strerror or exc}; pick another --out")
     except CassetteError as exc:
         console.fail(str(exc))
     show_transcripts(console, run.replayed)
@@ -318,7 +318,9 @@ def record_and_replay(console: Console, out: str | None, *, live: bool, model: s
     help="Where to write the cassette (default: demo.jsonl in a new temporary folder).",
 )
 @click.option(
-    "--bundled", is_flag=True, help="Only replay the bundled fixtures/demo.jsonl offline."
+    "--bundled",
+    is_flag=True,
+    help="Only replay the demo cassette shipped with the package, offline.",
 )
 def demo(live: bool, model: str | None, out: str | None, bundled: bool) -> None:
     """Record a tool-calling agent through the real openai SDK, then replay it offline.

@@ -1,4 +1,5 @@
-"""``cassette run``: a command with CASSETTE_MODE and CASSETTE_PATH set."""
+"""``cassette run``: a command with the mode of its cassettes (CASSETTE_FORCE_MODE,
+CASSETTE_MODE) and CASSETTE_PATH set."""
 
 from __future__ import annotations
 
@@ -15,28 +16,34 @@ __all__ = ["run"]
 @click.option(
     "--mode",
     type=click.Choice(["replay", "record", "auto", "append", "passthrough"], case_sensitive=False),
-    default="auto",
-    show_default=True,
-    help="Set as CASSETTE_MODE.",
+    default=None,
+    help="The mode of every cassette the command opens, whatever its code passes as mode= "
+    "(set as CASSETTE_FORCE_MODE and CASSETTE_MODE). Default: CASSETTE_MODE=auto, which "
+    "applies where the code passes no mode.",
 )
-@click.option("--cassette", "path", required=True, metavar="PATH", help="Set as CASSETTE_PATH.")
+@click.option("--cassette", "path", metavar="PATH", help="Set as CASSETTE_PATH (made absolute).")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- CMD ...")
-def run(mode: str, path: str, command: tuple[str, ...]) -> None:
-    """Run a command with CASSETTE_MODE and CASSETTE_PATH set.
+def run(mode: str | None, path: str | None, command: tuple[str, ...]) -> None:
+    """Run a command with its cassettes' mode and path set.
 
-    CASSETTE_PATH is made absolute. Exits with the command's exit code (127: not found,
-    126: not runnable, 128+N: killed by signal N).
+    --mode overrides the code's mode= (CASSETTE_FORCE_MODE), so it is how to re-record a
+    script that opens its cassette with mode="replay". Exits with the command's exit code
+    (127: not found, 126: not runnable, 128+N: killed by signal N).
 
     \b
     Examples:
+      cassette run --mode record -- python agent.py --task 3
       cassette run --mode replay --cassette runs/a.jsonl -- pytest -q
-      cassette run --mode record --cassette runs/new.jsonl -- python agent.py --task 3
     """
     import os
     import subprocess
 
     console = Console()
-    env = {**os.environ, "CASSETTE_MODE": mode.lower(), "CASSETTE_PATH": os.path.abspath(path)}
+    env = {**os.environ, "CASSETTE_MODE": (mode or "auto").lower()}
+    if mode is not None:
+        env["CASSETTE_FORCE_MODE"] = mode.lower()
+    if path is not None:
+        env["CASSETTE_PATH"] = os.path.abspath(path)
     try:
         proc = subprocess.Popen(list(command), env=env)
     except FileNotFoundError:

@@ -10,22 +10,13 @@ from typing import Any
 
 import click
 
-from ..index import Entry, Index
-from ..inspect import tool_calls, usage_of
+from ..index import Index
+from ..inspect import cost_of, tool_calls, usage_of
 from .console import Console, existing, load, plural
 
 __all__ = ["compute_stats", "percentile", "stats", "stats_rows"]
 
 Json = dict[str, Any]
-
-
-def _cost_of(entry: Entry) -> float | None:
-    found = entry.meta.get("usage") or (entry.response or {}).get("usage")
-    usage: Json = found if isinstance(found, dict) else {}
-    for value in (entry.meta.get("cost"), entry.meta.get("cost_usd"), usage.get("cost")):
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-    return None
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -65,7 +56,7 @@ def compute_stats(index: Index) -> Json:
             models[model] += 1
         tokens.update(usage_of(entry))
         tools.update(name for name, _ in tool_calls(entry.response))
-        spent = _cost_of(entry)
+        spent = cost_of(entry)
         if spent is not None:
             cost, costed = cost + spent, costed + 1
         latency = entry.meta.get("latency_ms")
@@ -161,5 +152,7 @@ def stats(path: str, as_json: bool) -> None:
         console.json(data)
         return
     console.print(path, "bold")
-    for label, value in stats_rows(data):
-        console.line((f"  {label:<16}", "bold"), value)
+    rows = list(stats_rows(data))
+    width = max([16] + [len(label) + 2 for label, _ in rows])  # a gap after the longest label
+    for label, value in rows:
+        console.line((f"  {label:<{width}}", "bold"), value)

@@ -4,7 +4,8 @@
 :func:`cassette.adapters.tau2.patch_tau2`. Recording writes the run's settings to the header
 meta (``"tau2"``), so a replay needs nothing but the cassette::
 
-    cassette tau2 --mode replay fixtures/tau2_mock.jsonl
+    cassette tau2 --mode replay runs/mock.jsonl
+    cassette tau2 --bundled        # the mock run shipped with the package
 """
 
 from __future__ import annotations
@@ -96,6 +97,36 @@ def _fail(message: str, code: int = 2) -> NoReturn:
     sys.exit(code)
 
 
+def _unreachable(url: str) -> str | None:
+    """Why nothing answers at ``url``'s host and port (a TCP connect), or None if it does."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if not parts.hostname:
+        return "not a URL"
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        socket.create_connection((parts.hostname, port), timeout=5).close()
+    except OSError as exc:
+        return exc.strerror or str(exc) or type(exc).__name__
+    return None
+
+
+def _record_fix(path: Path, config: Json) -> str:
+    """The command that re-records ``path`` with the settings it was recorded with."""
+    import shlex
+
+    argv = ["cassette", "tau2", "--mode", "record", "--domain", str(config["domain"])]
+    argv += ["--agent-llm", str(config["agent_llm"]), "--user-llm", str(config["user_llm"])]
+    if config.get("task_ids"):
+        argv += ["--task-ids", ",".join(map(str, config["task_ids"]))]
+    for key in ("num_trials", "max_steps", "seed"):
+        if config.get(key) is not None and config[key] != DEFAULTS.get(key):
+            argv += [f"--{key.replace('_', '-')}", str(config[key])]
+    return f"to re-record, run `{shlex.join([*argv, str(path)])}` against a live model"
+
+
 def _exists(path: Path) -> bool:
     return path.is_dir() or (path.is_file() and path.stat().st_size > 0)
 
@@ -122,7 +153,9 @@ def _fmt(value: Any) -> str:
 
 
 @click.command("tau2", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("path", metavar="CASSETTE", type=click.Path(path_type=Path))
+@click.argument("path", metavar="CASSETTE", type=click.Path(path_type=Path), required=False)
+@click.option("--bundled", is_flag=True,
+              help="Replay the tau2 mock run shipped with the package, not CASSETTE.")  # fmt: skip
 @click.option("--mode", type=click.Choice(["record", "replay", "append", "auto"]),
               default="replay", show_default=True,
               help="record: call the models, write CASSETTE; replay: serve it.")  # fmt: skip
@@ -142,7 +175,7 @@ def _fmt(value: Any) -> str:
               help="Extra header meta when recording.")  # fmt: skip
 @click.option("-v", "--verbose", is_flag=True, help="Show tau2's own logs and progress.")
 def tau2_command(
-    path: Path, mode: str, domain: str | None, task_ids: tuple[str, ...],
+    path: Path | None, bundled: bool, mode: str, domain: str | None, task_ids: tuple[str, ...],
     num_trials: int | None, max_concurrency: int, agent_llm: str | None, user_llm: str | None,
     base_url: str | None, api_key: str | None, max_steps: int | None, seed: int | None,
     meta_items: tuple[str, ...], verbose: bool,
@@ -154,10 +187,23 @@ def tau2_command(
 
     \b
     Examples:
-      cassette tau2 fixtures/tau2_mock.jsonl
+      cassette tau2 --bundled
+      cassette tau2 runs/mock.jsonl
       cassette tau2 --mode record --domain mock --num-trials 2 \\
         --agent-llm openai/gpt-4.1-mini --user-llm openai/gpt-4.1-mini runs/mock.jsonl
     """
+    if bundled:
+        if path is not None or mode != "replay":
+            _fail("--bundled replays the shipped cassette; leave out CASSETTE and --mode")
+        from ..errors import CassetteError
+        from ..testing.bundled import bundled as bundled_path
+
+        try:
+            path = bundled_path("tau2_mock")
+        except CassetteError as exc:
+            _fail(str(exc))
+    elif path is None:
+        _fail("name the CASSETTE to replay or record, or replay the shipped one with --bundled")
     if not verbose and "tau2" not in sys.modules:
         from loguru import logger  # tau2's logger: quiet its import-time chatter
 
@@ -175,8 +221,14 @@ def tau2_command(
             cas = cassette.open(path, mode)
             header = (cas.index.headers or [{}])[0].get("meta") or {}
             config = _settle(options, header.get("tau2") or {})
+            if not cas.forced:  # a miss names this command, not a variable
+                target = Path("runs/mock.jsonl") if bundled else path  # not the package's copy
+                cas.fix = _record_fix(target, config)
         else:
             config = _settle(options, {})
+            why = _unreachable(base_url) if base_url else None
+            if why is not None:
+                _fail(f"cannot reach {base_url} ({why}); check --base-url", 1)
             extra = dict(item.partition("=")[::2] for item in meta_items)
             cas = cassette.open(path, mode, meta={**extra, "tau2": config})
         llm_args: Json = {}

@@ -20,7 +20,7 @@ from typing import Any
 
 from .._gc import paused_gc
 from ..index import Entry, EnvIndex, Index, load_index
-from ..inspect import parse_args, response_calls, usage_totals
+from ..inspect import cost_of, parse_args, response_calls, usage_totals
 from .compare import Channels, Comparer, divergence, group_by_episode
 from .rules import VOLATILE, Rules
 from .types import Divergence, EpisodeDiff, Json, RunDiff, RunSummary, ToolCall
@@ -62,7 +62,7 @@ def _tally(run: RunSummary, channels: Channels | None, outcome: Json | None) -> 
         run.rewarded += 1
         run.mean_reward = (run.mean_reward or 0.0) + reward  # a sum until _finish
     p = c = t = 0
-    cost = 0.0
+    cost: float | None = None  # None while no interaction recorded a cost
     for steps in (channels or {}).values():
         run.interactions += len(steps)
         for entry in steps.values():
@@ -73,7 +73,7 @@ def _tally(run: RunSummary, channels: Channels | None, outcome: Json | None) -> 
                     (u.get("prompt_tokens") or u.get("input_tokens") or 0) + 0,
                     (u.get("completion_tokens") or u.get("output_tokens") or 0) + 0,
                     (u.get("total_tokens") or 0) + 0,
-                    (u.get("cost") or entry.meta.get("cost") or 0) + 0.0,
+                    cost_of(entry),
                 )
                 if "_hidden_params" in resp:  # type: ignore[operator]
                     raise TypeError
@@ -82,17 +82,20 @@ def _tally(run: RunSummary, channels: Channels | None, outcome: Json | None) -> 
             p += add[0]
             c += add[1]
             t += add[2] or add[0] + add[1]
-            cost += add[3]
+            if add[3] is not None:
+                cost = (cost or 0.0) + add[3]
     run.prompt_tokens += int(p)
     run.completion_tokens += int(c)
     run.total_tokens += int(t)
-    run.cost += cost
+    if cost is not None:
+        run.cost = (run.cost or 0.0) + cost
 
 
 def _finish(run: RunSummary) -> None:
     if run.rewarded and run.mean_reward is not None:
         run.mean_reward /= run.rewarded
-    run.cost = round(run.cost, 10)
+    if run.cost is not None:
+        run.cost = round(run.cost, 10)
 
 
 # --- the diff ----------------------------------------------------------------------------

@@ -118,7 +118,7 @@ class RunSummary(_Data):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
-    cost: float = 0.0
+    cost: float | None = None  # None: no interaction recorded a cost
 
 
 @dataclass

@@ -26,7 +26,8 @@ The marker
 
 Options (command line, ``$CASSETTE_MODE``, ini)
     ``--cassette-mode {replay,record,auto,append,passthrough}``: the mode of every
-    ``cassette`` fixture. Precedence, first given wins: ``--cassette-mode`` >
+    ``cassette`` fixture. Precedence, first given wins: ``$CASSETTE_FORCE_MODE`` (which
+    also overrides the ``mode=`` of any cassette the code opens) > ``--cassette-mode`` >
     ``$CASSETTE_MODE`` > the marker's ``mode=`` > ini ``cassette_mode`` > ``replay``. So by
     default a test run never reaches a live model: a call with no recording fails the test
     with :class:`cassette.CassetteMiss`, whose message says to re-record with
@@ -80,7 +81,8 @@ _MARKER_HELP = (
 
 @dataclass
 class _Settings:
-    override: tuple[str, str] | None  # (mode, where from): --cassette-mode or $CASSETTE_MODE
+    # (mode, where from): $CASSETTE_FORCE_MODE, --cassette-mode or $CASSETTE_MODE
+    override: tuple[str, str] | None
     fallback: tuple[str, str]  # ini cassette_mode, else the default
     directory: Path
     fail_unused: bool
@@ -157,7 +159,10 @@ def pytest_configure(config: pytest.Config) -> None:
     override: tuple[str, str] | None = None
     option = config.getoption("cassette_mode")
     env = os.environ.get("CASSETTE_MODE", "").strip()
-    if option:
+    forced = os.environ.get("CASSETTE_FORCE_MODE", "").strip()
+    if forced:
+        override = (_checked(forced, "$CASSETTE_FORCE_MODE"), "$CASSETTE_FORCE_MODE")
+    elif option:
         override = (str(option), "--cassette-mode")
     elif env:
         override = (_checked(env, "$CASSETTE_MODE"), "$CASSETTE_MODE")
@@ -252,6 +257,7 @@ def cassette(request: pytest.FixtureRequest) -> Iterator[Cassette]:
     ``<--cassette-dir>/<module>/<test>.jsonl`` in ``--cassette-mode`` (default replay);
     ``@pytest.mark.cassette(path=, mode=, match=, ignore=)`` overrides (``pytest --markers``)."""
     from ..cassette import open as open_cassette
+    from ..modes import PYTEST_FIX
 
     item = request.node
     assert isinstance(item, pytest.Item)
@@ -271,6 +277,8 @@ def cassette(request: pytest.FixtureRequest) -> Iterator[Cassette]:
         match=str(options.get("match") or "strict"),
         ignore=_ignore_list(options.get("ignore")),
     )
+    if not cas.forced:  # here the flag re-records (a forced mode names its variable)
+        cas.fix = PYTEST_FIX
     state = _TestState(cas, source)
     item.stash[_STATE] = state
     try:
@@ -364,6 +372,8 @@ def pytest_runtest_makereport(
     if report.failed and excinfo is not None and _cassette_error(excinfo.value):
         cas = state.cas
         again = shlex.join(["pytest", "--cassette-mode=record", item.nodeid])
+        if cas.forced:  # the variable beats the flag: name it
+            again = "CASSETTE_FORCE_MODE=record " + shlex.join(["pytest", item.nodeid])
         report.sections.append(
             (
                 "cassette",

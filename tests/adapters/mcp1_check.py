@@ -47,9 +47,9 @@ Scenario = Callable[[Any], Awaitable[list[Any]]]
 
 def fixture_server() -> Any:
     """The fixture server module (imported late: running as a script sets sys.path first)."""
-    import fixtures.mcp_server
+    import cassette.testing.mcp_server
 
-    return fixtures.mcp_server
+    return cassette.testing.mcp_server
 
 
 def dump(value: Any) -> Any:

@@ -98,6 +98,7 @@ def test_mcp_client_over_stdio_records_and_replays(tmp_path: Path) -> None:
     assert client_run(path, "replay", None, "auto") == recorded
 
 
+@pytest.mark.slow
 def test_mcp_client_against_an_mcp1_server_falls_back_to_initialize(tmp_path: Path) -> None:
     # a 1.x server answers server/discover with a JSON-RPC error: recorded, and replayed
     # as MCPError, so the Client falls back to initialize on replay as it did live

@@ -1,8 +1,9 @@
 """The MCP adapter under mcp 1.x, in a side venv: the same scenarios, both golden
 cassettes (recorded under 1.x and 2.x) and the end-to-end agent.
 
-The main environment has mcp 2.x; ``.venv-mcp1`` (``mcp>=1.26,<2``) is built on first use
-and reused. Without a package registry the test fails, saying so.
+The main environment has mcp 2.x; the side venv ``mcp1`` (``mcp>=1.26,<2``) is built on
+first use in the side-venv cache (``tests/helpers/sidevenv.py``) and reused. Without a
+package registry the test fails, saying so.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from tests.helpers.sidevenv import MCP1_RECIPE, REPO, clean_env, side_venv
 FILES = ("tests/adapters/mcp1_check.py", "tests/adapters/test_mcp_e2e.py")
 
 
+@pytest.mark.slow
 def test_mcp_adapter_under_mcp_1x() -> None:
     python = side_venv("mcp1", MCP1_RECIPE)
     if isinstance(python, str):

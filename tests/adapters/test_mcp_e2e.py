@@ -14,9 +14,9 @@ import pytest
 from mcp import StdioServerParameters
 
 import cassette
+from cassette.testing.mcp_server import stdio_params
 from cassette.testing.server import ScriptedServer
 from fixtures.mcp_agent import TASKS, Episode, run_agent
-from fixtures.mcp_server import stdio_params
 
 NO_MODEL = "http://127.0.0.1:9/v1"  # a closed port: a live model call would fail
 

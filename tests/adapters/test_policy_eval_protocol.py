@@ -1,8 +1,9 @@
 """wrap_policy with the real eval-protocol: record a rollout, replay it with the model gone.
 
 eval-protocol pins litellm, mcp<2 and openai 2.x, so it lives in its own virtual
-environment, ``<repo>/.venv-ep``, built here on first use (about 30-60 s from the package
-registry) and reused while its marker file matches. ``ep_rollout.py`` runs inside it and
+environment, the side venv ``ep``, built on first use in the side-venv cache (about 30-60 s
+from the package registry; ``tests/helpers/sidevenv.py``) and reused while its marker
+matches. ``ep_rollout.py`` runs inside it and
 prints a JSON summary that this test checks. Without a registry the test fails, saying so.
 """
 
@@ -30,6 +31,7 @@ def ep_python() -> Path | str:
     return side_venv("ep", RECIPE)
 
 
+@pytest.mark.slow
 def test_real_eval_protocol_rollout_replays_offline(ep_python: Path | str, tmp_path: Path) -> None:
     if isinstance(ep_python, str):
         pytest.fail(ep_python, pytrace=False)

@@ -161,6 +161,7 @@ def test_each_episode_has_its_reward_info_as_outcome(mock_run: Run) -> None:
             assert outcome["terminated"] is True
 
 
+@pytest.mark.slow
 def test_airline_tasks_replay_identically(tmp_path: Path) -> None:
     run = record_and_replay(tmp_path / "airline.jsonl", "airline", task_ids=["0", "1", "2"])
     assert len(run.recorded) == 3

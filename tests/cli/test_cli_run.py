@@ -1,4 +1,5 @@
-"""`cassette run`: a command with CASSETTE_MODE and CASSETTE_PATH set, its exit code ours."""
+"""`cassette run`: a command with its cassettes' mode (CASSETTE_FORCE_MODE, CASSETTE_MODE)
+and CASSETTE_PATH set, its exit code ours."""
 
 from __future__ import annotations
 
@@ -79,7 +80,6 @@ def test_a_command_killed_by_a_signal_exits_128_plus_it() -> None:
         (["--cassette", "x.jsonl", "--", "no-such-command-here"], 127, "command not found"),
         (["--cassette", "x.jsonl"], 2, "Missing argument '-- CMD ...'"),
         (["--mode", "rewind", "--cassette", "x", "--", "true"], 2, "Invalid value for '--mode'"),
-        (["--", "true"], 2, "Missing option '--cassette'"),
     ],
 )
 def test_errors_are_one_line(args: list[str], code: int, says: str) -> None:
@@ -87,3 +87,16 @@ def test_errors_are_one_line(args: list[str], code: int, says: str) -> None:
     assert result.exit_code == code
     assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
     assert says in result.stderr
+
+
+def test_mode_is_forced_and_the_path_optional(tmp_path: Path) -> None:
+    seen = tmp_path / "seen.txt"
+    probe = (
+        "import os, sys; e = os.environ; open(sys.argv[1], 'w').write(repr(("
+        "e.get('CASSETTE_FORCE_MODE'), e.get('CASSETTE_MODE'), e.get('CASSETTE_PATH'))))"
+    )
+    assert run("--mode", "Record", "--", sys.executable, "-c", probe, str(seen)).exit_code == 0
+    assert seen.read_text() == repr(("record", "record", None))
+    # no --mode: CASSETTE_MODE=auto, which the code's mode= overrides; nothing forced
+    assert run("--", sys.executable, "-c", probe, str(seen)).exit_code == 0
+    assert seen.read_text() == repr((None, "auto", None))

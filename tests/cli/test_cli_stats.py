@@ -60,6 +60,23 @@ def test_text_output_is_readable() -> None:
     assert "outcomes        3 (2 terminated)  reward mean 0.833333  min 0.5  max 1" in out
 
 
+def test_long_channel_names_keep_a_gap_before_the_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "channels.jsonl"
+    with cassette.open(path, "record") as cas:
+        cas.call({"q": 1}, live=lambda: {"a": 1}, channel="agent")
+        cas.call({"q": 2}, live=lambda: {"a": 2}, channel="user-simulator")
+    result = CliRunner().invoke(main, ["stats", str(path)])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    agent = next(line for line in lines if "latency ms agent" in line)
+    assert "latency ms agent  " in agent and "agentp50" not in agent
+    longest = next(line for line in lines if "latency ms user-simulator" in line)
+    assert "latency ms user-simulator  p50 " in longest
+    # a label, two spaces at least, then the value; every value starts in one column
+    columns = {len(line) - len(line[2:].split("  ", 1)[1].lstrip()) for line in lines[1:]}
+    assert len(columns) == 1
+
+
 def test_shards_eval_protocol_and_streams_without_usage() -> None:
     data = stats_json(str(GOLDEN / "shards"))
     assert data["episodes"] == 4 and data["outcomes"]["reward"]["mean"] == 1.0

@@ -1,5 +1,5 @@
 """``cassette tau2``: tau2's run_tasks under the cassette from the command line; the bundled
-fixtures/tau2_mock.jsonl replays offline (issue 4, items 3 and 5)."""
+tau2 mock cassette (package data) replays offline (issue 4, items 3 and 5; issue 11)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from click.testing import CliRunner, Result
 import cassette
 from cassette.cli.tau2 import tau2_command
 from cassette.index import load_index
+from cassette.testing import bundled
 from fixtures.tau2_server import Tau2Server
 from tests.helpers.tau2 import MARKS, litellm_garbage  # noqa: F401 - autouse fixture
 
@@ -21,8 +22,7 @@ pytest.importorskip("tau2", reason="needs the tau2 extra: pip install -e '.[tau2
 pytestmark = MARKS
 
 
-ROOT = Path(__file__).resolve().parents[2]
-FIXTURE = ROOT / "fixtures" / "tau2_mock.jsonl"
+FIXTURE = bundled("tau2_mock")
 MODEL = "openai/scripted-model"
 ROW = re.compile(r"^(\S+/trial-\d+)\s+(\S+)\s+(\S+)\s+(\S+)$")
 
@@ -120,7 +120,15 @@ def test_fixture_is_a_valid_cassette() -> None:
 def test_the_cassette_command_runs_it_as_the_readme_says(offline: None) -> None:
     from cassette.cli import main
 
-    result = CliRunner().invoke(main, ["tau2", str(FIXTURE)], catch_exceptions=False)
+    result = CliRunner().invoke(main, ["tau2", "--bundled"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "9 episodes of mock, mean reward 0.556" in result.output
+    assert f"76 LLM calls replayed from {FIXTURE}, 0 live" in result.output
     assert "tau2" in CliRunner().invoke(main, ["--help"]).output
+
+
+def test_bundled_takes_no_cassette_and_no_cassette_needs_bundled(tmp_path: Path) -> None:
+    both = CliRunner().invoke(tau2_command, ["--bundled", str(tmp_path / "a.jsonl")])
+    assert both.exit_code == 2 and "leave out CASSETTE and --mode" in both.output
+    neither = CliRunner().invoke(tau2_command, [])
+    assert neither.exit_code == 2 and "--bundled" in neither.output

@@ -12,6 +12,7 @@ from ..types import Divergence, EpisodeDiff, RunDiff, ToolCall
 __all__ = [
     "MINUS",
     "STATUS_LABEL",
+    "cost_delta",
     "describe",
     "fmt_cost",
     "fmt_delta",
@@ -55,11 +56,19 @@ def fmt_int(value: float) -> str:
     return f"{int(value):,}"
 
 
-def fmt_cost(value: float, signed: bool = False) -> str:
+def fmt_cost(value: float | None, signed: bool = False) -> str:
+    """``$0.0021``; a difference is signed; "not recorded" when no call recorded a cost."""
+    if value is None:
+        return "-" if signed else "not recorded"
     if round(value, 9) == 0:
         return "0" if signed else "$0"
     text = f"${abs(value):.4f}" if abs(value) >= 0.01 else f"${abs(value):.6f}"
     return (MINUS if value < 0 else "+" if signed else "") + text
+
+
+def cost_delta(a: float | None, b: float | None) -> float | None:
+    """``b - a``, or None unless both runs recorded a cost."""
+    return None if a is None or b is None else b - a
 
 
 def short(value: Any, width: int = 60) -> str:

@@ -20,6 +20,7 @@ from .assets import CSS, JS
 from .common import (
     MINUS,
     STATUS_LABEL,
+    cost_delta,
     describe,
     fmt_cost,
     fmt_delta,
@@ -63,7 +64,13 @@ def _summary(diff: RunDiff) -> str:
             fmt_int(b.total_tokens),
             fmt_delta(b.total_tokens - a.total_tokens),
         ),
-        ("cost", "cost", fmt_cost(a.cost), fmt_cost(b.cost), fmt_cost(b.cost - a.cost, True)),
+        (
+            "cost",
+            "cost",
+            fmt_cost(a.cost),
+            fmt_cost(b.cost),
+            fmt_cost(cost_delta(a.cost, b.cost), True),
+        ),
     ]
     out = [
         '<table class="summary" id="summary"><thead><tr><th></th>',

@@ -8,6 +8,7 @@ import html
 from ..types import EpisodeDiff, RunDiff
 from .common import (
     MINUS,
+    cost_delta,
     describe,
     fmt_cost,
     fmt_delta,
@@ -39,6 +40,7 @@ def _summary(diff: RunDiff) -> list[str]:
     ma, mb = a.mean_reward, b.mean_reward
     mean_delta = None if ma is None or mb is None else mb - ma
     c = diff.counts
+    cost_change = fmt_cost(cost_delta(a.cost, b.cost), True)
     rows = [
         f"| | A {_code(a.label)} | B {_code(b.label)} | B {MINUS} A |",
         "|---|---:|---:|---:|",
@@ -46,7 +48,7 @@ def _summary(diff: RunDiff) -> list[str]:
         f"| mean reward | {fmt_reward(ma)} | {fmt_reward(mb)} | **{fmt_delta(mean_delta)}** |",
         f"| tokens | {fmt_int(a.total_tokens)} | {fmt_int(b.total_tokens)} "
         f"| {fmt_delta(b.total_tokens - a.total_tokens)} |",
-        f"| cost | {fmt_cost(a.cost)} | {fmt_cost(b.cost)} | {fmt_cost(b.cost - a.cost, True)} |",
+        f"| cost | {fmt_cost(a.cost)} | {fmt_cost(b.cost)} | {cost_change} |",
     ]
     counts = (
         f"episodes: **{c['regressed']} regressed**, {c['improved']} improved, "

@@ -13,6 +13,7 @@ from ..types import EpisodeDiff, RunDiff
 from .common import (
     MINUS,
     STATUS_LABEL,
+    cost_delta,
     describe,
     fmt_cost,
     fmt_delta,
@@ -39,6 +40,7 @@ def _summary(diff: RunDiff) -> Table:
     ma, mb = a.mean_reward, b.mean_reward
     mean_delta = None if ma is None or mb is None else mb - ma
     token_delta = b.total_tokens - a.total_tokens
+    cost_change = fmt_cost(cost_delta(a.cost, b.cost), signed=True)
     rows = [
         ("episodes", str(a.episodes), str(b.episodes), ""),
         ("interactions", fmt_int(a.interactions), fmt_int(b.interactions), ""),
@@ -46,7 +48,7 @@ def _summary(diff: RunDiff) -> Table:
         ("tokens", fmt_int(a.total_tokens), fmt_int(b.total_tokens), fmt_delta(token_delta)),
         ("  prompt", fmt_int(a.prompt_tokens), fmt_int(b.prompt_tokens), ""),
         ("  completion", fmt_int(a.completion_tokens), fmt_int(b.completion_tokens), ""),
-        ("cost", fmt_cost(a.cost), fmt_cost(b.cost), fmt_cost(b.cost - a.cost, signed=True)),
+        ("cost", fmt_cost(a.cost), fmt_cost(b.cost), cost_change),
     ]  # fmt: skip
     for row in rows:
         table.add_row(*row)

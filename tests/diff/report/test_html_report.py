@@ -87,6 +87,7 @@ def golden() -> RunDiff:
     return diff_runs(A, B, labels=("run_a.jsonl", "run_b.jsonl"))
 
 
+@pytest.mark.slow
 def test_report_in_chromium_has_the_summary_and_the_highlighted_step(
     golden: RunDiff, tmp_path: Path
 ) -> None:
@@ -118,6 +119,7 @@ def test_report_in_chromium_has_the_summary_and_the_highlighted_step(
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
 
 
+@pytest.mark.slow
 def test_sorting_by_reward_delta_on_load_and_by_clicking(golden: RunDiff, tmp_path: Path) -> None:
     page = tmp_path / "report.html"
     page.write_text(render_html(golden), encoding="utf-8")

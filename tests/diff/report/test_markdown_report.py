@@ -49,3 +49,34 @@ def test_equivalent_and_escaping() -> None:
     assert "###" not in md  # nothing to list
     header = next(line for line in md.splitlines() if line.startswith("| | A"))
     assert header.count(" | ") == 3  # the label's pipe does not open a column
+
+
+def test_runs_without_a_recorded_cost_say_so_as_stats_does(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    import cassette
+    from cassette.cli import main
+
+    paths = []
+    for name, content in (("a", "4"), ("b", "5")):
+        path = tmp_path / f"{name}.jsonl"
+        answer = {"choices": [{"message": {"role": "assistant", "content": content}}]}
+        answer["usage"] = {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}
+        with cassette.open(path, "record") as cas:
+            cas.call({"messages": [{"role": "user", "content": "2+2"}]}, live=lambda a=answer: a)
+        paths.append(path)
+    result = diff_runs(*paths)
+    assert result.a.cost is None and result.b.cost is None
+    lines = render_markdown(result).splitlines()
+    assert "| cost | not recorded | not recorded | - |" in lines
+    assert not any("$0" in line for line in lines)
+    assert result.to_dict()["a"]["cost"] is None
+    stats = CliRunner().invoke(main, ["stats", str(paths[0])]).stdout
+    assert "- (no call recorded a cost)" in stats
+    # a cost recorded on one side only: that side's total, no difference
+    with cassette.open(paths[1], "record") as cas:
+        answer = {"choices": [{"message": {"role": "assistant", "content": "4"}}]}
+        answer["usage"] = {"prompt_tokens": 3, "completion_tokens": 1, "cost": 0.002}
+        cas.call({"messages": [{"role": "user", "content": "2+2"}]}, live=lambda: answer)
+    lines = render_markdown(diff_runs(*paths)).splitlines()
+    assert "| cost | not recorded | $0.002000 | - |" in lines

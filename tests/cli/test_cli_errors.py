@@ -1,0 +1,190 @@
+"""No command prints a traceback for a user error or a network failure: a walk of the
+command line with bad paths, dead endpoints and a missing extra, each answered with one
+line ``error: <what>; <the fix>`` and a non-zero exit code.
+
+The commands run as a user runs them, in a child process (a traceback is what a process
+prints, not what click's test runner keeps).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import os
+import re
+import shlex
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+GOOD = REPO / "tests" / "fixtures" / "cli" / "run_a.jsonl"
+TAU2_MOCK = REPO / "cassette" / "testing" / "data" / "tau2_mock.jsonl"
+# the modules of the tau2 extra, made unimportable for one child
+BLOCK = """
+import sys
+class _NotInstalled:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in {"tau2", "loguru", "litellm"}:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, _NotInstalled())
+"""
+MAIN = "from cassette.cli import main; main(prog_name='cassette')"
+
+
+def cassette_cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, prelude: str = ""
+) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("CASSETTE_", "OPENAI_"))}
+    base["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), base.get("PYTHONPATH")]))
+    return subprocess.run(
+        [sys.executable, "-c", prelude + MAIN, *args],
+        capture_output=True,
+        text=True,
+        env={**base, **(env or {})},
+        cwd=cwd,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+    """The one error line of a failed command (asserting there is exactly one)."""
+    assert proc.returncode not in (0, None), proc
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1, proc.stderr
+    return errors[0]
+
+
+def dead_url() -> str:
+    """An endpoint on 127.0.0.1 that refuses connections (a port just freed)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+@pytest.fixture
+def place(tmp_path: Path) -> Path:
+    """A folder with a good cassette, an empty folder, and no missing.jsonl."""
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "good.jsonl").write_bytes(GOOD.read_bytes())
+    return tmp_path
+
+
+BAD_PATHS = [
+    (("show", "missing.jsonl"), "no such file or directory: missing.jsonl"),
+    (("stats", "missing.jsonl"), "no such file or directory: missing.jsonl"),
+    (("validate", "missing.jsonl"), "no such file or directory: missing.jsonl"),
+    (("redact", "missing.jsonl"), "no such file or directory: missing.jsonl"),
+    (("diff", "good.jsonl", "missing.jsonl"), "no such file or directory: missing.jsonl"),
+    (("merge", "out.jsonl", "missing.jsonl"), "no such file or directory: missing.jsonl"),
+    (("convert", "--from", "ep", "missing.jsonl", "o.jsonl"), "missing.jsonl"),
+    (("tau2", "missing.jsonl"), "no cassette at missing.jsonl"),
+    (("show", "empty"), "empty is a directory with no shard files"),
+    (("stats", "empty"), "empty is a directory with no shard files"),
+    (("validate", "empty"), "empty is a directory with no shard files"),
+    (("redact", "empty"), "empty is a directory with no shard files"),
+    (("diff", "empty", "good.jsonl"), "empty is a directory with no shard files"),
+    (("merge", "out.jsonl", "empty"), "empty is a directory with no shard files"),
+    (("merge", "empty", "good.jsonl"), "empty is a directory"),
+    (("diff", "good.jsonl", "good.jsonl", "--html", "empty"), "--html empty is a directory"),
+    (("demo", "--out", "empty"), "is a directory"),
+    (("show", "good.jsonl", "--env", "nope"), "no episode nope in good.jsonl"),
+    (("run", "--", "no-such-command-here"), "command not found: no-such-command-here"),
+    (("run", "--mode", "rewind", "--", "true"), "Invalid value for '--mode'"),
+    (("show",), "Missing argument"),
+    (("convert", "a.jsonl", "b.jsonl"), "Missing option '--from'. Choose from: ep; see"),
+]
+
+
+@pytest.mark.parametrize(("args", "says"), BAD_PATHS, ids=[" ".join(a) for a, _ in BAD_PATHS])
+def test_a_bad_path_or_argument_is_one_line(place: Path, args: tuple[str, ...], says: str) -> None:
+    assert says in one_line_error(cassette_cli(*args, cwd=place))
+
+
+def test_tau2_without_the_extra_says_what_to_install(place: Path) -> None:
+    proc = cassette_cli("tau2", str(TAU2_MOCK), cwd=place, prelude=BLOCK)
+    line = one_line_error(proc)
+    assert line.endswith("pip install 'rollout-cassette[tau2]'"), line
+    assert proc.stdout == ""
+
+
+@pytest.mark.slow
+def test_demo_live_against_a_dead_endpoint_is_one_line(place: Path) -> None:
+    url = dead_url()
+    env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": url}
+    proc = cassette_cli("demo", "--live", "--out", "live.jsonl", cwd=place, env=env)
+    line = one_line_error(proc)
+    assert url in line and "OPENAI_BASE_URL" in line, line
+
+
+def test_demo_live_without_a_key_is_one_line(place: Path) -> None:
+    line = one_line_error(cassette_cli("demo", "--live", cwd=place))
+    assert "OPENAI_API_KEY" in line, line
+
+
+needs_tau2 = pytest.mark.skipif(
+    importlib.util.find_spec("tau2") is None, reason="needs the tau2 extra"
+)
+
+
+@needs_tau2
+def test_tau2_record_against_a_dead_endpoint_is_one_line(place: Path) -> None:
+    url = dead_url()
+    llms = ("--agent-llm", "openai/m", "--user-llm", "openai/m")
+    argv = ("tau2", "--mode", "record", "--domain", "mock", *llms, "--base-url", url, "r.jsonl")
+    proc = cassette_cli(*argv, cwd=place)
+    line = one_line_error(proc)
+    assert proc.returncode == 1 and url in line and "check --base-url" in line, line
+    assert not (place / "r.jsonl").exists()
+
+
+@needs_tau2
+@pytest.mark.slow
+def test_a_tau2_replay_that_misses_prints_the_command_that_re_records_it(place: Path) -> None:
+    from fixtures.tau2_server import Tau2Server
+
+    # the shipped cassette's header (one task of its settings) and no interaction
+    header = json.loads(TAU2_MOCK.read_text().splitlines()[0])
+    header["meta"]["tau2"]["task_ids"] = ["create_task_1"]
+    (place / "mock.jsonl").write_text(json.dumps(header) + "\n")
+    line = one_line_error(cassette_cli("tau2", "mock.jsonl", cwd=place))
+    assert "CASSETTE_FORCE_MODE" not in line
+    found = re.search(r"run `(cassette tau2 [^`]+)` against a live model", line)
+    assert found, line
+    argv = shlex.split(found[1])
+    assert argv[2:4] == ["--mode", "record"] and argv[-1] == "mock.jsonl", argv
+
+    # follow it, against a live model (here the scripted one, where litellm looks for it)
+    with Tau2Server("random") as server:
+        live = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}
+        recorded = cassette_cli(*argv[1:], cwd=place, env=live)
+    assert recorded.returncode == 0, recorded.stderr[-3000:]
+    assert "LLM calls made" in recorded.stdout
+    replayed = cassette_cli("tau2", "mock.jsonl", cwd=place)  # the server is gone
+    assert replayed.returncode == 0, replayed.stderr[-3000:]
+    assert "replayed from mock.jsonl, 0 live" in replayed.stdout
+
+
+def test_a_bundled_demo_that_misses_names_no_re_record_of_the_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from cassette.cli import main
+
+    module = importlib.import_module("cassette.testing.bundled")  # the package exports its function
+    header_only = tmp_path / "demo.jsonl"
+    header_only.write_text(module.bundled("demo").read_text().splitlines()[0] + "\n")
+    monkeypatch.setattr(module, "bundled", lambda name: header_only)
+    result = CliRunner().invoke(main, ["demo", "--bundled"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error: no recording for env_index=0")
+    assert "record a fresh run with `cassette demo`" in result.stderr
+    assert "CASSETTE_FORCE_MODE" not in result.stderr and result.stderr.count("\n") == 1
