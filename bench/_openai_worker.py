@@ -393,6 +393,197 @@ def single_cassette(b: Bench) -> Json:
     return out
 
 
+# --- the agent workload (issue 10): replay cost per call, the floor, wrap cost ---------
+
+AGENT_SYSTEM = (
+    "You are a careful support agent for an online shop. Look every order up with the tools "
+    "before you answer, quote the tool's result, and keep answers short. Never guess a "
+    "status; if a tool fails, say so and try again with a narrower query. Be polite. "
+) * 3
+
+
+def agent_loop(
+    client: Any,
+    episodes: list[int],
+    steps: int,
+    episode: Callable[[int], Any] = contextlib.nullcontext,
+    raw: bool = False,
+    marks: list[float] | None = None,
+    sizes: list[int] | None = None,
+) -> list[Any]:
+    """The agent of the issue: per episode a system prompt and a task, then ``steps``
+    calls, the whole growing conversation resent each time; a tool call every third reply
+    (``tool_choice`` "auto" on steps 0, 3, 6, 9, else "none"), a tool result after it,
+    else a user follow-up. ``raw``: through ``with_raw_response.create(...).parse()``.
+    ``marks`` gets the seconds spent in calls of each episode, ``sizes`` request bytes."""
+    create = (
+        client.chat.completions.with_raw_response.create if raw else client.chat.completions.create
+    )
+    clock = time.perf_counter
+    out: list[Any] = []
+    for ep in episodes:
+        spent = 0.0
+        messages: list[Json] = [
+            {"role": "system", "content": AGENT_SYSTEM},
+            {"role": "user", "content": task(ep)},
+        ]
+        with episode(ep):
+            for step in range(steps):
+                kwargs: Json = {
+                    "model": MODEL,
+                    "messages": messages,
+                    "tools": TOOLS,
+                    "temperature": 0,
+                    "tool_choice": "auto" if step % 3 == 0 else "none",
+                }
+                if sizes is not None:
+                    sizes.append(len(json.dumps(kwargs, separators=(",", ":"))))
+                t0 = clock()
+                resp = create(**kwargs)
+                if raw:
+                    resp = resp.parse()
+                spent += clock() - t0
+                out.append(resp)
+                msg = resp.choices[0].message
+                said: Json = {"role": "assistant", "content": msg.content}
+                if msg.tool_calls:
+                    said["tool_calls"] = [_call(c) for c in msg.tool_calls]
+                messages.append(said)
+                if msg.tool_calls:
+                    result = f"order #{1000 + ep}: shipped on day {step}, 3 items, no returns. "
+                    messages.append(
+                        {
+                            "role": "tool",
+                            "tool_call_id": msg.tool_calls[0].id,
+                            "content": result * 4,
+                        }
+                    )
+                else:
+                    follow = f"Thanks. Step {step}: check it once more and name the carrier. "
+                    messages.append({"role": "user", "content": follow * 3})
+        if marks is not None:
+            marks.append(spent)
+    return out
+
+
+def agent_floor(path: Path, calls: list[tuple[Any, Json]], steps: int) -> list[float]:
+    """What any replay must do per call, and no more: parse the recorded reply (orjson),
+    find it (a dict lookup), validate it into the SDK type (pydantic), and hash the request
+    (orjson + sha256). Seconds for each episode's calls."""
+    import hashlib
+
+    import orjson
+    from openai.types.chat import ChatCompletion
+    from pydantic import TypeAdapter
+
+    adapter = TypeAdapter(ChatCompletion)
+    stored = {
+        (i, "llm"): orjson.dumps(json.loads(line)["response"])
+        for i, line in enumerate(path.read_text().splitlines())
+        if '"interaction"' in line[:40]
+    }
+    keys = list(stored)
+    marks = []
+    for start in range(0, len(calls), steps):
+        t0 = time.perf_counter()
+        for (_, request), key in zip(calls[start : start + steps], keys[start:], strict=False):
+            hashlib.sha256(orjson.dumps(request)).hexdigest()
+            adapter.validate_python(orjson.loads(stored[key]))
+        marks.append(time.perf_counter() - t0)
+    return marks
+
+
+WRAP_PROBE = """
+import sys, time
+t0 = time.perf_counter()
+import openai, cassette
+from cassette.adapters.openai import wrap_openai
+client = openai.OpenAI(api_key="sk-fake", base_url="http://127.0.0.1:9/v1", max_retries=0)
+t1 = time.perf_counter()
+cas = cassette.open(sys.argv[1], "replay")
+t2 = time.perf_counter()
+wrapped = wrap_openai(client, cas)
+t3 = time.perf_counter()
+print(t1 - t0, t2 - t1, t3 - t2)
+"""
+
+
+def wrap_cost(path: Path, runs: int = 3) -> Json:
+    """In fresh processes: seconds to import openai and make a client, to open the
+    cassette, and to wrap the client (medians)."""
+    import statistics
+    import subprocess
+
+    found = []
+    for _ in range(runs):
+        out = subprocess.run(
+            [sys.executable, "-c", WRAP_PROBE, str(path)],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        ).stdout.split()
+        found.append([float(x) for x in out])
+    imp, opened, wrap = (statistics.median(col) for col in zip(*found, strict=True))
+    return {"import": imp, "open": opened, "wrap": wrap}
+
+
+def agent_bench(base_url: str, episodes: int, steps: int, repeats: int, tmp: Path) -> Json:
+    """The agent workload, runs interleaved ``repeats`` times: live and replay through
+    ``create``, live and replay through ``with_raw_response.create``; the floor; the
+    wrap cost in fresh processes. Seconds spent in calls, per run."""
+    client, dead = make_client(base_url), make_client(DEAD_URL)
+    order = list(range(episodes))
+    path = tmp / "agent.jsonl"
+    sizes: list[int] = []
+    with cassette.open(path, "record") as cas:
+        recorded = dumps(agent_loop(wrap_openai(client, cas), order, steps, cassette.episode))
+    agent_loop(client, order[:1], steps, sizes=sizes)
+    calls: list[tuple[Any, Json]] = []
+    with cassette.open(path, "replay") as cas:  # the requests, as the adapter builds them
+        wrapped = wrap_openai(dead, cas)
+        spy = wrapped.chat.completions.create
+        from cassette.adapters._openai_request import build_request
+
+        def record_call(**kwargs: Any) -> Any:
+            calls.append((None, json.loads(json.dumps(build_request("c", None, kwargs)))))
+            return spy(**kwargs)
+
+        vars(wrapped.chat.completions)["create"] = record_call
+        agent_loop(wrapped, order, steps, cassette.episode)
+    times: dict[str, list[list[float]]] = {}  # per run, the seconds of each episode's calls
+    same: dict[str, int] = {}
+
+    def timed(name: str, fn: Callable[..., list[Any]]) -> None:
+        marks: list[float] = []
+        gc.collect()
+        out = fn(marks=marks)
+        times.setdefault(name, []).append(marks)
+        same.setdefault(name, sum(a == b for a, b in zip(dumps(out), recorded, strict=False)))
+
+    def replay(raw: bool, marks: list[float]) -> list[Any]:
+        with cassette.open(path, "replay") as cas:
+            wrapped = wrap_openai(dead, cas)
+            return agent_loop(wrapped, order, steps, cassette.episode, raw=raw, marks=marks)
+
+    for i in range(repeats):
+        log(f"agent workload: repeat {i + 1}/{repeats}")
+        timed("live", partial(agent_loop, client, order, steps))
+        timed("replay", partial(replay, False))
+        timed("live_raw", partial(agent_loop, client, order, steps, raw=True))
+        timed("replay_raw", partial(replay, True))
+        gc.collect()
+        times.setdefault("floor", []).append(agent_floor(path, calls, steps))
+    return {
+        "calls": len(recorded),
+        "request_bytes": sum(sizes) / len(sizes),
+        "tool_calls": sum(bool(r["choices"][0]["message"].get("tool_calls")) for r in recorded),
+        "times": times,
+        "same": same,
+        "wrap": wrap_cost(path),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--base-url", required=True)
@@ -400,7 +591,17 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--probe-only", action="store_true", help="only the httpx2 probe")
+    parser.add_argument("--agent", action="store_true", help="only the agent workload")
     args = parser.parse_args()
+    if args.agent:
+        with tempfile.TemporaryDirectory(prefix="cassette-bench-agent-") as tmp_name:
+            found = agent_bench(
+                args.base_url, args.episodes, args.steps, args.repeats, Path(tmp_name)
+            )
+        found["openai"] = openai.__version__
+        found["http"] = http_library(make_client(DEAD_URL))
+        print(json.dumps(found))
+        return
 
     with tempfile.TemporaryDirectory(prefix="cassette-bench-openai-") as tmp_name:
         tmp = Path(tmp_name)

@@ -12,13 +12,16 @@ from openai import AsyncOpenAI, OpenAI
 from .. import codec
 from ..errors import CassetteError
 
-__all__ = ["OpenAIErrors"]
+__all__ = ["OpenAIErrors", "http_module"]
 
 Json = dict[str, Any]
+_BUILTINS: dict[str, type[Exception]] = {
+    f"builtins.{cls.__name__}": cls for cls in (TypeError, ValueError, RuntimeError)
+}
 _SAFE_HEADERS = frozenset({"content-type", "retry-after", "retry-after-ms", "x-request-id"})
 
 
-def _http_module(client: OpenAI | AsyncOpenAI) -> Any:
+def http_module(client: OpenAI | AsyncOpenAI) -> Any:
     """The HTTP library the client runs on (``httpx2`` or ``httpx``), found from its client."""
     for cls in type(client._client).__mro__:
         module = sys.modules.get(cls.__module__.partition(".")[0])
@@ -41,12 +44,13 @@ class OpenAIErrors:
     ``code`` and ``request_id`` are what the SDK makes of that response.
     """
 
-    def __init__(self, client: OpenAI | AsyncOpenAI, path: str) -> None:
-        self.client, self.path = client, path
-        self.http = _http_module(client)
+    def __init__(self, client: OpenAI | AsyncOpenAI, path: str, method: str = "POST") -> None:
+        self.client, self.path, self.method = client, path, method.upper()
+        self.http = http_module(client)
 
     def request(self) -> Any:
-        return self.http.Request("POST", str(self.client.base_url).rstrip("/") + self.path)
+        url = self.path if "://" in self.path else str(self.client.base_url).rstrip("/") + self.path
+        return self.http.Request(self.method, url)
 
     def response(self, status: int, content: bytes = b"", headers: Json | None = None) -> Any:
         return self.http.Response(status, headers=headers, content=content, request=self.request())
@@ -81,6 +85,9 @@ class OpenAIErrors:
     def load(self, info: Json) -> BaseException | None:
         data = info.get("data") or {}
         kind, message = data.get("kind"), str(info.get("message") or "")
+        builtin = _BUILTINS.get(str(info.get("type", "")))
+        if builtin is not None:  # raised by the SDK before sending: a wrong argument
+            return builtin(message)
         if not str(info.get("type", "")).startswith("openai."):
             return None
         if kind == "status":

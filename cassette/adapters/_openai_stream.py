@@ -1,92 +1,13 @@
-"""Streams for :mod:`cassette.adapters.openai`: the SDK's Stream types fed from a cassette,
-and the functions that assemble a recorded stream into a readable message."""
+"""The functions that assemble a recorded openai stream into a readable message (stored
+next to the chunks, for diffs and for the next request's references)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any
 
-from openai import AsyncOpenAI, AsyncStream, OpenAI, Stream
+__all__ = ["assemble_chat", "assemble_response"]
 
-__all__ = ["CassetteAsyncStream", "CassetteStream", "assemble_chat", "assemble_response", "dump"]
-
-T = TypeVar("T")
 Json = dict[str, Any]
-
-
-def dump(item: Any) -> Json:
-    """The JSON an SDK object was built from: the keys the server sent, by their API names."""
-    if isinstance(item, dict):
-        return item
-    data: Json = item.model_dump(mode="json", by_alias=True, exclude_unset=True, warnings=False)
-    return data
-
-
-class CassetteStream(Stream[T]):
-    """An ``openai.Stream`` whose chunks come from :meth:`cassette.Cassette.stream`.
-
-    ``first`` is the chunk already taken from ``chunks`` (so that ``create`` raises where the
-    SDK raises); ``build`` turns a chunk dict into the SDK's own chunk type.
-    """
-
-    def __init__(
-        self,
-        *,
-        cast_to: Any,
-        response: Any,
-        client: OpenAI,
-        chunks: Iterator[Json],
-        first: Json | None,
-        build: Callable[[Json], T],
-    ) -> None:
-        self._chunks, self._first, self._build = chunks, first, build
-        super().__init__(cast_to=cast_to, response=response, client=client)
-
-    def __stream__(self) -> Iterator[T]:
-        first, self._first = self._first, None
-        if first is None:
-            return
-        yield self._build(first)
-        for chunk in self._chunks:
-            yield self._build(chunk)
-
-    def close(self) -> None:
-        """Stop: a recording made so far is kept (marked incomplete); the response closes."""
-        close = getattr(self._chunks, "close", None)
-        if close is not None:
-            close()
-        self.response.close()
-
-
-class CassetteAsyncStream(AsyncStream[T]):
-    """The async twin of :class:`CassetteStream` (``async for``, ``async with``)."""
-
-    def __init__(
-        self,
-        *,
-        cast_to: Any,
-        response: Any,
-        client: AsyncOpenAI,
-        chunks: AsyncIterator[Json],
-        first: Json | None,
-        build: Callable[[Json], T],
-    ) -> None:
-        self._chunks, self._first, self._build = chunks, first, build
-        super().__init__(cast_to=cast_to, response=response, client=client)
-
-    async def __stream__(self) -> AsyncIterator[T]:
-        first, self._first = self._first, None
-        if first is None:
-            return
-        yield self._build(first)
-        async for chunk in self._chunks:
-            yield self._build(chunk)
-
-    async def close(self) -> None:
-        aclose = getattr(self._chunks, "aclose", None)
-        if aclose is not None:
-            await aclose()
-        await self.response.aclose()
 
 
 def assemble_chat(chunks: list[Json]) -> Json:

@@ -11,51 +11,54 @@
         with cassette.episode(0):
             reply = client.chat.completions.create(model="gpt-4o-mini", messages=[...])
 
-The wrapped client is a copy (``client.with_options()``) whose ``chat.completions.create``
-and ``responses.create`` are replaced on the resource instances; the client passed in is
-left as it was. Each call becomes a request dict (the JSON body the SDK would send, plus
-``"endpoint"``; never host, port, API key, headers or timeout) on channel ``"llm"`` of the
-current :func:`cassette.episode`. Replies are rebuilt with the SDK's own helpers into its
-own types (``ChatCompletion``, ``Response``, a ``Stream`` of ``ChatCompletionChunk`` or
-response events); API errors replay as the same ``openai`` exception.
+The wrapped client is a copy (``client.with_options()``); the client passed in is left as
+it was. Every call that sends a request goes through the cassette, on channel ``"llm"`` of
+the current :func:`cassette.episode`, as a request dict: the JSON body the SDK sends plus
+``"endpoint"`` (``"chat.completions"``, ``"embeddings"``, ``"GET models"``; never host,
+API key, headers or timeout). The same call gives the same dict whatever its entry point,
+so a cassette recorded through ``create`` replays through ``with_raw_response.create``.
 
-``with_raw_response``, ``with_streaming_response`` and ``parse`` (on the client and on the
-two resources) raise :class:`cassette.CassetteError`: they read raw HTTP responses or post
-around ``create``, so they could neither be recorded nor replayed faithfully. Other
-resources (files, models, ...) pass through to the live API unrecorded.
+- ``chat.completions.create`` and ``responses.create`` (not streamed) take a fast path at
+  the resource: the request dict from the arguments, the reply validated into the SDK type.
+- Everything else (streams, ``with_raw_response``, ``with_streaming_response``, ``parse``,
+  the stream helpers, ``client.post``/``get``, pages, embeddings, images, files, ...) is
+  caught in the client's ``request``, where the SDK turns options into an HTTP request:
+  see :mod:`cassette.adapters._openai_http`. Replies come back as the SDK's own objects.
+- What cannot be recorded raises :class:`cassette.CassetteError` naming it, in every mode:
+  multipart file uploads, raw request bodies, websocket connections (``realtime``).
+- API errors replay as the same ``openai`` exception; response headers worth reading
+  (request id, rate limits) are recorded, never secrets, never in the hash.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 import pydantic
 from openai import AsyncOpenAI, OpenAI
-from openai._types import NotGiven, Omit
-from openai._utils import maybe_transform
-from openai.types.chat import ChatCompletion, ChatCompletionChunk, completion_create_params
+from openai._constants import OVERRIDE_CAST_TO_HEADER, RAW_RESPONSE_HEADER
+from openai._models import FinalRequestOptions
+from openai.types.chat import ChatCompletion, completion_create_params
 
 from ..cassette import Cassette
 from ..errors import CassetteError
 from ._openai_errors import OpenAIErrors
-from ._openai_stream import (
-    CassetteAsyncStream,
-    CassetteStream,
-    assemble_chat,
-    assemble_response,
-    dump,
-)
+from ._openai_http import LIVE, Recorder, adapter, response_dict, without_http
+from ._openai_request import build_request, materialise
 
-__all__ = ["OpenAIErrors", "wrap_openai"]
+__all__ = ["OpenAIErrors", "build_request", "wrap_openai"]
 
 ClientT = TypeVar("ClientT", bound="OpenAI | AsyncOpenAI")
 Json = dict[str, Any]
-_TRANSPORT = frozenset({"extra_headers", "extra_query", "extra_body", "timeout"})
-_UNSUPPORTED = ("with_raw_response", "with_streaming_response")
+_CONTROL = frozenset({RAW_RESPONSE_HEADER, OVERRIDE_CAST_TO_HEADER})
+_RECORDER = "_cassette_recorder"
+_WEBSOCKET_CODE = ("openai.resources.", "openai._websocket")
 
 
 @dataclass(frozen=True)
@@ -63,317 +66,259 @@ class _Endpoint:
     name: str  # the request's "endpoint"
     path: str
     result: Any  # the SDK type of a reply
-    event: Any  # the SDK type of a stream chunk
-    params: tuple[Any, Any]  # the SDK's TypedDicts of the body (not streamed, streamed)
-    assemble: Callable[[list[Json]], Json]
+    params: Any  # the SDK's TypedDict of the body
 
 
 CHAT = _Endpoint(
     "chat.completions",
     "/chat/completions",
     ChatCompletion,
-    ChatCompletionChunk,
-    (
-        completion_create_params.CompletionCreateParamsNonStreaming,
-        completion_create_params.CompletionCreateParamsStreaming,
-    ),
-    assemble_chat,
+    completion_create_params.CompletionCreateParamsNonStreaming,
 )
 
 
+@functools.lru_cache(maxsize=1)
 def _responses_endpoint() -> _Endpoint | None:
-    try:  # the Responses API arrived in openai 1.66
-        from openai.types.responses import Response, ResponseStreamEvent, response_create_params
+    try:  # the Responses API arrived in openai 1.66; imported on first use (~0.1 s)
+        from openai.types.responses import Response, response_create_params
     except ImportError:  # pragma: no cover - older SDKs
         return None
-    return _Endpoint(
-        "responses",
-        "/responses",
-        Response,
-        ResponseStreamEvent,
-        (
-            response_create_params.ResponseCreateParamsNonStreaming,
-            response_create_params.ResponseCreateParamsStreaming,
-        ),
-        assemble_response,
-    )
+    params = response_create_params.ResponseCreateParamsNonStreaming
+    return _Endpoint("responses", "/responses", Response, params)
 
 
-RESPONSES = _responses_endpoint()
+# --- create: the fast path ----------------------------------------------------------------
 
 
-# --- requests -----------------------------------------------------------------------------
+class _Create:
+    """What a replaced ``create`` needs: the recorder, the endpoint, the resource's own
+    ``create``; requests are built and replies validated here."""
 
-
-class _NeedsTransform(Exception):
-    """A value that only the SDK's own transform knows how to send (files, dates, ...)."""
-
-
-_SCALARS = (str, int, float, bool, type(None))
-
-
-def _plain(value: Any) -> Any:
-    """JSON-able data: SDK sentinels dropped, pydantic objects dumped as the SDK sends them.
-
-    Copy-on-write: JSON-native data comes back as the same object, so building the request
-    of a long conversation costs a walk, not a copy. Anything else raises _NeedsTransform.
-    """
-    kind = type(value)
-    if kind is str or kind is int or kind is float or kind is bool or value is None:
-        return value
-    if isinstance(value, _SCALARS):
-        return value
-    if kind is dict or isinstance(value, Mapping):
-        out = {k: _plain(v) for k, v in value.items() if not isinstance(v, (NotGiven, Omit))}
-        same = isinstance(value, dict) and len(out) == len(value)
-        return value if same and all(out[k] is value[k] for k in out) else out
-    if kind is list or isinstance(value, (list, tuple)):
-        items = [_plain(v) for v in value]
-        same = isinstance(value, list) and all(a is b for a, b in zip(items, value, strict=True))
-        return value if same else items
-    if isinstance(value, pydantic.BaseModel):
-        exclude = getattr(value, "__api_exclude__", None)
-        return value.model_dump(mode="json", exclude_unset=True, by_alias=True, exclude=exclude)
-    raise _NeedsTransform(type(value).__name__)
-
-
-def build_request(endpoint: str, params: Any, kwargs: Mapping[str, Any]) -> Json:
-    """The request dict of a ``create(**kwargs)`` call: the JSON body that the SDK sends
-    (``extra_body`` merged in as the SDK does) plus ``"endpoint"``.
-
-    Chat and Responses parameters have no aliases or formats, so for JSON-native arguments
-    the SDK's ``maybe_transform`` (about 2 ms a call) is the identity plus model dumps:
-    a walk does the same work; anything else goes through ``maybe_transform``.
-    """
-    given = {k: v for k, v in kwargs.items() if k not in _TRANSPORT}
-    try:
-        body: Json = dict(_plain(given))
-    except _NeedsTransform:
-        body = _plain(maybe_transform(given, params))
-    extra = kwargs.get("extra_body")
-    if isinstance(extra, Mapping):
-        body.update(_plain(extra))
-    body["endpoint"] = endpoint
-    return body
-
-
-def _materialise(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Iterators (``messages=(m for m in ...)``) become lists: read for the key and live."""
-    return {k: list(v) if isinstance(v, Iterator) else v for k, v in kwargs.items()}
-
-
-# --- the wrapped client -------------------------------------------------------------------
-
-
-class _NotRecorded:
-    """Stands for an SDK entry point that a cassette cannot serve; any use says why."""
-
-    def __init__(self, where: str) -> None:
-        self._where = where
-
-    def _fail(self, what: str) -> CassetteError:
-        return CassetteError(
-            f"{what} is not supported on a client wrapped by wrap_openai: it reads raw HTTP "
-            "responses or posts around create(), so a cassette could not replay it. Call "
-            "create() on the wrapped client, or use the unwrapped client for calls that "
-            "should not be recorded"
-        )
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        raise self._fail(f"{self._where}.{name}")
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise self._fail(f"{self._where}()")
-
-    def __repr__(self) -> str:
-        return f"<not recorded: {self._where}>"
-
-
-@dataclass
-class _Call:
-    """What a replaced ``create`` needs: the wrapped client, cassette, endpoint, originals."""
-
-    client: Any
-    cas: Cassette
-    channel: str
-    endpoint: _Endpoint
-    create: Callable[..., Any]  # the resource's own create
-    raw_create: Callable[..., Any]  # its with_raw_response.create
-
-    def __post_init__(self) -> None:
-        self.errors = OpenAIErrors(self.client, self.endpoint.path)
-        signature = inspect.signature(self.create)
+    def __init__(self, recorder: Recorder, endpoint: _Endpoint, create: Any) -> None:
+        self.recorder, self.endpoint, self.create = recorder, endpoint, create
+        self.cas, self.channel = recorder.cas, recorder.channel
+        self.errors = recorder.errors("POST", endpoint.path)
+        signature = inspect.signature(create)
         self.accepts = frozenset(signature.parameters)
         self.required = frozenset(
             name
             for name, p in signature.parameters.items()
             if p.default is p.empty and p.kind is p.KEYWORD_ONLY
         )
+        self.adapter = adapter(endpoint.result)
         self._ok: Any = None
+        self._options: dict[Any, FinalRequestOptions] = {}
+
+    def respond(self, data: Json, headers: Mapping[str, Any]) -> Any:
+        """What ``with_raw_response`` / ``with_streaming_response`` return for a reply: the
+        client's own ``_process_response`` over the HTTP response rebuilt from it (an
+        awaitable for an async client)."""
+        client = self.recorder.client
+        try:
+            key: Any = frozenset(headers.items())
+        except TypeError:
+            key = None
+        template = self._options.get(key)
+        if template is None:
+            template = FinalRequestOptions.construct(
+                method="post", url=self.endpoint.path, headers=dict(headers)
+            )
+            if key is not None:
+                self._options[key] = template
+        options = copy.copy(template)  # the SDK sets its headers anew, never changes them
+        cast_to = client._maybe_override_cast_to(self.endpoint.result, options)
+        response = self.recorder.response(options, data)
+        return self.recorder.cls._process_response(
+            client,
+            cast_to=cast_to,
+            options=options,
+            response=response,
+            stream=False,
+            stream_cls=None,
+        )
 
     def request(self, kwargs: Mapping[str, Any]) -> Json:
         if not (kwargs.keys() <= self.accepts and self.required <= kwargs.keys()):
-            self._wrong_arguments(kwargs)
-        params = self.endpoint.params[bool(kwargs.get("stream"))]
-        return build_request(self.endpoint.name, params, kwargs)
+            inspect.signature(self.create).bind(**kwargs)  # the SDK's own TypeError
+        return build_request(self.endpoint.name, self.endpoint.params, kwargs)
 
-    def _wrong_arguments(self, kwargs: Mapping[str, Any]) -> None:
-        """A wrong or missing argument: the same TypeError as the live SDK call."""
-        inspect.signature(self.create).bind(**kwargs)
+    def raw_kwargs(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        """The arguments that make the SDK hand back the live HTTP response, read."""
+        headers = {
+            k: v for k, v in (kwargs.get("extra_headers") or {}).items() if k not in _CONTROL
+        }
+        headers[RAW_RESPONSE_HEADER] = "raw"
+        return {**kwargs, "extra_headers": headers}
 
-    def ok(self) -> Any:
-        """A 200 response of the client's HTTP library, for the SDK's builders."""
-        if self._ok is None:
-            self._ok = self.errors.response(200, headers={"content-type": "application/json"})
-        return self._ok
-
-    def build(self, data: Json, cast_to: Any) -> Any:
-        """An SDK object from its JSON, built the way the client builds what it receives.
+    def build(self, data: Json) -> Any:
+        """The SDK object of a reply, built the way the client builds what it receives.
 
         Validating the JSON with pydantic gives the same object as the SDK's lenient
         construction (both keep unknown fields) at a twentieth of the cost; data that does
         not validate goes the SDK's own way (constructed leniently, or its strict error).
         """
+        data = without_http(data)
         try:
-            return _adapter(cast_to).validate_python(data)
+            return self.adapter.validate_python(data)
         except pydantic.ValidationError:
-            return self.client._process_response_data(
-                data=data, cast_to=cast_to, response=self.ok()
+            if self._ok is None:
+                self._ok = self.errors.response(200, headers={"content-type": "application/json"})
+            cls = self.recorder.cls
+            return cls._process_response_data(
+                self.recorder.client, data=data, cast_to=self.endpoint.result, response=self._ok
             )
 
-    def chunk(self, data: Json) -> Any:
-        return self.build(data, self.endpoint.event)
+
+def _sync_create(call: _Create) -> Callable[..., Any]:
+    def live(kwargs: dict[str, Any]) -> Json:
+        token = LIVE.set(True)
+        try:
+            raw = call.create(**call.raw_kwargs(kwargs))
+        finally:
+            LIVE.reset(token)
+        return response_dict(raw.http_response)
+
+    def create(**kwargs: Any) -> Any:
+        if kwargs.get("stream"):  # streams go the SDK's way, to the client's request()
+            return call.create(**kwargs)
+        kwargs = materialise(kwargs)
+        request = call.request(kwargs)
+        data = call.cas.call(
+            request, live=lambda: live(kwargs), channel=call.channel, errors=call.errors
+        )
+        headers = kwargs.get("extra_headers")
+        if headers and _CONTROL & headers.keys():  # with_raw/streaming_response
+            return call.respond(data, headers)
+        return call.build(data)
+
+    return create
 
 
-@functools.lru_cache(maxsize=64)
-def _adapter(cast_to: Any) -> pydantic.TypeAdapter[Any]:
-    return pydantic.TypeAdapter(cast_to)
+def _async_create(call: _Create) -> Callable[..., Any]:
+    async def live(kwargs: dict[str, Any]) -> Json:
+        token = LIVE.set(True)
+        try:
+            raw = await call.create(**call.raw_kwargs(kwargs))
+        finally:
+            LIVE.reset(token)
+        return response_dict(raw.http_response)
+
+    async def create(**kwargs: Any) -> Any:
+        if kwargs.get("stream"):  # streams go the SDK's way, to the client's request()
+            return await call.create(**kwargs)
+        kwargs = materialise(kwargs)
+        request = call.request(kwargs)
+        data = await call.cas.acall(
+            request, live=lambda: live(kwargs), channel=call.channel, errors=call.errors
+        )
+        headers = kwargs.get("extra_headers")
+        if headers and _CONTROL & headers.keys():  # with_raw/streaming_response
+            return await call.respond(data, headers)
+        return call.build(data)
+
+    return create
 
 
-def _json_of(raw: Any) -> Json:
-    data = raw.http_response.json()
-    if not isinstance(data, dict):
-        raise CassetteError(f"the API answered {type(data).__name__}, not a JSON object")
-    return data
+def _install(client: Any, resource: Any, endpoint: _Endpoint | None) -> Any:
+    """Put the fast ``create`` on a resource of a wrapped client, the first time the
+    caller reaches it."""
+    recorder = vars(client).get(_RECORDER)
+    if recorder is None or endpoint is None or "create" in vars(resource):
+        return resource
+    factory = _async_create if isinstance(client, AsyncOpenAI) else _sync_create
+    vars(resource)["create"] = factory(_Create(recorder, endpoint, resource.create))
+    return resource
 
 
-def _stream_of(cls: Any, call: _Call, chunks: Any, first: Any, live_stream: list[Any]) -> Any:
-    """The SDK-shaped stream over ``chunks``: the live stream's HTTP response when there
-    was one, a 200 stand-in on replay."""
-    response = live_stream[0].response if live_stream else call.errors.response(200)
-    return cls(
-        cast_to=call.endpoint.event,
-        response=response,
-        client=call.client,
-        chunks=chunks,
-        first=first,
-        build=call.chunk,
+# --- the wrapped client's class -----------------------------------------------------------
+
+
+def _refuse_websocket() -> CassetteError:
+    frame: Any = sys._getframe(2)
+    while frame is not None and not type(frame.f_locals.get("self")).__module__.startswith(
+        _WEBSOCKET_CODE
+    ):
+        frame = frame.f_back
+    who = type(frame.f_locals["self"]).__name__ if frame is not None else "the SDK"
+    return CassetteError(
+        f"{who} of connect() opens a websocket connection, which a cassette cannot record "
+        "or replay; open it with a client that wrap_openai did not wrap"
     )
 
 
-def _sync_create(call: _Call) -> Callable[..., Any]:
-    def create(**kwargs: Any) -> Any:
-        kwargs = _materialise(kwargs)
-        request = call.request(kwargs)
-        if not kwargs.get("stream"):
-            data = call.cas.call(
-                request,
-                live=lambda: _json_of(call.raw_create(**kwargs)),
-                channel=call.channel,
-                errors=call.errors,
-            )
-            return call.build(data, call.endpoint.result)
-        live_stream: list[Any] = []
-
-        def live() -> Iterator[Json]:
-            stream = call.create(**kwargs)
-            live_stream.append(stream)
-            with stream:
-                for item in stream:
-                    yield dump(item)
-
-        chunks = call.cas.stream(
-            request,
-            live=live,
-            channel=call.channel,
-            assemble=call.endpoint.assemble,
-            errors=call.errors,
-        )
-        first = next(chunks, None)  # raises here, like the SDK, if the call fails at once
-        return _stream_of(CassetteStream[Any], call, chunks, first, live_stream)
-
-    return create
+_CLASSES: dict[type[Any], type[Any]] = {}
 
 
-def _async_create(call: _Call) -> Callable[..., Any]:
-    async def create(**kwargs: Any) -> Any:
-        kwargs = _materialise(kwargs)
-        request = call.request(kwargs)
-        if not kwargs.get("stream"):
+def _wrapped_class(cls: type[Any]) -> type[Any]:
+    """A subclass of the client's class, same name, that installs the fast ``create`` on
+    ``chat.completions`` and ``responses`` when they are first used (the SDK builds its
+    resources lazily, and touching them all costs up to a second), and refuses websocket
+    connections (they read ``auth_headers`` from the SDK's realtime code)."""
+    made = _CLASSES.get(cls)
+    if made is not None:
+        return made
+    parent_chat: Any = getattr(cls, "chat", None)
+    parent_responses: Any = getattr(cls, "responses", None)
+    parent_auth = cls.auth_headers
 
-            async def live_once() -> Json:
-                return _json_of(await call.raw_create(**kwargs))
+    def chat(self: Any) -> Any:
+        found = parent_chat.__get__(self, cls)
+        _install(self, found.completions, CHAT)
+        return found
 
-            data = await call.cas.acall(
-                request, live=live_once, channel=call.channel, errors=call.errors
-            )
-            return call.build(data, call.endpoint.result)
-        live_stream: list[Any] = []
+    def responses(self: Any) -> Any:
+        return _install(self, parent_responses.__get__(self, cls), _responses_endpoint())
 
-        async def live() -> AsyncIterator[Json]:
-            stream = await call.create(**kwargs)
-            live_stream.append(stream)
-            async with stream:
-                async for item in stream:
-                    yield dump(item)
+    def auth_headers(self: Any) -> Any:
+        caller = sys._getframe(1).f_globals.get("__name__", "")
+        if _RECORDER in vars(self) and caller.startswith(_WEBSOCKET_CODE):
+            raise _refuse_websocket()
+        return parent_auth.__get__(self, cls)
 
-        chunks = call.cas.astream(
-            request,
-            live=live,
-            channel=call.channel,
-            assemble=call.endpoint.assemble,
-            errors=call.errors,
-        )
-        first = await anext(chunks, None)
-        return _stream_of(CassetteAsyncStream[Any], call, chunks, first, live_stream)
-
-    return create
-
-
-def _resource(client: Any, path: str) -> Any:
-    for part in path.split("."):  # resources are attributes or cached properties
-        client = getattr(client, part, None)
-    return client
-
-
-def _refuse(resource: Any, where: str, names: tuple[str, ...]) -> None:
-    vars(resource).update({name: _NotRecorded(f"{where}.{name}") for name in names})
+    namespace: dict[str, Any] = {
+        "__module__": cls.__module__,
+        "__qualname__": cls.__qualname__,
+        "__doc__": cls.__doc__,
+        "_cassette_base": cls,
+        "auth_headers": property(auth_headers),
+    }
+    lazy = {"chat": (parent_chat, chat), "responses": (parent_responses, responses)}
+    for name, (parent, hook) in lazy.items():
+        if parent is not None:  # else the SDK builds it in __init__: wrap_openai installs it
+            namespace[name] = functools.cached_property(hook)
+    made = type(cls.__name__, (cls,), namespace)
+    for name in lazy:
+        if name in namespace:
+            namespace[name].__set_name__(made, name)
+    _CLASSES[cls] = made
+    return made
 
 
 def wrap_openai(client: ClientT, cas: Cassette, *, channel: str = "llm") -> ClientT:
-    """A copy of ``client`` (same type) whose chat.completions.create and responses.create
-    go through ``cas``; ``client`` itself is left unchanged."""
+    """A copy of ``client`` (an ``OpenAI`` or ``AsyncOpenAI``, and still one) whose every
+    request goes through ``cas``; ``client`` itself is left unchanged."""
     if not isinstance(client, (OpenAI, AsyncOpenAI)):
         raise TypeError(f"wrap_openai takes an openai.OpenAI or AsyncOpenAI, not {client!r}")
-    copy_of: Any = type(client).copy  # the class's copy: a wrapped client copies unwrapped
+    base: type[Any] = getattr(type(client), "_cassette_base", type(client))
+    copy_of: Any = base.copy  # the class's copy: a wrapped client copies unwrapped
     wrapped = copy_of(client)
-    factory = _async_create if isinstance(wrapped, AsyncOpenAI) else _sync_create
-    for endpoint, path in ((CHAT, "chat.completions"), (RESPONSES, "responses")):
-        resource = _resource(wrapped, path)
-        if endpoint is None or resource is None:
-            continue
-        own, raw = resource.create, resource.with_raw_response.create  # before replacing
-        _refuse(resource, f"client.{path}", (*_UNSUPPORTED, "parse"))
-        vars(resource)["create"] = factory(_Call(wrapped, cas, channel, endpoint, own, raw))
-    beta = _resource(wrapped, "beta.chat.completions")  # openai < 1.9x: the parse helper
-    if beta is not None and hasattr(beta, "parse"):
-        _refuse(beta, "client.beta.chat.completions", ("parse",))
+    wrapped.__class__ = _wrapped_class(base)
+    recorder = Recorder(wrapped, cas, channel)
+    aio = isinstance(wrapped, AsyncOpenAI)
+    vars(wrapped)["request"] = recorder.async_request() if aio else recorder.sync_request()
+    vars(wrapped)[_RECORDER] = recorder
+    vars(wrapped)["_process_response_data"] = recorder.process_response_data()
+    for name, endpoint in (("chat", CHAT), ("responses", None)):  # SDKs that build them eagerly
+        if name in vars(wrapped):
+            resource = vars(wrapped)[name]
+            _install(
+                wrapped,
+                resource.completions if endpoint else resource,
+                endpoint or _responses_endpoint(),
+            )
 
     def copy(**options: Any) -> Any:
         return wrap_openai(copy_of(wrapped, **options), cas, channel=channel)
 
-    _refuse(wrapped, "client", _UNSUPPORTED)
     vars(wrapped).update(copy=copy, with_options=copy)
     return cast(ClientT, wrapped)

@@ -8,7 +8,11 @@ answer and never calls ``fn``. Two conventions are understood:
   response: a dict, a pydantic model (``ChatCompletion``) or anything with ``model_dump``.
   The request is ``{"messages", "tools", **kwargs}``; the episode is ``cassette.episode``
   unless the call passes ``env_index=`` (consumed by the wrapper). Replay rebuilds the
-  recorded type, named by the response's ``"$type"`` key (``"module:QualName"``).
+  recorded type, named by the response's ``"$type"`` key (``"module:QualName"``), through
+  its own constructor, with its private attributes (litellm's ``_hidden_params``).
+  A policy may also return a sync or async iterator of chunks (a generator, litellm's
+  ``CustomStreamWrapper``): it is recorded as a stream and replayed chunk by chunk, each
+  chunk rebuilt as its own type (a ``CustomStreamWrapper`` comes back as one).
 * **eval_protocol**: ``await policy(tool_schemas, env_index, conversation_history)`` returns
   ``(tool_calls, usage, finish_reason)`` and appends the assistant message to the history
   in place. The wrapper is an object with the same ``__call__`` that delegates every other
@@ -24,92 +28,38 @@ answer and never calls ``fn``. Two conventions are understood:
 
 Types are rebuilt only if they are pydantic models or dataclasses; anything else (or a
 type that cannot be imported) comes back as the recorded dict, with a ``CassetteWarning``.
+While recording (``record``/``passthrough``) the policy is called first and its answer (or
+stream, handed over chunk by chunk) goes to the cassette; in ``append`` a new stream is
+read whole before it is handed over.
 """
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import functools
-import importlib
 import inspect
-import warnings
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Literal, cast
 
-from pydantic import BaseModel
-
 from ..cassette import Cassette
-from ..codec import dumps, loads
-from ..errors import CassetteError, CassetteWarning
+from ..errors import CassetteError
+from ..modes import Mode
+from ._objects import Tee, dump_object, plain, rebuild, type_path
+from ._policy_stream import (
+    PolicyStream,
+    replayed_stream,
+    stream_info,
+    stream_kind,
+    stream_of,
+    stream_tee,
+)
 
-__all__ = ["RecordedPolicy", "wrap_policy"]
+__all__ = ["PolicyStream", "RecordedPolicy", "wrap_policy"]
 
 Json = dict[str, Any]
 Style = Literal["auto", "openai", "eval_protocol"]
 TYPE_KEY = "$type"
 _EP_PARAMS = frozenset({"tool_schemas", "conversation_history"})
-
-
-# --- plain data and types ---------------------------------------------------------------
-
-
-def plain(value: Any, what: str = "value") -> Any:
-    """A JSON-able deep copy: pydantic models dumped, dataclasses and tuples converted."""
-    try:
-        return loads(dumps(value))
-    except TypeError as exc:  # orjson.JSONEncodeError is a TypeError
-        raise CassetteError(
-            f"cannot store the policy's {what} in a cassette: {exc}; pass JSON-able data "
-            "(dicts, lists, str, numbers, pydantic models, dataclasses)"
-        ) from None
-
-
-def type_path(obj: Any) -> str | None:
-    """``"module:QualName"`` of ``obj``'s class, or None for plain data."""
-    if obj is None or isinstance(obj, (dict, list, str, int, float, bool)):
-        return None
-    cls = type(obj)
-    return f"{cls.__module__}:{cls.__qualname__}"
-
-
-@functools.lru_cache(maxsize=256)
-def _resolve(path: str) -> type[Any] | None:
-    module, _, qualname = path.partition(":")
-    try:
-        obj: Any = importlib.import_module(module)
-        for part in qualname.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError, ValueError):
-        return None
-    if not isinstance(obj, type):
-        return None
-    if issubclass(obj, BaseModel) or dataclasses.is_dataclass(obj):
-        return obj
-    return None  # never call an arbitrary callable named by a file
-
-
-def rebuild(path: str | None, data: Any) -> Any:
-    """Rebuild ``data`` as the type recorded at ``path`` (pydantic model or dataclass)."""
-    if path is None or not isinstance(data, dict):
-        return data
-    cls = _resolve(path)
-    if cls is not None and issubclass(cls, BaseModel):
-        try:
-            return cls.model_validate(data)
-        except (TypeError, ValueError):  # a loose model (ValidationError is a ValueError)
-            return cls.model_construct(**data)
-    if cls is not None:
-        with contextlib.suppress(TypeError):
-            return cls(**data)
-    warnings.warn(
-        f"cassette: cannot rebuild the recorded type {path!r} from {sorted(data)} (not "
-        "importable here, not a pydantic model or dataclass, or its fields changed); "
-        "returning the recorded dict. Install the package that defines it, or re-record",
-        CassetteWarning,
-        stacklevel=3,
-    )
-    return data
+_LIVE_FIRST = (Mode.RECORD, Mode.PASSTHROUGH)  # modes that never serve a recording
 
 
 def _split(response: Json) -> tuple[str | None, Json]:
@@ -151,20 +101,93 @@ def _openai_response(result: Any) -> Json:
             "it `async def` (e.g. `async def fn(*a, **k): return await f(*a, **k)`) so that "
             "wrap_policy returns an async wrapper"
         )
-    dump = getattr(result, "model_dump", None)
-    if not callable(dump):
+    if not callable(getattr(result, "model_dump", None)):
         raise CassetteError(
             f"the wrapped policy returned {type(result).__name__}; an OpenAI-style policy "
-            "returns a dict or a model with model_dump() (such as ChatCompletion)"
+            "returns a dict, a model with model_dump() (such as ChatCompletion) or an "
+            "iterator of chunks"
         )
-    body = cast(Json, plain(dump(mode="json", exclude_unset=True), "response"))
-    body[TYPE_KEY] = type_path(result)
-    return body
+    return dump_object(result)
 
 
 def _openai_result(response: Json) -> Any:
+    if isinstance(response.get("chunks"), list) and TYPE_KEY not in response:
+        return replayed_stream(response)
     path, body = _split(response)
     return rebuild(path, plain(body))  # a copy: the caller may change what it gets
+
+
+class _Call:
+    """One call of a wrapped openai-style policy."""
+
+    def __init__(self, cas: Cassette, channel: str, env_index: int | str | None) -> None:
+        self.cas, self.channel, self.env_index = cas, channel, env_index
+        self.got: list[Any] = []
+
+    def fail(self, request: Json, exc: BaseException) -> None:
+        def live() -> Json:
+            raise exc
+
+        self.cas.call(request, live, env_index=self.env_index, channel=self.channel)
+
+    def answer(self, request: Json, result: Any) -> Any:
+        """Record a live answer or stream (record/passthrough: the policy ran first)."""
+        kind = stream_kind(result)
+        if kind is None:
+            response = _openai_response(result)
+            self.cas.call(request, lambda: response, env_index=self.env_index, channel=self.channel)
+            return result
+        return self._stream(request, result, kind, prefer_async=not kind[0])
+
+    async def aanswer(self, request: Json, result: Any) -> Any:
+        kind = stream_kind(result)
+        if kind is None:
+            response = _openai_response(result)
+
+            async def live() -> Json:
+                return response
+
+            await self.cas.acall(request, live, env_index=self.env_index, channel=self.channel)
+            return result
+        return self._stream(request, result, kind, prefer_async=kind[1])
+
+    def _stream(
+        self, request: Json, result: Any, kind: tuple[bool, bool], *, prefer_async: bool
+    ) -> Any:
+        tee = stream_tee(result, kind)
+        keys: Json = {"env_index": self.env_index, "channel": self.channel}
+        source: Iterator[Json] | AsyncIterator[Json]
+        if prefer_async:
+            source = self.cas.astream(request, lambda: tee.alive(result), **keys)
+        else:
+            source = self.cas.stream(request, lambda: tee.live(result), **keys)
+        return stream_of(source, tee, stream_info(result, kind), live=result)
+
+    def drained(self, result: Any, chunks: list[Json], tee: Tee, kind: tuple[bool, bool]) -> Json:
+        """A stream read whole (append mode): the caller gets it from the live chunks."""
+        self.got.append(stream_of(iter(chunks), tee, stream_info(result, kind), live=result))
+        return {"chunks": chunks}
+
+    def live(self, result: Any) -> Json:
+        kind = stream_kind(result)
+        if kind is None:
+            response = _openai_response(result)
+            self.got.append(result)
+            return response
+        if not kind[0]:
+            raise CassetteError(
+                "the wrapped policy returned an async iterator but is not an async function; "
+                "declare it `async def` so that wrap_policy returns an async wrapper"
+            )
+        tee = stream_tee(result, kind)
+        return self.drained(result, list(tee.live(result)), tee, kind)
+
+    async def alive(self, result: Any) -> Json:
+        kind = stream_kind(result)
+        if kind is None or not kind[1]:
+            return self.live(result)
+        tee = stream_tee(result, kind)
+        return self.drained(result, [c async for c in tee.alive(result)], tee, kind)
 
 
 def _wrap_openai(fn: Callable[..., Any], cas: Cassette, channel: str) -> Callable[..., Any]:
@@ -173,34 +196,43 @@ def _wrap_openai(fn: Callable[..., Any], cas: Cassette, channel: str) -> Callabl
         @functools.wraps(fn)
         async def awrapper(*args: Any, env_index: int | str | None = None, **kwargs: Any) -> Any:
             request = _openai_request(args, kwargs)
-            got: list[Any] = []
+            call = _Call(cas, channel, env_index)
+            if cas.mode in _LIVE_FIRST:
+                try:
+                    result = await fn(*args, **kwargs)
+                except Exception as exc:
+                    call.fail(request, exc)
+                    raise
+                return await call.aanswer(request, result)
 
             async def live() -> Json:
                 result = fn(*args, **kwargs)
                 if inspect.isawaitable(result):
                     result = await result
-                response = _openai_response(result)
-                got.append(result)
-                return response
+                return await call.alive(result)
 
             response = await cas.acall(request, live, env_index=env_index, channel=channel)
-            return got[0] if got else _openai_result(response)
+            return call.got[0] if call.got else _openai_result(response)
 
         return awrapper
 
     @functools.wraps(fn)
     def wrapper(*args: Any, env_index: int | str | None = None, **kwargs: Any) -> Any:
         request = _openai_request(args, kwargs)
-        got: list[Any] = []
-
-        def live() -> Json:
-            result = fn(*args, **kwargs)
-            response = _openai_response(result)
-            got.append(result)
-            return response
-
-        response = cas.call(request, live, env_index=env_index, channel=channel)
-        return got[0] if got else _openai_result(response)
+        call = _Call(cas, channel, env_index)
+        if cas.mode in _LIVE_FIRST:
+            try:
+                result = fn(*args, **kwargs)
+                if inspect.isawaitable(result):
+                    _openai_response(result)  # refused: the wrapper must be async
+            except Exception as exc:
+                call.fail(request, exc)
+                raise
+            return call.answer(request, result)
+        response = cas.call(
+            request, lambda: call.live(fn(*args, **kwargs)), env_index=env_index, channel=channel
+        )
+        return call.got[0] if call.got else _openai_result(response)
 
     return wrapper
 

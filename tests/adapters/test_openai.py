@@ -8,6 +8,7 @@ import json
 import socket
 import time
 from collections.abc import Callable, Iterator
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -387,21 +388,55 @@ def test_a_changed_request_raises_mismatch(
 
 
 # -- the wrapped client ----------------------------------------------------------------------
-def test_what_the_wrapped_client_refuses(clients: Callable[..., Any], path: Path) -> None:
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
+    """A socket guard: any connection attempt fails, and fails the test at teardown."""
+    attempts: list[Any] = []
+
+    def refuse(self: socket.socket, address: Any, *args: Any) -> Any:
+        attempts.append(address)
+        raise OSError(f"socket guard: this test may not connect to {address!r}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    yield attempts
+    assert not attempts, f"the replay tried to connect to {attempts}"
+
+
+@pytest.mark.parametrize("mode", ["record", "replay", "passthrough"])
+def test_what_the_wrapped_client_refuses(
+    clients: Callable[..., Any], tmp_path: Path, mode: str, no_network: list[Any]
+) -> None:
     client = clients(NOWHERE)
-    with cassette.open(path, mode="record") as cas:
+    path = tmp_path / "run.jsonl"
+    if mode == "replay":
+        path.write_text("")
+    with cassette.open(path, mode=mode) as cas:
         wrapped = wrap_openai(client, cas)
         with pytest.raises(TypeError, match="messages"):  # as the SDK says, before any call
             wrapped.chat.completions.create(model="m")
-        with pytest.raises(CassetteError, match=r"with_raw_response\.create is not supported"):
-            wrapped.chat.completions.with_raw_response.create(model="m", messages=USER)
-        with pytest.raises(CassetteError, match="with_streaming_response"):
-            _ = wrapped.responses.with_streaming_response.create
-        with pytest.raises(CassetteError, match=r"client\.with_raw_response\.chat"):
-            _ = wrapped.with_raw_response.chat
-        with pytest.raises(CassetteError, match="parse"):
-            wrapped.chat.completions.parse(model="m", messages=USER)
-        assert client.chat.completions.with_raw_response.create is not None  # untouched
+        with pytest.raises(CassetteError, match=r"Files\.create \(POST /files\) sends a multi"):
+            wrapped.files.create(file=("a.jsonl", b"{}"), purpose="batch")
+        with pytest.raises(CassetteError, match="multipart"):
+            wrapped.with_raw_response.audio.transcriptions.create(
+                file=("a.wav", b"RIFF"), model="whisper-1"
+            )
+        # a websocket: refused where the SDK can open one (it needs the websockets package)
+        refused = CassetteError if find_spec("websockets") else openai.OpenAIError
+        with (
+            pytest.raises(refused, match=r"websocket|realtime"),
+            wrapped.realtime.connect(model="m"),
+        ):
+            pass
+        # feature probes never raise (openai-agents probes the client this way)
+        for name in ("with_raw_response", "with_streaming_response", "beta", "realtime", "x"):
+            assert hasattr(wrapped, name) == hasattr(client, name)
+        completions = wrapped.chat.completions
+        for name in ("with_raw_response", "with_streaming_response", "parse", "stream", "nope"):
+            assert hasattr(completions, name) == hasattr(client.chat.completions, name)
+        assert getattr(wrapped.responses, "nope", None) is None
+    assert "create" not in vars(client.chat.completions)  # the original is untouched
+    assert type(wrapped).__name__ == type(client).__name__
 
 
 def test_with_options_keeps_the_cassette(
@@ -433,7 +468,10 @@ def test_error_codec_kinds() -> None:
             assert str(back) == str(exc)
             assert getattr(back, "body", None) == exc.body
         assert codec.dump(ValueError("not ours")) is None
-        assert codec.load({"type": "builtins.ValueError", "message": "x", "data": {}}) is None
+        assert codec.load({"type": "mylib.Boom", "message": "x", "data": {}}) is None
+        # what the SDK raises before sending (a wrong argument) replays as itself
+        back = codec.load({"type": "builtins.TypeError", "message": "bad", "data": {}})
+        assert type(back) is TypeError and str(back) == "bad"
 
 
 def test_build_request_fast_path_equals_the_sdk_transform() -> None:
@@ -473,3 +511,9 @@ def test_build_request_fast_path_equals_the_sdk_transform() -> None:
     # JSON-native arguments are used as they are, not copied
     plain = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
     assert build_request("chat.completions", params, plain)["messages"] is plain["messages"]
+    # an SDK sentinel nested in the arguments takes the slow walk, to the same result
+    nested = {"model": "m", "messages": [{"role": "user", "content": "x", "name": openai.omit}]}
+    assert build_request("chat.completions", params, nested) == {
+        **plain,
+        "endpoint": "chat.completions",
+    }

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import openai
+import pydantic
 import pytest
 from openai import AsyncOpenAI, OpenAI
 
@@ -567,3 +568,73 @@ def test_subprocess_prints_ready_and_stops_on_signal(signum: int) -> None:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+# -- structured answers: JSON that fits the requested schema ----------------------------------
+class _City(pydantic.BaseModel):
+    name: str
+    population: int = pydantic.Field(ge=1)
+    districts: list[str]
+
+
+class _Trip(pydantic.BaseModel):
+    origin: _City
+    stops: list[_City] = pydantic.Field(min_length=2)
+    nights: int | None
+
+
+@needs_responses
+@pytest.mark.parametrize("mode", ["script", "random"])
+def test_json_schema_answers_validate(
+    make_server: MakeServer, make_client: MakeClient, mode: str
+) -> None:
+    client = make_client(make_server(mode))
+    answers = [client.chat.completions.parse(model="m", messages=USER, response_format=_Trip)
+               for _ in range(2)]  # fmt: skip
+    trips = [a.choices[0].message.parsed for a in answers]
+    assert all(isinstance(t, _Trip) and len(t.stops) == 2 for t in trips)
+    assert (trips[0] == trips[1]) is (mode == "script")  # random answers differ
+    text_format = client.responses.parse(model="m", input="Plan a trip", text_format=_Trip)
+    assert isinstance(text_format.output_parsed, _Trip)
+    fmt = {"type": "json_schema", "json_schema": {"name": "trip",
+           "schema": _Trip.model_json_schema()}}  # fmt: skip
+    pieces = [c.choices[0].delta.content or "" for c in chat(client, response_format=fmt,
+              stream=True)]  # fmt: skip
+    _Trip.model_validate_json("".join(pieces))
+
+
+def test_json_object_answers_with_a_schema_from_the_messages(client: OpenAI) -> None:
+    schema = json.dumps(_City.model_json_schema(), indent=2)
+    system = f"Answer with JSON that matches this json_schema:\n\n{schema}\n\nOnly the JSON."
+    messages = [{"role": "system", "content": system}, *USER]
+    reply = chat(client, messages, response_format={"type": "json_object"})
+    _City.model_validate_json(reply.choices[0].message.content or "")
+    plain = chat(client, response_format={"type": "json_object"}).choices[0].message.content
+    assert json.loads(plain or "") == {"answer": USER[0]["content"]}
+
+
+@pytest.mark.parametrize("mode", ["script", "random"])
+def test_forced_tool_arguments_fit_a_nested_model(
+    make_server: MakeServer, make_client: MakeClient, mode: str
+) -> None:
+    client = make_client(make_server(mode))
+    tool = {"type": "function", "function": {"name": "_Trip", "parameters":
+            _Trip.model_json_schema()}}  # fmt: skip
+    choice = {"type": "function", "function": {"name": "_Trip"}}
+    reply = chat(client, tools=[*CHAT_TOOLS, tool], tool_choice=choice)
+    (call,) = reply.choices[0].message.tool_calls or []
+    assert call.function.name == "_Trip"
+    _Trip.model_validate_json(call.function.arguments)
+
+
+def test_after_a_tool_result_a_structured_request_gets_json(client: OpenAI) -> None:
+    first = chat(client, tools=CHAT_TOOLS).choices[0].message
+    (call,) = first.tool_calls or []
+    messages = [*USER, first.model_dump(exclude_none=True),
+                {"role": "tool", "tool_call_id": call.id, "content": "sunny"}]  # fmt: skip
+    fmt = {"type": "json_schema", "json_schema": {"name": "c", "schema":
+           _City.model_json_schema()}}  # fmt: skip
+    reply = chat(client, messages, tools=CHAT_TOOLS, response_format=fmt)
+    _City.model_validate_json(reply.choices[0].message.content or "")
+    text = chat(client, messages, tools=CHAT_TOOLS).choices[0].message.content
+    assert text == 'The tool returned: "sunny".'  # without a format: as before

@@ -1,0 +1,199 @@
+"""Values that fit a JSON schema, for the scripted server's tool calls and structured answers.
+
+``schema_value(schema, text, rnd)`` builds a value that validates against ``schema`` (the
+subset that pydantic, the openai SDK's ``parse`` helpers and the agent frameworks emit:
+``$ref``/``$defs``, ``anyOf``/``oneOf``/``allOf``, nullable types, enums and consts, string
+formats and lengths, number bounds, arrays with ``minItems``/``prefixItems``, objects with
+their required properties). Strings are derived from ``text``; with ``rnd`` they get a random
+suffix and numbers and booleans are drawn at random, so two answers differ.
+``requested_json(body)`` tells whether a chat or Responses request asks for JSON and for
+which schema (``response_format`` / ``text.format`` of type ``json_schema`` or
+``json_object``; for ``json_object`` a JSON schema written into a message, as instructor's
+JSON mode does).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["find_schema", "json_answer", "requested_json", "schema_value", "tool_arguments"]
+
+Json = dict[str, Any]
+_MAX_DEPTH = 8
+_FORMATS = {
+    "date-time": "2024-05-06T07:08:09Z",
+    "date": "2024-05-06",
+    "time": "07:08:09",
+    "duration": "P1D",
+    "email": "agent@example.com",
+    "uri": "https://example.com/",
+    "url": "https://example.com/",
+    "uuid": "12345678-1234-5678-1234-567812345678",
+    "ipv4": "127.0.0.1",
+    "ipv6": "::1",
+    "hostname": "example.com",
+}
+# JSON-schema keys that only a schema (not an ordinary JSON answer) has at its top level
+_SCHEMA_KEYS = ("properties", "$defs", "definitions", "anyOf", "oneOf", "allOf", "$ref")
+
+
+def _free(text: str, rnd: bool) -> str:
+    return f"{text} {secrets.token_hex(3)}" if rnd else text
+
+
+def _resolve(schema: Json, root: Json) -> Json:
+    """``schema`` with a local ``$ref`` replaced by its target (sibling keys kept)."""
+    seen = 0
+    while isinstance(ref := schema.get("$ref"), str) and ref.startswith("#") and seen < 32:
+        target: Any = root
+        for part in filter(None, ref[1:].split("/")):
+            part = part.replace("~1", "/").replace("~0", "~")
+            target = target.get(part) if isinstance(target, dict) else None
+        if not isinstance(target, dict):
+            break
+        schema = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+        seen += 1
+    return schema
+
+
+def _merge(parts: Iterable[Any], root: Json) -> Json:
+    merged: Json = {}
+    for part in parts:
+        if isinstance(part, dict):
+            part = _resolve(part, root)
+            props = {**merged.get("properties", {}), **part.get("properties", {})}
+            required = [*merged.get("required", []), *part.get("required", [])]
+            merged.update(part)
+            if props:
+                merged["properties"] = props
+            if required:
+                merged["required"] = list(dict.fromkeys(required))
+    return merged
+
+
+def _number(schema: Json, text: str, rnd: bool) -> int | float:
+    low = schema.get("minimum", schema.get("exclusiveMinimum", 0) + 1)
+    high = schema.get("maximum", schema.get("exclusiveMaximum", low + 10) - 1)
+    low, high = int(-(-low // 1)), int(high // 1)  # whole numbers inside the bounds
+    if high < low:  # a range holding no whole number, e.g. 0.1 < x < 0.2
+        return float(schema.get("minimum") or schema.get("exclusiveMinimum") or 0) + 1e-9
+    span = high - low + 1
+    return low + (secrets.randbelow(span) if rnd else len(text) % span)
+
+
+def _string(schema: Json, text: str, rnd: bool) -> str:
+    value = _FORMATS.get(str(schema.get("format"))) or _free(text, rnd)
+    low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
+    if high is not None:
+        value = value[: int(high)]
+    return value + "x" * (low - len(value)) if len(value) < low else value
+
+
+def schema_value(
+    schema: Any, text: str, rnd: bool = False, *, root: Json | None = None, depth: int = 0
+) -> Any:
+    """A value that validates against ``schema`` (see the module's docstring)."""
+    if not isinstance(schema, dict) or depth > 4 * _MAX_DEPTH:
+        return None if isinstance(schema, dict) else _free(text, rnd)
+    root = schema if root is None else root
+    schema = _resolve(schema, root)
+
+    def again(sub: Any) -> Any:
+        return schema_value(sub, text, rnd, root=root, depth=depth + 1)
+
+    if "const" in schema:
+        return schema["const"]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    if "default" in schema and not rnd:
+        return schema["default"]
+    for key in ("anyOf", "oneOf"):
+        if isinstance(options := schema.get(key), list) and options:
+            real = [o for o in options if not (isinstance(o, dict) and o.get("type") == "null")]
+            deep = depth >= _MAX_DEPTH // 2 and len(real) < len(options)  # recursion: stop
+            return again(real[0]) if real and not deep else None
+    if isinstance(schema.get("allOf"), list):
+        rest = {k: v for k, v in schema.items() if k != "allOf"}
+        return again(_merge([rest, *schema["allOf"]], root))
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind is None:
+        kind = "object" if "properties" in schema else "array" if "items" in schema else "string"
+    if kind in ("integer", "number"):
+        return _number(schema, text, rnd)
+    if kind == "boolean":
+        return secrets.randbelow(2) == 1 if rnd else True
+    if kind == "array":
+        if isinstance(schema.get("prefixItems"), list):
+            return [again(item) for item in schema["prefixItems"]]
+        if depth >= _MAX_DEPTH:
+            return []
+        size = max(1, int(schema.get("minItems", 0)))
+        size = min(size, int(schema.get("maxItems", size)))
+        return [again(schema.get("items")) for _ in range(size)]
+    if kind == "object":
+        props: Json = schema["properties"] if isinstance(schema.get("properties"), dict) else {}
+        names = list(schema.get("required") or []) or list(props)[:1]
+        if depth >= _MAX_DEPTH:
+            names = list(schema.get("required") or [])
+        return {name: again(props.get(name)) for name in names}
+    return None if kind == "null" else _string(schema, text, rnd)
+
+
+def tool_arguments(schema: Any, text: str, rnd: bool = False) -> Json:
+    """Arguments for a tool: its required properties, or ``{"query": text}`` without a schema."""
+    if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
+        if isinstance(schema, dict) and any(k in schema for k in _SCHEMA_KEYS):
+            value = schema_value(schema, text, rnd)
+            if isinstance(value, dict):
+                return value
+        return {"query": _free(text, rnd)}
+    result: Json = schema_value(schema, text, rnd)
+    return result
+
+
+def find_schema(texts: Iterable[str]) -> Json | None:
+    """The first JSON schema (an object with ``properties``, ``$defs``, ...) written in
+    ``texts``, as instructor's JSON mode puts one into the system message."""
+    decoder = json.JSONDecoder()
+    for text in texts:
+        at, tries = text.find("{"), 0
+        while at >= 0 and tries < 200:
+            tries += 1
+            try:
+                found, end = decoder.raw_decode(text, at)
+            except ValueError:
+                at = text.find("{", at + 1)
+                continue
+            if isinstance(found, dict) and any(k in found for k in _SCHEMA_KEYS):
+                return found
+            at = text.find("{", end)
+    return None
+
+
+def requested_json(body: Json) -> tuple[bool, Json | None]:
+    """Whether a chat (``response_format``) or Responses (``text.format``) request asks for a
+    JSON answer, and the schema it names (None for ``json_object``)."""
+    fmt = body.get("response_format")
+    if not isinstance(fmt, dict):
+        text = body.get("text")
+        fmt = text.get("format") if isinstance(text, dict) else None
+    if not isinstance(fmt, dict):
+        return False, None
+    if fmt.get("type") == "json_schema":
+        inner = fmt.get("json_schema", fmt)  # chat nests it; the Responses API does not
+        schema = inner.get("schema") if isinstance(inner, dict) else None
+        return True, schema if isinstance(schema, dict) else {"type": "object"}
+    return fmt.get("type") == "json_object", None
+
+
+def json_answer(schema: Json | None, texts: list[str], text: str, rnd: bool = False) -> str:
+    """The JSON text answering a request for ``schema``; without one, a schema found in
+    ``texts`` or else ``{"answer": text}``."""
+    schema = schema if schema is not None else find_schema(texts)
+    value = {"answer": _free(text, rnd)} if schema is None else schema_value(schema, text, rnd)
+    return json.dumps(value)

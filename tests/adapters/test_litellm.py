@@ -1,0 +1,378 @@
+"""patch_litellm: the real litellm over real HTTP to the scripted server, recorded in random
+mode and replayed offline, three times, with a socket guard (issue 10, item 2)."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm: no fetch at import
+
+import asyncio
+import gc
+import json
+import re
+import socket
+import subprocess
+import sys
+import warnings
+from collections.abc import Coroutine, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import litellm
+import openai
+import pytest
+from litellm import ModelResponse
+from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
+from litellm.llms.custom_httpx.async_client_cleanup import close_litellm_async_clients
+from litellm.types.utils import ModelResponseStream
+from pydantic import BaseModel
+
+import cassette
+from cassette import CassetteError, CassetteMismatch
+from cassette.adapters.litellm import LiteLLMStream, patch_litellm
+from cassette.index import load_index
+from tests.conftest import MakeServer
+
+# Warnings that litellm's own code raises (not ours, and unavoidable with this litellm):
+# pydantic schemas of its ReadOnly TypedDicts, built on the first call; and its stream
+# handler reading model_fields/model_computed_fields on instances (async streams with usage).
+LITELLM_WARNINGS = (
+    "ignore:Item.* on TypedDict class .* `ReadOnly` qualifier:UserWarning",
+    "ignore:Accessing the 'model_.*' attribute on the instance is deprecated:DeprecationWarning",
+)
+pytestmark = [pytest.mark.filterwarnings(w) for w in LITELLM_WARNINGS]
+T = TypeVar("T")
+KEY = "fake-key-0123456789abcdef"
+WEATHER = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+    "required": ["city", "days"],
+}
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}}]
+USER = [{"role": "user", "content": "What is the weather like in Paris tomorrow?"}]
+from litellm import completion as held_completion  # noqa: E402 - a reference a user may hold
+
+
+@pytest.fixture(autouse=True)
+def litellm_leftovers() -> Iterator[None]:
+    """What litellm leaves behind, closed after each test rather than reported by whichever
+    test the garbage collector runs in: the event loop its sync stream makes for the thread
+    (``asyncio.get_event_loop()`` outside a loop) and its cached clients' connections."""
+    yield
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            loop = asyncio.get_event_loop()
+        except RuntimeError:
+            loop = None
+    if loop is not None and not loop.is_running():
+        loop.close()
+        asyncio.set_event_loop(None)
+    with warnings.catch_warnings():  # what litellm left unclosed: sockets, transports
+        warnings.simplefilter("ignore", ResourceWarning)
+        litellm.in_memory_llm_clients_cache.flush_cache()  # type: ignore[no-untyped-call]
+        gc.collect()
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run``, closing litellm's cached async clients before the loop goes."""
+
+    async def main() -> T:
+        try:
+            return await coro
+        finally:
+            await close_litellm_async_clients()
+
+    return asyncio.run(main())
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "run.jsonl"
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
+    """Fails the test on any connection attempt (sync, async, any host)."""
+    attempts: list[Any] = []
+
+    def refuse(self: socket.socket, address: Any, *args: Any) -> Any:
+        attempts.append(address)
+        raise AssertionError(f"replay tried to connect to {address}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    yield attempts
+    assert attempts == []
+
+
+class Weather(BaseModel):
+    city: str
+    days: int
+
+
+def args(base: str, **kwargs: Any) -> dict[str, Any]:
+    return {"model": "openai/scripted", "api_base": base, "api_key": KEY, "num_retries": 0,
+            "max_retries": 0, **kwargs}  # fmt: skip
+
+
+def tool_loop(base: str) -> list[Any]:
+    """A tool call, its answer, then a streamed reply: what an agent step does."""
+    first = litellm.completion(messages=USER, tools=TOOLS, **args(base))
+    call = first.choices[0].message.tool_calls[0]
+    messages = [
+        *USER,
+        first.choices[0].message,
+        {"role": "tool", "tool_call_id": call.id, "content": "sunny, 21C"},
+    ]
+    second = litellm.completion(messages=messages, tools=TOOLS, temperature=0.2, **args(base))
+    messages += [second.choices[0].message, {"role": "user", "content": "and in Rome?"}]
+    stream = litellm.completion(messages=messages, stream=True, **args(base))
+    assert isinstance(stream, CustomStreamWrapper)
+    chunks = list(stream)
+    return [first, second, chunks]
+
+
+async def atool_loop(base: str) -> list[Any]:
+    first = await litellm.acompletion(messages=USER, tools=TOOLS, **args(base))
+    call = first.choices[0].message.tool_calls[0]
+    messages = [
+        *USER,
+        first.choices[0].message,
+        {"role": "tool", "tool_call_id": call.id, "content": "rain"},
+    ]
+    stream = await litellm.acompletion(
+        messages=messages, stream=True, stream_options={"include_usage": True}, **args(base)
+    )
+    assert isinstance(stream, CustomStreamWrapper)
+    chunks = [chunk async for chunk in stream]
+    return [first, chunks]
+
+
+def same(recorded: Any, replayed: Any) -> None:
+    """Equal as litellm objects: fields, private state, dumps and types."""
+    if isinstance(recorded, list):
+        assert [type(c) for c in replayed] == [type(c) for c in recorded]
+        assert len(replayed) == len(recorded)
+        for a, b in zip(recorded, replayed, strict=True):
+            same(a, b)
+        return
+    assert type(replayed) is type(recorded)
+    assert replayed == recorded  # pydantic: fields, extra and private attributes
+    assert replayed.model_dump() == recorded.model_dump()
+    assert replayed._hidden_params == recorded._hidden_params
+    for ra, rb in zip(recorded.choices, replayed.choices, strict=True):
+        assert rb.logprobs == ra.logprobs  # an attribute, as on the live object
+    if isinstance(recorded, ModelResponse):
+        assert replayed.usage == recorded.usage
+        assert replayed._response_ms == recorded._response_ms
+
+
+def test_completion_tools_and_stream_replay_offline(
+    make_server: MakeServer, path: Path, request: pytest.FixtureRequest
+) -> None:
+    server = make_server("random")
+    with cassette.open(path, "record") as cas, patch_litellm(cas) as patch:
+        recorded = tool_loop(server.base_url)
+    assert patch.live_calls == 3 == server.request_count
+    assert recorded[0].choices[0].finish_reason == "tool_calls"
+    base = server.base_url
+    server.stop()
+    text = path.read_text()
+    assert KEY not in text and "127.0.0.1" not in text
+    request.getfixturevalue("no_network")
+    for _ in range(3):
+        with cassette.open(path, "replay") as cas, patch_litellm(cas) as patch:
+            replayed = tool_loop(base)
+        assert patch.live_calls == 0
+        same(recorded, replayed)
+    chunks = replayed[2]
+    assert all(type(c) is ModelResponseStream for c in chunks)
+    built = litellm.stream_chunk_builder(chunks)
+    assert built.choices[0].message.content == "".join(
+        c.choices[0].delta.content or "" for c in recorded[2]
+    )
+
+
+def test_acompletion_and_async_stream_replay_offline(
+    make_server: MakeServer, path: Path, request: pytest.FixtureRequest
+) -> None:
+    server = make_server("random")
+    with cassette.open(path, "record") as cas, patch_litellm(cas):
+        recorded = run(atool_loop(server.base_url))
+    assert recorded[1][-1].usage.total_tokens > 0  # include_usage: the last chunk has it
+    base = server.base_url
+    server.stop()
+    request.getfixturevalue("no_network")
+    for _ in range(3):
+        with cassette.open(path, "replay") as cas, patch_litellm(cas):
+            replayed = run(atool_loop(base))
+        same(recorded, replayed)
+
+
+def test_the_request_is_model_messages_and_json_params(make_server: MakeServer, path: Path) -> None:
+    server = make_server("random")
+    with cassette.open(path, "record") as cas, patch_litellm(cas):
+        litellm.completion(
+            messages=USER, temperature=0.0, timeout=30, extra_headers={"x-a": "b"},
+            metadata={"run": 1}, logger_fn=print, **args(server.base_url),
+        )  # fmt: skip
+        litellm.completion(messages=USER, response_format=Weather, **args(server.base_url))
+    entries = load_index([path]).entries
+    assert entries[(0, "llm", 0)].request == {
+        "model": "openai/scripted",
+        "messages": USER,
+        "temperature": 0.0,
+    }
+    sent = server.requests[1]["response_format"]  # the JSON schema litellm sent
+    assert entries[(0, "llm", 1)].request["response_format"] == sent
+    assert sent["json_schema"]["schema"]["required"] == ["city", "days"]
+
+
+def test_concurrent_episodes_get_their_own_answers(
+    make_server: MakeServer, path: Path, request: pytest.FixtureRequest
+) -> None:
+    async def episode(env: int, base: str) -> list[str]:
+        with cassette.episode(env):
+            messages: list[Any] = [{"role": "user", "content": f"task {env}"}]
+            answers = []
+            for turn in range(3):
+                reply = await litellm.acompletion(messages=messages, **args(base))
+                await asyncio.sleep(0.001 * ((env + turn) % 3))  # interleave the episodes
+                answers.append(reply.choices[0].message.content)
+                messages += [reply.choices[0].message, {"role": "user", "content": "more"}]
+            return answers
+
+    async def run_all(base: str) -> list[list[str]]:
+        return list(await asyncio.gather(*(episode(i, base) for i in range(8))))
+
+    server = make_server("random")
+    with cassette.open(path, "record") as cas, patch_litellm(cas):
+        recorded = run(run_all(server.base_url))
+    base = server.base_url
+    server.stop()
+    assert len({a for answers in recorded for a in answers}) == 24  # random: all different
+    request.getfixturevalue("no_network")
+    for _ in range(3):
+        with cassette.open(path, "replay") as cas, patch_litellm(cas):
+            assert run(run_all(base)) == recorded
+            assert cas.unused() == []
+
+
+def test_a_router_records_and_replays_offline(
+    make_server: MakeServer, path: Path, request: pytest.FixtureRequest
+) -> None:
+    async def make(base: str) -> litellm.Router:
+        # inside a running loop: litellm starts its cache-sync task there, not on a loop of
+        # its own that it never closes
+        deployment = {"model": "openai/scripted", "api_base": base, "api_key": KEY}
+        return litellm.Router(
+            model_list=[{"model_name": "fast", "litellm_params": deployment}], num_retries=0
+        )
+
+    def calls(base: str) -> list[Any]:
+        router = run(make(base))
+        first = router.completion(model="fast", messages=USER)
+        return [first, run(router.acompletion(model="fast", messages=USER, temperature=0.1))]
+
+    server = make_server("random")
+    with cassette.open(path, "record") as cas, patch_litellm(cas):
+        recorded = calls(server.base_url)
+    base = server.base_url
+    server.stop()
+    request.getfixturevalue("no_network")
+    for _ in range(3):  # the Router's trace ids and deployment ids stay out of the request
+        with cassette.open(path, "replay") as cas, patch_litellm(cas):
+            same(recorded, calls(base))
+
+
+def test_errors_replay_as_litellm_exceptions(
+    make_server: MakeServer, path: Path, request: pytest.FixtureRequest
+) -> None:
+    server = make_server("random", errors={1: 429, 2: 401})
+    recorded: list[BaseException] = []
+    with cassette.open(path, "record") as cas, patch_litellm(cas):
+        for _ in range(2):
+            with pytest.raises(openai.APIStatusError) as info:
+                litellm.completion(messages=USER, **args(server.base_url))
+            recorded.append(info.value)
+    assert [type(e) for e in recorded] == [
+        litellm.exceptions.RateLimitError,
+        litellm.exceptions.AuthenticationError,
+    ]
+    base = server.base_url
+    server.stop()
+    request.getfixturevalue("no_network")
+    with cassette.open(path, "replay") as cas, patch_litellm(cas):
+        for live in recorded:
+            with pytest.raises(type(live)) as info:
+                litellm.completion(messages=USER, **args(base))
+            assert info.value.status_code == live.status_code  # type: ignore[attr-defined]
+            assert str(info.value) == str(live)
+
+
+def test_a_changed_request_is_a_mismatch(make_server: MakeServer, path: Path) -> None:
+    server = make_server("random")
+    with cassette.open(path, "record") as cas, patch_litellm(cas):
+        litellm.completion(messages=USER, **args(server.base_url))
+    with (
+        cassette.open(path, "replay") as cas,
+        patch_litellm(cas),
+        pytest.raises(CassetteMismatch),
+    ):
+        litellm.completion(messages=USER, temperature=1.5, **args(server.base_url))
+
+
+def test_every_reference_is_patched_and_restored(make_server: MakeServer, path: Path) -> None:
+    originals = (litellm.completion, litellm.acompletion, litellm.main.completion)
+    server = make_server("random")
+    with cassette.open(path, "record") as cas, patch_litellm(cas) as patch:
+        this = sys.modules[__name__]
+        assert this.held_completion is not originals[0]  # `from litellm import completion`
+        this.held_completion(messages=USER, **args(server.base_url))
+        assert patch.live_calls == 1
+        with pytest.raises(CassetteError, match="already active"), patch_litellm(cas):
+            pass
+    assert (litellm.completion, litellm.acompletion, litellm.main.completion) == originals
+    assert held_completion is originals[0]
+    assert len(load_index([path]).entries) == 1
+
+
+def test_a_stream_closed_early_is_recorded_incomplete(make_server: MakeServer, path: Path) -> None:
+    server = make_server("random", chunk_words=1)
+    with cassette.open(path, "record") as cas, patch_litellm(cas):
+        stream = litellm.completion(messages=USER, stream=True, **args(server.base_url))
+        assert isinstance(stream, LiteLLMStream)
+        next(stream)
+        stream.close()
+    line = json.loads(path.read_text().splitlines()[1])
+    assert line["meta"].get("incomplete") is True
+
+
+def test_without_litellm_the_error_says_how_to_install(tmp_path: Path) -> None:
+    code = "import sys; sys.modules['litellm'] = None; import cassette.adapters.litellm"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == (
+        "ImportError: cassette.adapters.litellm needs litellm: "
+        "pip install 'rollout-cassette[litellm]'"
+    )
+
+
+def test_the_readme_example_records_and_replays(tmp_path: Path) -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "A lake?" in b]
+    (tmp_path / "example.py").write_text(block)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    env.pop("CASSETTE_MODE", None)
+    done = subprocess.run(
+        [sys.executable, "example.py"], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("Answer ")
+    assert (tmp_path / "runs" / "litellm.jsonl").exists()
