@@ -120,7 +120,7 @@ _PIECES = [
 ]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=1500, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=14))
 def test_the_fast_name_value_finder_finds_what_its_regex_finds(pieces: list[str]) -> None:
     text = "".join(pieces)

@@ -210,12 +210,13 @@ class _Assignments:
             back = text[at - 1 : max(0, at - 40) - 1 if at > 40 else None : -1]
             after: re.Match[str] | None = None
             if text[at] == "=":
-                if self._eq.match(back):
-                    after = self._after_eq.match(text, at + 1)
-            elif self._colon.match(back):
-                after = self._after_colon.match(text, at + 1)
-            elif self._quoted.match(back):
-                after = self._after_quoted.match(text, at + 1)
+                name, rest = self._eq.match(back), self._after_eq
+            else:
+                name, rest = self._colon.match(back), self._after_colon
+                if name is None:
+                    name, rest = self._quoted.match(back), self._after_quoted
+            if name is not None and at - name.end() >= end:  # (not inside the last match)
+                after = rest.match(text, at + 1)
             if after:
                 found.append(after)
                 end = after.end()
