@@ -10,8 +10,8 @@ stderr. The runs, each of the same loop through ``client.chat.completions.create
 live             against the scripted server, plain SDK client
 ours_record      ``wrap_openai`` + ``cassette.open(path, "record")``, ``cassette.episode(i)``
 ours_replay      ``cassette.open(path, "replay")``; the client points at a closed port
-sdk_transform    only the SDK's ``maybe_transform`` of every request of the run (what both
-                 the live SDK and the adapter spend on building a request body)
+sdk_transform    only the SDK's ``maybe_transform`` of every request of the run (what the
+                 live SDK spends on building a request body)
 vcr_record       inside ``vcr.use_cassette``, one new cassette per episode
 vcr_replay       ``record_mode="none"``, vcrpy's default ``match_on``
 vcr_replay_body  the same with ``"body"`` added to ``match_on``

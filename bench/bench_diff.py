@@ -2,6 +2,7 @@
 
     python bench/bench_diff.py                 # 2,000 episodes x 50 steps = 100k interactions a run
     python bench/bench_diff.py --quick         # 10x fewer episodes (smoke run)
+    python bench/bench_diff.py --changed 1     # B differs in every episode, not 1%
 
 Two cassettes are recorded through ``cassette.open(..., "record")``: run A, and run B, a
 re-recording of the same behaviour in which every response id, ``created`` time, system
@@ -13,8 +14,11 @@ Messages are small (~60-120 bytes), so reading and comparing dominate, not IO.
 Measured (best of --repeat runs; wall and CPU time; each ends with ``gc.collect(0)``
 inside the timing, so that the collection a paused GC defers is counted):
 (a) reading both files: ``load_index`` of A, then of B;
-(b) ``diff_runs(A, B)`` from the paths, reading included.
-Targets: (b) <= 2x (a), and (b) < 10 s.
+(b) ``diff_runs(A, B)`` from the paths, reading included (which now also computes the
+paired statistics, the grouped causes and the aligned tool calls of diverged episodes);
+(c) of (b), the statistics alone (``paired_stats``: bootstrap, McNemar/permutation);
+(d) what ``cassette diff --format json`` and ``--format markdown`` add: rendering.
+Targets: (b) <= 2x (a), and (b) + (d) < 10 s.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ from rich.table import Table
 
 import cassette
 from cassette.diff import diff_runs
+from cassette.diff.report import render_json, render_markdown
+from cassette.diff.stats import paired_stats
 from cassette.index import load_index
 
 Json = dict[str, Any]
@@ -130,9 +136,17 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="10x fewer episodes")
+    parser.add_argument(
+        "--changed",
+        type=float,
+        default=0.01,
+        help="share of episodes in which B answers differently (1 = every episode diverges, "
+        "and every one gets its tool calls aligned and its cause classified)",
+    )
     args = parser.parse_args()
     episodes = args.episodes // 10 if args.quick else args.episodes
-    changed = set(random.Random(7).sample(range(episodes), max(1, episodes // 100)))
+    share = max(1, round(episodes * args.changed))
+    changed = set(random.Random(7).sample(range(episodes), min(episodes, share)))
     console = Console()
     with tempfile.TemporaryDirectory() as tmp:
         a, b = Path(tmp) / "a.jsonl", Path(tmp) / "b.jsonl"
@@ -153,12 +167,20 @@ def main() -> None:
         shipped = best_of(args.repeat, read)
         result: list[Any] = []
         diff = best_of(args.repeat, lambda: result.append(diff_runs(a, b)) or result.pop())
-        counts = diff_runs(a, b).counts
+        done = diff_runs(a, b)
+        counts = done.counts
+        stats = best_of(args.repeat, lambda: paired_stats(done.episodes))
+        report = best_of(args.repeat, lambda: (render_json(done), render_markdown(done)))
+        verdict = done.stats.tests[0] if done.stats and done.stats.tests else None
     table = Table(title=f"cassette diff vs reading both runs (best of {args.repeat})")
     for col in ("measurement", "wall", "cpu", "target", "ok?"):
         table.add_column(col, justify="left" if col == "measurement" else "right")
     table.add_row("read both (load_index x2)", *_s(shipped), "", "")
     table.add_row("diff_runs(A, B), reading included", *_s(diff), "< 10 s", _ok(diff[0] < 10))
+    table.add_row("  of which paired statistics", *_s(stats), "", "")
+    table.add_row("render json + markdown", *_s(report), "", "")
+    total = diff[0] + report[0], diff[1] + report[1]
+    table.add_row("cassette diff --format json, in all", *_s(total), "< 10 s", _ok(total[0] < 10))
     ratio = f"{diff[0] / shipped[0]:.2f}x", f"{diff[1] / shipped[1]:.2f}x"
     table.add_row("ratio diff / read", *ratio, "<= 2x", _ok(diff[0] / shipped[0] <= 2))
     table.add_row(
@@ -169,6 +191,8 @@ def main() -> None:
         _ok(counts["diverged"] == len(changed) and counts["identical"] == episodes - len(changed)),
     )
     console.print(table)
+    if verdict is not None:
+        console.print(f"{verdict.name} p = {verdict.p_value:.3g} over {done.stats.paired:,} pairs")  # type: ignore[union-attr]
     load = os.getloadavg()[0]
     console.print(f"load average {load:.1f} on {os.cpu_count()} cores while measuring")
     console.print("command: " + shlex.join(["python", "bench/bench_diff.py", *sys.argv[1:]]))

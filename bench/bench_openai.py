@@ -22,7 +22,7 @@ Rows, for each openai install:
 (6) replay         vcrpy with ``"body"`` added to ``match_on``: what an LLM test needs, since
                    every call goes to the same URL
 (t) transform      only the SDK's ``maybe_transform`` of the run's requests, which the SDK
-                   does on every live call and the adapter does again to build its request
+                   does on every live call (the adapter's replay builds its request without)
 (p) probe          3 calls recorded with vcrpy under openai 3.x (``httpx2``), then replayed:
                    does the cassette hold them, does the replay still reach the server?
 Targets: (3) at least 10x faster than (1) and than (5); (2) under 10% over (1).
@@ -85,7 +85,7 @@ LEGEND = (
     "(4)-(6) vcrpy: one cassette per episode (as one test per episode); (5) default match_on "
     "= method, scheme, host, port, path, query; (6) the same + body",
     "(t) the SDK's maybe_transform of the run's requests alone: the SDK runs it on every live "
-    "call, and the adapter runs it again (build_request) when recording and replaying",
+    "call; the adapter's fast path builds its request with one orjson pass instead",
     "(p) 3 calls recorded with vcrpy under openai 3.x, then replayed: does the cassette hold "
     "them, and does the replay still reach the server?",
     "times include opening and closing the cassettes; floor = sum over episodes of the "

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Hashable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .codec import dumps_sorted
+from .codec import check_finite, dumps_sorted
 from .errors import CassetteMismatch
 from .paths import parse_ignore, remove_path
 
@@ -33,6 +33,7 @@ __all__ = [
     "Matcher",
     "canonical_bytes",
     "canonical_parts",
+    "check_finite",
     "conversation_field",
     "first_difference",
     "format_path",
@@ -116,25 +117,36 @@ class Canonical(NamedTuple):
         h.update(self.tail)
         return h.hexdigest()
 
-    def sha256_from(self, chain: HashChain | None) -> tuple[str, HashChain | None]:
+    def sha256_from(self, chain: HashChain | None, count: int = 0) -> tuple[str, HashChain | None]:
         """(:meth:`sha256`, the chain for the next request of the same key). The same
         hash, but when this request extends the one ``chain`` was taken from (equal head,
         conversation JSON that starts with the earlier one's) only the new bytes are
-        hashed: over an episode each byte is hashed once, not once a step."""
+        hashed: over an episode each byte is hashed once, not once a step. ``count``: the
+        number of messages of this request (kept in the chain)."""
+        sha, next_chain, _ = self.hash_from(chain, count)
+        return sha, next_chain
+
+    def hash_from(
+        self, chain: HashChain | None, count: int = 0
+    ) -> tuple[str, HashChain | None, int]:
+        """:meth:`sha256_from`, and how many leading messages ``chain`` covered (0 unless
+        this request extends the chain's)."""
         conv = self.conversation
         if self.field is None or len(conv) < 2:
-            return self.sha256(), None
+            return self.sha256(), None, 0
         end = len(conv) - 1  # the conversation list without its closing bracket
+        start = 0
         if chain is not None and chain.head == self.head and conv.startswith(chain.prefix):
             state = chain.state.copy()
             state.update(memoryview(conv)[len(chain.prefix) : end])
+            start = chain.size
         else:
             state = hashlib.sha256(self.head)
             state.update(memoryview(conv)[:end])
         final = state.copy()
         final.update(conv[end:])
         final.update(self.tail)
-        return final.hexdigest(), HashChain(self.head, conv[:end], state)
+        return final.hexdigest(), HashChain(self.head, conv[:end], state, count), start
 
 
 class HashChain(NamedTuple):
@@ -143,18 +155,29 @@ class HashChain(NamedTuple):
     head: bytes
     prefix: bytes
     state: Any  # hashlib's sha256 object (its type is private)
+    size: int = 0  # the number of messages of that request
 
 
-def canonical_parts(request: dict[str, Any]) -> Canonical:
-    """:func:`canonical_bytes` of ``request`` as :class:`Canonical` parts."""
+def canonical_parts(request: dict[str, Any], *, live: bool = False) -> Canonical:
+    """:func:`canonical_bytes` of ``request`` as :class:`Canonical` parts. A value that
+    JSON cannot hold raises :class:`~cassette.codec.NotJSONError`; ``live`` (a request
+    being made, not one read from a file) also refuses NaN and infinities outside the
+    conversation (the caller checks the conversation's new messages)."""
     key = conversation_field(request)
     if key is None:
-        return Canonical(_normal_json(request), b"", b"", None)
+        raw = _normal_json(request)
+        if live and b"null" in raw:
+            check_finite(request)
+        return Canonical(raw, b"", b"", None)
     if key == "messages" and type(request.get("input")) is list:  # both (never seen)
         whole = dumps_sorted(normalise_request(request))
+        if live and b"null" in whole:
+            check_finite(request)
         return Canonical(whole, b"", b"", None)
     params = {k: v for k, v in request.items() if k != key}
     cache_key = (key, dumps_sorted(params))
+    if live and b"null" in cache_key[1]:  # NaN is written as null: look at the values
+        check_finite(params)
     parts = _PARAMS_CACHE.get(cache_key)
     if parts is None:
         parts = _split(params, key)
@@ -239,15 +262,27 @@ class Matcher:
         self, request: dict[str, Any], key: Hashable = None
     ) -> tuple[str, bytes | None]:
         """(:meth:`digest`, the JSON of the request's conversation list as hashed), the
-        latter None unless the ignore rules left the conversation as it is."""
+        latter None unless the ignore rules left the conversation as it is.
+
+        With a ``key`` the request is a live one: a value that a cassette cannot store
+        exactly (NaN, an int beyond 64 bits, a set, ...) raises
+        :class:`~cassette.codec.NotJSONError`, before any live call is made."""
         normal = self.normalise(request)
-        parts = canonical_parts(normal)
+        if key is None:
+            parts = canonical_parts(normal)
+            same = parts.field is not None and normal[parts.field] is request.get(parts.field)
+            return parts.sha256(), parts.conversation if same else None
+        parts = canonical_parts(normal, live=True)
         fld = parts.field
         same = fld is not None and normal[fld] is request.get(fld)
-        if key is None:
-            return parts.sha256(), parts.conversation if same else None
         chains = self._chains
-        sha, chain = parts.sha256_from(chains.get(key))
+        messages = normal[fld] if fld is not None else ()
+        prev = chains.get(key)
+        sha, chain, start = parts.hash_from(prev, len(messages))
+        seen = len(prev.prefix) if start and prev is not None else 0
+        if fld is not None and parts.conversation.find(b"null", seen) >= 0:
+            for i in range(start, len(messages)):  # only the messages this request adds
+                check_finite(messages[i], f"{fld}[{i}]")
         with self._lock:
             chains.pop(key, None)  # re-inserted last: the dict's order is least recent first
             if chain is not None:
@@ -255,6 +290,12 @@ class Matcher:
                 if len(chains) > CHAINS:
                     del chains[next(iter(chains))]
         return sha, parts.conversation if same else None
+
+    def check_ignored(self, request: dict[str, Any]) -> None:
+        """Raise :class:`~cassette.codec.NotJSONError` if a top-level key that is not
+        hashed (``headers``, ``timeout``, ...) holds what a cassette cannot store."""
+        if not self._top.isdisjoint(request):
+            dumps_sorted({k: request[k] for k in self._top.intersection(request)})
 
     def verify(self, entry: Entry, request: dict[str, Any], want: str, fix: str) -> None:
         """Raise :class:`CassetteMismatch` unless ``request`` hashes to ``want`` (the
@@ -303,6 +344,9 @@ class Difference:
 
     def describe(self, a_label: str = "recorded", b_label: str = "live", width: int = 80) -> str:
         a, b = _shorten(self.a, self.b, width)
+        if type(self.a) is not type(self.b) and self.a == self.b:  # True and 1: equal in
+            a += f" ({type(self.a).__name__})"  # Python, not in JSON
+            b += f" ({type(self.b).__name__})"
         pad = max(len(a_label), len(b_label)) + 1
         return (
             f"first difference at {self.where or '<root>'}\n"
@@ -323,10 +367,21 @@ def format_path(path: Iterable[str | int]) -> str:
     return out
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON: ``True`` is not ``1``, ``1`` is not ``1.0`` (Python says both are)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
 def _walk_diff(a: Any, b: Any, path: tuple[str | int, ...]) -> Iterator[Difference]:
     if isinstance(a, dict) and isinstance(b, dict):
         for key in sorted(set(a) | set(b), key=str):
-            if key not in a or key not in b or a[key] != b[key]:
+            if key not in a or key not in b or not _same(a[key], b[key]):
                 yield from _walk_diff(
                     a.get(key, Difference.MISSING), b.get(key, Difference.MISSING), (*path, key)
                 )
@@ -336,11 +391,11 @@ def _walk_diff(a: Any, b: Any, path: tuple[str | int, ...]) -> Iterator[Differen
         for i in range(max(len(a), len(b))):
             x = a[i] if i < len(a) else Difference.MISSING
             y = b[i] if i < len(b) else Difference.MISSING
-            if x is Difference.MISSING or y is Difference.MISSING or x != y:
+            if x is Difference.MISSING or y is Difference.MISSING or not _same(x, y):
                 yield from _walk_diff(x, y, (*path, i))
                 return
         return
-    if a != b or type(a) is not type(b):
+    if not _same(a, b):
         yield Difference(path, a, b)
 
 

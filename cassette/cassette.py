@@ -35,6 +35,8 @@ class _Slot:
     step: int
     entry: Entry | None  # set: serve it; None: call live
     write: bool
+    sha: str = ""  # of the request to record (taken before the live call)
+    conversation: bytes | None = None  # its conversation's JSON, as hashed
 
 
 class Cassette:
@@ -182,9 +184,25 @@ class Cassette:
                 self._written.add(key)
             if entry is not None:
                 self._served.add(key)
-        if entry is not None and self.match == "strict":
-            self._verify(entry, request)
-        return _Slot(env, channel, step, entry, entry is None and mode is not Mode.PASSTHROUGH)
+        if entry is not None:
+            entry.check()  # a line that cannot be served (broken delta chain, changed response)
+            if self.match == "strict":
+                self._verify(entry, request)
+            return _Slot(env, channel, step, entry, False)
+        slot = _Slot(env, channel, step, None, mode is not Mode.PASSTHROUGH)
+        if slot.write:  # hashed now: what cannot be recorded is refused before the live call
+            try:
+                slot.sha, slot.conversation = self.matcher.digest_parts(request, (env, channel))
+                self.matcher.check_ignored(request)
+            except CassetteError as exc:
+                with self._lock:  # the key is free again
+                    self._written.discard((env, channel, step))
+                    if self._counters.get((env, channel)) == step + 1:
+                        self._counters[(env, channel)] = step
+                raise CassetteError(
+                    f"cannot record step {step} of ({env!r}, {channel!r}): {exc}; nothing was sent"
+                ) from None
+        return slot
 
     def _miss_message(self, key: Key) -> str:
         env, channel, step = key
@@ -254,17 +272,16 @@ class Cassette:
             meta.update(extra)
         assert self._sink is not None  # slot.write: record or append mode
         recorder = self._sink.recorder()
-        sha, conversation = self.matcher.digest_parts(request, (slot.env_index, slot.channel))
         recorder.interaction(
             slot.env_index,
             slot.channel,
             slot.step,
             request,
-            sha,
+            slot.sha,
             response,
             error,
             meta,
-            conversation,
+            slot.conversation,
         )
 
     def call(
@@ -429,5 +446,12 @@ def open(
     fsync: bool = False,
 ) -> Cassette:
     """Open a cassette. ``path`` defaults to ``$CASSETTE_PATH``; ``mode`` to
-    ``$CASSETTE_MODE``, else ``auto`` (what ``cassette run`` sets for a command)."""
+    ``$CASSETTE_MODE``, else ``auto`` (what ``cassette run`` sets for a command). With
+    ``$CASSETTE_FORK_FROM`` set (``cassette fork``), a fork of that cassette
+    (:func:`cassette.fork.fork`), whatever ``mode``."""
+    if os.environ.get("CASSETTE_FORK_FROM"):
+        from .fork import fork
+
+        forked: Any = fork(path, match=match, ignore=ignore, redact=redact, meta=meta, fsync=fsync)
+        return forked  # type: ignore[no-any-return]
     return Cassette(path, mode, match=match, ignore=ignore, redact=redact, meta=meta, fsync=fsync)

@@ -1,37 +1,126 @@
 """The JSON codec: compact orjson bytes, pydantic models dumped in JSON mode.
 
+A cassette stores JSON only. What JSON cannot hold exactly is refused with
+:class:`NotJSONError` (a :class:`~cassette.errors.CassetteError` and a ``TypeError``)
+rather than stored as something else: dict keys that are not strings, ints beyond 64
+bits, nesting deeper than orjson writes (255 levels), sets, and bytes that are not UTF-8
+(bytes that are UTF-8 are stored as their text). NaN and infinities are refused where a
+request is hashed (:func:`cassette.canonical.canonical_parts`); orjson alone would write
+them as ``null``; :func:`check_finite` finds them.
+
 Pure: values in, bytes out, no IO.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import orjson
 
-__all__ = ["dumps", "dumps_sorted", "loads"]
+from .errors import CassetteError
+
+__all__ = ["MAX_DEPTH", "NotJSONError", "check_finite", "dumps", "dumps_sorted", "loads"]
+
+MAX_DEPTH = 254  # containers nested deeper than this cannot be written (orjson's limit)
+
+_WHY = {
+    "Dict key must be str": "a dict key that is not a string (JSON keys are strings)",
+    "Integer exceeds 64-bit range": "an int beyond 64 bits (JSON numbers here are 64-bit)",
+    "Recursion limit reached": f"containers nested deeper than {MAX_DEPTH} levels",
+}
+
+
+class NotJSONError(CassetteError, TypeError):
+    """A value that a cassette cannot store as JSON exactly (see the module docstring)."""
 
 
 def _default(obj: Any) -> Any:
     dump = getattr(obj, "model_dump", None)
     if callable(dump):
         return dump(mode="json", exclude_unset=True)
-    if isinstance(obj, (set, frozenset)):
-        return sorted(obj, key=repr)
     if isinstance(obj, bytes):
-        return obj.decode("utf-8", "replace")
-    raise TypeError(f"cannot store a {type(obj).__name__} in a cassette; pass JSON-able data")
+        try:
+            return obj.decode("utf-8")
+        except UnicodeDecodeError:
+            raise TypeError("bytes that are not UTF-8 (encode them, e.g. as base64 text)") from None
+    if isinstance(obj, (set, frozenset)):
+        raise TypeError("a set (JSON has no sets: pass a sorted list)")
+    raise TypeError(f"a {type(obj).__name__}")
+
+
+def _not_json(exc: TypeError) -> NotJSONError:
+    cause = exc.__cause__
+    text = str(cause) if isinstance(cause, TypeError) else str(exc)
+    why = _WHY.get(text, text)
+    if text.startswith("Type is not JSON serializable: "):
+        why = "a " + text.rsplit(": ", 1)[1]
+    return NotJSONError(f"cannot store {why} in a cassette; pass JSON-able data")
 
 
 def dumps(obj: Any) -> bytes:
     """Compact JSON bytes (orjson; pydantic models are dumped in JSON mode)."""
-    return orjson.dumps(obj, default=_default)
+    try:
+        return orjson.dumps(obj, default=_default)
+    except TypeError as exc:
+        raise _not_json(exc) from None
 
 
 def dumps_sorted(obj: Any) -> bytes:
     """:func:`dumps` with sorted keys: equal for values equal up to key order."""
-    return orjson.dumps(obj, default=_default, option=orjson.OPT_SORT_KEYS)
+    try:
+        return orjson.dumps(obj, default=_default, option=orjson.OPT_SORT_KEYS)
+    except TypeError as exc:
+        raise _not_json(exc) from None
 
 
 def loads(data: bytes | str) -> Any:
     return orjson.loads(data)
+
+
+def _all_finite(value: Any) -> bool:
+    """Whether ``value`` holds no NaN and no infinity (no paths: the common case is fast).
+    Called on values that were serialised already, so nesting is at most 255 levels."""
+    kind = type(value)
+    if kind is dict:
+        items: Any = value.values()
+    elif kind is list or kind is tuple:
+        items = value
+    elif isinstance(value, float):
+        return bool(value - value == 0)  # NaN and infinities only (inf - inf is NaN)
+    elif isinstance(value, dict):
+        items = value.values()
+    elif isinstance(value, (list, tuple)):
+        items = value
+    else:
+        return True
+    for item in items:
+        kind = type(item)
+        if kind is str or item is None or kind is int or kind is bool:
+            continue
+        if not _all_finite(item):
+            return False
+    return True
+
+
+def check_finite(value: Any, where: str = "request") -> None:
+    """Raise :class:`~cassette.codec.NotJSONError` if ``value`` holds a NaN or an
+    infinity: JSON has neither, and orjson would write (and hash) them as ``null``."""
+    if _all_finite(value):
+        return
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, float):
+            if not math.isfinite(node):
+                at = where + "".join(
+                    f"[{part}]" if isinstance(part, int) else f".{part}" for part in path
+                )
+                raise NotJSONError(
+                    f"cannot store {node!r} at {at} in a cassette (JSON has no NaN or "
+                    "infinity, and it would read back as null); pass a finite number, or None"
+                )
+        elif isinstance(node, dict):
+            stack.extend((v, (*path, str(k))) for k, v in node.items())
+        elif isinstance(node, (list, tuple)):
+            stack.extend((v, (*path, i)) for i, v in enumerate(node))

@@ -18,12 +18,14 @@ from typing import Any
 
 from .canonical import Matcher
 from .cassette import open as open_cassette
+from .checksum import CHECKSUM_KEY, checksum
 from .codec import dumps
 from .errors import CassetteError
 from .index import EnvIndex, Index, Key, load_index
 from .recorder import Recorder
 from .redact import Redactor
 from .store import Writer, is_gzip_path, iter_records, partial_path, shard_files
+from .writer import private_mode
 
 __all__ = ["CONFLICT_POLICIES", "MergeConflict", "Merged", "from_eval_protocol", "merge", "redact"]
 
@@ -76,6 +78,8 @@ def _scrub(obj: Json, raw: bytes, redactor: Redactor) -> tuple[Json, int]:
         found = out.get("meta")
         meta: Json = found if isinstance(found, dict) else {}
         out["meta"] = {**meta, "redacted": int(meta.get("redacted") or 0) + count}
+        if CHECKSUM_KEY in meta:  # of what the line serves now
+            out["meta"][CHECKSUM_KEY] = checksum(out.get("response"), out.get("error"))
     return out, count
 
 
@@ -142,6 +146,8 @@ class Merged:
     episodes: int = 0
     dropped: list[tuple[EnvIndex, str]] = field(default_factory=list)  # (episode, input)
     prefixes: dict[str, str] = field(default_factory=dict)  # input -> renumber prefix
+    repeats: int = 0  # lines of a key recorded twice in one input (the first is kept)
+    unusable: list[str] = field(default_factory=list)  # "path:line: why" of lines left out
 
 
 def _stem(path: Path) -> str:
@@ -190,6 +196,15 @@ def _plan(
     """Per input, the episodes to leave out (first/last keep each conflicting episode
     whole, from the first or last input that holds it)."""
     skip: list[set[EnvIndex]] = [set() for _ in indexes]
+    for path, index in indexes:
+        if index.duplicates and on_conflict == "error":
+            old, new = index.duplicates[0]
+            raise MergeConflict(
+                f"key (env_index={new.env_index!r}, channel={new.channel!r}, step={new.step}) "
+                f"is recorded twice in {path} (lines {old.line} and {new.line}); pass "
+                "--on-conflict first to keep the first line of each key (what readers serve)"
+            )
+        merged.repeats += len(index.duplicates)
     if on_conflict == "renumber":
         return skip
     clashing: dict[EnvIndex, None] = {}
@@ -233,7 +248,9 @@ def merge(
         merged.prefixes = {str(path): p for (path, _), p in zip(indexes, prefixes, strict=True)}
     matcher = Matcher()
     side = partial_path(out)
-    recorder = Recorder(Writer(side, gz=is_gzip_path(out)), Redactor())
+    mode = private_mode(out)  # 0600, or the mode of the file it replaces
+    writer = Writer(side, gz=is_gzip_path(out), shared=False, exclusive=True, mode=mode)
+    recorder = Recorder(writer, Redactor())
     episodes: set[EnvIndex] = set()
     try:
         recorder.header({"merged_from": [str(path) for path in inputs]})
@@ -245,15 +262,25 @@ def merge(
             for entry, request in index.iter_full():
                 if entry.env_index in skip[i]:
                     continue
+                try:
+                    entry.check()  # a damaged response is left out, not given a new checksum
+                except CassetteError as exc:
+                    merged.unusable.append(str(exc).split("; run `cassette validate")[0])
+                    continue
                 env = rename(entry.env_index)
                 sha = entry.sha or matcher.digest(request)
-                meta = dict(entry.meta)
+                meta = {k: v for k, v in entry.meta.items() if k != CHECKSUM_KEY}
                 recorder.interaction(
                     env, entry.channel, entry.step, request, sha, entry.response, entry.error, meta
                 )
                 episodes.add(env)
                 merged.interactions += 1
                 _tick(progress)
+            merged.unusable.extend(
+                str(e.broken).split("; ")[0]
+                for e in index.entries.values()
+                if e.broken is not None and e.env_index not in skip[i]
+            )
             for env, outcome in index.outcomes.items():
                 if env not in skip[i]:
                     recorder.outcome({**outcome, "env_index": rename(env)})

@@ -7,6 +7,8 @@ O(1) a call and memory stays linear in the file.
 
 from __future__ import annotations
 
+import stat
+import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -15,9 +17,12 @@ from typing import Any
 
 from ._format import FORMAT, VERSION
 from ._gc import paused_gc
+from .checksum import CHECKSUM_KEY, checksum
+from .codec import NotJSONError
 from .delta import SAME_ALL, decode_messages
-from .errors import CassetteFormatError
-from .store import iter_records, shard_files
+from .errors import CassetteFormatError, CassetteWarning
+from .lines import read_records
+from .store import shard_files
 
 __all__ = ["Entry", "Index", "Key", "load_index"]
 
@@ -59,6 +64,32 @@ class Entry:
     base: Entry | None = None
     source: str = ""
     line: int = 0
+    broken: CassetteFormatError | None = None  # set: this line cannot be served (why)
+    checked: bool = False  # its meta.checksum was verified
+
+    def check(self) -> None:
+        """Raise :class:`CassetteFormatError` naming the line if it cannot be served: its
+        delta chain is broken, or its response or error is not what was recorded (its
+        ``meta.checksum`` does not match). Checked once; lines without a checksum pass."""
+        if self.broken is not None:
+            raise self.broken
+        if self.checked:
+            return
+        want = self.meta.get(CHECKSUM_KEY)
+        if want is not None:
+            try:
+                got = checksum(self.response, self.error)
+            except NotJSONError as exc:
+                got = str(exc)
+            if got != want:
+                raise _fmt(
+                    self.source,
+                    self.line,
+                    "the response or error is not what was recorded (meta.checksum does "
+                    "not match: the line was edited or damaged); restore the file, or "
+                    "re-record this episode",
+                )
+        self.checked = True
 
     @property
     def key(self) -> Key:
@@ -79,6 +110,8 @@ class Entry:
 
     def full_request(self) -> dict[str, Any]:
         """The request as it was made, rebuilt along the chain of delta bases."""
+        if self.broken is not None:
+            raise self.broken
         if self.delta is None:
             return self.request
         chain: list[Entry] = []
@@ -100,7 +133,7 @@ class Entry:
         if same == SAME_ALL:
             out = {key: value for key, value in base_full.items() if key != fld}
         else:
-            out = {key: base_full[key] for key in same if key in base_full}
+            out = {key: base_full[key] for key in same if isinstance(key, str) and key in base_full}
         out.update(self.request)
         out[fld] = decode_messages(
             _messages_of(self.request, fld) or [],
@@ -137,6 +170,8 @@ class Index:
     outcomes: dict[EnvIndex, dict[str, Any]] = field(default_factory=dict)
     headers: list[dict[str, Any]] = field(default_factory=list)
     eval_protocol: bool = False
+    # lines of a key recorded before (the first is served): (the served entry, this one)
+    duplicates: list[tuple[Entry, Entry]] = field(default_factory=list)
 
     def episodes(self) -> list[EnvIndex]:
         seen: dict[EnvIndex, None] = {}
@@ -164,16 +199,40 @@ class Index:
         return f"episode {env_index!r} holds " + ", ".join(parts)
 
     def iter_full(self) -> Iterator[tuple[Entry, dict[str, Any]]]:
-        """Every entry with its full request, in file order (rebuilt incrementally)."""
+        """Every entry with its full request, in file order (rebuilt incrementally).
+
+        Entries that cannot be rebuilt (a broken delta chain) are left out, each with a
+        :class:`CassetteWarning` naming its line; so are the delta lines built on them."""
         last: dict[Entry, dict[str, Any]] = {}
         for entry in self.entries.values():
-            if entry.delta is None:
-                full = entry.request
-            else:
-                base_full = last.pop(entry.base, None) if entry.base is not None else None
-                full = entry.rebuild(base_full if base_full is not None else {})
+            if entry.broken is not None:  # found on load, and warned about then
+                continue
+            full = entry.request
+            if entry.delta is not None:
+                base = entry.base
+                try:
+                    base_full = last.pop(base, None) if base is not None else {}
+                    if base_full is None and base is not None:  # a line not served (a
+                        base_full = base.full_request()  # repeat of a key), or broken
+                    full = entry.rebuild(base_full or {})
+                except CassetteFormatError as exc:
+                    entry.broken = exc
+            if entry.broken is not None:
+                warnings.warn(
+                    f"{entry.source}:{entry.line}: left out, its request cannot be rebuilt "
+                    f"({_why(entry.broken)}); run `cassette validate {entry.source}`",
+                    CassetteWarning,
+                    stacklevel=2,
+                )
+                continue
             last[entry] = full
             yield entry, full
+
+
+def _why(exc: CassetteFormatError) -> str:
+    text = str(exc)
+    prefix = f"{exc.path}:{exc.line}: "
+    return text.removeprefix(prefix).split("; run `cassette validate")[0]
 
 
 def _check_interaction(obj: dict[str, Any], path: str, line: int) -> None:
@@ -195,6 +254,7 @@ def _check_interaction(obj: dict[str, Any], path: str, line: int) -> None:
         and isinstance(obj.get("response"), (dict, type(None)))
         and isinstance(obj.get("error"), (dict, type(None)))
         and isinstance(obj.get("meta", {}), dict)
+        and isinstance(obj.get("meta", {}).get(CHECKSUM_KEY, ""), str)
         and (delta is None or _delta_ok(delta))
     )
     if not ok:
@@ -203,13 +263,17 @@ def _check_interaction(obj: dict[str, Any], path: str, line: int) -> None:
 
 
 def _delta_ok(delta: Any) -> bool:
+    if not isinstance(delta, dict):
+        return False
+    base, keep, same = delta.get("base"), delta.get("keep"), delta.get("same", [])
     return (
-        isinstance(delta, dict)
-        and delta.keys() <= _DELTA_KEYS
-        and type(delta.get("base")) is int
-        and type(delta.get("keep")) is int
+        delta.keys() <= _DELTA_KEYS
+        and type(base) is int
+        and base >= 0
+        and type(keep) is int
+        and keep >= 0
         and delta.get("field", "messages") in ("messages", "input")
-        and (isinstance(delta.get("same", []), list) or delta["same"] == SAME_ALL)
+        and (same == SAME_ALL or (type(same) is list and all(type(k) is str for k in same)))
     )
 
 
@@ -274,10 +338,28 @@ def _ep_entry(obj: dict[str, Any], path: str, line: int) -> Entry:
     )
 
 
+def _base_of(
+    delta: dict[str, Any], previous: Entry | None, again: dict[Key, Entry], index: Index, spath: str
+) -> Entry | None:
+    """The delta base of a line: the previous interaction of its (env_index, channel) in
+    this file, if that is the step its delta names; where a key was recorded twice (two
+    writers of one episode), the latest earlier line of that step in this file."""
+    base = delta["base"]
+    if previous is not None and previous.step == base:
+        return previous
+    if previous is None:
+        return None
+    key = (previous.env_index, previous.channel, base)
+    found = again.get(key) or index.entries.get(key)
+    return found if found is not None and found.source == spath else None
+
+
 def _load_file(index: Index, path: Path) -> None:
     spath = str(path)
-    records = iter_records(path)
+    records = read_records(path)
     last: dict[tuple[EnvIndex, str], Entry] = {}
+    again: dict[Key, Entry] = {}  # the latest line of each key recorded twice in this file
+    broken: list[Entry] = []
     first = True
     for line, obj in records:
         kind = obj.get("type")
@@ -292,16 +374,6 @@ def _load_file(index: Index, path: Path) -> None:
             _check_interaction(obj, spath, line)
             env, channel, step = obj["env_index"], obj.get("channel", "llm"), obj["step"]
             delta = obj.get("delta")
-            base = None
-            if delta is not None:
-                base = last.get((env, channel))
-                if base is None or base.step != delta["base"]:
-                    raise _fmt(
-                        spath,
-                        line,
-                        f"delta base step {delta['base']} is not the previous "
-                        f"interaction of ({env!r}, {channel!r}) in this file",
-                    )
             entry = Entry(
                 env_index=env,
                 channel=channel,
@@ -312,19 +384,35 @@ def _load_file(index: Index, path: Path) -> None:
                 error=obj.get("error"),
                 meta=obj.get("meta") or {},
                 delta=delta,
-                base=base,
                 source=spath,
                 line=line,
             )
+            if delta is not None:
+                base = _base_of(delta, last.get((env, channel)), again, index, spath)
+                if base is None:
+                    entry.broken = _fmt(
+                        spath,
+                        line,
+                        f"delta base step {delta['base']} is not an earlier interaction of "
+                        f"({env!r}, {channel!r}) in this file (lines lost or mixed up); this "
+                        "step and the later ones built on it cannot be served: re-record them",
+                    )
+                elif base.broken is not None:
+                    entry.broken = _fmt(
+                        spath,
+                        line,
+                        f"its delta base (line {base.line}) cannot be rebuilt; this step "
+                        "cannot be served: re-record it",
+                    )
+                entry.base = base
+                if entry.broken is not None:
+                    broken.append(entry)
             prior = index.entries.get(entry.key)
             if prior is not None:
-                raise _fmt(
-                    spath,
-                    line,
-                    f"key (env_index={env!r}, channel={channel!r}, step={step}) is recorded "
-                    f"twice (also {prior.source}:{prior.line}); delete one, or re-record",
-                )
-            index.entries[entry.key] = entry
+                index.duplicates.append((prior, entry))
+                again[entry.key] = entry
+            else:
+                index.entries[entry.key] = entry
             last[(env, channel)] = entry
         elif kind == "outcome":
             _validate(obj, spath, line)
@@ -336,6 +424,52 @@ def _load_file(index: Index, path: Path) -> None:
             raise _fmt(
                 spath, line, f"unknown line type {kind!r} (expected header, interaction, outcome)"
             )
+    _warn_damage(spath, broken, [d for d in index.duplicates if d[1].source == spath])
+
+
+def _warn_damage(spath: str, broken: list[Entry], twice: list[tuple[Entry, Entry]]) -> None:
+    """One CassetteWarning per kind of damage that a file holds and readers tolerate."""
+    if twice:
+        shown = ", ".join(
+            f"(env_index={new.env_index!r}, channel={new.channel!r}, step={new.step}) at "
+            + (
+                f"lines {old.line} and {new.line}"
+                if old.source == new.source
+                else f"{old.source}:{old.line} and {new.source}:{new.line}"
+            )
+            for old, new in twice[:3]
+        )
+        more = f" and {len(twice) - 3} more" if len(twice) > 3 else ""
+        warnings.warn(
+            f"{spath}: {len(twice)} key{'s' if len(twice) != 1 else ''} recorded twice: "
+            f"{shown}{more}; the first line of each is served. `cassette merge OUT {spath} "
+            "--on-conflict first` writes a copy without the repeats",
+            CassetteWarning,
+            stacklevel=4,
+        )
+    if broken:
+        shown = ", ".join(str(e.line) for e in broken[:5]) + (", …" if len(broken) > 5 else "")
+        warnings.warn(
+            f"{spath}: {len(broken)} interaction{'s' if len(broken) != 1 else ''} with a "
+            f"broken delta chain cannot be served (lines {shown}); the other steps replay. "
+            f"Run `cassette validate {spath}`; re-record those episodes",
+            CassetteWarning,
+            stacklevel=4,
+        )
+
+
+def _regular(path: Path) -> None:
+    """Refuse what is neither a file nor a directory (a FIFO would block the reader)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # reading it says what is wrong
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise CassetteFormatError(
+            f"{path} is not a regular file (a pipe, socket or device); copy it to a file "
+            "and read that",
+            path=str(path),
+        )
 
 
 def load_index(paths: Iterable[Path]) -> Index:
@@ -347,6 +481,7 @@ def load_index(paths: Iterable[Path]) -> Index:
     index = Index()
     with paused_gc():
         for path in paths:
+            _regular(path)
             files = shard_files(path) if path.is_dir() else [path]
             for file in files:
                 _load_file(index, file)

@@ -11,12 +11,14 @@ from typing import Any
 import orjson
 
 from .codec import dumps
+from .errors import CassetteError
 from .index import Entry
 
 __all__ = [
     "content_text",
     "cost_of",
     "item_call",
+    "json_text",
     "message_calls",
     "parse_args",
     "response_calls",
@@ -48,7 +50,16 @@ def content_text(content: Any) -> str:
             elif isinstance(part, dict):
                 parts.append(f"[{part.get('type', 'part')}]")
         return " ".join(parts)
-    return dumps(content).decode()
+    return json_text(content)
+
+
+def json_text(value: Any) -> str:
+    """``value`` as compact JSON text; what JSON cannot write (nesting deeper than 254
+    levels, ints beyond 64 bits: a damaged file) as a short note instead."""
+    try:
+        return dumps(value).decode()
+    except CassetteError as exc:
+        return f"<{type(value).__name__} that cannot be shown: {exc}>"
 
 
 def _call_of(call: Any) -> tuple[str, str] | None:
@@ -60,7 +71,13 @@ def _call_of(call: Any) -> tuple[str, str] | None:
     if not isinstance(name, str):
         return None
     args = fn.get("arguments", fn.get("input", ""))
-    return name, args if isinstance(args, str) else dumps(args).decode()
+    return name, args if isinstance(args, str) else json_text(args)
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else content_text(value)
 
 
 def _from_chunks(chunks: list[Any]) -> Json:
@@ -69,16 +86,24 @@ def _from_chunks(chunks: list[Any]) -> Json:
     calls: dict[int, Json] = {}
     for chunk in chunks:
         choices = chunk.get("choices") if isinstance(chunk, dict) else None
-        delta = choices[0].get("delta") if isinstance(choices, list) and choices else None
+        first = choices[0] if isinstance(choices, list) and choices else None
+        delta = first.get("delta") if isinstance(first, dict) else None
         if not isinstance(delta, dict):
             continue
         if isinstance(delta.get("content"), str):
             text.append(delta["content"])
-        for part in delta.get("tool_calls") or []:
-            slot = calls.setdefault(int(part.get("index", len(calls))), {"name": "", "args": ""})
-            fn = part.get("function") or {}
-            slot["name"] += fn.get("name") or ""
-            slot["args"] += fn.get("arguments") or ""
+        parts = delta.get("tool_calls")
+        for part in parts if isinstance(parts, list) else ():
+            if not isinstance(part, dict):
+                continue
+            index = part.get("index", len(calls))
+            slot = calls.setdefault(
+                index if type(index) is int else len(calls), {"name": "", "args": ""}
+            )
+            fn = part.get("function")
+            fn = fn if isinstance(fn, dict) else {}
+            slot["name"] += _text(fn.get("name"))
+            slot["args"] += _text(fn.get("arguments"))
     message: Json = {"role": "assistant", "content": "".join(text) or None}
     if calls:
         message["tool_calls"] = [
@@ -122,7 +147,8 @@ def response_message(response: Json | None) -> Json | None:
 def tool_calls(response: Json | None) -> list[tuple[str, str]]:
     """(name, arguments) of each tool call that a response asks for, in order."""
     message = response_message(response)
-    calls = (message or {}).get("tool_calls") or []
+    calls = (message or {}).get("tool_calls")
+    calls = calls if isinstance(calls, list) else []
     return [c for c in (_call_of(call) for call in calls) if c is not None]
 
 
@@ -179,7 +205,8 @@ def parse_args(value: Any) -> Any:
 
 def message_calls(message: Json) -> Iterator[tuple[str, Any]]:
     """(name, parsed arguments) of each ``tool_calls[*].function`` of a chat message."""
-    for call in message.get("tool_calls") or ():
+    calls = message.get("tool_calls")
+    for call in calls if isinstance(calls, list) else ():
         fn = call.get("function") if isinstance(call, dict) else None
         if isinstance(fn, dict):
             yield str(fn.get("name")), parse_args(fn.get("arguments"))

@@ -21,6 +21,7 @@ from typing import Any
 from ._format import FORMAT, VERSION
 from ._version import __version__
 from .canonical import conversation_field
+from .checksum import with_checksum
 from .codec import dumps, loads
 from .delta import SAME_ALL, MessageBase, encode_messages
 from .errors import CassetteError
@@ -87,6 +88,9 @@ class Recorder:
             if clean.get("type") == "interaction":
                 clean["meta"] = {**clean.get("meta", {}), "redacted": count}
             raw = dumps(clean)
+            line = clean
+        if line.get("type") == "interaction":  # of what replay serves, as written
+            raw = with_checksum(raw, line)
         self.writer.write(raw)
 
     def header(self, meta: dict[str, Any] | None = None) -> None:

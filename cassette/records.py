@@ -53,6 +53,12 @@ class Delta(_Model):
     are those of the base request. ``same: "*"`` names every top-level key of the base
     request that this line's ``request`` does not hold (the usual case: only what changed
     is written).
+
+    Where a key was recorded twice (two writers appended the same episode), the base is
+    the latest earlier line of step ``base`` of that (env_index, channel) in the same file.
+    A line whose base is not there (lines lost, moved or mixed up), or cannot be rebuilt,
+    is unusable: replay raises a CassetteFormatError naming it when it is asked for, as
+    for every later line built on it; other lines and episodes replay.
     """
 
     base: int = Field(ge=0, description="step of the base interaction")
@@ -74,7 +80,15 @@ class ErrorInfo(_Model):
 
 
 class Interaction(_Model):
-    """One call on one channel of one episode."""
+    """One call on one channel of one episode.
+
+    A key (env_index, channel, step) recorded twice is served from its first line, with
+    a CassetteWarning naming both; ``cassette merge OUT IN --on-conflict first`` writes a
+    copy without the repeats. ``meta.checksum`` (8 hex digits) is the CRC-32 of the
+    compact JSON ``[response, error]`` as the line holds them (``error`` null when
+    absent): replay refuses a line whose response or error no longer matches it, naming
+    the line; ``cassette validate`` reports it. Lines without it are served unchecked.
+    """
 
     type: Literal["interaction"] = "interaction"
     env_index: EnvIndex
@@ -85,7 +99,12 @@ class Interaction(_Model):
     request_sha256: str = Field(pattern="^[0-9a-f]{64}$")
     response: dict[str, Any] | None = None
     error: ErrorInfo | None = None
-    meta: dict[str, Any] = Field(default_factory=dict)
+    meta: dict[str, Any] = Field(
+        default_factory=dict,
+        description="latency_ms, recorded_at; model where the model that answered differs; "
+        "usage of a stream; redacted (count of secrets replaced); checksum: the CRC-32 (8 hex "
+        "digits) of the compact JSON [response, error], checked on replay",
+    )
 
 
 class Outcome(_Model):
@@ -106,5 +125,14 @@ def json_schema() -> dict[str, Any]:
     """The JSON Schema of one line of a cassette file."""
     schema = LINE_ADAPTER.json_schema()
     schema["title"] = "rollout-cassette line (format version 1)"
+    schema["description"] = (
+        "One JSON object a line, UTF-8. Values are JSON only: a request holding NaN or an "
+        "infinity, bytes that are not UTF-8, a set, an int beyond 64 bits, a dict key that "
+        "is not a string, or containers nested deeper than 254 levels is refused before the "
+        "live call (CassetteError), never written as something else. Readers skip blank "
+        "lines, skip a cut-short last line with a warning, serve the first line of a key "
+        "recorded twice (with a warning), and refuse only the lines of a broken delta chain "
+        "and lines whose meta.checksum does not match, when they are asked for."
+    )
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     return schema

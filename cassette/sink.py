@@ -1,5 +1,10 @@
 """Where a cassette writes: its file (or this process's shard of a directory), and in
-``record`` mode the side file that replaces it, atomically, only on a clean close."""
+``record`` mode the side file that replaces it, atomically, only on a clean close.
+
+A ``record`` run holds a :class:`~cassette.locks.RecordLock` on its file from open to
+close, so a second recorder of the same file is refused at open time. Side files are
+created ``O_EXCL | O_NOFOLLOW`` under an unpredictable name, with the mode of the
+cassette they replace (0600 for a new one)."""
 
 from __future__ import annotations
 
@@ -8,7 +13,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .recorder import Recorder
+from .codec import dumps
+from .errors import CassetteError
+from .locks import RecordLock
+from .recorder import Recorder, header_line
 from .redact import Redactor
 from .store import (
     Writer,
@@ -18,6 +26,7 @@ from .store import (
     shard_name,
     stale_shards,
 )
+from .writer import private_mode
 
 __all__ = ["Sink"]
 
@@ -49,14 +58,20 @@ class Sink:
         self._fsync = fsync
         self._recorder: Recorder | None = None
         self._lock = threading.Lock()
+        self._record_lock: RecordLock | None = None
         if record:
+            self._record_lock = RecordLock(self.target)
             if directory and path.is_dir():
                 self._stale = stale_shards(path, self.target)
             self.side = partial_path(self.target)
             run = os.environ.get("CASSETTE_RUN")
             if run and directory:
                 meta.setdefault("run", run)
-            self.recorder()
+            try:
+                self.recorder()
+            except BaseException:
+                self._record_lock.release()
+                raise
 
     @property
     def redacted(self) -> int:
@@ -68,32 +83,63 @@ class Sink:
             return self._recorder
         with self._lock:
             if self._recorder is None:
-                path = self.side or self.target
-                fresh = not path.exists() or path.stat().st_size == 0
-                if not fresh:
-                    repair_tail(path)
-                # a side file is named by pid: no other process writes it, so no flock
-                writer = Writer(
-                    path, gz=is_gzip_path(self.target), fsync=self._fsync, shared=not self.side
-                )
+                gz = is_gzip_path(self.target)
+                if self.side is not None:  # this process's alone: no flock
+                    mode = private_mode(self.target)
+                    writer = Writer(
+                        self.side, gz=gz, fsync=self._fsync, shared=False, exclusive=True, mode=mode
+                    )
+                    fresh = True
+                else:
+                    fresh = not self.target.exists() or self.target.stat().st_size == 0
+                    writer = Writer(self.target, gz=gz, fsync=self._fsync)  # refuses a link
+                    if not fresh:
+                        repair_tail(self.target)
                 self._recorder = Recorder(writer, self._redactor)
-                if fresh:
+                if self.side is not None:
                     self._recorder.header(self._meta)
+                elif fresh:  # several processes may be appending to a new file
+                    writer.preamble = self._header()
             return self._recorder
 
+    def _header(self) -> bytes:
+        line = header_line(self._meta)
+        raw = dumps(line)
+        if self._redactor.hits(raw):
+            raw = dumps(self._redactor.redact(line)[0])
+        return raw
+
     def close(self) -> None:
-        """Finish: the side file replaces the cassette now, atomically."""
-        if self._recorder is not None:
-            self._recorder.writer.close()
-        if self.side is not None:
-            os.replace(self.side, self.target)
-            for shard in self._stale:  # record starts a directory cassette from scratch
-                shard.unlink(missing_ok=True)
+        """Finish: the side file replaces the cassette now, atomically, unless a write to
+        it failed (then the cassette is left as it was and :class:`CassetteError` says
+        where the side file is)."""
+        try:
+            failed = None
+            if self._recorder is not None:
+                self._recorder.writer.close()
+                failed = self._recorder.writer.failed
+            if self.side is not None:
+                if failed is not None:
+                    raise CassetteError(
+                        f"{self.target} was left untouched: a write to {self.side} failed "
+                        f"({failed}); what this run recorded up to then is in {self.side} "
+                        "(open it with mode='replay' to inspect), free space and record again"
+                    )
+                os.replace(self.side, self.target)
+                for shard in self._stale:  # record starts a directory cassette from scratch
+                    shard.unlink(missing_ok=True)
+        finally:
+            if self._record_lock is not None:
+                self._record_lock.release()
 
     def abort(self, exc: BaseException | None) -> None:
         """Stop without replacing the cassette; ``exc`` gets a note naming the side file."""
-        if self._recorder is not None:
-            self._recorder.writer.close()
+        try:
+            if self._recorder is not None:
+                self._recorder.writer.close()
+        finally:
+            if self._record_lock is not None:
+                self._record_lock.release()
         if self.side is not None and exc is not None:
             note = (
                 f"cassette: {self.target} was left untouched; what this run recorded is in "

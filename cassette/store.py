@@ -1,18 +1,18 @@
-"""Append-only writer and streaming reader of cassette files: plain, .gz, shard directories.
+"""Streaming reader of cassette files (plain, .gz, shard directories), the names of
+shards and side files, and the repair of a tail a crash cut short.
 
-A line is written whole by one ``write`` on an ``O_APPEND`` descriptor, under a thread
-lock and an advisory file lock, so threads, tasks and processes can share a file and a
-kill loses at most the line being written. Gzip files are sync-flushed per line, so a
-killed gzip recording is readable up to its last whole line.
+Lines are written by :class:`cassette.writer.Writer` (re-exported here): whole, under a
+thread lock and an advisory file lock, so threads, tasks and processes can share a file
+and a kill loses at most the line being written. Gzip files are sync-flushed per line,
+so a killed gzip recording is readable up to its last whole line.
 """
 
 from __future__ import annotations
 
-import contextlib
-import gzip
 import os
+import re
+import secrets
 import socket
-import threading
 import warnings
 import zlib
 from collections.abc import Iterator
@@ -21,7 +21,8 @@ from typing import Any
 
 import orjson
 
-from .errors import CassetteFormatError, CassetteWarning
+from .errors import CassetteFormatError, CassetteModeError, CassetteWarning
+from .writer import Writer, open_by_live_writer, repair_gzip_tail
 
 try:
     import fcntl
@@ -40,6 +41,7 @@ __all__ = [
 ]
 
 _GZIP_MAGIC = b"\x1f\x8b"
+_FEED = 1 << 14  # bytes of gzip data given to the decompressor at a time
 _SHARD_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
 
 
@@ -59,21 +61,29 @@ def shard_files(directory: Path) -> list[Path]:
     )
 
 
+_SHARD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,199}")
+
+
 def shard_name(gz: bool = False) -> str:
-    """This process's shard file name: ``$CASSETTE_SHARD`` or ``<host>-<pid>``."""
-    base = os.environ.get("CASSETTE_SHARD") or f"{socket.gethostname()}-{os.getpid()}"
+    """This process's shard file name: ``$CASSETTE_SHARD`` or ``<host>-<pid>``. A shard
+    name is one plain file name: no separator, no leading dot, no ``..``."""
+    base = os.environ.get("CASSETTE_SHARD")
+    if base is None or base == "":
+        base = f"{socket.gethostname()}-{os.getpid()}".replace(os.sep, "_")
+    elif not _SHARD.fullmatch(base) or ".." in base:
+        raise CassetteModeError(
+            f"CASSETTE_SHARD={base!r} is not a plain file name (a shard must stay inside its "
+            "directory, where readers look for it): use letters, digits, '_', '-' and '.', "
+            "e.g. CASSETTE_SHARD=worker-3"
+        )
     return f"{base}.jsonl.gz" if gz else f"{base}.jsonl"
 
 
 def partial_path(path: Path) -> Path:
-    """A new side file for ``record`` mode to write before it replaces ``path``: the side
-    file of an earlier record that failed is kept, never reused."""
-    side = path.with_name(f"{path.name}.{os.getpid()}.partial")
-    n = 1
-    while side.exists():
-        n += 1
-        side = path.with_name(f"{path.name}.{os.getpid()}-{n}.partial")
-    return side
+    """A new, unpredictable name for the side file ``record`` mode writes before it
+    replaces ``path``: ``<name>.<pid>.<random>.partial`` (created with ``O_EXCL``, so an
+    earlier side file, or anything planted at a guessed name, is never written to)."""
+    return path.with_name(f"{path.name}.{os.getpid()}.{secrets.token_hex(6)}.partial")
 
 
 # --- reading -----------------------------------------------------------------------------
@@ -86,13 +96,17 @@ def _gzip_chunks(path: Path, state: dict[str, bool]) -> Iterator[bytes]:
         dec = zlib.decompressobj(wbits=31)
         state["closed"] = True
         while True:
-            raw = f.read(1 << 20)
-            if not raw:
+            block = f.read(1 << 20)
+            if not block:
                 break
-            while raw:
+            view, pos = memoryview(block), 0
+            while pos < len(block):
+                # fed in small pieces: what follows a member's end is copied (unused_data),
+                # and a file of many small members (several appenders) must stay linear
+                piece = view[pos : pos + _FEED]
                 state["closed"] = False
                 try:
-                    out = dec.decompress(raw)
+                    out = dec.decompress(piece)
                 except zlib.error as exc:
                     raise CassetteFormatError(
                         f"{path}: gzip data is corrupt ({exc}); restore the file from a copy",
@@ -100,12 +114,11 @@ def _gzip_chunks(path: Path, state: dict[str, bool]) -> Iterator[bytes]:
                     ) from None
                 if out:
                     yield out
+                pos += len(piece)
                 if dec.eof:
                     state["closed"] = True
-                    raw = dec.unused_data
+                    pos -= len(dec.unused_data)
                     dec = zlib.decompressobj(wbits=31)
-                else:
-                    raw = b""
         tail = dec.flush()
         if tail:
             yield tail
@@ -127,7 +140,7 @@ def _raw_lines(path: Path) -> Iterator[bytes]:
     if _is_gzip_file(path):
         state: dict[str, bool] = {}
         yield from _split_lines(_gzip_chunks(path, state))
-        if not state.get("closed", True):
+        if not state.get("closed", True) and not open_by_live_writer(path):
             warnings.warn(
                 f"{path}: gzip stream was not closed (the writer was stopped); read every "
                 "whole line before that point. Run `cassette validate` to check the file.",
@@ -182,22 +195,13 @@ def repair_tail(path: Path) -> bool:
     """Make ``path`` end on a whole line before appending; True if it changed anything.
 
     A plain file loses a cut-short last line (or gains the newline a whole last line
-    lacks). A gzip file that was not closed, or ends mid-line, is rewritten with its
-    whole lines.
+    lacks). A gzip file's open member is closed, and a last member that was cut short is
+    replaced by one holding its whole lines.
     """
     if not path.exists() or path.stat().st_size == 0:
         return False
-    if _is_gzip_file(path):
-        state: dict[str, bool] = {}
-        data = b"".join(_gzip_chunks(path, state))
-        if state.get("closed", True) and (not data or data.endswith(b"\n")):
-            return False
-        keep = data[: data.rfind(b"\n") + 1]
-        tmp = path.with_name(path.name + ".repair")
-        with gzip.open(tmp, "wb") as g:
-            g.write(keep)
-        os.replace(tmp, path)
-        return True
+    if _is_gzip_file(path):  # in place, under the lock: another process may be writing
+        return repair_gzip_tail(path)
     with open(path, "r+b") as f:
         if fcntl is not None:  # a writer in another process may be mid-line
             fcntl.flock(f.fileno(), fcntl.LOCK_EX)
@@ -228,86 +232,6 @@ def _repair_plain(f: Any) -> bool:
         f.seek(0, os.SEEK_END)
         f.write(b"\n")
     return True
-
-
-# --- writing -----------------------------------------------------------------------------
-
-
-class Writer:
-    """Appends whole lines to one file; safe across threads, tasks and (plain) processes."""
-
-    def __init__(
-        self, path: Path, *, gz: bool | None = None, fsync: bool = False, shared: bool = True
-    ) -> None:
-        """``shared=False``: the file is this writer's alone (a record-mode side file, named
-        by pid), so the cross-process lock is skipped; threads are still serialised."""
-        self.path = path
-        self.gz = is_gzip_path(path) if gz is None else gz
-        self.fsync = fsync
-        self._flock = fcntl is not None and shared
-        self._lock = threading.Lock()
-        self._fd: int | None = None
-        self._raw: Any = None
-        self._gzip: gzip.GzipFile | None = None
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if self.gz:
-            self._raw = open(path, "ab")  # noqa: SIM115 - closed in close()
-            self._gzip = gzip.GzipFile(fileobj=self._raw, mode="wb", mtime=0)
-        else:
-            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-
-    @property
-    def closed(self) -> bool:
-        return self._fd is None and self._gzip is None
-
-    def write(self, line: bytes) -> None:
-        """Write one line (without its newline) and flush it to the OS."""
-        data = line + b"\n"
-        with self._lock:
-            if self._gzip is not None:
-                self._gzip.write(data)
-                self._gzip.flush(zlib.Z_SYNC_FLUSH)
-                self._raw.flush()
-                if self.fsync:
-                    os.fsync(self._raw.fileno())
-                return
-            if self._fd is None:
-                raise ValueError(f"{self.path}: writer is closed")
-            if self._flock:
-                fcntl.flock(self._fd, fcntl.LOCK_EX)
-            try:
-                written = os.write(self._fd, data)
-                while written < len(data):  # (a short write: a full disk, a signal)
-                    written += os.write(self._fd, memoryview(data)[written:])
-                if self.fsync:
-                    os.fsync(self._fd)
-            finally:
-                if self._flock:
-                    fcntl.flock(self._fd, fcntl.LOCK_UN)
-
-    def sync(self) -> None:
-        with self._lock:
-            if self._fd is not None:
-                os.fsync(self._fd)
-            elif self._raw is not None:
-                self._raw.flush()
-                os.fsync(self._raw.fileno())
-
-    def close(self) -> None:
-        with self._lock:
-            if self._fd is not None:
-                with contextlib.suppress(OSError):
-                    os.fsync(self._fd)
-                os.close(self._fd)
-                self._fd = None
-            if self._gzip is not None:
-                self._gzip.close()
-                self._gzip = None
-                self._raw.flush()
-                with contextlib.suppress(OSError):
-                    os.fsync(self._raw.fileno())
-                self._raw.close()
-                self._raw = None
 
 
 def stale_shards(directory: Path, own: Path) -> list[Path]:

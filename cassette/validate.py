@@ -10,6 +10,7 @@ and keys recorded twice (across the shards of a directory too).
 from __future__ import annotations
 
 import re
+import stat
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -21,11 +22,14 @@ import orjson
 from pydantic import ValidationError
 
 from .canonical import Matcher
-from .errors import CassetteFormatError, CassetteWarning
+from .checksum import CHECKSUM_KEY, checksum
+from .codec import dumps
+from .errors import CassetteError, CassetteFormatError, CassetteWarning
 from .index import Entry, EnvIndex, Key, _ep_entry
+from .lines import numbered_lines
 from .records import FORMAT, LINE_ADAPTER, VERSION
 from .redact import REDACTED
-from .store import _raw_lines, shard_files
+from .store import shard_files
 
 __all__ = ["Fault", "Report", "validate"]
 
@@ -103,6 +107,9 @@ class _FileCheck:
         self.unparsed = 0  # lines that were not JSON: a delta base may have been one
         # per (env_index, channel): the last interaction and its full request (None: broken)
         self.last: dict[tuple[EnvIndex, str], tuple[Entry, Json | None] | None] = {}
+        # per (env_index, channel): its recent lines by step (a key recorded twice by two
+        # writers chains on the latest earlier line of the step its delta names)
+        self.recent: dict[tuple[EnvIndex, str], dict[int, tuple[Entry, Json | None]]] = {}
         self.scrubbed: set[Entry] = set()
 
     def fault(self, line: int, message: str) -> None:
@@ -116,10 +123,7 @@ class _FileCheck:
         on (the reader, :func:`~cassette.store.iter_records`, stops at the first)."""
         lineno = 0
         try:
-            for raw in _raw_lines(self.path):
-                lineno += 1
-                if not raw.strip():
-                    continue
+            for lineno, raw in numbered_lines(self.path):
                 try:
                     obj = orjson.loads(raw)
                 except orjson.JSONDecodeError as exc:
@@ -231,22 +235,57 @@ class _FileCheck:
             self.fault(
                 lineno,
                 f"key (env_index={env!r}, channel={channel!r}, step={entry.step}) is recorded "
-                f"twice (also {other}); delete one, or re-record",
+                f"twice (also {other}); readers serve the first: `cassette merge OUT "
+                f"{self.spath} --on-conflict first` writes a copy without the repeats",
+            )
+        want = entry.meta.get(CHECKSUM_KEY)
+        if want is not None and self.checksum_of(entry) != want:
+            self.fault(
+                lineno,
+                "the response or error is not what was recorded (meta.checksum does not "
+                "match: the line was edited or damaged); restore the file, or re-record",
             )
         full = self.rebuild(entry)
         self.last[(entry.env_index, channel)] = (entry, full)
+        recent = self.recent.setdefault((entry.env_index, channel), {})
+        recent.pop(entry.step, None)
+        recent[entry.step] = (entry, full)
+        if len(recent) > 8:
+            del recent[next(iter(recent))]
         # a scrubbed line, and a delta line that inherits scrubbed values from its base,
         # rebuild with the secrets replaced: their hash was of the live request
         inherited = entry.base in self.scrubbed and full is not None
-        if entry.meta.get("redacted") or (inherited and _MARK in orjson.dumps(full)):
+        if entry.meta.get("redacted") or (inherited and _MARK in self.json(full)):
             self.scrubbed.add(entry)
-        elif full is not None and self.matcher.digest(full) != entry.sha:
+        elif full is not None and self.digest(lineno, full) not in (None, entry.sha):
             self.fault(
                 lineno,
                 "request_sha256 does not match the request rebuilt from the file (a line "
                 "was edited, or the cassette was recorded with ignore rules: pass them "
                 "with --ignore); re-record this episode",
             )
+
+    @staticmethod
+    def checksum_of(entry: Entry) -> str:
+        try:
+            return checksum(entry.response, entry.error)
+        except CassetteError as exc:
+            return str(exc)
+
+    @staticmethod
+    def json(value: Any) -> bytes:
+        try:
+            return dumps(value)
+        except CassetteError:
+            return b""
+
+    def digest(self, lineno: int, full: Json) -> str | None:
+        """The hash of a rebuilt request (None, with a fault, if it cannot be hashed)."""
+        try:
+            return self.matcher.digest(full)
+        except CassetteError as exc:
+            self.fault(lineno, f"the request cannot be hashed: {exc}")
+            return None
 
     def rebuild(self, entry: Entry) -> Json | None:
         """The full request of ``entry``, or None (with a fault) if its delta is broken."""
@@ -264,6 +303,8 @@ class _FileCheck:
             return None
         previous = self.last[key]
         base, base_full = previous if previous is not None else (None, None)
+        if base is not None and base.step != base_step and base_step in self.recent.get(key, {}):
+            base, base_full = self.recent[key][base_step]  # a key recorded twice: see the reader
         if base is None or base_full is None:
             return None  # the base is broken; that fault is reported already
         if base.step != base_step:
@@ -288,6 +329,15 @@ def _located(text: str, path: str) -> tuple[int, str]:
 
 
 def _files(path: Path, report: Report) -> list[Path]:
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        mode = stat.S_IFREG
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        report.faults.append(
+            Fault(str(path), 0, "not a regular file (a pipe, socket or device); copy it to a file")
+        )
+        return []
     if path.is_dir():
         files = shard_files(path)
         if not files:

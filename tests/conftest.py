@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -10,6 +11,11 @@ import pytest
 from cassette.testing.server import ScriptedServer
 
 MakeServer = Callable[..., ScriptedServer]
+
+# the tests choose their cassettes' modes and paths: a user's exported variables would
+# steer every cassette they open (and the xdist workers inherit this environment)
+for _name in ("CASSETTE_MODE", "CASSETTE_FORCE_MODE", "CASSETTE_PATH"):
+    os.environ.pop(_name, None)
 
 
 def chat_response(content: str | None, **message: Any) -> dict[str, Any]:

@@ -54,3 +54,13 @@ def test_every_recorded_line_validates(tmp_path: Path) -> None:
     assert inter[1].delta is not None and inter[1].delta.keep == 1
     assert inter[2].error is not None and inter[2].error.type == "builtins.ZeroDivisionError"
     assert isinstance(lines[-1], Outcome) and lines[-1].reward == 0.5
+
+
+def test_schema_documents_the_checksum_and_the_damage_policy() -> None:
+    schema = json_schema()
+    meta = schema["$defs"]["Interaction"]["properties"]["meta"]["description"]
+    assert "checksum" in meta and "[response, error]" in meta
+    assert "recorded twice" in schema["$defs"]["Interaction"]["description"]
+    assert "broken" not in meta and "unusable" in schema["$defs"]["Delta"]["description"]
+    for refused in ("NaN", "not UTF-8", "a set", "beyond 64 bits", "254 levels"):
+        assert refused in schema["description"]

@@ -4,6 +4,7 @@ close, and shard directories."""
 from __future__ import annotations
 
 import os
+import re
 from functools import partial
 from pathlib import Path
 
@@ -18,7 +19,9 @@ def test_record_mode_writes_a_side_file_and_replaces_on_close(tmp_path: Path) ->
     record_calls(path, "record", [(0, 0), (0, 1)])
     old = path.read_bytes()
     cas = cassette.open(path, "record")
-    assert cas.side_path == tmp_path / f"c.jsonl.{os.getpid()}.partial"
+    assert cas.side_path is not None
+    assert cas.side_path.parent == tmp_path
+    assert re.fullmatch(rf"c\.jsonl\.{os.getpid()}\.[0-9a-f]{{12}}\.partial", cas.side_path.name)
     cas.call({"q": "new"}, live=lambda: {"a": "new"})
     assert path.read_bytes() == old  # untouched until close
     side = read_all(cas.side_path)
@@ -56,7 +59,9 @@ def test_exception_in_record_mode_keeps_old_cassette_and_the_side_file(tmp_path:
     with pytest.raises(RuntimeError, match="agent crashed") as info:
         failing_run()
     side = opened[0].side_path
-    assert side == tmp_path / f"c.jsonl.{os.getpid()}.partial"
+    assert side is not None
+    assert side.parent == tmp_path
+    assert side.name.startswith(f"c.jsonl.{os.getpid()}.")
     assert path.read_bytes() == old
     notes = "\n".join(getattr(info.value, "__notes__", []))
     assert str(side) in notes

@@ -51,7 +51,7 @@ def test_writer_appends_whole_lines(tmp_path: Path) -> None:
     w.close()
     assert w.closed
     w.close()  # idempotent
-    with pytest.raises(ValueError, match="closed"):
+    with pytest.raises(cassette.CassetteError, match="closed"):
         w.write(b'{"n":3}')
 
     again = store.Writer(path)  # a second writer appends, never truncates
@@ -68,8 +68,10 @@ def test_writer_gzip_lines_are_readable_before_close(tmp_path: Path) -> None:
         assert w.gz
         w.write(b'{"n":1}')
         assert path.read_bytes()[:2] == b"\x1f\x8b"
-        # sync-flushed: the line is decompressible while the stream is still open
-        with pytest.warns(cassette.CassetteWarning, match="not closed"):
+        # sync-flushed: the line is decompressible while the stream is still open, and
+        # the stream of a live writer is work in progress, not a crash: no warning
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
             assert list(store.iter_records(path)) == [(1, {"n": 1})]
         w.write(b'{"n":2}')
     finally:
@@ -214,7 +216,7 @@ def test_gzip_cassette_append_adds_a_member_and_replays_both_parts(tmp_path: Pat
 
 def test_unclosed_gzip_stream_reads_its_whole_lines_with_a_warning(tmp_path: Path) -> None:
     path = tmp_path / "c.jsonl.gz"
-    w = store.Writer(path)
+    w = store.Writer(path, shared=False)  # a side file: no member record, as if killed
     try:
         w.write(orjson.dumps(HEADER))
         w.write(orjson.dumps(outcome(1)))
@@ -307,12 +309,14 @@ def test_key_collision_across_shards_names_both_places(
     for cas in (a, b):
         cas.call({"q": 1}, live=lambda: {"a": 1}, env_index=0)
         cas.close()
-    with pytest.raises(cassette.CassetteFormatError) as info:
-        cassette.open(shards, "replay")
-    msg = str(info.value)
+    with pytest.warns(cassette.CassetteWarning) as caught:  # the first is served
+        cas = cassette.open(shards, "replay")
+    msg = str(caught[0].message)
     assert f"{shards / 'w0.jsonl'}:2" in msg
     assert f"{shards / 'w1.jsonl'}:2" in msg
     assert "recorded twice" in msg
+    assert cas.call({"q": 1}, live=lambda: {"a": 2}, env_index=0) == {"a": 1}
+    cas.close()
 
 
 # --- format checks on load -------------------------------------------------------------

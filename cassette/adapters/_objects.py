@@ -45,6 +45,7 @@ TYPE_KEY = "$type"
 PRIVATE_KEY = "$private"
 ATTRS_KEY = "$attrs"
 STREAM_KEY = "$stream"  # on a stream's first chunk: what the stream object was
+DIFF, GONE = "$diff", "$gone"  # a chunk's private state relative to the chunk before
 _META = (TYPE_KEY, PRIVATE_KEY, ATTRS_KEY, STREAM_KEY)
 _SKIP = object()  # a private value that cannot be stored (a client, a lock, ...)
 
@@ -155,10 +156,9 @@ def _reconcile(obj: Any, data: Any) -> None:
         for key, value in data.items():
             if key in _META:
                 continue
-            if key in present:
-                _reconcile(present[key], value)
-            elif key in extra:
-                _reconcile(extra[key], value)
+            if key in present or key in extra:
+                if isinstance(value, (dict, list)):  # what may hold models
+                    _reconcile(present[key] if key in present else extra[key], value)
             elif key in fields:
                 present[key] = value
         obj.__pydantic_fields_set__.update(k for k in data if k in fields)
@@ -228,8 +228,9 @@ class Tee:
     it is stored on the first chunk under ``$stream``.
 
     Private state is dumped again when the live stream ends, into the dicts already handed
-    to the cassette (recorded at the end): litellm fills in the chunks' shared
-    ``_hidden_params`` (usage, cost) only after the last chunk.
+    to the cassette (recorded at the end): litellm updates its chunks' ``_hidden_params``
+    (usage) after the last chunk. A chunk's private state is then stored as its difference
+    from the chunk before (``{"$diff": ...}``): litellm's differ in a timestamp.
     """
 
     def __init__(
@@ -241,6 +242,7 @@ class Tee:
         self.dump, self.load, self.head = dump, load, head
         self._live: deque[Any] = deque()
         self._sent: list[tuple[Any, Json]] = []
+        self._private: Any = None  # the private state of the chunk replayed last
 
     def _out(self, item: Any) -> Json:
         data = self.dump(item)
@@ -259,6 +261,12 @@ class Tee:
                     data[key] = fresh[key]
         if self._sent and self.head is not None:
             self._sent[0][1][STREAM_KEY] = self.head()
+        before = None
+        for _, data in self._sent:
+            private = data.get(PRIVATE_KEY)
+            if isinstance(before, dict) and isinstance(private, dict):
+                data[PRIVATE_KEY] = {DIFF: _diff(before, private)}
+            before = private
 
     def live(self, items: Iterable[Any]) -> Iterator[Json]:
         for item in items:
@@ -272,4 +280,38 @@ class Tee:
 
     def take(self, data: Json) -> Any:
         """The object for the chunk dict that the cassette's iterator just gave."""
-        return self._live.popleft() if self._live else self.load(data)
+        if self._live:
+            return self._live.popleft()
+        private = data.get(PRIVATE_KEY)
+        if isinstance(private, dict) and DIFF in private and isinstance(self._private, dict):
+            private = _patch(self._private, private[DIFF])
+            data = {**data, PRIVATE_KEY: private}
+        self._private = private
+        return self.load(data)
+
+
+def _diff(before: Json, after: Json) -> Json:
+    """What changed from ``before`` to ``after`` (nested dicts as their own difference)."""
+    out: Json = {}
+    for key, value in after.items():
+        old = before.get(key, _SKIP)
+        if old == value:
+            continue
+        both = isinstance(old, dict) and isinstance(value, dict)
+        out[key] = {DIFF: _diff(old, value)} if both else value
+    gone = [key for key in before if key not in after]
+    if gone:
+        out[GONE] = gone
+    return out
+
+
+def _patch(before: Json, diff: Json) -> Json:
+    out = dict(before)
+    for key in diff.get(GONE, ()):
+        out.pop(key, None)
+    for key, value in diff.items():
+        if key == GONE:
+            continue
+        nested = isinstance(value, dict) and DIFF in value and isinstance(out.get(key), dict)
+        out[key] = _patch(out[key], value[DIFF]) if nested else value
+    return out

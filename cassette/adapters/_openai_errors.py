@@ -83,22 +83,38 @@ class OpenAIErrors:
         return {"type": f"openai.{type(exc).__name__}", "message": str(exc), "data": data}
 
     def load(self, info: Json) -> BaseException | None:
+        """The SDK's exception for a recorded error; None (replayed as a RecordedError)
+        when the line does not hold one this codec wrote (an edited or damaged line)."""
         data = info.get("data") or {}
-        kind, message = data.get("kind"), str(info.get("message") or "")
+        if not isinstance(data, dict):
+            return None
+        message = str(info.get("message") or "")
         builtin = _BUILTINS.get(str(info.get("type", "")))
         if builtin is not None:  # raised by the SDK before sending: a wrong argument
             return builtin(message)
         if not str(info.get("type", "")).startswith("openai."):
             return None
+        kind = data.get("kind")
         if kind == "status":
-            content = codec.dumps(data["body"]) if "body" in data else str(data.get("text", ""))
+            status, headers = data.get("status_code"), data.get("headers")
+            if type(status) is not int or not 100 <= status <= 599:
+                return None
+            if headers is not None and not (
+                isinstance(headers, dict) and all(isinstance(v, str) for v in headers.values())
+            ):
+                return None
+            try:
+                content = codec.dumps(data["body"]) if "body" in data else str(data.get("text", ""))
+            except CassetteError:
+                return None
             raw = content if isinstance(content, bytes) else content.encode()
-            response = self.response(int(data["status_code"]), raw, data.get("headers"))
+            response = self.response(status, raw, headers)
             return self.client._make_status_error_from_response(response)
         if kind == "timeout":
             return openai.APITimeoutError(request=self.request())
         if kind == "connection":
             return openai.APIConnectionError(message=message, request=self.request())
         if kind == "api":
-            return openai.APIError(message, self.request(), body=data.get("body"))
+            body = data.get("body")
+            return openai.APIError(message, self.request(), body=body)
         return None

@@ -131,8 +131,8 @@ def _path(url: str, base_path: str) -> str:
 
 def options_request(options: Any, base_path: str) -> Json:
     """The request dict of the SDK's ``FinalRequestOptions``: its JSON body (with
-    ``extra_body``) plus ``"endpoint"``, the path in dots (``"chat.completions"``), led by
-    the method unless it is POST and followed by the query string when there is one."""
+    ``extra_body``) plus ``"endpoint"``, the path in dots (``"chat.completions"``); other
+    methods than POST lead it and add their query string (``"GET models?limit=2"``)."""
     method = str(options.method).upper()
     path = _path(str(options.url), base_path)
     headers = options.headers if isinstance(options.headers, Mapping) else {}
@@ -159,8 +159,8 @@ def options_request(options: Any, base_path: str) -> Json:
     endpoint = path.strip("/").replace("/", ".")
     if method != "POST":
         endpoint = f"{method} {endpoint}"
-    params = options.params
-    if isinstance(params, Mapping) and params:
+    params = options.params  # a POST's query is extra_query, left out as create does
+    if method != "POST" and isinstance(params, Mapping) and params:
         query = sorted((str(k), v) for k, v in to_json(params).items() if v is not None)
         if query:
             endpoint += "?" + urlencode(query, doseq=True)

@@ -20,6 +20,9 @@ that yields the recorded ``ModelResponseStream`` chunks one by one (``for`` and
 ``async for``). litellm's exceptions replay as the same type. Nothing reaches the network
 in replay. The response headers kept are the provider's, minus cookies and credentials;
 the ``api_base`` in ``_hidden_params`` is the one the replaying call passes.
+
+Importing this module sets ``LITELLM_LOCAL_MODEL_COST_MAP=True`` unless it is set, so that
+a litellm imported afterwards does not fetch its cost map from the network.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import functools
 import importlib
 import inspect
 import sys
+import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextvars import ContextVar
 from types import ModuleType
@@ -165,6 +169,7 @@ class LiteLLMPatch:
         self.cas, self.channel = cas, channel
         self.patched: list[tuple[ModuleType, str, Any]] = []  # (module, attribute, old)
         self.calls = self.live_calls = 0
+        self._lock = threading.Lock()
         import litellm.main  # after ._litellm_stream, which says how to install it
 
         self._wrappers: dict[int, tuple[Any, Any]] = {}  # id(wrapper) -> (wrapper, original)
@@ -178,7 +183,8 @@ class LiteLLMPatch:
     def _prepare(self, original: Any, args: tuple[Any, ...], kwargs: Json) -> Any:
         arguments = _bind(_signature(original), args, kwargs)
         base = arguments.get("api_base") or arguments.get("base_url")
-        self.calls += 1
+        with self._lock:
+            self.calls += 1
         return build_request(arguments), (base if isinstance(base, str) else None)
 
     def completion(self, original: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -188,7 +194,8 @@ class LiteLLMPatch:
         request, base = self._prepare(original, args, kwargs)
 
         def call_live() -> Any:
-            self.live_calls += 1
+            with self._lock:
+                self.live_calls += 1
             token = _LIVE.set(True)
             try:
                 return original(*args, **kwargs)
@@ -228,7 +235,8 @@ class LiteLLMPatch:
         request, base = self._prepare(original, args, kwargs)
 
         async def call_live() -> Any:
-            self.live_calls += 1
+            with self._lock:
+                self.live_calls += 1
             token = _LIVE.set(True)
             try:
                 return await original(*args, **kwargs)

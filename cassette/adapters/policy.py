@@ -12,7 +12,9 @@ answer and never calls ``fn``. Two conventions are understood:
   its own constructor, with its private attributes (litellm's ``_hidden_params``).
   A policy may also return a sync or async iterator of chunks (a generator, litellm's
   ``CustomStreamWrapper``): it is recorded as a stream and replayed chunk by chunk, each
-  chunk rebuilt as its own type (a ``CustomStreamWrapper`` comes back as one).
+  chunk rebuilt as its own type (a ``CustomStreamWrapper`` comes back as one). A stream
+  that failed while recording raises its error on replay when the policy is called,
+  before any chunk.
 * **eval_protocol**: ``await policy(tool_schemas, env_index, conversation_history)`` returns
   ``(tool_calls, usage, finish_reason)`` and appends the assistant message to the history
   in place. The wrapper is an object with the same ``__call__`` that delegates every other
@@ -199,7 +201,9 @@ def _wrap_openai(fn: Callable[..., Any], cas: Cassette, channel: str) -> Callabl
             call = _Call(cas, channel, env_index)
             if cas.mode in _LIVE_FIRST:
                 try:
-                    result = await fn(*args, **kwargs)
+                    result = fn(*args, **kwargs)
+                    if inspect.isawaitable(result):
+                        result = await result
                 except Exception as exc:
                     call.fail(request, exc)
                     raise

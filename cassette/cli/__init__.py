@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from . import convert, demo, diff, merge, redact, run, show, stats, validate
+from . import convert, demo, diff, fork, merge, redact, run, show, stats, validate
 from .console import Console, OneLineGroup
 
 __all__ = ["Console", "main"]
@@ -39,6 +39,6 @@ def main(color: bool | None) -> None:
 
 # the modules stay the package's attributes (cassette.cli.demo is the module, not the command)
 _COMMANDS = (demo.demo, show.show, stats.stats, validate.validate, diff.diff, convert.convert)
-for _command in (*_COMMANDS, redact.redact, merge.merge, run.run):
+for _command in (*_COMMANDS, redact.redact, merge.merge, run.run, fork.fork):
     main.add_command(_command)
 main.lazy = {"tau2": "cassette.cli.tau2:tau2_command"}  # tau2-bench: `pip install -e '.[tau2]'`

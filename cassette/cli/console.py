@@ -293,14 +293,21 @@ def user_error(exc: BaseException, command: str) -> tuple[str, int] | None:
             f"pip install 'rollout-cassette[{extra}]'",
             2,
         )
+    hint = ENDPOINT_HINTS.get(command, "check the endpoint's address and the network")
     network = [e for e in chain if type(e).__name__ in _NETWORK_ERRORS]
     if network or isinstance(exc, (ConnectionError, TimeoutError)):
         url = next(filter(None, (_url_of(e) for e in network)), None)
         where = f"cannot reach {url}" if url else "cannot reach the endpoint"
         cause = chain[-1]
         reason = getattr(cause, "strerror", None) or str(cause) or type(cause).__name__
-        hint = ENDPOINT_HINTS.get(command, "check the endpoint's address and the network")
         return f"{where} ({reason}); {hint}", 1
+    # an HTTP error status from the endpoint (a wrong key, model or URL): the SDK's message
+    answered = [e for e in chain if isinstance(getattr(e, "status_code", None), int)]
+    url = _url_of(answered[0]) if answered else None
+    if url is not None:
+        status = answered[0]
+        text = getattr(status, "message", None) or str(status)
+        return f"{url} answered {status.status_code} ({text}); {hint}", 1  # type: ignore[attr-defined]
     if isinstance(exc, CassetteError):
         return str(exc), 2
     if isinstance(exc, OSError) and exc.filename is not None:

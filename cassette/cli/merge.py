@@ -21,7 +21,9 @@ __all__ = ["merge", "merge_command"]
     default="error",
     show_default=True,
     help="When two inputs hold the same key: error; keep the episode from the first or "
-    "last input that holds it; or renumber every env_index as <input stem>/<env_index>.",
+    "last input that holds it; or renumber every env_index as <input stem>/<env_index>. "
+    "A key recorded twice within one input keeps its first line (what readers serve) "
+    "unless this is error.",
 )
 @click.option("--force", is_flag=True, help="Overwrite OUT if it exists (it may be an input).")
 def merge(out: str, inputs: tuple[str, ...], on_conflict: str, force: bool) -> None:
@@ -62,3 +64,10 @@ def merge_command(
         console.print(f"  dropped episode {env!r} of {source} (--on-conflict {on_conflict})")
     for source, prefix in merged.prefixes.items():
         console.print(f"  episodes of {source} are now {prefix}/<env_index>")
+    if merged.repeats:
+        console.print(
+            f"  left out {plural(merged.repeats, 'repeated line')} of keys recorded "
+            "twice (kept the first of each)"
+        )
+    for where in merged.unusable:
+        console.print(f"  left out {where}")

@@ -1,5 +1,7 @@
 """``cassette run``: a command with the mode of its cassettes (CASSETTE_FORCE_MODE,
-CASSETTE_MODE) and CASSETTE_PATH set."""
+CASSETTE_MODE) and CASSETTE_PATH set; with ``--cassette``, the openai, anthropic and
+litellm calls of a Python command are recorded or replayed with no change to its code
+(:mod:`cassette.autorecord`)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,24 @@ import click
 
 from .console import Console
 
-__all__ = ["run"]
+__all__ = ["bootstrap", "run", "spawn"]
+
+
+def bootstrap(env: dict[str, str], *, offline: bool) -> dict[str, str]:
+    """The variables that make a Python child run :mod:`cassette.autorecord` at start-up:
+    its ``sitecustomize`` directory (and this ``cassette``) first on ``PYTHONPATH``."""
+    import os
+
+    import cassette
+
+    package = os.path.dirname(os.path.abspath(cassette.__file__))
+    paths = [os.path.join(package, "autorecord", "boot"), os.path.dirname(package)]
+    if env.get("PYTHONPATH"):
+        paths.append(env["PYTHONPATH"])
+    out = {"PYTHONPATH": os.pathsep.join(paths), "CASSETTE_AUTO": "1"}
+    if offline:
+        out["CASSETTE_OFFLINE"] = "1"
+    return out
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -22,28 +41,62 @@ __all__ = ["run"]
     "applies where the code passes no mode.",
 )
 @click.option("--cassette", "path", metavar="PATH", help="Set as CASSETTE_PATH (made absolute).")
+@click.option(
+    "--auto/--no-auto",
+    default=True,
+    help="With --cassette: record or replay every openai/anthropic client and litellm call "
+    "a Python command makes, with no change to its code (default). --no-auto only sets the "
+    "environment, for code that opens its cassette itself.",
+)
+@click.option(
+    "--allow-network",
+    is_flag=True,
+    help="With --mode replay and --auto: let the command open TCP connections (by default "
+    "it may not, so a replay proves it is offline).",
+)
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- CMD ...")
-def run(mode: str | None, path: str | None, command: tuple[str, ...]) -> None:
+def run(
+    mode: str | None, path: str | None, auto: bool, allow_network: bool, command: tuple[str, ...]
+) -> None:
     """Run a command with its cassettes' mode and path set.
 
     --mode overrides the code's mode= (CASSETTE_FORCE_MODE), so it is how to re-record a
     script that opens its cassette with mode="replay". Exits with the command's exit code
     (127: not found, 126: not runnable, 128+N: killed by signal N).
 
+    With --cassette, a Python command's openai (OpenAI, AsyncOpenAI, AzureOpenAI),
+    anthropic (Anthropic, AsyncAnthropic) and litellm calls go through that cassette with
+    no change to its code; calls outside cassette.episode() find their episode from their
+    conversation (see the README); replay refuses every TCP connection.
+
     \b
     Examples:
+      cassette run --mode record --cassette runs/a.jsonl -- python eval.py --n 8
+      cassette run --mode replay --cassette runs/a.jsonl -- python eval.py --n 8
       cassette run --mode record -- python agent.py --task 3
-      cassette run --mode replay --cassette runs/a.jsonl -- pytest -q
     """
     import os
-    import subprocess
 
     console = Console()
     env = {**os.environ, "CASSETTE_MODE": (mode or "auto").lower()}
     if mode is not None:
         env["CASSETTE_FORCE_MODE"] = mode.lower()
     if path is not None:
-        env["CASSETTE_PATH"] = os.path.abspath(path)
+        where = os.path.abspath(path)
+        if path.endswith(("/", os.sep)):  # a shard directory: abspath drops the slash
+            where += os.sep
+        env["CASSETTE_PATH"] = where
+        if auto:
+            env.update(
+                bootstrap(env, offline=(mode or "").lower() == "replay" and not allow_network)
+            )
+    spawn(command, env, console)
+
+
+def spawn(command: tuple[str, ...], env: dict[str, str], console: Console) -> None:
+    """Run ``command`` with ``env``; exit with its exit code."""
+    import subprocess
+
     try:
         proc = subprocess.Popen(list(command), env=env)
     except FileNotFoundError:

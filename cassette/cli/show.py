@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..codec import dumps
 from ..delta import is_ref
-from ..inspect import content_text, response_message, tool_calls, usage_of
-from .console import Console, existing, load
+from ..errors import CassetteError
+from ..inspect import content_text, json_text, response_message, tool_calls, usage_of
+from .console import Console, existing, load, reporting_warnings
 
 if TYPE_CHECKING:
     from ..index import Entry, EnvIndex, Index
@@ -45,6 +45,14 @@ def show(path: str, env: str | None, channel: str | None, full: bool) -> None:
       cassette show runs/shards/ --channel mcp
     """
     console = Console()
+    try:
+        with reporting_warnings(console):
+            _show(console, path, env, channel, full)
+    except CassetteError as exc:  # a line found damaged while its request is rebuilt
+        console.fail(str(exc))
+
+
+def _show(console: Console, path: str, env: str | None, channel: str | None, full: bool) -> None:
     index = load(console, existing(console, path))
     channels = sorted({key[1] for key in index.entries})
     if channel is not None and channel not in channels:
@@ -75,7 +83,7 @@ def _excerpt(text: str, width: int | None) -> str:
 
 def _message_line(message: Any, width: int | None) -> list[Segment]:
     if not isinstance(message, dict):
-        return [(f"{'?':>10}  ", None), (_excerpt(dumps(message).decode(), width), None)]
+        return [(f"{'?':>10}  ", None), (_excerpt(json_text(message), width), None)]
     role = str(message.get("role") or message.get("type") or "?")
     text = _excerpt(content_text(message.get("content")), width)
     if role == "tool" and message.get("tool_call_id"):
@@ -98,7 +106,8 @@ def _new_positions(
     (env_index, channel), and not the previous step's answer (shown with that step)."""
     if entry.delta is not None:  # exact: the delta says what is new
         keep = int(entry.delta.get("keep", 0))
-        stored = entry.request.get(entry.delta.get("field", "messages")) or []
+        stored = entry.request.get(entry.delta.get("field", "messages"))
+        stored = stored if isinstance(stored, list) else []
         yield from (keep + i for i, msg in enumerate(stored) if not is_ref(msg))
         return
     start = 0
@@ -132,9 +141,10 @@ def _step_lines(
     messages = request.get((entry.delta or {}).get("field", _message_field(request)))
     if isinstance(messages, list):
         for i in range(len(messages)) if shown is None else shown:
-            yield [("    ", None), *_message_line(messages[i], width)]
+            if i < len(messages):  # (a damaged delta may name more than there is)
+                yield [("    ", None), *_message_line(messages[i], width)]
     else:
-        yield [(f"    {'request':>10}  ", "bold"), (_excerpt(dumps(request).decode(), width), None)]
+        yield [(f"    {'request':>10}  ", "bold"), (_excerpt(json_text(request), width), None)]
     if entry.error is not None:
         err = f"{entry.error.get('type')}: {entry.error.get('message')}"
         yield [(f"  → {'error':>10}  ", "red"), (_excerpt(err, width), "red")]
@@ -143,7 +153,7 @@ def _step_lines(
     if message is not None:
         yield [("  → ", "green"), *_message_line(message, width)]
     elif entry.response is not None:
-        text = _excerpt(dumps(entry.response).decode(), width)
+        text = _excerpt(json_text(entry.response), width)
         yield [(f"  → {'response':>10}  ", "green"), (text, None)]
     chunks = (entry.response or {}).get("chunks")
     if isinstance(chunks, list):
@@ -164,7 +174,7 @@ def _outcome_text(outcome: Json | None) -> str:
     if outcome.get("terminated") is not None:
         parts.append("terminated" if outcome["terminated"] else "not terminated")
     if outcome.get("info"):
-        parts.append("info=" + _excerpt(dumps(outcome["info"]).decode(), 120))
+        parts.append("info=" + _excerpt(json_text(outcome["info"]), 120))
     return "  ".join(parts) or "outcome recorded"
 
 

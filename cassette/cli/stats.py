@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from ..errors import CassetteError
 from ..index import Index
 from ..inspect import cost_of, tool_calls, usage_of
 from .console import Console, existing, load, plural
@@ -17,6 +18,18 @@ from .console import Console, existing, load, plural
 __all__ = ["compute_stats", "percentile", "stats", "stats_rows"]
 
 Json = dict[str, Any]
+
+
+def _json_safe(value: Any) -> Any:
+    """``value`` with ints beyond 64 bits as floats (sums of counts a damaged or edited
+    file holds): JSON output writes 64-bit ints only."""
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    if type(value) is int and not -(2**63) <= value < 2**64:
+        return float(value)
+    return value
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -147,9 +160,12 @@ def stats(path: str, as_json: bool) -> None:
       cassette stats runs/shards/ --json | jq .outcomes.reward.mean
     """
     console = Console()
-    data = {"path": path, **compute_stats(load(console, existing(console, path)))}
+    try:
+        data = {"path": path, **compute_stats(load(console, existing(console, path)))}
+    except CassetteError as exc:
+        console.fail(str(exc))
     if as_json:
-        console.json(data)
+        console.json(_json_safe(data))
         return
     console.print(path, "bold")
     rows = list(stats_rows(data))

@@ -26,8 +26,8 @@ def validate(path: str, ignore: tuple[str, ...]) -> None:
 
     Checks the schema, the header and its version, the delta references (each request is
     rebuilt), request_sha256 against the rebuilt request (except where secrets were
-    redacted), and that no key is recorded twice. Exit 0 with one OK line, or 1 with a
-    `path:line: what` line for every fault.
+    redacted), meta.checksum against the response and error, and that no key is recorded
+    twice. Exit 0 with one OK line, or 1 with a `path:line: what` line for every fault.
 
     \b
     Examples:

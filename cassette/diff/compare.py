@@ -81,6 +81,10 @@ class Comparer:
             full = self._full[id(link)] = link.rebuild(full)
         return full
 
+    def forget(self) -> None:
+        """Drop the full requests rebuilt for the current episode."""
+        self._full.clear()
+
     def _sample(self, a: Json, b: Json) -> None:
         if self._samples < 64:
             self._samples += 1
@@ -160,7 +164,7 @@ class Comparer:
             hit = self.channel(channel, ga.get(channel, {}), gb.get(channel, {}))
             if hit is not None:
                 found.append(hit)
-        self._full.clear()
+        self.forget()
         return min(found, key=lambda hit: hit[0])[1] if found else None
 
 

@@ -21,8 +21,11 @@ from typing import Any
 from .._gc import paused_gc
 from ..index import Entry, EnvIndex, Index, load_index
 from ..inspect import cost_of, parse_args, response_calls, usage_totals
+from .align import align_calls
+from .causes import classify, group_causes
 from .compare import Channels, Comparer, divergence, group_by_episode
 from .rules import VOLATILE, Rules
+from .stats import paired_stats
 from .types import Divergence, EpisodeDiff, Json, RunDiff, RunSummary, ToolCall
 
 __all__ = [
@@ -157,7 +160,22 @@ def _episode_diff(
             )
             for entry in entries:
                 calls.extend(tool_calls_of(entry))
+    if ep.divergence is not None:
+        ep.cause = _cause(ep.divergence, comparer, ga, gb)
+        ep.alignment = align_calls(ep.tool_calls_a, ep.tool_calls_b)
     return ep
+
+
+def _cause(d: Divergence, comparer: Comparer, ga: Channels | None, gb: Channels | None) -> str:
+    """The cause of ``d``, reading the full requests of its step when the path needs them."""
+    if d.part not in ("request", "response") or d.channel is None or d.step is None:
+        return classify(d)
+    fulls = []
+    for group in (ga, gb):
+        entry = (group or {}).get(d.channel, {}).get(d.step)
+        fulls.append(comparer.full(entry) if entry is not None else None)
+    comparer.forget()
+    return classify(d, fulls[0], fulls[1])
 
 
 def diff_runs(
@@ -168,6 +186,7 @@ def diff_runs(
     env: EnvIndex | None = None,
     progress: Progress | None = None,
     labels: tuple[str, str] | None = None,
+    seed: int = 0,
 ) -> RunDiff:
     """Diff run ``a`` against run ``b`` (paths of files or shard directories, or indexes).
 
@@ -175,14 +194,15 @@ def diff_runs(
     ``"temperature"`` for a request key, ``"**.timestamp"``); ``env`` limits the diff to
     one episode (a digit string matches an int env_index); ``progress(done, total)`` is
     called as episodes are compared; ``labels`` name the runs (default: their paths, or
-    "A" and "B" for indexes). Raises ValueError for a malformed ignore path or an episode
+    "A" and "B" for indexes); ``seed`` seeds the bootstrap and Monte Carlo statistics
+    (:mod:`cassette.diff.stats`). Raises ValueError for a malformed ignore path or an episode
     that neither run holds.
     """
     rules = Rules(ignore)
     with paused_gc():
         (ia, la), (ib, lb) = _load(a, "A"), _load(b, "B")
         la, lb = labels or (la, lb)
-        return _diff(rules, (ia, la), (ib, lb), env, progress)
+        return _diff(rules, (ia, la), (ib, lb), env, progress, seed)
 
 
 def _diff(
@@ -191,6 +211,7 @@ def _diff(
     loaded_b: tuple[Index, str],
     env: EnvIndex | None,
     progress: Progress | None,
+    seed: int = 0,
 ) -> RunDiff:
     (index_a, label_a), (index_b, label_b) = loaded_a, loaded_b
     groups_a, groups_b = group_by_episode(index_a), group_by_episode(index_b)
@@ -217,6 +238,8 @@ def _diff(
         episodes=episodes,
         ignored=rules.listed(),
         volatile_seen=sorted(comparer.volatile_seen),
+        stats=paired_stats(episodes, seed=seed),
+        causes=group_causes(episodes),
         index_a=index_a,
         index_b=index_b,
     )

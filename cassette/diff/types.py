@@ -8,11 +8,17 @@ prints); the report renderers in ``cassette.diff.report`` read the records direc
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
 from ..index import EnvIndex, Index
+
+if TYPE_CHECKING:
+    from .align import AlignedCall
+    from .causes import CauseGroup
+    from .noise import NoiseFloor
+    from .stats import PairedStats
 
 __all__ = ["Divergence", "EpisodeDiff", "Json", "RunDiff", "RunSummary", "Status", "ToolCall"]
 
@@ -89,6 +95,9 @@ class EpisodeDiff(_Data):
     steps_b: int = 0
     tool_calls_a: list[ToolCall] = field(default_factory=list)
     tool_calls_b: list[ToolCall] = field(default_factory=list)
+    # why it diverged (cassette.diff.causes), and both tool-call sequences aligned
+    cause: str | None = None
+    alignment: list[AlignedCall] = field(default_factory=list)
     _extra = ("delta", "change")
 
     @property
@@ -130,6 +139,10 @@ class RunDiff(_Data):
     episodes: list[EpisodeDiff]
     ignored: list[str]
     volatile_seen: list[str]
+    # paired statistics, grouped causes, and (with a second run of A) the noise floor
+    stats: PairedStats | None = None
+    causes: list[CauseGroup] = field(default_factory=list)
+    noise: NoiseFloor | None = None
     # the loaded runs, for renderers that show whole trajectories (not part of to_dict)
     index_a: Index | None = field(default=None, repr=False, compare=False, metadata=_NO_JSON)
     index_b: Index | None = field(default=None, repr=False, compare=False, metadata=_NO_JSON)

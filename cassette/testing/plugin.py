@@ -264,15 +264,16 @@ def cassette(request: pytest.FixtureRequest) -> Iterator[Cassette]:
     settings = request.config.stash[_SETTINGS]
     options = _marker_options(item)
     raw = options.get("path")
+    where: str | Path
     if raw is None:
-        path = default_path(item, settings.directory)
+        where = default_path(item, settings.directory)
     else:
-        path = settings.directory / Path(os.fspath(raw)).expanduser()  # absolute stays
-        if str(raw).endswith(("/", os.sep)):  # a shard directory
-            path = Path(f"{path}{os.sep}")
+        where = settings.directory / Path(os.fspath(raw)).expanduser()  # absolute stays
+        if str(raw).endswith(("/", os.sep)):  # a shard directory: a str keeps the slash
+            where = f"{where}{os.sep}"
     mode, source = settings.mode_for(options.get("mode"))
     cas = open_cassette(
-        path,
+        where,
         mode,
         match=str(options.get("match") or "strict"),
         ignore=_ignore_list(options.get("ignore")),

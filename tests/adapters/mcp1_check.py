@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -221,6 +222,7 @@ def test_a_handshake_from_another_sdk_is_made_plausible(tmp_path: Path) -> None:
     records = path.read_text().splitlines()
     first = json.loads(records[1])
     first["response"]["result"]["protocolVersion"] = "2099-01-01"  # unknown to this SDK
+    del first["meta"]["checksum"]  # edited on purpose: as a line without a checksum
     path.write_text("\n".join([records[0], json.dumps(first), *records[2:]]) + "\n")
 
     async def handshake() -> Any:
@@ -243,7 +245,8 @@ def test_replay_validates_structured_content_against_the_output_schema(
     # recording whose structured content breaks the tool's schema fails the same way
     path, _ = stdio_recording
     broken = tmp_path / "broken.jsonl"
-    broken.write_text(path.read_text().replace('"temperature_c":', '"temperature_f":', 1))
+    text = re.sub(r',?"checksum":"[0-9a-f]{8}"', "", path.read_text())  # edited on purpose
+    broken.write_text(text.replace('"temperature_c":', '"temperature_f":', 1))
     with pytest.raises(RuntimeError, match="Invalid structured content returned by tool weather"):
         run(broken, "replay")
 

@@ -25,6 +25,7 @@ import pytest
 from litellm import ModelResponse
 from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
 from litellm.llms.custom_httpx.async_client_cleanup import close_litellm_async_clients
+from litellm.router import Router
 from litellm.types.utils import ModelResponseStream
 from pydantic import BaseModel
 
@@ -34,14 +35,6 @@ from cassette.adapters.litellm import LiteLLMStream, patch_litellm
 from cassette.index import load_index
 from tests.conftest import MakeServer
 
-# Warnings that litellm's own code raises (not ours, and unavoidable with this litellm):
-# pydantic schemas of its ReadOnly TypedDicts, built on the first call; and its stream
-# handler reading model_fields/model_computed_fields on instances (async streams with usage).
-LITELLM_WARNINGS = (
-    "ignore:Item.* on TypedDict class .* `ReadOnly` qualifier:UserWarning",
-    "ignore:Accessing the 'model_.*' attribute on the instance is deprecated:DeprecationWarning",
-)
-pytestmark = [pytest.mark.filterwarnings(w) for w in LITELLM_WARNINGS]
 T = TypeVar("T")
 KEY = "fake-key-0123456789abcdef"
 WEATHER = {
@@ -50,7 +43,7 @@ WEATHER = {
     "required": ["city", "days"],
 }
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}}]
-USER = [{"role": "user", "content": "What is the weather like in Paris tomorrow?"}]
+USER: list[Any] = [{"role": "user", "content": "What is the weather like in Paris tomorrow?"}]
 from litellm import completion as held_completion  # noqa: E402 - a reference a user may hold
 
 
@@ -82,7 +75,7 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
         try:
             return await coro
         finally:
-            await close_litellm_async_clients()
+            await close_litellm_async_clients()  # type: ignore[no-untyped-call]
 
     return asyncio.run(main())
 
@@ -190,6 +183,7 @@ def test_completion_tools_and_stream_replay_offline(
     chunks = replayed[2]
     assert all(type(c) is ModelResponseStream for c in chunks)
     built = litellm.stream_chunk_builder(chunks)
+    assert isinstance(built, ModelResponse)
     assert built.choices[0].message.content == "".join(
         c.choices[0].delta.content or "" for c in recorded[2]
     )
@@ -263,11 +257,11 @@ def test_concurrent_episodes_get_their_own_answers(
 def test_a_router_records_and_replays_offline(
     make_server: MakeServer, path: Path, request: pytest.FixtureRequest
 ) -> None:
-    async def make(base: str) -> litellm.Router:
+    async def make(base: str) -> Any:
         # inside a running loop: litellm starts its cache-sync task there, not on a loop of
         # its own that it never closes
         deployment = {"model": "openai/scripted", "api_base": base, "api_key": KEY}
-        return litellm.Router(
+        return Router(
             model_list=[{"model_name": "fast", "litellm_params": deployment}], num_retries=0
         )
 
@@ -306,10 +300,32 @@ def test_errors_replay_as_litellm_exceptions(
     request.getfixturevalue("no_network")
     with cassette.open(path, "replay") as cas, patch_litellm(cas):
         for live in recorded:
-            with pytest.raises(type(live)) as info:
+            with pytest.raises(type(live)) as again:
                 litellm.completion(messages=USER, **args(base))
-            assert info.value.status_code == live.status_code  # type: ignore[attr-defined]
-            assert str(info.value) == str(live)
+            assert again.value.status_code == live.status_code  # type: ignore[attr-defined]
+            assert str(again.value) == str(live)
+
+
+def test_a_failed_stream_replays_its_error_when_called(
+    make_server: MakeServer, path: Path, request: pytest.FixtureRequest
+) -> None:
+    server = make_server("random", errors={1: 503})
+    with (
+        cassette.open(path, "record") as cas,
+        patch_litellm(cas),
+        pytest.raises(openai.APIStatusError) as live,
+    ):
+        litellm.completion(messages=USER, stream=True, **args(server.base_url))
+    base = server.base_url
+    server.stop()
+    request.getfixturevalue("no_network")
+    with (
+        cassette.open(path, "replay") as cas,
+        patch_litellm(cas),
+        pytest.raises(type(live.value)) as replayed,  # raised by the call, as live
+    ):
+        litellm.completion(messages=USER, stream=True, **args(base))
+    assert replayed.value.status_code == live.value.status_code == 503
 
 
 def test_a_changed_request_is_a_mismatch(make_server: MakeServer, path: Path) -> None:

@@ -20,7 +20,6 @@ from litellm.types.utils import ModelResponseStream
 import cassette
 from cassette.adapters.policy import wrap_policy
 from tests.adapters.test_litellm import (
-    LITELLM_WARNINGS,
     TOOLS,
     USER,
     args,
@@ -32,7 +31,6 @@ from tests.adapters.test_litellm import (
 )
 from tests.conftest import MakeServer
 
-pytestmark = [pytest.mark.filterwarnings(w) for w in LITELLM_WARNINGS]
 __all__ = ["litellm_leftovers", "no_network", "path"]  # fixtures, used by name
 
 

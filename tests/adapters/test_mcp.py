@@ -199,6 +199,7 @@ def test_append_with_a_different_handshake_recorded_still_initializes_live(
     first = json.loads(records[1])
     old = {"type": "mcp.MCPError", "message": "old", "data": {"code": 1, "message": "old"}}
     first["response"], first["error"] = None, old  # a handshake that failed back then
+    del first["meta"]["checksum"]  # edited on purpose: as a line without a checksum
     path.write_text("\n".join([records[0], json.dumps(first)]) + "\n")
 
     async def one(session: Any) -> list[Any]:

@@ -152,3 +152,25 @@ def test_a_stream_that_fails_is_recorded_and_fails_on_replay(tmp_path: Path) -> 
     with cassette.open(path, "replay") as cas, pytest.raises(cassette.RecordedError) as info:
         list(wrap_policy(broken, cas)(USER))
     assert "went away" in str(info.value)
+
+
+def test_chunks_keep_their_private_state_stored_as_differences(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+
+    def replies(messages: list[Any], tools: Any = None) -> Iterator[Reply]:
+        for i in range(4):
+            reply = make_reply(f"part {i}")
+            reply._hidden["at"] = i  # what differs from one chunk to the next
+            if i == 3:
+                reply._hidden.pop("headers")
+            yield reply
+
+    with cassette.open(path, "record") as cas:
+        recorded = list(wrap_policy(replies, cas)(USER))
+    chunks = json.loads(path.read_text().splitlines()[1])["response"]["chunks"]
+    assert chunks[1]["$private"] == {"$diff": {"_hidden": {"$diff": {"at": 1}}}}
+    assert chunks[3]["$private"]["$diff"]["_hidden"]["$diff"]["$gone"] == ["headers"]
+    with cassette.open(path, "replay") as cas:
+        replayed = list(wrap_policy(replies, cas)(USER))
+    assert replayed == recorded
+    assert [r._hidden for r in replayed] == [r._hidden for r in recorded]

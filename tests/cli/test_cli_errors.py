@@ -9,64 +9,22 @@ prints, not what click's test runner keeps).
 from __future__ import annotations
 
 import importlib
-import importlib.util
-import json
-import os
-import re
-import shlex
-import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.conftest import MakeServer
+from tests.helpers.cli import (
+    BLOCK,
+    REPO,
+    TAU2_MOCK,
+    cassette_cli,
+    dead_url,
+    needs_tau2,
+    one_line_error,
+)
+
 GOOD = REPO / "tests" / "fixtures" / "cli" / "run_a.jsonl"
-TAU2_MOCK = REPO / "cassette" / "testing" / "data" / "tau2_mock.jsonl"
-# the modules of the tau2 extra, made unimportable for one child
-BLOCK = """
-import sys
-class _NotInstalled:
-    def find_spec(self, name, path=None, target=None):
-        if name.partition(".")[0] in {"tau2", "loguru", "litellm"}:
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-sys.meta_path.insert(0, _NotInstalled())
-"""
-MAIN = "from cassette.cli import main; main(prog_name='cassette')"
-
-
-def cassette_cli(
-    *args: str, cwd: Path, env: dict[str, str] | None = None, prelude: str = ""
-) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("CASSETTE_", "OPENAI_"))}
-    base["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), base.get("PYTHONPATH")]))
-    return subprocess.run(
-        [sys.executable, "-c", prelude + MAIN, *args],
-        capture_output=True,
-        text=True,
-        env={**base, **(env or {})},
-        cwd=cwd,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
-    """The one error line of a failed command (asserting there is exactly one)."""
-    assert proc.returncode not in (0, None), proc
-    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
-    errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
-    assert len(errors) == 1, proc.stderr
-    return errors[0]
-
-
-def dead_url() -> str:
-    """An endpoint on 127.0.0.1 that refuses connections (a port just freed)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
 
 
 @pytest.fixture
@@ -129,11 +87,6 @@ def test_demo_live_without_a_key_is_one_line(place: Path) -> None:
     assert "OPENAI_API_KEY" in line, line
 
 
-needs_tau2 = pytest.mark.skipif(
-    importlib.util.find_spec("tau2") is None, reason="needs the tau2 extra"
-)
-
-
 @needs_tau2
 def test_tau2_record_against_a_dead_endpoint_is_one_line(place: Path) -> None:
     url = dead_url()
@@ -143,33 +96,6 @@ def test_tau2_record_against_a_dead_endpoint_is_one_line(place: Path) -> None:
     line = one_line_error(proc)
     assert proc.returncode == 1 and url in line and "check --base-url" in line, line
     assert not (place / "r.jsonl").exists()
-
-
-@needs_tau2
-@pytest.mark.slow
-def test_a_tau2_replay_that_misses_prints_the_command_that_re_records_it(place: Path) -> None:
-    from fixtures.tau2_server import Tau2Server
-
-    # the shipped cassette's header (one task of its settings) and no interaction
-    header = json.loads(TAU2_MOCK.read_text().splitlines()[0])
-    header["meta"]["tau2"]["task_ids"] = ["create_task_1"]
-    (place / "mock.jsonl").write_text(json.dumps(header) + "\n")
-    line = one_line_error(cassette_cli("tau2", "mock.jsonl", cwd=place))
-    assert "CASSETTE_FORCE_MODE" not in line
-    found = re.search(r"run `(cassette tau2 [^`]+)` against a live model", line)
-    assert found, line
-    argv = shlex.split(found[1])
-    assert argv[2:4] == ["--mode", "record"] and argv[-1] == "mock.jsonl", argv
-
-    # follow it, against a live model (here the scripted one, where litellm looks for it)
-    with Tau2Server("random") as server:
-        live = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}
-        recorded = cassette_cli(*argv[1:], cwd=place, env=live)
-    assert recorded.returncode == 0, recorded.stderr[-3000:]
-    assert "LLM calls made" in recorded.stdout
-    replayed = cassette_cli("tau2", "mock.jsonl", cwd=place)  # the server is gone
-    assert replayed.returncode == 0, replayed.stderr[-3000:]
-    assert "replayed from mock.jsonl, 0 live" in replayed.stdout
 
 
 def test_a_bundled_demo_that_misses_names_no_re_record_of_the_package(
@@ -188,3 +114,14 @@ def test_a_bundled_demo_that_misses_names_no_re_record_of_the_package(
     assert result.stderr.startswith("error: no recording for env_index=0")
     assert "record a fresh run with `cassette demo`" in result.stderr
     assert "CASSETTE_FORCE_MODE" not in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_demo_live_with_a_key_the_endpoint_refuses_is_one_line(
+    place: Path, make_server: MakeServer
+) -> None:
+    server = make_server("random", errors={1: {"status": 401, "message": "Incorrect API key"}})
+    env = {"OPENAI_API_KEY": "sk-wrong", "OPENAI_BASE_URL": server.base_url}
+    proc = cassette_cli("demo", "--live", "--out", "live.jsonl", cwd=place, env=env)
+    line = one_line_error(proc)
+    assert f"{server.base_url}/chat/completions answered 401" in line, line
+    assert "Incorrect API key" in line and "OPENAI_API_KEY" in line, line

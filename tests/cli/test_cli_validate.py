@@ -55,7 +55,8 @@ def test_every_fault_is_reported_with_path_and_line(tmp_path: Path) -> None:
         f"{path}:4: not valid JSON (unexpected character, expected a string key: line 1 "
         "column 2 (char 1))",
         f"{path}:5: key (env_index=0, channel='llm', step=0) is recorded twice (also "
-        f"{path}:2); delete one, or re-record",
+        f"{path}:2); readers serve the first: `cassette merge OUT {path} --on-conflict "
+        "first` writes a copy without the repeats",
         f"{path}:7: interaction step: Input should be a valid integer",
         f"{path}:11: delta keeps 5 messages but its base request has 2",
         f"{path}:12: interaction delta.bogus: Extra inputs are not permitted",

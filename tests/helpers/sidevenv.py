@@ -38,6 +38,7 @@ QUIET = ("-q", "--disable-pip-version-check")
 MCP1_RECIPE = (("mcp>=1.26,<2", "pytest>=8", "hypothesis>=6.100", "-e", "{repo}"),)
 CACHE_VARIABLE = "CASSETTE_TEST_VENVS"
 UNUSED_DAYS = 30  # a shared venv no run has used for this long is removed
+_STEER = ("PYTEST_", "CASSETTE_")  # prefixes of variables that steer a child's tests
 _SELF = re.compile(r"^\{repo\}(?:\[([\w.,-]+)\])?$")
 
 
@@ -82,6 +83,8 @@ def _resolve(recipe: Sequence[Sequence[str]]) -> tuple[list[list[str]], bool]:
             if arg == "-e" and i + 1 < len(step) and _SELF.match(step[i + 1]) and project:
                 continue
             found = _SELF.match(arg)
+            if found and project and "--no-deps" in step:
+                continue  # the project alone: the overlay brings it
             if found and project:
                 args += project.get("dependencies", [])
                 for extra in filter(None, (found.group(1) or "").split(",")):
@@ -254,7 +257,11 @@ def side_venv(name: str, recipe: Sequence[Sequence[str]]) -> Path | str:
 def clean_env(*drop: str) -> dict[str, str]:
     """This process's environment without variables that would steer the child; a pytest
     started in the child runs in one process (the suite's ``-n`` is not for nested runs)."""
-    gone = {"PYTHONDONTWRITEBYTECODE", "PYTHONPATH", "CASSETTE_MODE", "CASSETTE_PATH", *drop}
-    env = {k: v for k, v in os.environ.items() if k not in gone and not k.startswith("PYTEST_")}
+    gone = {"PYTHONDONTWRITEBYTECODE", "PYTHONPATH", *drop}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in gone and (k == CACHE_VARIABLE or not k.startswith(_STEER))
+    }
     env["PYTEST_ADDOPTS"] = "-o addopts=-ra"
     return env

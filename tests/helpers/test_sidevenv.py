@@ -108,6 +108,8 @@ def test_a_recipe_that_names_a_file_of_the_checkout_gets_a_venv_of_its_own(
     assert sidevenv.venv_path("t", (("-e", "{repo}", "pytest"),)) == loose
     assert sidevenv.venv_path("t", (("-r", "{repo}/requirements.txt"),)) != tied
     assert loose.parent == tied.parent == tmp_path
+    # --no-deps: the project alone, which the overlay brings; nothing to install for it
+    assert sidevenv._resolve((("--no-deps", "{repo}", "x==1"),)) == ([["--no-deps", "x==1"]], False)
 
 
 def test_the_cache_is_outside_the_checkout(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -31,6 +31,7 @@ from .common import (
     value_of,
     window,
 )
+from .html_analysis import CSS_EXTRA, aligned_html, analysis_html
 from .trajectory import Message, StepView, episode_views, merged_keys
 
 __all__ = ["render_html"]
@@ -238,7 +239,9 @@ def _episode(n: int, ep: EpisodeDiff, diff: RunDiff, groups: Any) -> str:
     if ep.delta is not None:
         rewards += f" ({fmt_delta(ep.delta)})"
     body = _note(n, ep)
-    if ep.status == "diverged":
+    if ep.alignment:
+        body += aligned_html(n, ep)
+    elif ep.status == "diverged":
         body += _sequences(ep)
     body += _trajectories(n, ep, diff, groups) if groups else ""
     return (
@@ -268,12 +271,13 @@ def _page(diff: RunDiff, max_episodes: int) -> str:
     parts = [
         '<!doctype html><html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{_e(title)}</title><style>{CSS}</style></head><body><main>",
+        f"<title>{_e(title)}</title><style>{CSS}{CSS_EXTRA}</style></head><body><main>",
         "<header><h1>cassette diff</h1>",
         f'<p class="runs"><span class="tag a">A</span>{_e(diff.a.label)} &nbsp; ',
         f'<span class="tag b">B</span>{_e(diff.b.label)}</p>',
         f'<p class="verdict {verdict}" id="verdict">{_e(headline(diff))}</p></header>',
         f"<section><h2>Runs</h2>{_summary(diff)}</section>",
+        analysis_html(diff),
         f"<section><h2>Episodes</h2>{_episode_rows(numbered, {n for n, _ in shown})}</section>",
         "<section><h2>Trajectories</h2>",
     ]

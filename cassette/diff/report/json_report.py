@@ -10,6 +10,7 @@ __all__ = ["render_json"]
 
 
 def render_json(diff: RunDiff) -> str:
-    """Keys: format, version, a, b (run summaries), episodes, ignored, volatile_seen,
-    equivalent, counts."""
+    """Keys: format, version, a, b (run summaries), episodes (each with its cause and
+    aligned tool calls), ignored, volatile_seen, stats, causes, noise, equivalent, counts;
+    ``cassette.diff.schema.SCHEMA`` is its JSON Schema."""
     return orjson.dumps(diff.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n"

@@ -19,6 +19,7 @@ from .common import (
     value_of,
     window,
 )
+from .markdown_analysis import aligned_table, analysis_lines, fit
 
 __all__ = ["render_markdown"]
 
@@ -97,29 +98,37 @@ def _details(ep: EpisodeDiff) -> list[str]:
         seq = ([f"… {before} earlier"] if before else []) + seq
         seq += [f"… {after} more"] if after else []
         out.append(f"- tool calls {side} ({len(calls)}): {', '.join(seq) or '(none)'}")
-    return [*out, "", "</details>"]
+    return [*out, *aligned_table(ep), "", "</details>"]
 
 
 def _section(title: str, episodes: list[EpisodeDiff], limit: int) -> list[str]:
     if not episodes:
         return []
-    out = ["", f"### {title} ({len(episodes)})", "", *_table(episodes[:limit])]
+    out = ["", f"### {title} ({len(episodes)})"]
+    if limit:
+        out += ["", *_table(episodes[:limit])]
     for ep in episodes[:limit]:
         out += ["", *_details(ep)]
     if len(episodes) > limit:
-        out += ["", f"… and {len(episodes) - limit} more (run `cassette diff --format json`)"]
+        more = "more" if limit else "episodes"
+        out += ["", f"… and {len(episodes) - limit} {more} (run `cassette diff --format json`)"]
     return out
 
 
-def render_markdown(diff: RunDiff, *, limit: int = 25) -> str:
-    """At most ``limit`` episodes a section are shown, which keeps a comment short."""
+def render_markdown(diff: RunDiff, *, limit: int = 25, budget: int = 65_536) -> str:
+    """At most ``limit`` episodes a section are shown, fewer when needed to fit a comment
+    in ``budget`` characters (GitHub's limit); what still does not fit is cut, with a note."""
+    return fit(lambda n: _render(diff, n), limit, budget)
+
+
+def _render(diff: RunDiff, limit: int) -> str:
     eps = ordered(diff)
     regressed = [e for e in eps if e.change == "regressed"]
     others = [e for e in eps if e.status == "diverged" and e.change != "regressed"]
     only = [e for e in eps if e.status in ("only_a", "only_b")]
     icon = "✅" if diff.equivalent else "❌"
     lines = [f"## {icon} cassette diff: {_code(diff.a.label)} → {_code(diff.b.label)}", ""]
-    lines += [f"**{headline(diff)}**", "", *_summary(diff)]
+    lines += [f"**{headline(diff)}**", "", *_summary(diff), *analysis_lines(diff)]
     lines += _section("Regressed", regressed, limit)
     lines += _section("Other diverged episodes", others, limit)
     if only:

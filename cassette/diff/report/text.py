@@ -24,6 +24,7 @@ from .common import (
     tool_line,
     value_of,
 )
+from .text_analysis import print_aligned, print_analysis
 
 __all__ = ["render_text"]
 
@@ -80,9 +81,11 @@ def _episode(ep: EpisodeDiff, console: Console) -> None:
                 Text("    B", style="magenta"), Text(value_of(d, "b", 200), style="magenta")
             )
     focus = d.step if d is not None else None
-    if ep.status != "only_b":
+    if ep.alignment:
+        print_aligned(ep, grid, console.width)
+    elif ep.status != "only_b":
         grid.add_row("  tool calls A", Text(tool_line(ep.tool_calls_a, focus), style="dim"))
-    if ep.status != "only_a":
+    if ep.status != "only_a" and not ep.alignment:
         grid.add_row("  tool calls B", Text(tool_line(ep.tool_calls_b, focus), style="dim"))
     console.print(grid)
 
@@ -113,6 +116,7 @@ def render_text(diff: RunDiff, *, color: bool = False, width: int = 100, limit: 
         f"unchanged {c['unchanged']}",
         markup=False,
     )
+    print_analysis(diff, console)
     differing = [ep for ep in ordered(diff) if ep.status != "identical"]
     for ep in differing[:limit]:
         console.print()

@@ -33,6 +33,8 @@ EPISODE_KEYS = {
     "steps_b",
     "tool_calls_a",
     "tool_calls_b",
+    "cause",
+    "alignment",
     "delta",
     "change",
 }
@@ -52,6 +54,9 @@ def test_schema_and_values() -> None:
         "episodes",
         "ignored",
         "volatile_seen",
+        "stats",
+        "causes",
+        "noise",
         "equivalent",
         "counts",
     }

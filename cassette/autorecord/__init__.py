@@ -1,0 +1,269 @@
+"""Zero-code recording: record or replay a program that never imports ``cassette``.
+
+``cassette run --mode record --cassette runs/a.jsonl -- python eval.py`` puts
+``cassette/autorecord/boot`` on the child's ``PYTHONPATH``; its ``sitecustomize`` calls
+:func:`start` at interpreter start-up, which installs an import hook; the cassette named by
+``$CASSETTE_PATH`` (mode from ``$CASSETTE_FORCE_MODE`` / ``$CASSETTE_MODE``; a fork under
+``$CASSETTE_FORK_FROM``) opens at the first call. When the program imports ``openai``,
+``anthropic`` or ``litellm``, the hook patches them (in this module only, undone by
+:func:`stop`):
+
+- every ``OpenAI``, ``AsyncOpenAI``, ``AzureOpenAI``, ``AsyncAzureOpenAI``, ``Anthropic``
+  and ``AsyncAnthropic`` the program constructs is wrapped in place (``wrap_openai`` /
+  ``wrap_anthropic``) when its constructor returns;
+- ``litellm.completion`` / ``acompletion`` go through ``patch_litellm``.
+
+Calls key their episode by conversation (:mod:`cassette.autorecord.episodes`) unless
+``cassette.episode()`` or ``$CASSETTE_EPISODE`` names one. The cassette is closed at exit
+(``atexit``, and on SIGTERM). With ``$CASSETTE_OFFLINE=1`` (what ``cassette run --mode
+replay`` sets) the child refuses every TCP connection, so a replay proves it is offline.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import importlib.abc
+import importlib.machinery
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from types import FrameType, ModuleType
+from typing import Any
+
+from .episodes import AutoEpisodes
+
+__all__ = ["AUTO_VARIABLE", "OFFLINE_VARIABLE", "active", "start", "stop"]
+
+AUTO_VARIABLE = "CASSETTE_AUTO"  # "1": the bootstrap records the program's clients
+OFFLINE_VARIABLE = "CASSETTE_OFFLINE"  # "1": the program may open no TCP connection
+_CLIENTS = {
+    "openai": ("OpenAI", "AsyncOpenAI", "AzureOpenAI", "AsyncAzureOpenAI"),
+    "anthropic": ("Anthropic", "AsyncAnthropic"),
+}
+_COPIES = ("copy", "with_options")  # a client built by one of these is a copy: not adopted
+
+
+class _State:
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.cas: Any = None  # the Cassette, opened on first use
+        self.auto: AutoEpisodes | None = None
+        self.restore: list[Callable[[], None]] = []
+        self.stack = contextlib.ExitStack()
+        self.finder: _Finder | None = None
+        self.started = False
+
+
+_STATE = _State()
+
+
+def active() -> AutoEpisodes | None:
+    """The cassette the program's clients record to (opened on first use), or None."""
+    state = _STATE
+    if not state.started:
+        return None
+    with state.lock:
+        if state.auto is None:
+            import cassette
+
+            state.cas = cassette.open(meta={"recorded_by": "cassette run"})
+            state.auto = AutoEpisodes(state.cas)
+        return state.auto
+
+
+# -- the clients -----------------------------------------------------------------------------
+def _is_copy() -> bool:
+    """Whether the client being constructed is made by a client's ``copy`` (the wrapping
+    code's own copies, and copies of wrapped clients, which wrap themselves)."""
+    frame: FrameType | None = sys._getframe(2)
+    for _ in range(8):
+        if frame is None:
+            return False
+        module = str(frame.f_globals.get("__name__", ""))
+        if module.startswith("cassette.adapters") or (
+            frame.f_code.co_name in _COPIES and module.startswith(tuple(_CLIENTS))
+        ):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _adopt(client: Any, wrap: Callable[[Any, Any], Any]) -> None:
+    """Make ``client`` itself a wrapped client: the wrapper's state moved into it."""
+    auto = active()
+    if auto is None:
+        return
+    wrapped = wrap(client, auto)
+    client.__class__ = type(wrapped)
+    vars(client).update(vars(wrapped))
+
+
+def _patch_init(cls: type[Any], wrap: Callable[[Any, Any], Any]) -> None:
+    original = cls.__dict__.get("__init__")
+    if original is None or getattr(original, "_cassette_auto", False):
+        return
+    marker = "_cassette_constructing"
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        outer = marker not in vars(self)
+        if outer:
+            vars(self)[marker] = True
+            copy = _is_copy()
+        try:
+            original(self, *args, **kwargs)
+        finally:
+            if outer:
+                vars(self).pop(marker, None)
+        if outer and not copy:
+            _adopt(self, wrap)
+
+    __init__._cassette_auto = True  # type: ignore[attr-defined]
+    __init__.__wrapped__ = original  # type: ignore[attr-defined]
+    cls.__init__ = __init__
+    _STATE.restore.append(lambda: setattr(cls, "__init__", original))
+
+
+def _patch_sdk(name: str, module: ModuleType) -> None:
+    wrap: Callable[[Any, Any], Any]
+    if name == "openai":
+        from ..adapters.openai import wrap_openai
+
+        wrap = wrap_openai
+    else:
+        from ..adapters.anthropic import wrap_anthropic
+
+        wrap = wrap_anthropic
+    for attribute in _CLIENTS[name]:
+        cls = getattr(module, attribute, None)
+        if isinstance(cls, type):
+            _patch_init(cls, wrap)
+
+
+def _patch_litellm() -> None:
+    auto = active()
+    if auto is None:
+        return
+    from ..adapters.litellm import patch_litellm
+
+    _STATE.stack.enter_context(patch_litellm(auto))  # type: ignore[arg-type]
+
+
+def _patch(name: str, module: ModuleType) -> None:
+    with _STATE.lock:
+        if name in _CLIENTS:
+            _patch_sdk(name, module)
+        elif name == "litellm":
+            _patch_litellm()
+
+
+# -- the import hook -------------------------------------------------------------------------
+class _Loader(importlib.abc.Loader):
+    def __init__(self, loader: Any, name: str) -> None:
+        self.loader, self.name = loader, name
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        module: ModuleType | None = self.loader.create_module(spec)
+        return module
+
+    def exec_module(self, module: ModuleType) -> None:
+        self.loader.exec_module(module)
+        _patch(self.name, module)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.loader, name)
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    """Finds ``openai``, ``anthropic`` and ``litellm`` the usual way, and patches each one
+    right after it is executed."""
+
+    names = frozenset({*_CLIENTS, "litellm"})
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in self.names:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec: importlib.machinery.ModuleSpec | None = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                if spec.loader is not None:
+                    spec.loader = _Loader(spec.loader, fullname)
+                return spec
+        return None
+
+
+# -- network guard ---------------------------------------------------------------------------
+def _refuse_network() -> None:
+    original = socket.socket.connect, socket.socket.connect_ex
+
+    def refuse(self: socket.socket, address: Any, *args: Any) -> Any:
+        if self.family in (socket.AF_INET, socket.AF_INET6):
+            raise ConnectionRefusedError(
+                f"cassette run --mode replay: the network is cut off (connect to {address!r}); "
+                "record the call first, or run with --allow-network"
+            )
+        return original[0](self, address, *args)
+
+    socket.socket.connect = refuse  # type: ignore[method-assign,assignment]
+    socket.socket.connect_ex = refuse  # type: ignore[method-assign,assignment]
+
+    def restore() -> None:
+        socket.socket.connect, socket.socket.connect_ex = original  # type: ignore[method-assign]
+
+    _STATE.restore.append(restore)
+
+
+# -- start and stop --------------------------------------------------------------------------
+def start() -> None:
+    """Install the patches (the bootstrap calls this at start-up when ``$CASSETTE_AUTO``
+    is 1); modules imported already are patched at once."""
+    state = _STATE
+    with state.lock:
+        if state.started:
+            return
+        state.started = True
+        if os.environ.get(OFFLINE_VARIABLE) == "1":
+            _refuse_network()
+        state.finder = _Finder()
+        sys.meta_path.insert(0, state.finder)
+        for name in _Finder.names:
+            if name in sys.modules:
+                _patch(name, sys.modules[name])
+    atexit.register(stop)
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.getsignal(signal.SIGTERM)
+        if previous in (signal.SIG_DFL, None):
+
+            def on_term(signum: int, frame: FrameType | None) -> None:
+                stop()
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                os.kill(os.getpid(), signal.SIGTERM)
+
+            signal.signal(signal.SIGTERM, on_term)
+
+
+def stop() -> None:
+    """Close the cassette and undo every patch (atexit runs it)."""
+    state = _STATE
+    with state.lock:
+        if not state.started:
+            return
+        state.started = False
+        try:
+            state.stack.close()
+        finally:
+            if state.finder is not None and state.finder in sys.meta_path:
+                sys.meta_path.remove(state.finder)
+            for undo in reversed(state.restore):
+                undo()
+            state.restore.clear()
+            cas, state.cas, state.auto = state.cas, None, None
+            if cas is not None:
+                cas.close()

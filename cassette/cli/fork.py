@@ -1,0 +1,87 @@
+"""``cassette fork BASE NEW -- CMD``: run a command whose cassettes fork from BASE."""
+
+from __future__ import annotations
+
+import click
+
+from .console import Console
+
+__all__ = ["fork"]
+
+
+@click.command(context_settings={"allow_interspersed_args": True})
+@click.argument("base", type=click.Path(exists=True, dir_okay=True))
+@click.argument("new", type=click.Path())
+@click.option(
+    "--at",
+    "at",
+    multiple=True,
+    metavar="ENV=STEP",
+    help="Fork episode ENV at step STEP of --channel even if it matches (repeatable).",
+)
+@click.option(
+    "--channel", default="llm", show_default=True, help="The channel whose steps --at counts."
+)
+@click.option(
+    "--live-channel",
+    "live",
+    multiple=True,
+    metavar="NAME",
+    help="Calls on this channel always go live, before the fork too (e.g. mcp).",
+)
+@click.option(
+    "--auto/--no-auto",
+    default=True,
+    help="Record the openai/anthropic/litellm calls of a Python command with no change to "
+    "its code, as `cassette run` does (default).",
+)
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- CMD ...")
+def fork(
+    base: str,
+    new: str,
+    at: tuple[str, ...],
+    channel: str,
+    live: tuple[str, ...],
+    auto: bool,
+    command: tuple[str, ...],
+) -> None:
+    """Run a command whose cassettes fork from BASE into NEW.
+
+    Each episode replays from BASE while its requests match; from the first request that
+    differs (or from the step --at names) it calls live, and NEW records it all, with
+    where each episode forked (`cassette diff BASE NEW` lists the fork points).
+
+    \b
+    Examples:
+      cassette fork runs/a.jsonl runs/b.jsonl -- python eval.py --model other
+      cassette fork runs/a.jsonl runs/b.jsonl --at 17=6 -- python eval.py
+    """
+    import json
+    import os
+
+    from .run import bootstrap, spawn
+
+    console = Console()
+    if command and command[0] == "--":
+        command = command[1:]
+    named: dict[str, int] = {}
+    for item in at:
+        env, _, step = item.rpartition("=")
+        if not env or not step.isdigit():
+            console.fail(f"--at {item!r}: write ENV=STEP, e.g. --at 17=6", code=2)
+        named[env] = int(step)
+    if os.path.abspath(base) == os.path.abspath(new):
+        console.fail(f"NEW is BASE ({base}); name another cassette for the fork", code=2)
+    env_vars = {k: v for k, v in os.environ.items() if k != "CASSETTE_FORCE_MODE"}
+    env_vars.update(
+        CASSETTE_FORK_FROM=os.path.abspath(base),
+        CASSETTE_PATH=os.path.abspath(new),
+        CASSETTE_MODE="record",
+        CASSETTE_FORK_CHANNEL=channel,
+        CASSETTE_FORK_LIVE=",".join(live),
+    )
+    if named:
+        env_vars["CASSETTE_FORK_AT"] = json.dumps(named)
+    if auto:
+        env_vars.update(bootstrap(env_vars, offline=False))
+    spawn(command, env_vars, console)

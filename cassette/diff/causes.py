@@ -1,0 +1,157 @@
+"""Why episodes diverged: the first differing path of each, classified, and counted.
+
+A divergence's cause is the kind of its first differing path: the system prompt, the
+tool schema, a tool result, the model's own output, a user message, the sampling
+parameters, the model name, another request field, one run making more calls, or only
+the outcome. A path inside ``messages[i]`` / ``input[i]`` is classified by that
+message's role (or Responses item type), read from the full request of that step.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..index import EnvIndex
+from .types import Divergence, EpisodeDiff, Json, _Data
+
+__all__ = ["CAUSES", "SHORT", "CauseGroup", "classify", "group_causes", "sentence"]
+
+# cause -> what changed, as it reads after "diverged because"
+CAUSES = {
+    "tool_schema": "the tool schema changed",
+    "system_prompt": "the system prompt changed",
+    "tool_result": "a tool result changed",
+    "model_output": "the model's own output changed",
+    "user_message": "a user message changed",
+    "sampling": "the sampling parameters changed",
+    "model": "the model changed",
+    "request_other": "another request field changed",
+    "steps": "one run made more calls",
+    "outcome": "only the outcome changed",
+}
+# cause -> a short name, for a table cell
+SHORT = {
+    "tool_schema": "tool schema",
+    "system_prompt": "system prompt",
+    "tool_result": "tool result",
+    "model_output": "model output",
+    "user_message": "user message",
+    "sampling": "sampling",
+    "model": "model",
+    "request_other": "other request field",
+    "steps": "more calls",
+    "outcome": "outcome only",
+}
+SAMPLING = {
+    "temperature", "top_p", "top_k", "max_tokens", "max_completion_tokens",
+    "max_output_tokens", "seed", "n", "presence_penalty", "frequency_penalty", "stop",
+    "logit_bias", "logprobs", "top_logprobs", "reasoning_effort", "reasoning", "thinking",
+    "stop_sequences", "parallel_tool_calls",
+}  # fmt: skip
+TOOL_SCHEMA = {"tools", "functions", "tool_choice", "function_call"}
+SYSTEM = {"system", "instructions"}
+_KEY = re.compile(r"^request\.(?P<key>[A-Za-z_$][\w$-]*)(?:$|[.\[])")
+_MESSAGE = re.compile(r"^request\.(?P<field>messages|input)\[(?P<i>\d+)\]")
+
+
+def _role_cause(message: Any) -> str:
+    if not isinstance(message, dict):
+        return "request_other"
+    kind, role = message.get("type"), message.get("role")
+    if kind == "function_call_output" or role in ("tool", "function"):
+        return "tool_result"
+    if kind in ("function_call", "reasoning") or role == "assistant":
+        return "model_output"
+    if role in ("system", "developer"):
+        return "system_prompt"
+    if role == "user":
+        content = message.get("content")
+        if isinstance(content, list) and any(
+            isinstance(p, dict) and p.get("type") == "tool_result" for p in content
+        ):
+            return "tool_result"
+        return "user_message"
+    return "request_other"
+
+
+def _message_at(request: Json | None, fld: str, i: int) -> Any:
+    msgs = (request or {}).get(fld)
+    return msgs[i] if isinstance(msgs, list) and 0 <= i < len(msgs) else None
+
+
+def classify(d: Divergence, request_a: Json | None = None, request_b: Json | None = None) -> str:
+    """The cause of divergence ``d``; ``request_a`` / ``request_b`` are the full requests
+    of the step where it happened (needed for paths inside the conversation)."""
+    if d.part == "step":
+        return "steps"
+    if d.part == "outcome":
+        return "outcome"
+    method = (request_a or request_b or {}).get("method")
+    if d.part == "response":
+        if method == "tools/call":
+            return "tool_result"
+        if method == "tools/list":
+            return "tool_schema"
+        return "model_output"
+    m = _MESSAGE.match(d.path)
+    if m is not None:
+        fld, i = m.group("field"), int(m.group("i"))
+        message = _message_at(request_a, fld, i) or _message_at(request_b, fld, i)
+        return _role_cause(message)
+    m = _KEY.match(d.path)
+    key = m.group("key") if m is not None else ""
+    if key in TOOL_SCHEMA:
+        return "tool_schema"
+    if key in SYSTEM:
+        return "system_prompt"
+    if key in SAMPLING:
+        return "sampling"
+    if key == "model":
+        return "model"
+    if method == "tools/call" and key == "params":
+        return "model_output"  # the arguments the model chose for the tool
+    return "request_other"
+
+
+@dataclass
+class CauseGroup(_Data):
+    """Episodes that diverged for one cause: how many, which, and the commonest path."""
+
+    cause: str
+    count: int
+    paths: dict[str, int] = field(default_factory=dict)
+    episodes: list[EnvIndex] = field(default_factory=list)
+    _extra = ("text",)
+
+    @property
+    def text(self) -> str:
+        return sentence(self.cause, self.count)
+
+
+def sentence(cause: str, count: int) -> str:
+    """``"40 episodes diverged because the tool schema changed"``."""
+    noun = "episode" if count == 1 else "episodes"
+    return f"{count} {noun} diverged because {CAUSES.get(cause, cause)}"
+
+
+def group_causes(episodes: Sequence[EpisodeDiff], examples: int = 20) -> list[CauseGroup]:
+    """Diverged episodes grouped by cause, the largest group first."""
+    groups: dict[str, CauseGroup] = {}
+    for ep in episodes:
+        if ep.status != "diverged" or ep.cause is None:
+            continue
+        g = groups.get(ep.cause)
+        if g is None:
+            g = groups[ep.cause] = CauseGroup(ep.cause, 0)
+        g.count += 1
+        if len(g.episodes) < examples:
+            g.episodes.append(ep.env_index)
+        path = re.sub(r"\[\d+\]", "[*]", ep.divergence.path) if ep.divergence else ""
+        g.paths[path] = g.paths.get(path, 0) + 1
+    out = sorted(groups.values(), key=lambda g: (-g.count, list(CAUSES).index(g.cause)))
+    for g in out:  # the five commonest paths, commonest first
+        g.paths = dict(sorted(g.paths.items(), key=lambda kv: -kv[1])[:5])
+    return out

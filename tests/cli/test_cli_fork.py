@@ -1,0 +1,52 @@
+"""`cassette fork BASE NEW -- CMD`: an unmodified script forked from a recorded run; the
+matching prefix replays, the rest goes live, NEW replays alone (issue 14)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from cassette.fork import fork_points
+from tests.cli.test_cli_run_auto import NOWHERE, SCRIPTS, cassette_run
+from tests.conftest import MakeServer
+
+
+def test_fork_an_unmodified_script(make_server: MakeServer, tmp_path: Path) -> None:
+    base, new = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    script = ["--", sys.executable, str(SCRIPTS / "two_chats.py")]
+    first = make_server("random")
+    recorded = cassette_run(
+        "--mode", "record", "--cassette", str(base), *script, first.base_url, "more"
+    )
+    assert recorded.returncode == 0, recorded.stderr
+    first.stop()
+    other = make_server("random")
+    forked = cassette_run(
+        "--fork-cli", str(base), str(new), *script, other.base_url, "something else"
+    )
+    assert forked.returncode == 0, forked.stderr
+    before, after = json.loads(recorded.stdout), json.loads(forked.stdout)
+    # conversation 0 replays whole, conversation 1 from its second request on is live
+    assert after[:4] == before[:4] and after[4] != before[4] and after[5] != before[5]
+    assert other.request_count == 2
+    points = fork_points(new)
+    assert [(p["step"], p["why"], p["base"]) for p in points.values()] == [
+        (1, "mismatch", str(base))
+    ]
+    # --at forks a named episode even where it matches
+    env = next(iter(points))
+    named = tmp_path / "c.jsonl"
+    at = cassette_run(
+        "--fork-cli", str(base), str(named), "--at", f"{env}=0", *script, other.base_url, "more"
+    )
+    assert at.returncode == 0, at.stderr
+    assert [p["why"] for p in fork_points(named).values()] == ["fork_at"]
+    assert other.request_count == 2 + 3
+    # the fork replays alone, offline
+    other.stop()
+    replayed = cassette_run(
+        "--mode", "replay", "--cassette", str(new), *script, NOWHERE + "/v1", "something else"
+    )
+    assert replayed.returncode == 0, replayed.stderr
+    assert replayed.stdout == forked.stdout

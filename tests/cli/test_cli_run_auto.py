@@ -1,0 +1,130 @@
+"""`cassette run --cassette PATH -- python script.py`: a script that never imports cassette
+records its openai / anthropic / litellm calls and replays them with the scripted servers
+stopped and the network cut off (issue 14, item 2)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import cassette
+from cassette.index import load_index
+from tests.conftest import MakeServer
+
+SCRIPTS = Path(__file__).parents[1] / "fixtures" / "autorecord"
+ROOT = str(Path(cassette.__file__).resolve().parents[1])
+NOWHERE = "http://127.0.0.1:9"  # the discard port: nothing listens there
+
+
+def cassette_run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    main = "import sys; from cassette.cli import main; sys.exit(main())"
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("CASSETTE_")}
+    environ["PYTHONPATH"] = ROOT
+    command = ["fork", *args[1:]] if args and args[0] == "--fork-cli" else ["run", *args]
+    return subprocess.run(
+        [sys.executable, "-c", main, *command],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**environ, **(env or {})},
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def record_then_replay(path: Path, script: str, url: str, replay_url: str) -> tuple[str, str]:
+    command = ["--", sys.executable, str(SCRIPTS / script)]
+    recorded = cassette_run("--mode", "record", "--cassette", str(path), *command, url)
+    assert recorded.returncode == 0, recorded.stderr
+    assert recorded.stderr == ""
+    replayed = cassette_run("--mode", "replay", "--cassette", str(path), *command, replay_url)
+    assert replayed.returncode == 0, replayed.stderr
+    return recorded.stdout, replayed.stdout
+
+
+def test_unmodified_openai_script_records_and_replays_offline(
+    make_server: MakeServer, tmp_path: Path
+) -> None:
+    server = make_server("random")  # every answer differs: a wrong episode would show
+    path = tmp_path / "runs" / "a.jsonl"
+    command = ["--", sys.executable, str(SCRIPTS / "openai_eval.py")]
+    recorded = cassette_run("--mode", "record", "--cassette", str(path), *command, server.base_url)
+    assert recorded.returncode == 0, recorded.stderr
+    assert server.request_count == 8 * 3 + 4
+    server.stop()
+    got = json.loads(recorded.stdout)
+    assert len({turn for conv in got["async"] for turn in conv}) == 24
+    steps = Counter(key[0] for key in load_index([path]).entries)
+    assert sorted(steps.values()) == [1] * 4 + [3] * 8  # one episode per conversation
+    # the two pairs of conversations with the same start: occurrences .0 and .1
+    assert sum(name.endswith(".1") for name in steps) == 2
+    assert "sk-not-a-real-key" not in path.read_text()
+    for _ in range(2):
+        replayed = cassette_run("--mode", "replay", "--cassette", str(path), *command, NOWHERE)
+        assert replayed.returncode == 0, replayed.stderr
+        assert replayed.stdout == recorded.stdout
+
+
+def test_unmodified_anthropic_script_records_and_replays_offline(
+    make_server: MakeServer, tmp_path: Path
+) -> None:
+    pytest.importorskip("anthropic")
+    server = make_server("random")
+    path = tmp_path / "b.jsonl"
+    recorded, replayed = record_then_replay(path, "anthropic_eval.py", server.root_url, NOWHERE)
+    assert replayed == recorded
+    answers = json.loads(recorded)
+    assert [a[1].startswith('The tool returned: "') for a in answers] == [True] * 4
+    steps = Counter(key[0] for key in load_index([path]).entries)
+    assert sorted(steps.values()) == [2] * 4
+
+
+def test_replay_cuts_the_network_off_and_a_miss_fails_the_command(
+    make_server: MakeServer, tmp_path: Path
+) -> None:
+    server = make_server("random")
+    path = tmp_path / "c.jsonl"
+    probe = f"import socket; socket.create_connection(('127.0.0.1', {server.port}))"
+    result = cassette_run(
+        "--mode", "replay", "--cassette", str(path), "--", sys.executable, "-c", probe
+    )
+    assert result.returncode == 1
+    assert "the network is cut off" in result.stderr
+    allowed = cassette_run(
+        "--mode", "replay", "--allow-network", "--cassette", str(path), "--", sys.executable,
+        "-c", probe,
+    )  # fmt: skip
+    assert allowed.returncode == 0, allowed.stderr
+    # a call the recording never saw: the cassette's miss, and a non-zero exit
+    script = ["--", sys.executable, str(SCRIPTS / "openai_eval.py"), NOWHERE]
+    missed = cassette_run("--mode", "replay", "--cassette", str(path), *script)
+    assert missed.returncode == 1 and "CassetteMiss" in missed.stderr
+
+
+def test_cassette_episode_names_the_episode(make_server: MakeServer, tmp_path: Path) -> None:
+    server = make_server("random")
+    path = tmp_path / "d.jsonl"
+    code = (
+        "import sys; from openai import OpenAI; c = OpenAI(base_url=sys.argv[1], api_key='k');"
+        "[c.chat.completions.create(model='m', messages=[{'role': 'user', 'content': t}])"
+        " for t in ('a', 'b')]"
+    )
+    args = ["--mode", "record", "--cassette", str(path), "--", sys.executable, "-c", code]
+    result = cassette_run(*args, server.base_url, env={"CASSETTE_EPISODE": "7"})
+    assert result.returncode == 0, result.stderr
+    assert sorted(load_index([path]).entries) == [(7, "llm", 0), (7, "llm", 1)]
+
+
+def test_no_auto_only_sets_the_environment(tmp_path: Path) -> None:
+    probe = "import os, sys; print(os.environ.get('CASSETTE_AUTO'), 'cassette.autorecord' in "
+    probe += "sys.modules)"
+    path = str(tmp_path / "f.jsonl")
+    auto = cassette_run("--cassette", path, "--", sys.executable, "-c", probe)
+    assert auto.stdout.split() == ["1", "True"]
+    plain = cassette_run("--no-auto", "--cassette", path, "--", sys.executable, "-c", probe)
+    assert plain.stdout.split() == ["None", "False"]

@@ -1,0 +1,63 @@
+"""`cassette run --cassette`: litellm and Azure clients under zero-code recording (apart
+from test_cli_run_auto.py so that the two files run on two workers)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from cassette.index import load_index
+from tests.cli.test_cli_run_auto import NOWHERE, cassette_run
+from tests.conftest import MakeServer
+
+
+@pytest.mark.slow
+def test_litellm_calls_record_once_and_replay(make_server: MakeServer, tmp_path: Path) -> None:
+    pytest.importorskip("litellm")
+    server = make_server("random")
+    path = tmp_path / "e.jsonl"
+    code = (
+        "import sys, litellm\n"
+        "for t in ('one', 'two'):\n"
+        "    r = litellm.completion(model='openai/gpt-test', api_base=sys.argv[1], api_key='k',"
+        " messages=[{'role': 'user', 'content': t}])\n"
+        "    print(r.choices[0].message.content)\n"
+    )
+    command = ["--", sys.executable, "-c", code]
+    recorded = cassette_run("--mode", "record", "--cassette", str(path), *command, server.base_url)
+    assert recorded.returncode == 0, recorded.stderr
+    server.stop()
+    entries = load_index([path]).entries
+    assert len(entries) == 2  # litellm's call only, not the openai SDK call inside it
+    replayed = cassette_run("--mode", "replay", "--cassette", str(path), *command, NOWHERE + "/v1")
+    assert replayed.returncode == 0, replayed.stderr
+    assert replayed.stdout == recorded.stdout
+
+
+def test_azure_clients_are_recorded_too(make_server: MakeServer, tmp_path: Path) -> None:
+    server = make_server("random")
+    path = tmp_path / "g.jsonl"
+    code = (
+        "import asyncio, sys\n"
+        "from openai import AsyncAzureOpenAI, AzureOpenAI\n"
+        "kw = dict(base_url=sys.argv[1], api_key='k', api_version='2024-10-21', max_retries=0)\n"
+        "ask = [{'role': 'user', 'content': 'hi'}]\n"
+        "r = AzureOpenAI(**kw).chat.completions.create(model='dep', messages=ask)\n"
+        "async def main():\n"
+        "    c = AsyncAzureOpenAI(**kw)\n"
+        "    r = await c.chat.completions.create(model='dep', messages=ask + ask)\n"
+        "    await c.close()\n"
+        "    return r\n"
+        "print(r.choices[0].message.content, asyncio.run(main()).choices[0].message.content)\n"
+    )
+    command = ["--", sys.executable, "-c", code, server.base_url]
+    recorded = cassette_run("--mode", "record", "--cassette", str(path), *command)
+    assert recorded.returncode == 0, recorded.stderr
+    assert server.request_count == 2
+    server.stop()
+    assert len(load_index([path]).entries) == 2
+    replayed = cassette_run("--mode", "replay", "--cassette", str(path), *command)
+    assert replayed.returncode == 0, replayed.stderr
+    assert replayed.stdout == recorded.stdout
