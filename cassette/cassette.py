@@ -194,6 +194,8 @@ class Cassette:
             if mode is Mode.REPLAY and entry is None:
                 raise CassetteMiss(self._miss_message(key))
             if entry is None and mode in (Mode.RECORD, Mode.APPEND):
+                self.redactor.check_key("env_index", env)  # before the live call
+                self.redactor.check_key("channel", channel)
                 if key in self._written:
                     raise CassetteError(
                         f"step {step} of env_index={env!r} channel={channel!r} was already "
@@ -427,6 +429,7 @@ class Cassette:
         if self.mode not in (Mode.RECORD, Mode.APPEND):
             return
         env = env_index if env_index is not None else current_episode()
+        self.redactor.check_key("env_index", env)
         line: Json = {
             "type": "outcome",
             "env_index": 0 if env is None else env,
