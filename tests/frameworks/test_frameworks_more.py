@@ -1,0 +1,27 @@
+"""The litellm scenarios and the README's "With your framework" snippets in the frameworks'
+side venv: the longest two runs of test_frameworks.py, in a module of their own so that
+pytest-xdist runs them on the other worker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.frameworks.test_frameworks import MORE, RECIPE, run_scenario
+from tests.helpers.sidevenv import side_venv
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def python() -> Path | str:
+    """The side venv's interpreter (the same cached venv), or why it could not be built."""
+    return side_venv("frameworks", RECIPE)
+
+
+@pytest.mark.parametrize("framework", MORE)
+def test_framework_records_and_replays_offline(
+    python: Path | str, framework: str, tmp_path: Path
+) -> None:
+    run_scenario(python, framework, tmp_path)
