@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from .errors import CassetteFormatError, CassetteWarning
-from .writer import open_by_live_writer
+from .gzmember import open_by_live_writer
 
 __all__ = ["is_gzip_file", "numbered_lines", "parse_line", "read_records"]
 
