@@ -32,12 +32,6 @@ __all__ = ["CONFLICT_POLICIES", "MergeConflict", "Merged", "from_eval_protocol",
 Json = dict[str, Any]
 Progress = Callable[[int], None]
 CONFLICT_POLICIES = ("error", "first", "last", "renumber")
-# fields that identify a line or address it: never scrubbed (request_sha256 was computed
-# over the live request and stays as it is)
-_IDENTITY = frozenset(
-    {"type", "format", "version", "created_at", "producer", "env_index", "channel", "step"}
-    | {"delta", "request_sha256"}
-)
 
 
 def _tick(progress: Progress | None) -> None:
@@ -75,12 +69,11 @@ def from_eval_protocol(src: Path, out: Path, *, progress: Progress | None = None
 # --- redact -------------------------------------------------------------------------------
 
 
-def _scrub(obj: Json, redactor: Redactor) -> tuple[Json, int]:
-    payload = {k: v for k, v in obj.items() if k not in _IDENTITY}
-    scrubbed, count = redactor.redact(payload)
-    if not count or scrubbed == payload:  # "[REDACTED]" counts again; nothing changed
+def _scrub(obj: Json, raw: bytes, redactor: Redactor) -> tuple[Json, int]:
+    # streamed chunks as the text they make together, request headers, then the walk
+    out, count = redactor.redact_line(obj, raw, dumps)
+    if not count or out == obj:  # nothing changed
         return obj, 0
-    out = {k: scrubbed.get(k, v) for k, v in obj.items()}
     if obj.get("type") == "interaction":
         found = out.get("meta")
         meta: Json = found if isinstance(found, dict) else {}
@@ -101,11 +94,10 @@ def _redact_file(
             os.chmod(side, src.stat().st_mode & 0o777)  # a file that held secrets may be private
         for _, obj in iter_records(src):
             raw = dumps(obj)
-            if redactor.hits(raw):
-                obj, count = _scrub(obj, redactor)
-                if count:
-                    counts[str(obj.get("type", "eval-protocol"))] += count
-                    raw = dumps(obj)
+            obj, count = _scrub(obj, raw, redactor)
+            if count:
+                counts[str(obj.get("type", "eval-protocol"))] += count
+                raw = dumps(obj)
             writer.write(raw)
             _tick(progress)
         writer.close()

@@ -42,14 +42,16 @@ class Mode(str, Enum):
     @classmethod
     def parse(cls, value: Mode | str | None) -> Mode:
         """``value``; None: ``$CASSETTE_MODE``, else ``auto``."""
+        source = ""
         if value is None:
             value = os.environ.get(MODE_VARIABLE) or cls.AUTO
+            source = f"{MODE_VARIABLE}={value!r}: " if value != cls.AUTO else ""
         try:
             return cls(value.strip().lower() if isinstance(value, str) else value)
         except ValueError:
             names = ", ".join(m.value for m in cls)
             raise CassetteModeError(
-                f"unknown cassette mode {value!r}; use one of {names}"
+                f"{source}unknown cassette mode {value!r}; use one of {names}"
             ) from None
 
 
@@ -63,7 +65,11 @@ def chosen_mode(value: Mode | str | None) -> tuple[Mode, str | None]:
         mode = Mode.parse(forced)
     except CassetteModeError as exc:
         raise CassetteModeError(f"{FORCE_VARIABLE}={forced!r}: {exc}") from None
-    return mode, f"re-record with {FORCE_VARIABLE}=record (it is {mode.value} now)"
+    # `cassette run --mode M` sets the variable for its command, so there the flag is the fix
+    return mode, (
+        f"re-record with {FORCE_VARIABLE}=record (it is {mode.value} now; "
+        "under `cassette run --mode`, with --mode record)"
+    )
 
 
 class ErrorCodec(Protocol):

@@ -82,14 +82,13 @@ class Recorder:
 
     def _emit(self, line: dict[str, Any]) -> None:
         raw = dumps(line)
-        if self.redactor.hits(raw):
-            clean, count = self.redactor.redact(line)
-            if count:
-                self.redacted += count
-                if clean.get("type") == "interaction":
-                    clean["meta"] = {**clean.get("meta", {}), "redacted": count}
-                raw = dumps(clean)
-                line = clean
+        clean, count = self.redactor.redact_line(line, raw, dumps)
+        if count:
+            self.redacted += count
+            if clean.get("type") == "interaction":
+                clean["meta"] = {**clean.get("meta", {}), "redacted": count}
+            raw = dumps(clean)
+            line = clean
         if line.get("type") == "interaction":  # of what replay serves, as written
             raw = with_checksum(raw, line)
         self.writer.write(raw)

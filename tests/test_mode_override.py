@@ -126,7 +126,7 @@ def test_a_forced_replay_that_misses_names_the_variable_to_change(
     with (
         cassette.open(tmp_path / "a.jsonl", "record") as cas,
         pytest.raises(
-            cassette.CassetteMiss, match=r"CASSETTE_FORCE_MODE=record \(it is replay now\)"
+            cassette.CassetteMiss, match=r"CASSETTE_FORCE_MODE=record \(it is replay now;"
         ),
     ):
         cas.call({"messages": []}, live=dict)
@@ -158,3 +158,42 @@ def test_under_pytest_the_printed_flag_records_then_the_test_replays(
     assert argv[:2] == ["pytest", "--cassette-mode=record"]
     pytester.runpytest_inprocess(*options, *argv[1:]).assert_outcomes(passed=1)
     pytester.runpytest_inprocess(*options).assert_outcomes(passed=1)  # replays
+
+
+def test_a_bad_cassette_mode_variable_is_named_in_the_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A script that passes no mode= and gets 'unknown mode' must learn where it came from."""
+    monkeypatch.delenv("CASSETTE_FORCE_MODE", raising=False)
+    monkeypatch.setenv("CASSETTE_MODE", "replya")
+    with pytest.raises(CassetteModeError, match=r"^CASSETTE_MODE='replya': unknown cassette mode"):
+        cassette.open(tmp_path / "a.jsonl")
+    with pytest.raises(CassetteModeError, match=r"^unknown cassette mode 'bogus'"):
+        cassette.open(tmp_path / "a.jsonl", mode="bogus")  # the code's own mode: no variable
+
+
+def test_a_miss_under_cassette_run_replay_prints_a_fix_that_works_there(tmp_path: Path) -> None:
+    """Under `cassette run --mode replay` the variable is set by cassette run itself, so
+    setting it outside changes nothing: the printed fix must also name --mode record."""
+    script = tmp_path / "agent.py"
+    script.write_text(
+        "import cassette\n"
+        "with cassette.open('a.jsonl', 'replay') as cas:\n"
+        "    cas.call({'messages': []}, live=lambda: {'choices': []})\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CASSETTE_")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    cli = [sys.executable, "-c", "from cassette.cli import main; main(prog_name='cassette')"]
+
+    def run(mode: str) -> subprocess.CompletedProcess[str]:
+        command = [*cli, "run", "--mode", mode, "--", sys.executable, str(script)]
+        return subprocess.run(
+            command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+        )
+
+    missed = run("replay")
+    assert missed.returncode != 0 and "under `cassette run --mode`, with --mode record" in (
+        missed.stderr
+    )
+    assert run("record").returncode == 0  # the fix, as printed
+    assert run("replay").returncode == 0, run("replay").stderr

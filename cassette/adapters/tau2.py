@@ -72,7 +72,14 @@ _ERRORS: ContextVar[list[BaseException] | None] = ContextVar("cassette_tau2_erro
 
 
 def _tau2(name: str) -> ModuleType:
-    return importlib.import_module(name)
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != "tau2":  # tau2 is there; a module of it or of its own is missing
+            raise
+        raise ModuleNotFoundError(
+            "patch_tau2 needs tau2-bench: pip install 'rollout-cassette[tau2]'", name="tau2"
+        ) from None
 
 
 def env_index_for(domain: str, task_id: str, trial: int) -> str:

@@ -339,6 +339,11 @@ def demo(live: bool, model: str | None, out: str | None, bundled: bool) -> None:
 
     console = Console()
     if bundled:
+        chosen = [
+            flag for flag, given in (("--live", live), ("--model", model), ("--out", out)) if given
+        ]
+        if chosen:  # the shipped cassette is replayed as it is: nothing is recorded
+            console.fail(f"--bundled only replays the shipped cassette; drop {', '.join(chosen)}")
         replay_bundled(console)
         return
     if live and not os.environ.get("OPENAI_API_KEY"):

@@ -4,7 +4,9 @@ and commands imported only when used."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
 import sys
 from typing import Any
 
@@ -79,6 +81,14 @@ def user_error(exc: BaseException, command: str) -> tuple[str, int] | None:
     return None
 
 
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that flushing it at exit raises no second BrokenPipeError."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
 class _OneLineUsage(click.UsageError):
     def show(self, file: Any = None) -> None:
         click.echo(f"error: {self.format_message()}", err=True)
@@ -112,6 +122,9 @@ class OneLineGroup(click.Group):
             return super().invoke(ctx)
         except click.UsageError as exc:
             raise _one_line_usage(exc) from None
+        except BrokenPipeError:  # `cassette diff A B | head`: the reader has what it wanted
+            _quiet_stdout()
+            sys.exit(141)  # as a process killed by SIGPIPE, what a shell reports for `yes | head`
         except Exception as exc:  # a user error or a network failure: one line, no traceback
             found = user_error(exc, ctx.invoked_subcommand or "")
             if found is None:

@@ -205,6 +205,10 @@ def tau2_command(
     elif path is None:
         _fail("name the CASSETTE to replay or record, or replay the shipped one with --bundled")
     if not verbose and "tau2" not in sys.modules:
+        import importlib.util
+
+        if importlib.util.find_spec("tau2") is None:  # name the extra's module, not loguru
+            raise ModuleNotFoundError("No module named 'tau2'", name="tau2")
         from loguru import logger  # tau2's logger: quiet its import-time chatter
 
         logger.remove()

@@ -38,11 +38,14 @@ def raw(entry: Any) -> bytes:
 
 
 def test_tau2_episodes_fork_at_step_k(tmp_path: Path) -> None:
+    # seeded servers ("script" mode with an empty queue): the same conversation gets the
+    # same answer whatever order the concurrent tasks run in, so the base always holds
+    # episodes longer than K (random mode sometimes ended all three before it)
     base, new = tmp_path / "base.jsonl", tmp_path / "new.jsonl"
-    with Tau2Server("random", seed=1) as server, cassette.open(base, "record") as cas:  # noqa: SIM117
+    with Tau2Server("script", seed=1) as server, cassette.open(base, "record") as cas:  # noqa: SIM117
         with patch_tau2(cas):
             recorded = run_tasks("mock", server.base_url, task_ids=TASKS, max_concurrency=3)
-    with Tau2Server("random", seed=2) as other:  # another model
+    with Tau2Server("script", seed=2) as other:  # another model
         with fork(new, from_cassette=base, fork_at=lambda env, step: step >= K,
                   fork_channel="agent") as cas, patch_tau2(cas):  # fmt: skip
             forked = run_tasks("mock", other.base_url, task_ids=TASKS, max_concurrency=3)

@@ -9,6 +9,9 @@ prints, not what click's test runner keeps).
 from __future__ import annotations
 
 import importlib
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +19,7 @@ import pytest
 from tests.conftest import MakeServer
 from tests.helpers.cli import (
     BLOCK,
+    MAIN,
     REPO,
     TAU2_MOCK,
     cassette_cli,
@@ -53,6 +57,7 @@ BAD_PATHS = [
     (("merge", "empty", "good.jsonl"), "empty is a directory"),
     (("diff", "good.jsonl", "good.jsonl", "--html", "empty"), "--html empty is a directory"),
     (("demo", "--out", "empty"), "is a directory"),
+    (("demo", "--bundled", "--live"), "--bundled only replays the shipped cassette; drop --live"),
     (("show", "good.jsonl", "--env", "nope"), "no episode nope in good.jsonl"),
     (("run", "--", "no-such-command-here"), "command not found: no-such-command-here"),
     (("run", "--mode", "rewind", "--", "true"), "Invalid value for '--mode'"),
@@ -70,6 +75,7 @@ def test_tau2_without_the_extra_says_what_to_install(place: Path) -> None:
     proc = cassette_cli("tau2", str(TAU2_MOCK), cwd=place, prelude=BLOCK)
     line = one_line_error(proc)
     assert line.endswith("pip install 'rollout-cassette[tau2]'"), line
+    assert "No module named 'tau2'" in line, line  # not a module of tau2's own (loguru)
     assert proc.stdout == ""
 
 
@@ -125,3 +131,27 @@ def test_demo_live_with_a_key_the_endpoint_refuses_is_one_line(
     line = one_line_error(proc)
     assert f"{server.base_url}/chat/completions answered 401" in line, line
     assert "Incorrect API key" in line and "OPENAI_API_KEY" in line, line
+
+
+def test_a_reader_that_stops_early_is_no_network_error(place: Path) -> None:
+    """`cassette show X | head -1`: the closed pipe (a ConnectionError subclass) is neither a
+    traceback nor a 'cannot reach the endpoint' error; the command stops quietly."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CASSETTE_", "OPENAI_"))}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the command prints its first line
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", MAIN, "show", "good.jsonl", "--full"],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=env,
+            cwd=place,
+            timeout=120,
+        )
+    finally:
+        os.close(write)
+    assert proc.returncode == 141, proc.stderr
+    assert proc.stderr == ""

@@ -1,0 +1,305 @@
+"""What counts as a secret: the default key names, the default text patterns, and the
+cheap byte tests (gates) that rule a line out before any pattern runs.
+
+A pattern may name the part to replace ``(?P<secret>...)``; without it the whole match
+is replaced. Patterns run on decoded strings; gates run on a line's JSON bytes (or their
+lowered form), so each gate is looser than its pattern: a gate that fails proves that no
+string of the line can match (``tests/test_redact_secrets.py`` checks it on the corpus).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = [
+    "ASSIGNMENT",
+    "DEFAULT_KEYS",
+    "DEFAULT_PATTERNS",
+    "FINDERS",
+    "HEADER_KEYS",
+    "SAFE_HEADERS",
+    "VALIDATORS",
+    "Gate",
+    "default_gates",
+    "truncated_tail",
+]
+
+# Keys whose value is replaced whatever it holds. Compared lowered, ``-`` read as ``_``;
+# a leading ``*`` matches any prefix ending in ``_``/``-`` (``*_token``: ``X-Custom-Token``,
+# ``auth_token``; not ``max_tokens`` or a bare ``token``, which logprobs use for text).
+DEFAULT_KEYS: tuple[str, ...] = (
+    "api_key",
+    "apikey",
+    "x_api_key",
+    "api_token",
+    "authorization",
+    "proxy_authorization",
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "client_secret",
+    "secret_key",
+    "aws_secret_access_key",
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "private_key",
+    "credentials",
+    "cookie",
+    "set_cookie",
+    "x_goog_api_key",
+    "*_password",
+    "*_passwd",
+    "*_pwd",
+    "*_secret",
+    "*_token",
+    "*_api_key",
+    "*_apikey",
+    "*_secret_key",
+    "*_private_key",
+    "*_access_key",
+    "*_credentials",
+)
+
+# Under a request's top-level ``headers``/``extra_headers``/``default_headers`` (never part
+# of the hash) every value is replaced except these harmless ones (``*``: a prefix).
+HEADER_KEYS = frozenset({"headers", "extra_headers", "default_headers"})
+SAFE_HEADERS: tuple[str, ...] = (
+    "accept",
+    "accept-encoding",
+    "accept-language",
+    "anthropic-beta",
+    "anthropic-version",
+    "cache-control",
+    "connection",
+    "content-type",
+    "content-length",
+    "openai-beta",
+    "openai-version",
+    "retry-after",
+    "retry-after-ms",
+    "user-agent",
+    "x-request-id",
+    "x-ratelimit-*",
+    "x-stainless-*",
+)
+
+
+def _word(head: str) -> str:
+    """``head`` (a fixed-width literal or class) where it does not go on a word: what
+    precedes it is no letter or digit (``_`` may be: ``key_sk-...``), or is an escape such
+    as ``\n`` in JSON held in a string (tool-call arguments). The look back comes after
+    the head, so the regex engine can jump to the head."""
+    return (
+        f"{head}(?:(?<![A-Za-z0-9]{head})|(?<=\\\\[nrtbf]{head})|(?<=\\\\u[0-9A-Fa-f]{{4}}{head}))"
+    )
+
+
+def _anycase(word: str) -> str:
+    """``word`` in any case, spelled with classes (the engine jumps to those, not to an
+    ``(?i:...)`` group)."""
+    return "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else c for c in word)
+
+
+_SP = r"(?:\s|\\[nrt])+"  # whitespace, or its escape in JSON held in a string
+# names whose value a ``name=value`` / ``name: value`` / ``"name": "value"`` gives away
+_NAME = (
+    r"(?:passw(?:or)?d|passphrase|pwd|secret|token|credentials?|apikey"
+    r"|(?:api|access|secret|private|signing|encryption|master|client)[_\-]key)"
+)
+# the value: quoted (up to the closing quote) or bare (4+ characters); not null, not [..]
+_VALUE = (
+    r"(?!(?:null|none|true|false)\b|\[)"
+    r"(?P<secret>(?<=[\"'])[^\"'\\\n]{1,400}|[^\s\"'\\<>,;&)}\]]{4,})"
+)
+# name=value, name = value, name: value, "name": "value" (also inside JSON strings,
+# such as tool-call arguments); name ends in password, secret, token, api key, ...
+ASSIGNMENT = (
+    r"(?i:" + _NAME + r")(?:(?:[ ]{0,2}|\t)=[ \t]*|:[ ]+|\\*[\"']:[ ]*)(?:\\*[\"'])?" + _VALUE
+)
+
+# HTTP Basic credentials (checked to decode to printable ``user:password``)
+BASIC = _word(_anycase("basic")) + _SP + r"(?P<secret>[A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])"
+
+DEFAULT_PATTERNS: tuple[str, ...] = (
+    _word("sk-") + r"(?:proj-|ant-|or-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}",  # OpenAI, ...
+    _word(_anycase("bearer")) + _SP + r"[A-Za-z0-9._~+/=\-]{12,}",
+    _word("A[KS]IA") + r"[0-9A-Z]{16}(?![0-9A-Za-z])",  # AWS access key id
+    _word("AIza") + r"[0-9A-Za-z_\-]{35}",  # Google
+    _word("gh[pousr]_") + r"[A-Za-z0-9]{30,}",  # GitHub
+    _word("github_pat_") + r"[A-Za-z0-9_]{40,}",
+    _word("xox[abprs]-") + r"[A-Za-z0-9\-]{10,}",  # Slack
+    _word("hf_") + r"[A-Za-z0-9]{30,}",  # Hugging Face
+    _word("fw_") + r"[A-Za-z0-9]{20,}",  # Fireworks
+    _word("gsk_") + r"[A-Za-z0-9]{20,}",  # Groq
+    _word("[sr]k_") + r"(?:live|test)_[A-Za-z0-9]{10,}",  # Stripe secret and restricted keys
+    _word("eyJ") + r"[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]+",  # JWT
+    # PEM private key blocks, whole; without an END line, the base64 body that follows
+    r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[A-Z0-9 ]{0,40}"
+    r"PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\:,.\-]*)",
+    # the password of a URL (postgres://user:PASSWORD@host): scheme, user and host stay
+    r"://[^\s:/?#@\"'<>]{0,256}:(?P<secret>[^\s/?#\"'<>]{1,256})@",  # (bounded: linear)
+    BASIC,  # HTTP Basic credentials
+    ASSIGNMENT,
+)
+
+
+# the start of a secret at the very end of a text: what a stream cut short (closed early,
+# or failed) may end with, scrubbed although it is too short for its pattern
+TRUNCATED = re.compile(
+    r"(?:"
+    + "|".join(
+        _word(head)
+        for head in (
+            "sk-", "[sr]k_", "gh[pousr]_", "github_pat_", "xox[abprs]-", "hf_", "fw_", "gsk_",
+            "A[KS]IA", "AIza", "eyJ", _anycase("bearer"), _anycase("basic"),
+        )
+    )
+    + r")(?:\s|\\[nrt])*[^\s\"'<>]*\Z"
+    + r"|-----BEGIN(?![\s\S]*-----END)[\s\S]*\Z"
+    + r"|://[^\s:/?#@\"'<>]{0,256}:(?P<secret>[^\s/?#@\"'<>]*)\Z"
+    + r"|(?i:" + _NAME + r")(?:(?:[ ]{0,2}|\t)=|:|\\*[\"']:)[ \t]*(?:\\*[\"'])?"
+    + r"(?P<value>(?<=[\"'])[^\"'\\\n]*|[^\s\"'<>\\]*)\Z"
+)  # fmt: skip
+
+
+def truncated_tail(text: str) -> tuple[int, int] | None:
+    """The span of a secret cut short at the end of ``text``, if it ends with one."""
+    m = TRUNCATED.search(text, max(0, len(text) - 4096))
+    if m is None:
+        return None
+    for group in ("secret", "value"):
+        if m.group(group) is not None:
+            start = m.start(group)
+            return (start, len(text)) if start < len(text) else None
+    return m.start(), len(text)
+
+
+class _Assignments:
+    """:data:`ASSIGNMENT`, found fast: led by its separator (``=``, ``:``, rare in prose),
+    then a look back for the name and a match of the value (one regex led by a dozen
+    names would try each at every letter of a text)."""
+
+    _sep = re.compile(r"[=:]")
+    _ends = frozenset("dDeEtTnNlLsSyY \t\"'\\")  # what may stand before a separator
+    # the names spelled backwards, matched on the reversed text before a separator: one
+    # match at one place, where a search for "a name that ends here" would try every place
+    _name = (
+        r"(?i:drowssap|dwssap|esarhpssap|dwp|terces|nekot|s?laitnederc|yekipa"
+        r"|yek[_\-](?:ipa|ssecca|terces|etavirp|gningis|noitpyrcne|retsam|tneilc))"
+    )
+    _eq = re.compile(r"(?:[ ]{0,2}|\t)" + _name)
+    _colon = re.compile(_name)
+    _quoted = re.compile(r"[\"']\\*" + _name)
+    _after_eq = re.compile(r"[ \t]*(?:\\*[\"'])?" + _VALUE)
+    _after_colon = re.compile(r"[ ]+(?:\\*[\"'])?" + _VALUE)
+    _after_quoted = re.compile(r"[ ]*(?:\\*[\"'])?" + _VALUE)
+
+    def finditer(self, text: str) -> list[re.Match[str]]:
+        found: list[re.Match[str]] = []
+        end = -1
+        for sep in self._sep.finditer(text):
+            at = sep.start()
+            if at < end or at == 0 or text[at - 1] not in self._ends:
+                continue
+            back = text[at - 1 : max(0, at - 40) - 1 if at > 40 else None : -1]
+            after: re.Match[str] | None = None
+            if text[at] == "=":
+                name, rest = self._eq.match(back), self._after_eq
+            else:
+                name, rest = self._colon.match(back), self._after_colon
+                if name is None:
+                    name, rest = self._quoted.match(back), self._after_quoted
+            if name is not None and at - name.end() >= end:  # (not inside the last match)
+                after = rest.match(text, at + 1)
+            if after:
+                found.append(after)
+                end = after.end()
+        return found
+
+
+ASSIGNMENTS = _Assignments()
+
+
+def _basic(token: str) -> bool:
+    """Whether ``token`` is base64 of a printable ``user:password`` (not a prose word)."""
+    try:
+        raw = base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
+        text = raw.decode()
+    except (binascii.Error, ValueError):
+        return False
+    return ":" in text and text.isprintable()
+
+
+# pattern -> a check of its secret (or whole match): a match it rejects is left alone
+VALIDATORS: dict[str, Callable[[str], bool]] = {BASIC: _basic}
+# pattern -> a faster finder of the same matches
+FINDERS: dict[str, _Assignments] = {ASSIGNMENT: ASSIGNMENTS}
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A cheap test of a line's bytes: ``byte`` (a one-byte search) and any of ``needles``
+    (substring searches) must be present, then ``scan`` must find something. ``folded``:
+    tested on the lowered bytes."""
+
+    scan: re.Pattern[bytes] | None
+    byte: bytes = b""
+    needles: tuple[bytes, ...] = ()
+    folded: bool = False
+
+    def test(self, raw: bytes, lowered: bytes) -> bool:
+        data = lowered if self.folded else raw
+        if self.byte and self.byte not in data:
+            return False
+        if self.needles and not any(n in data for n in self.needles):
+            return False
+        return self.scan is None or self.scan.search(data) is not None
+
+
+def _c(source: bytes) -> re.Pattern[bytes]:
+    return re.compile(source)
+
+
+# the last five (lowered) bytes of every name _NAME matches, for lookbehinds
+_TAILS = rb"(?:sword|asswd|hrase|..pwd|ecret|token|ntial|tials|pikey|.[_\-]key)"
+
+
+def _after(sep: bytes, *before: bytes) -> re.Pattern[bytes]:
+    """A regex led by ``sep`` that looks back for a name's tail then one of ``before``."""
+    looks = b"|".join(b"(?<=" + _TAILS + b + re.escape(sep) + b")" for b in before)
+    return re.compile(re.escape(sep) + b"(?:" + looks + b")")
+
+
+def default_gates() -> tuple[Gate, ...]:
+    """The gates of :data:`DEFAULT_PATTERNS`, cheapest first. In a line's JSON bytes a
+    string's ``"``, ``\\`` and control characters are escaped, so the gates allow for it."""
+    return (
+        Gate(_c(rb"-(?<=sk-)[A-Za-z0-9_\-]{16}")),  # led by its rarest byte
+        Gate(_c(rb"b(?:earer|asic)"), folded=True),
+        Gate(_c(rb"A[KS]IA[0-9A-Z]{16}")),
+        Gate(_c(rb"AIza[0-9A-Za-z_\-]{35}"), b"z"),
+        # every pattern led by a word ending in "_": a "_" led by one of those words
+        Gate(
+            _c(
+                rb"_(?<=(?:.gh[pousr]_|_pat_|..hf_|..fw_|.gsk_|live_|test_))"
+                rb"(?:(?<=gh[pousr]_)|(?<=github_pat_)|(?<=hf_)|(?<=fw_)|(?<=gsk_)"
+                rb"|(?<=[sr]k_live_)|(?<=[sr]k_test_))[A-Za-z0-9_]{10}"
+            )
+        ),
+        Gate(_c(rb"xox[abprs]-[A-Za-z0-9\-]{10}"), b"x"),
+        Gate(_c(rb"eyJ[A-Za-z0-9_\-]{10,}\.eyJ"), b"J"),
+        Gate(_c(rb"PRIVATE KEY"), b"V"),
+        Gate(_c(rb"://[^\s/]*@"), b"@"),
+        # name=value, name: value, "name": value (JSON in a string), 'name': value
+        Gate(_after(b"=", b"", b" ", b"  ", rb"\\t"), b"=", folded=True),
+        Gate(_after(b": ", b""), folded=True),
+        # (JSON nested n deep in strings: 2**n - 1 backslashes before the quote)
+        Gate(_after(b'\\":', *(rb"\\" * (2**n - 2) for n in (1, 2, 3, 4))), folded=True),
+        Gate(_after(b"':", b""), folded=True),
+    )
