@@ -78,21 +78,27 @@ class Entry:
             raise self.broken
         if self.checked:
             return
-        want = self.meta.get(CHECKSUM_KEY)
-        if want is not None:
-            try:
-                got = checksum(self.response, self.error)
-            except NotJSONError as exc:
-                got = str(exc)
-            if got != want:
-                raise format_error(
-                    self.source,
-                    self.line,
-                    "the response or error is not what was recorded (meta.checksum does "
-                    "not match: the line was edited or damaged); restore the file, or "
-                    "re-record this episode",
-                )
+        self.verify_checksum(self.meta, self.response, self.error)
         self.checked = True
+
+    def verify_checksum(self, meta: dict[str, Any], response: Any, error: Any) -> None:
+        """Raise :class:`CassetteFormatError` naming the line if ``meta.checksum`` is there
+        and does not match ``response`` and ``error``."""
+        want = meta.get(CHECKSUM_KEY)
+        if want is None:
+            return
+        try:
+            got = checksum(response, error)
+        except NotJSONError as exc:
+            got = str(exc)
+        if got != want:
+            raise format_error(
+                self.source,
+                self.line,
+                "the response or error is not what was recorded (meta.checksum does "
+                "not match: the line was edited or damaged); restore the file, or "
+                "re-record this episode",
+            )
 
     def served(self) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
         """(response, error), as replay serves them."""

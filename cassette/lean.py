@@ -12,8 +12,6 @@ from typing import Any
 
 import orjson
 
-from .checksum import CHECKSUM_KEY, checksum
-from .codec import NotJSONError
 from .entry import INTERACTION_KEYS, Entry, delta_ok, format_error
 
 __all__ = ["LeanEntry", "lean_entry"]
@@ -67,20 +65,7 @@ class LeanEntry(Entry):
         meta, response, error = payload.get("meta"), payload.get("response"), payload.get("error")
         if not isinstance(meta, (dict, type(None))) or not isinstance(response, (dict, type(None))):
             raise format_error(self.source, self.line, "malformed interaction")
-        want = (meta or {}).get(CHECKSUM_KEY)
-        if want is not None:
-            try:
-                got = checksum(response, error)
-            except NotJSONError as exc:
-                got = str(exc)
-            if got != want:
-                raise format_error(
-                    self.source,
-                    self.line,
-                    "the response or error is not what was recorded (meta.checksum does "
-                    "not match: the line was edited or damaged); restore the file, or "
-                    "re-record this episode",
-                )
+        self.verify_checksum(meta or {}, response, error)
         self.checked = True
 
 
