@@ -47,12 +47,13 @@ class Steps:
         record: bool,
         miss: Callable[[Key], Exception] | None,
         where: Path,
-        check: Callable[[Key], None],
+        check: Callable[[str, EnvIndex], None],
     ) -> tuple[Key, Entry | None]:
         """The key of the next call of (``env``, ``channel``) (``step``, if given) and its
         recorded entry in ``entries`` (None: not served from them). With no entry,
-        ``miss(key)`` is raised if given; else, if ``record``, ``check(key)`` may refuse it
-        and the key is taken for writing (a key written twice in one run is refused)."""
+        ``miss(key)`` is raised if given; else, if ``record``, ``check(name, value)`` may
+        refuse its env_index or channel, and the key is taken for writing (a key written
+        twice in one run is refused)."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         with self._lock:
             counter = (env, channel)
@@ -64,7 +65,8 @@ class Steps:
             if entry is None and miss is not None:
                 raise miss(key)
             if entry is None and record:
-                check(key)  # before the live call
+                check("env_index", env)  # before the live call
+                check("channel", channel)
                 if key in self._written:
                     raise CassetteError(
                         f"step {step} of env_index={env!r} channel={channel!r} was already "
