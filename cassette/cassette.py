@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import os
-import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -15,29 +13,18 @@ from . import streaming
 from .canonical import Matcher
 from .context import current_episode
 from .errors import CassetteError, CassetteMiss, CassetteModeError, RecordedError
-from .index import Entry, Index, Key, load_index
+from .index import Entry, Key
 from .modes import FIX, ErrorCodec, Mode, chosen_mode, default_error
+from .opening import open_parts
 from .recorder import now_iso
 from .redact import Redactor
-from .remote import RemoteSink, listing, local_or_url, materialize, remote_exists
-from .sink import Sink
-from .store import shard_files
+from .remote import local_or_url
+from .slots import Slot, Steps
 
 __all__ = ["Cassette", "ErrorCodec", "Mode", "open"]
 
 EnvIndex = int | str
 Json = dict[str, Any]
-
-
-@dataclass
-class _Slot:
-    env_index: EnvIndex
-    channel: str
-    step: int
-    entry: Entry | None  # set: serve it; None: call live
-    write: bool
-    sha: str = ""  # of the request to record (taken before the live call)
-    conversation: bytes | None = None  # its conversation's JSON, as hashed
 
 
 class Cassette:
@@ -75,56 +62,15 @@ class Cassette:
         self.meta = dict(meta or {})
         if self.matcher.ignore:
             self.meta.setdefault("ignore", list(self.matcher.ignore))
-        self._lock = threading.Lock()
-        self._counters: dict[tuple[EnvIndex, str], int] = {}
-        self._written: set[Key] = set()
-        self._served: set[Key] = set()
+        self._steps = Steps()
         self._expected: dict[Key, str] = {}
         self.closed = False
 
-        found = listing(self.url) if self.url is not None else None
-        is_dir = self.path.is_dir() or os.fspath(path).endswith(("/", os.sep))
-        if found is not None:
-            is_dir, exists = found.directory, remote_exists(found)
-        elif self.path.is_dir():
-            exists = bool(shard_files(self.path))
-        else:
-            exists = self.path.exists() and self.path.stat().st_size > 0
-        mode_ = self.requested_mode
-        if mode_ is Mode.AUTO:
-            mode_ = Mode.REPLAY if exists else Mode.RECORD
-        self.mode = mode_
-        if found is not None and mode_ is Mode.REPLAY:  # one listing, parallel reads
-            self.path = materialize(found)
-        self.index = (
-            load_index([self.path], lean=True) if exists and mode_ is Mode.REPLAY else Index()
+        opened = open_parts(
+            self.path, self.url, path, self.requested_mode, self.redactor, self.meta, fsync
         )
-        if exists and mode_ is Mode.APPEND:
-            local = materialize(found) if found is not None else self.path
-            self.index = load_index([local], lean=True)
-        if mode_ is Mode.APPEND and self.index.eval_protocol:
-            raise CassetteModeError(
-                f"{self.path} is an eval-protocol playback file, which is read-only; "
-                "convert it with `cassette convert --from ep` and append to the result"
-            )
-        self._sink: Sink | RemoteSink | None = None
-        if found is not None and mode_ in (Mode.RECORD, Mode.APPEND):
-            self._sink = RemoteSink(
-                found,
-                record=mode_ is Mode.RECORD,
-                redactor=self.redactor,
-                meta=self.meta,
-                fsync=fsync,
-            )
-        elif mode_ in (Mode.RECORD, Mode.APPEND):
-            self._sink = Sink(
-                self.path,
-                directory=is_dir,
-                record=mode_ is Mode.RECORD,
-                redactor=self.redactor,
-                meta=self.meta,
-                fsync=fsync,
-            )
+        self.path, self.mode, self.index = opened.path, opened.mode, opened.index
+        self._sink = opened.sink
 
     # --- lifecycle ----------------------------------------------------------------------
 
@@ -173,7 +119,7 @@ class Cassette:
 
     def _begin(
         self, request: Json, env_index: EnvIndex | None, channel: str, step: int | None
-    ) -> _Slot:
+    ) -> Slot:
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         if self.closed:
             raise CassetteError(f"{self.path} is closed; open it again to make more calls")
@@ -183,55 +129,42 @@ class Cassette:
             )
         env = env_index if env_index is not None else current_episode()
         env = 0 if env is None else env
-        with self._lock:
-            counter = (env, channel)
-            if step is None:
-                step = self._counters.get(counter, 0)
-            self._counters[counter] = step + 1
-            key = (env, channel, step)
-            mode = self.mode
-            entry = self.index.entries.get(key) if mode in (Mode.REPLAY, Mode.APPEND) else None
-            if mode is Mode.REPLAY and entry is None:
-                raise CassetteMiss(self._miss_message(key))
-            if entry is None and mode in (Mode.RECORD, Mode.APPEND):
-                self.redactor.check_key("env_index", env)  # before the live call
-                self.redactor.check_key("channel", channel)
-                if key in self._written:
-                    raise CassetteError(
-                        f"step {step} of env_index={env!r} channel={channel!r} was already "
-                        f"recorded in this run of {self.path}; pass another step= or leave it "
-                        "to the counter"
-                    )
-                self._written.add(key)
-            if entry is not None:
-                self._served.add(key)
+        mode = self.mode
+        key, entry = self._steps.take(
+            env,
+            channel,
+            step,
+            self.index.entries if mode in (Mode.REPLAY, Mode.APPEND) else None,
+            mode in (Mode.RECORD, Mode.APPEND),
+            self._miss if mode is Mode.REPLAY else None,
+            self.path,
+            self.redactor.check_key,
+        )
+        step = key[2]
         if entry is not None:
             entry.check()  # a line that cannot be served (broken delta chain, changed response)
             if self.match == "strict":
                 self._verify(entry, request)
-            return _Slot(env, channel, step, entry, False)
-        slot = _Slot(env, channel, step, None, mode is not Mode.PASSTHROUGH)
+            return Slot(env, channel, step, entry, False)
+        slot = Slot(env, channel, step, None, mode is not Mode.PASSTHROUGH)
         if slot.write:  # hashed now: what cannot be recorded is refused before the live call
             try:
                 slot.sha, slot.conversation = self.matcher.digest_parts(request, (env, channel))
                 self.matcher.check_ignored(request)
             except CassetteError as exc:
-                with self._lock:  # the key is free again
-                    self._written.discard((env, channel, step))
-                    if self._counters.get((env, channel)) == step + 1:
-                        self._counters[(env, channel)] = step
+                self._steps.give_back(key)
                 raise CassetteError(
                     f"cannot record step {step} of ({env!r}, {channel!r}): {exc}; nothing was sent"
                 ) from None
         return slot
 
-    def _miss_message(self, key: Key) -> str:
+    def _miss(self, key: Key) -> CassetteMiss:
         env, channel, step = key
         if not self.path.exists():
             held = f"{self.url or self.path} does not exist"
         else:
             held = f"{self.url or self.path}: " + self.index.describe_episode(env)
-        return (
+        return CassetteMiss(
             f"no recording for env_index={env!r} channel={channel!r} step={step}; {held}. "
             f"The code made a call the recording never saw: {self.fix}, or append mode to add it"
         )
@@ -265,7 +198,7 @@ class Cassette:
 
     def _record(
         self,
-        slot: _Slot,
+        slot: Slot,
         request: Json,
         response: Json | None,
         exc: BaseException | None,
@@ -400,7 +333,7 @@ class Cassette:
 
     def _stream_done(
         self,
-        slot: _Slot,
+        slot: Slot,
         request: Json,
         assemble: Callable[[list[Json]], Json] | None,
         errors: ErrorCodec | None,
@@ -443,8 +376,7 @@ class Cassette:
 
     def unused(self) -> list[Key]:
         """Recorded interactions that this run has not served (replay and append)."""
-        with self._lock:
-            return [k for k in self.index.entries if k not in self._served]
+        return self._steps.unused(self.index.entries)
 
     @property
     def redacted(self) -> int:

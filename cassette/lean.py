@@ -12,9 +12,7 @@ from typing import Any
 
 import orjson
 
-from .checksum import CHECKSUM_KEY, checksum
-from .codec import NotJSONError
-from .index import _INTERACTION_KEYS, Entry, _delta_ok, _fmt
+from .entry import INTERACTION_KEYS, Entry, delta_ok, format_error
 
 __all__ = ["LeanEntry", "lean_entry"]
 
@@ -61,24 +59,13 @@ class LeanEntry(Entry):
         try:
             payload = self.__dict__["_payload"] = self.payload()  # for the serve that follows
         except orjson.JSONDecodeError:
-            raise _fmt(self.source, self.line, "the response part is not valid JSON") from None
+            raise format_error(
+                self.source, self.line, "the response part is not valid JSON"
+            ) from None
         meta, response, error = payload.get("meta"), payload.get("response"), payload.get("error")
         if not isinstance(meta, (dict, type(None))) or not isinstance(response, (dict, type(None))):
-            raise _fmt(self.source, self.line, "malformed interaction")
-        want = (meta or {}).get(CHECKSUM_KEY)
-        if want is not None:
-            try:
-                got = checksum(response, error)
-            except NotJSONError as exc:
-                got = str(exc)
-            if got != want:
-                raise _fmt(
-                    self.source,
-                    self.line,
-                    "the response or error is not what was recorded (meta.checksum does "
-                    "not match: the line was edited or damaged); restore the file, or "
-                    "re-record this episode",
-                )
+            raise format_error(self.source, self.line, "malformed interaction")
+        self.verify_checksum(meta or {}, response, error)
         self.checked = True
 
 
@@ -104,13 +91,13 @@ def lean_entry(line: bytes, spath: str, lineno: int) -> LeanEntry | None:
     channel = head.get("channel", "llm")
     if (
         head.get("type") != "interaction"
-        or not head.keys() <= _INTERACTION_KEYS
+        or not head.keys() <= INTERACTION_KEYS
         or not isinstance(env, (int, str))
         or isinstance(env, bool)
         or not isinstance(channel, str)
         or type(step) is not int
         or step < 0
-        or (delta is not None and not _delta_ok(delta))
+        or (delta is not None and not delta_ok(delta))
     ):
         return None
     entry = LeanEntry.__new__(LeanEntry)

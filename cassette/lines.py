@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import warnings
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,13 +17,54 @@ from typing import Any
 import orjson
 
 from .errors import CassetteFormatError, CassetteWarning
-from .store import _gzip_chunks, _is_gzip_file
-from .writer import open_by_live_writer
+from .gzmember import open_by_live_writer
 
-__all__ = ["numbered_lines", "parse_line", "read_records"]
+__all__ = ["is_gzip_file", "numbered_lines", "parse_line", "read_records"]
 
 _INK = re.compile(rb"\S")  # a byte that is not ASCII whitespace (what bytes.strip() keeps)
 _BLOCK = 1 << 20
+_GZIP_MAGIC = b"\x1f\x8b"
+_FEED = 1 << 14  # bytes of gzip data given to the decompressor at a time
+
+
+def is_gzip_file(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(2) == _GZIP_MAGIC
+
+
+def _gzip_chunks(path: Path, state: dict[str, bool]) -> Iterator[bytes]:
+    """Decompressed bytes of every gzip member; ``state['closed']`` is False if the last
+    member ends without its trailer (a writer that was killed)."""
+    with open(path, "rb") as f:
+        dec = zlib.decompressobj(wbits=31)
+        state["closed"] = True
+        while True:
+            block = f.read(_BLOCK)
+            if not block:
+                break
+            view, pos = memoryview(block), 0
+            while pos < len(block):
+                # fed in small pieces: what follows a member's end is copied (unused_data),
+                # and a file of many small members (several appenders) must stay linear
+                piece = view[pos : pos + _FEED]
+                state["closed"] = False
+                try:
+                    out = dec.decompress(piece)
+                except zlib.error as exc:
+                    raise CassetteFormatError(
+                        f"{path}: gzip data is corrupt ({exc}); restore the file from a copy",
+                        path=str(path),
+                    ) from None
+                if out:
+                    yield out
+                pos += len(piece)
+                if dec.eof:
+                    state["closed"] = True
+                    pos -= len(dec.unused_data)
+                    dec = zlib.decompressobj(wbits=31)
+        tail = dec.flush()
+        if tail:
+            yield tail
 
 
 def _plain_chunks(path: Path) -> Iterator[bytes]:
@@ -55,8 +97,8 @@ def numbered_lines(path: Path) -> Iterator[tuple[int, bytes]]:
     """(line number, line) of each line that is not blank; a line keeps its newline, the
     last one lacks it if the file was cut short. A gzip stream that was not closed is read
     up to its end, with a :class:`CassetteWarning` unless a live writer holds it (as
-    :func:`cassette.store.iter_records` reads it)."""
-    if not _is_gzip_file(path):
+    :func:`read_records` reads it)."""
+    if not is_gzip_file(path):
         yield from _numbered(_plain_chunks(path))
         return
     state: dict[str, bool] = {}
@@ -71,7 +113,8 @@ def numbered_lines(path: Path) -> Iterator[tuple[int, bytes]]:
 
 
 def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, parsed object) for each line; blank lines are skipped.
+    """(line number, parsed object) for each line; blank lines are skipped. This is the
+    one record reader (:func:`cassette.store.iter_records` is this function).
 
     A last line cut short by a crash is skipped with a :class:`CassetteWarning`; any
     other line that is not a JSON object raises :class:`CassetteFormatError`.

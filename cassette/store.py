@@ -13,16 +13,15 @@ import os
 import re
 import secrets
 import socket
-import warnings
-import zlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from .errors import CassetteFormatError, CassetteModeError, CassetteWarning
-from .writer import Writer, open_by_live_writer, repair_gzip_tail
+from .errors import CassetteModeError
+from .lines import is_gzip_file as _is_gzip_file
+from .lines import read_records as iter_records
+from .writer import Writer, repair_gzip_tail
 
 try:
     import fcntl
@@ -40,18 +39,11 @@ __all__ = [
     "stale_shards",
 ]
 
-_GZIP_MAGIC = b"\x1f\x8b"
-_FEED = 1 << 14  # bytes of gzip data given to the decompressor at a time
 _SHARD_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
 
 
 def is_gzip_path(path: Path) -> bool:
     return path.name.endswith(".gz")
-
-
-def _is_gzip_file(path: Path) -> bool:
-    with open(path, "rb") as f:
-        return f.read(2) == _GZIP_MAGIC
 
 
 def shard_files(directory: Path) -> list[Path]:
@@ -86,109 +78,7 @@ def partial_path(path: Path) -> Path:
     return path.with_name(f"{path.name}.{os.getpid()}.{secrets.token_hex(6)}.partial")
 
 
-# --- reading -----------------------------------------------------------------------------
-
-
-def _gzip_chunks(path: Path, state: dict[str, bool]) -> Iterator[bytes]:
-    """Decompressed bytes of every gzip member; ``state['closed']`` is False if the last
-    member ends without its trailer (a writer that was killed)."""
-    with open(path, "rb") as f:
-        dec = zlib.decompressobj(wbits=31)
-        state["closed"] = True
-        while True:
-            block = f.read(1 << 20)
-            if not block:
-                break
-            view, pos = memoryview(block), 0
-            while pos < len(block):
-                # fed in small pieces: what follows a member's end is copied (unused_data),
-                # and a file of many small members (several appenders) must stay linear
-                piece = view[pos : pos + _FEED]
-                state["closed"] = False
-                try:
-                    out = dec.decompress(piece)
-                except zlib.error as exc:
-                    raise CassetteFormatError(
-                        f"{path}: gzip data is corrupt ({exc}); restore the file from a copy",
-                        path=str(path),
-                    ) from None
-                if out:
-                    yield out
-                pos += len(piece)
-                if dec.eof:
-                    state["closed"] = True
-                    pos -= len(dec.unused_data)
-                    dec = zlib.decompressobj(wbits=31)
-        tail = dec.flush()
-        if tail:
-            yield tail
-
-
-def _split_lines(chunks: Iterator[bytes]) -> Iterator[bytes]:
-    rest = b""
-    for chunk in chunks:
-        data = rest + chunk if rest else chunk
-        lines = data.split(b"\n")
-        rest = lines.pop()
-        yield from (line + b"\n" for line in lines)
-    if rest:
-        yield rest
-
-
-def _raw_lines(path: Path) -> Iterator[bytes]:
-    """Lines with their newline; the last one lacks it if the file was cut short."""
-    if _is_gzip_file(path):
-        state: dict[str, bool] = {}
-        yield from _split_lines(_gzip_chunks(path, state))
-        if not state.get("closed", True) and not open_by_live_writer(path):
-            warnings.warn(
-                f"{path}: gzip stream was not closed (the writer was stopped); read every "
-                "whole line before that point. Run `cassette validate` to check the file.",
-                CassetteWarning,
-                stacklevel=4,
-            )
-        return
-    with open(path, "rb") as f:
-        yield from f
-
-
-def iter_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, parsed object) for each line; blank lines are skipped.
-
-    A last line cut short by a crash is skipped with a :class:`CassetteWarning`; any
-    other line that is not a JSON object raises :class:`CassetteFormatError`.
-    """
-    lineno = 0
-    for line in _raw_lines(path):
-        lineno += 1
-        terminated = line.endswith(b"\n")
-        if not line.strip():
-            continue
-        try:
-            obj = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            if not terminated:
-                warnings.warn(
-                    f"{path}:{lineno}: last line is cut short (a crash while writing?); "
-                    "it was skipped. `cassette validate` checks the rest; appending repairs it.",
-                    CassetteWarning,
-                    stacklevel=2,
-                )
-                return
-            raise CassetteFormatError(
-                f"{path}:{lineno}: not valid JSON ({exc}); fix or delete the line, then run "
-                f"`cassette validate {path}`",
-                path=str(path),
-                line=lineno,
-            ) from None
-        if not isinstance(obj, dict):
-            raise CassetteFormatError(
-                f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}; fix or "
-                f"delete the line, then run `cassette validate {path}`",
-                path=str(path),
-                line=lineno,
-            )
-        yield lineno, obj
+# --- reading: iter_records is cassette.lines.read_records ------------------------------
 
 
 def repair_tail(path: Path) -> bool:

@@ -24,8 +24,8 @@ from pydantic import ValidationError
 from .canonical import Matcher
 from .checksum import CHECKSUM_KEY, checksum
 from .codec import dumps
+from .entry import Entry, EnvIndex, Key, ep_entry
 from .errors import CassetteError, CassetteFormatError, CassetteWarning
-from .index import Entry, EnvIndex, Key, _ep_entry
 from .lines import numbered_lines
 from .records import FORMAT, LINE_ADAPTER, VERSION
 from .redact import REDACTED
@@ -191,7 +191,7 @@ class _FileCheck:
     def ep_line(self, lineno: int, obj: Json) -> None:
         self.report.lines["eval-protocol line"] += 1
         try:
-            entry = _ep_entry(obj, self.spath, lineno)
+            entry = ep_entry(obj, self.spath, lineno)
         except CassetteFormatError as exc:
             self.fault(lineno, _why(exc))
             return

@@ -11,7 +11,8 @@ open between writes only because ``<file>.open`` (the *member record*: start, en
 and size of the open member, written under the lock after every line) lets any other
 writer, or a later one after a kill, close that member correctly before it appends its
 own. Under the lock the file therefore always reads as whole members followed by at
-most one open member, which ends on a whole line.
+most one open member, which ends on a whole line. The member record is
+:mod:`cassette.gzmember`'s.
 """
 
 from __future__ import annotations
@@ -20,12 +21,21 @@ import contextlib
 import gzip
 import os
 import stat
-import struct
 import threading
 import zlib
 from pathlib import Path
 
-from .errors import CassetteError, CassetteFormatError
+from .errors import CassetteError
+from .gzmember import (
+    close_open_member,
+    last_member,
+    open_by_live_writer,
+    open_record,
+    put_record,
+    record_path,
+    trailer,
+    write_all,
+)
 
 try:
     import fcntl
@@ -44,9 +54,6 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 # a gzip member header: magic, deflate, no flags, mtime 0, no extra flags, OS unknown
 _GZ_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
-_GZ_FINAL = b"\x03\x00"  # an empty final deflate block (valid after a sync flush)
-_RECORD = struct.Struct("<8sQQQQIIQ")  # magic, dev, inode, start, end, crc, size, pid
-_MAGIC = b"CASGZ01\n"
 
 
 def private_mode(target: Path) -> int:
@@ -94,101 +101,6 @@ def _open_append(path: Path) -> int:
         raise _open_error(path, exc) from None
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    written = os.write(fd, data)
-    while written < len(data):  # a short write: a full disk, a file size limit, a signal
-        written += os.write(fd, memoryview(data)[written:])
-
-
-# --- the member record of a shared .gz file ----------------------------------------------
-
-
-def _record_path(path: Path) -> Path:
-    return path.with_name(path.name + ".open")
-
-
-def _read_record(path: Path, fd: int) -> tuple[int, int, int, int] | None:
-    """(start, end, crc, size) of the open member of the file ``fd``, if recorded."""
-    found = _read_raw_record(path, os.fstat(fd))
-    return None if found is None else found[:4]
-
-
-def _read_raw_record(path: Path, st: os.stat_result) -> tuple[int, int, int, int, int] | None:
-    """(start, end, crc, size, pid) of the member record of ``path`` (stat ``st``)."""
-    try:
-        rfd = os.open(_record_path(path), os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
-    except OSError:
-        return None
-    try:
-        raw = os.read(rfd, _RECORD.size + 1)
-    finally:
-        os.close(rfd)
-    if len(raw) != _RECORD.size:
-        return None
-    magic, dev, ino, start, end, crc, size, pid = _RECORD.unpack(raw)
-    if magic != _MAGIC or (dev, ino) != (st.st_dev, st.st_ino) or not start <= end:
-        return None
-    return start, end, crc, size, pid
-
-
-def open_by_live_writer(path: Path) -> bool:
-    """Whether the gzip file ``path`` ends with the open member of a writer that is still
-    running (so an unclosed stream is work in progress, not a writer that was stopped)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return False
-    found = _read_raw_record(path, st)
-    if found is None or found[1] != st.st_size:
-        return False
-    try:
-        os.kill(found[4], 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # e.g. EPERM: it exists
-        return True
-    return True
-
-
-def _open_record(path: Path) -> int:
-    """The member record's descriptor, kept while this writer's member is open: a record
-    is rewritten in place (never truncated, so a full disk cannot leave half of one)."""
-    return os.open(_record_path(path), os.O_WRONLY | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o600)
-
-
-def _put_record(rfd: int, st: os.stat_result, start: int, end: int, crc: int, size: int) -> None:
-    raw = _RECORD.pack(_MAGIC, st.st_dev, st.st_ino, start, end, crc, size, os.getpid())
-    if os.pwrite(rfd, raw, 0) != len(raw):
-        raise OSError(28, "short write of the gzip member record")
-
-
-def _trailer(crc: int, size: int) -> bytes:
-    return _GZ_FINAL + struct.pack("<II", crc, size & 0xFFFFFFFF)
-
-
-def _close_open_member(path: Path, fd: int) -> bool:
-    """Under the file lock: close the open member the member record describes (cutting
-    off a line a killed writer left half-written after it). True if it changed the file."""
-    record = _read_record(path, fd)
-    rec = _record_path(path)
-    if record is None:
-        rec.unlink(missing_ok=True)  # stale (another file's) or unreadable: ignore it
-        return False
-    start, end, crc, size = record
-    now = os.fstat(fd).st_size
-    if now < end:  # cut by someone else: not ours to interpret
-        rec.unlink(missing_ok=True)
-        return False
-    if end == start:  # a member that never got a line: remove what may be of its header
-        os.ftruncate(fd, start)
-    else:
-        if now > end:
-            os.ftruncate(fd, end)
-        _write_all(fd, _trailer(crc, size))
-    rec.unlink(missing_ok=True)
-    return True
-
-
 def repair_gzip_tail(path: Path) -> bool:
     """Make the gzip file ``path`` end on a whole line in closed members, in place and
     under the file lock (never a rename: another process may hold it open)."""
@@ -196,41 +108,17 @@ def repair_gzip_tail(path: Path) -> bool:
     try:
         if fcntl is not None:
             fcntl.flock(fd, fcntl.LOCK_EX)
-        changed = _close_open_member(path, fd)
-        start, data, closed = _last_member(path)
+        changed = close_open_member(path, fd)
+        start, data, closed = last_member(path)
         if closed and (not data or data.endswith(b"\n")):
             return changed
         os.ftruncate(fd, start)
         keep = data[: data.rfind(b"\n") + 1]
         if keep:
-            _write_all(fd, gzip.compress(keep, mtime=0))
+            write_all(fd, gzip.compress(keep, mtime=0))
         return True
     finally:
         os.close(fd)  # releases the lock
-
-
-def _last_member(path: Path) -> tuple[int, bytes, bool]:
-    """(offset, decompressed data, closed?) of the last gzip member of ``path``."""
-    with open(path, "rb") as f:
-        raw = f.read()
-    view, pos, start, parts, closed = memoryview(raw), 0, 0, [b""], True
-    dec = zlib.decompressobj(wbits=31)
-    while pos < len(raw):
-        if closed:  # a new member begins here
-            dec, start, parts = zlib.decompressobj(wbits=31), pos, []
-        piece = view[pos : pos + (1 << 14)]  # small pieces: unused_data is a copy
-        try:
-            parts.append(dec.decompress(piece))
-        except zlib.error as exc:
-            raise CassetteFormatError(
-                f"{path}: gzip data is corrupt ({exc}); restore the file from a copy",
-                path=str(path),
-            ) from None
-        pos += len(piece)
-        closed = dec.eof
-        if closed:
-            pos -= len(dec.unused_data)
-    return start, b"".join(parts), closed
 
 
 # --- the writer ----------------------------------------------------------------------------
@@ -316,7 +204,7 @@ class Writer:
                     if self.gz:
                         self._write_gz(fd, data, self._begin)
                     else:
-                        _write_all(fd, data)
+                        write_all(fd, data)
                     if self.fsync:
                         os.fsync(fd)
                 except OSError as exc:
@@ -339,17 +227,17 @@ class Writer:
             head = _GZ_HEADER
             if self.shared:  # recorded first: a kill mid-header leaves a member to remove
                 member.stat = os.fstat(fd)
-                member.record = _open_record(self.path)
-                _put_record(member.record, member.stat, size, size, 0, 0)
+                member.record = open_record(self.path)
+                put_record(member.record, member.stat, size, size, 0, 0)
         # until the line is whole in the file, the compressor is ahead of it: a failure
         # leaves the member broken (closed at its last whole line, never continued)
         member.broken = True
         body = member.comp.compress(data) + member.comp.flush(zlib.Z_SYNC_FLUSH)
-        _write_all(fd, head + body)
+        write_all(fd, head + body)
         end = size + len(head) + len(body)
         crc = zlib.crc32(data, member.crc)
         if member.record is not None and member.stat is not None:
-            _put_record(member.record, member.stat, member.start, end, crc, member.size + len(data))
+            put_record(member.record, member.stat, member.start, end, crc, member.size + len(data))
         member.end, member.crc, member.size = end, crc, member.size + len(data)
         member.broken = False
 
@@ -357,10 +245,10 @@ class Writer:
         """Close the open member at the end of the file (this writer's or, in a shared
         file, another's); True if the file changed."""
         if self.shared:
-            return _close_open_member(self.path, fd)
+            return close_open_member(self.path, fd)
         if member is None or member.end != size or member.end == member.start:
             return False
-        _write_all(fd, _trailer(member.crc, member.size))
+        write_all(fd, trailer(member.crc, member.size))
         return True
 
     def _failed(self, fd: int, start: int, exc: OSError) -> CassetteError:
@@ -413,14 +301,14 @@ class Writer:
                 return  # another writer closed it already
             if member.end != member.start:
                 try:
-                    _write_all(fd, _trailer(member.crc, member.size))
+                    write_all(fd, trailer(member.crc, member.size))
                 except OSError:
                     # a full disk: the member stays open, ending on a whole line; the
                     # member record (shared) or a reader's warning (a side file) covers it
                     os.ftruncate(fd, member.end)
                     return
             if self.shared:
-                _record_path(self.path).unlink(missing_ok=True)
+                record_path(self.path).unlink(missing_ok=True)
         finally:
             if self._flock:
                 fcntl.flock(fd, fcntl.LOCK_UN)

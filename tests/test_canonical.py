@@ -19,21 +19,7 @@ from cassette.canonical import (
     first_difference,
     normalise_numbers,
 )
-
-scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-(2**53), 2**53),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=12),
-)
-json_values = st.recursive(
-    scalars,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=6), inner, max_size=4)
-    ),
-    max_leaves=20,
-)
+from tests.helpers.strategies import json_values
 
 
 def naive_canonical(request: dict[str, Any]) -> bytes:

@@ -15,22 +15,7 @@ from cassette.delta import (
     decode_messages,
     encode_messages,
 )
-
-scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-(2**53), 2**53),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=12),
-)
-json_values = st.recursive(
-    scalars,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=6), inner, max_size=4)
-    ),
-    max_leaves=20,
-)
-
+from tests.helpers.strategies import json_values
 
 messages = st.lists(
     st.one_of(

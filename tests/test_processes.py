@@ -7,10 +7,7 @@ from __future__ import annotations
 
 import os
 import random
-import select
 import signal
-import subprocess
-import sys
 import warnings
 from collections.abc import Collection, Iterator
 from pathlib import Path
@@ -22,58 +19,13 @@ import cassette
 from cassette.index import load_index
 from cassette.validate import validate
 from tests.helpers.caller import request_of, response_of
-
-CALLER = Path(__file__).resolve().parent / "helpers" / "caller.py"
-ROOT = CALLER.parents[2]
-
-
-class Callers:
-    """The caller processes one test started; :meth:`cleanup` kills those still running."""
-
-    def __init__(self) -> None:
-        self.procs: list[subprocess.Popen[str]] = []
-
-    def start(self, *args: str) -> subprocess.Popen[str]:
-        path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
-        proc = subprocess.Popen(
-            [sys.executable, str(CALLER), *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**os.environ, "PYTHONPATH": path},
-        )
-        self.procs.append(proc)
-        return proc
-
-    @staticmethod
-    def line(proc: subprocess.Popen[str], timeout: float = 60) -> str:
-        assert proc.stdout is not None
-        ready, _, _ = select.select([proc.stdout], [], [], timeout)
-        assert ready, f"caller {proc.pid} printed nothing within {timeout}s"
-        line = proc.stdout.readline().strip()
-        if not line:
-            _, err = proc.communicate(timeout=timeout)
-            raise AssertionError(f"caller {proc.pid} exited ({proc.returncode}): {err}")
-        return line
-
-    @staticmethod
-    def finish(proc: subprocess.Popen[str], timeout: float = 120) -> tuple[str, str]:
-        """(rest of stdout, stderr) once ``proc`` exits. Read through ``proc.stdout``, not
-        ``communicate``, which would skip what :meth:`line` has buffered already."""
-        assert proc.stdout is not None and proc.stderr is not None
-        proc.wait(timeout=timeout)
-        return proc.stdout.read(), proc.stderr.read()
-
-    def cleanup(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.communicate(timeout=30)
+from tests.helpers.procs import CALLER
+from tests.helpers.procs import Workers as Callers
 
 
 @pytest.fixture
 def callers() -> Iterator[Callers]:
-    started = Callers()
+    started = Callers(CALLER, line_timeout=60)
     yield started
     started.cleanup()
 
@@ -95,7 +47,7 @@ def run_together(callers: Callers, path: Path, mode: str, tags: list[str], calls
         for t in tags
     ]
     for proc in procs:
-        assert callers.line(proc) == "OPEN"
+        assert callers.read_line(proc) == "OPEN"
     go.touch()
     for proc in procs:
         out, err = callers.finish(proc)
@@ -169,9 +121,9 @@ def test_second_recorder_of_a_file_is_refused_at_open(tmp_path: Path, callers: C
     path = tmp_path / "rec.jsonl"
     go = tmp_path / "go"
     first = callers.start(str(path), "record", "--tag", "a", "--calls", "50", "--go", str(go))
-    assert callers.line(first) == "OPEN"
+    assert callers.read_line(first) == "OPEN"
     second = callers.start(str(path), "record", "--tag", "b", "--calls", "50")
-    line = callers.line(second)
+    line = callers.read_line(second)
     assert line.startswith(f"ERROR {path} is being recorded by another process (pid {first.pid})")
     assert "mode='append'" in line
     assert second.wait(timeout=30) == 3
@@ -198,7 +150,7 @@ def test_8_processes_record_one_file_one_wins_the_rest_are_refused(
         )
         for n in range(8)
     }
-    first = {tag: callers.line(proc) for tag, proc in procs.items()}
+    first = {tag: callers.read_line(proc) for tag, proc in procs.items()}
     opened = [tag for tag, line in first.items() if line == "OPEN"]
     go.touch()
     assert len(opened) == 1
@@ -236,11 +188,11 @@ def _kill_at_random(
     """Start a caller, let it make a random number of calls, SIGKILL it; the calls it
     reported as returned before the kill."""
     proc = callers.start(str(path), mode, "--tag", tag, "--calls", "100000")
-    assert callers.line(proc) == "OPEN"
+    assert callers.read_line(proc) == "OPEN"
     target = rng.randrange(1, 300)
     done: set[int] = set()
     while len(done) < target:
-        line = callers.line(proc)
+        line = callers.read_line(proc)
         assert line.startswith("DONE"), line
         done.add(int(line.split()[1]))
     os.kill(proc.pid, signal.SIGKILL)
@@ -313,12 +265,12 @@ def test_kill_9_during_gz_append_by_several_processes(tmp_path: Path, callers: C
     go = tmp_path / "go"
     steady = callers.start(str(path), "append", "--tag", "s", "--calls", "400", "--go", str(go))
     victim = callers.start(str(path), "append", "--tag", "v", "--calls", "100000", "--go", str(go))
-    assert callers.line(steady) == "OPEN"
-    assert callers.line(victim) == "OPEN"
+    assert callers.read_line(steady) == "OPEN"
+    assert callers.read_line(victim) == "OPEN"
     go.touch()
     done: set[int] = set()
     while len(done) < 150:
-        done.add(int(callers.line(victim).split()[1]))
+        done.add(int(callers.read_line(victim).split()[1]))
     os.kill(victim.pid, signal.SIGKILL)
     out, _ = callers.finish(victim)
     done.update(int(x.split()[1]) for x in out.splitlines() if x.startswith("DONE"))

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import base64
 import datetime
-import functools
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -32,16 +31,21 @@ from ..cassette import Cassette
 from ..errors import CassetteError
 from ._anthropic_errors import AnthropicErrors, http_module
 from ._anthropic_stream import assemble_message
+from ._http_common import (
+    EVENTS_TYPE,
+    HTTP,
+    JSON_TYPE,
+    SECRET_WORDS,
+    byte_streams,
+    chunk_of,
+    http_meta,
+)
+from ._http_common import response_dict as common_response_dict
 
 __all__ = ["HTTP", "Recorder", "assemble_message", "options_request", "response_dict"]
 
 Json = dict[str, Any]
-HTTP = "$http"
-SSE = "$sse"  # an event kept as it came: {"$sse": {"event": name, "data": text}}
 _ZERO = datetime.timedelta(0)
-_JSON = "application/json"
-_EVENTS = "text/event-stream"
-_SECRET_WORDS = ("auth", "cookie", "key", "secret", "token", "session")
 _SENTINELS = (NotGiven, Omit)
 _BETA = "anthropic-beta"  # a header that changes what the model does: part of the request
 
@@ -49,41 +53,16 @@ _BETA = "anthropic-beta"  # a header that changes what the model does: part of t
 def _kept(name: str) -> bool:
     if name.startswith(("anthropic-ratelimit-", "retry-after")) or name == "request-id":
         return True
-    if any(word in name for word in _SECRET_WORDS) or name == "anthropic-organization-id":
+    if any(word in name for word in SECRET_WORDS) or name == "anthropic-organization-id":
         return False
     return name.startswith(("x-", "anthropic-")) or name == "content-type"
 
 
-def _meta(response: Any, usual: str) -> Json:
-    headers = {
-        k: v
-        for k, v in response.headers.items()
-        if _kept(k) and not (k == "content-type" and v.startswith(usual))
-    }
-    meta: Json = {}
-    if response.status_code != 200:
-        meta["status"] = response.status_code
-    if headers:
-        meta["headers"] = headers
-    return meta
-
-
 def response_dict(response: Any) -> Json:
-    """The response dict of a read HTTP response."""
-    content = response.content
-    if "json" in response.headers.get("content-type", ""):
-        try:
-            body = orjson.loads(content)
-        except orjson.JSONDecodeError:
-            body = None
-        if isinstance(body, dict) and HTTP not in body:
-            meta = _meta(response, _JSON)
-            if meta:
-                body[HTTP] = meta
-            return body
-    meta = _meta(response, "\0")
-    meta["base64"] = base64.b64encode(content).decode()
-    return {HTTP: meta}
+    """The response dict of a read HTTP response: its JSON body, ``"$http"`` added when
+    status or headers (those :func:`_kept` keeps) are worth keeping; any other body whole
+    inside ``"$http"``."""
+    return common_response_dict(response, _kept)
 
 
 def _plain(value: Any) -> Any:
@@ -137,68 +116,6 @@ def options_request(options: Any, base_path: str) -> Json:
     return body
 
 
-def _encode(chunk: Json) -> bytes:
-    kept = chunk.get(SSE)
-    if isinstance(kept, dict):
-        event, lines = kept.get("event"), str(kept.get("data", "")).split("\n")
-        data = b"".join(b"data: " + line.encode() + b"\n" for line in lines)
-    else:
-        kind = chunk.get("type")
-        event, data = (kind if isinstance(kind, str) else None), b"data: " + orjson.dumps(chunk)
-        data += b"\n"
-    return (b"event: " + event.encode() + b"\n" if event else b"") + data + b"\n"
-
-
-def _chunk(sse: Any) -> Json:
-    try:
-        data = orjson.loads(sse.data)
-    except orjson.JSONDecodeError:
-        data = None
-    if isinstance(data, dict) and HTTP not in data and SSE not in data:
-        kind = data.get("type")
-        if sse.event == (kind if isinstance(kind, str) else None):
-            return data
-    return {SSE: {"event": sse.event, "data": sse.data}}
-
-
-@functools.lru_cache(maxsize=4)
-def _byte_streams(module: Any) -> tuple[Any, Any]:
-    """The HTTP library's byte stream classes, fed from a cassette's chunks."""
-
-    def iterate(self: Any) -> Iterator[bytes]:
-        try:
-            if self.first is not None:
-                yield _encode(self.first)
-            for chunk in self.chunks:
-                yield _encode(chunk)
-        finally:
-            self.close()
-
-    def close(self: Any) -> None:
-        self.chunks.close()
-
-    async def aiterate(self: Any) -> AsyncIterator[bytes]:
-        try:
-            if self.first is not None:
-                yield _encode(self.first)
-            async for chunk in self.chunks:
-                yield _encode(chunk)
-        finally:
-            await self.aclose()
-
-    async def aclose(self: Any) -> None:
-        await self.chunks.aclose()
-
-    def init(self: Any, first: Json | None, chunks: Any) -> None:
-        self.first, self.chunks = first, chunks
-
-    sync = type("CassetteEvents", (module.SyncByteStream,), {"__init__": init})
-    sync.__iter__, sync.close = iterate, close  # type: ignore[attr-defined]
-    aio = type("AsyncCassetteEvents", (module.AsyncByteStream,), {"__init__": init})
-    aio.__aiter__, aio.aclose = aiterate, aclose  # type: ignore[attr-defined]
-    return sync, aio
-
-
 class Recorder:
     """The cassette side of one wrapped client."""
 
@@ -228,7 +145,7 @@ class Recorder:
         meta = data.get(HTTP)
         status = 200
         if meta is None:
-            headers: Json = {"content-type": _JSON}
+            headers: Json = {"content-type": JSON_TYPE}
             content = orjson.dumps(data)
         else:
             headers = dict(meta.get("headers") or {})
@@ -236,7 +153,7 @@ class Recorder:
             if "base64" in meta:
                 content = base64.b64decode(meta["base64"])
             else:
-                headers.setdefault("content-type", _JSON)
+                headers.setdefault("content-type", JSON_TYPE)
                 content = orjson.dumps({k: v for k, v in data.items() if k != HTTP})
         response = self.http.Response(
             status, headers=headers, content=content, request=self.http_request(options)
@@ -248,11 +165,11 @@ class Recorder:
         meta: Json = {}
         if first is not None and HTTP in first:
             meta, first = first[HTTP], None
-        headers = {"content-type": _EVENTS, **(meta.get("headers") or {})}
+        headers = {"content-type": EVENTS_TYPE, **(meta.get("headers") or {})}
         response = self.http.Response(
             int(meta.get("status", 200)),
             headers=headers,
-            stream=_byte_streams(self.http)[aio](first, chunks),
+            stream=byte_streams(self.http)[aio](first, chunks, False),
             request=self.http_request(options),
         )
         response.elapsed = _ZERO
@@ -279,12 +196,12 @@ class Recorder:
         def live_events(options: Any) -> Iterator[Json]:
             response = original(client, self.http.Response, self.live_options(options), stream=True)
             try:
-                meta = _meta(response, _EVENTS)
+                meta = http_meta(response, EVENTS_TYPE, _kept)
                 if meta:
                     yield {HTTP: meta}
                 decoder = client._make_sse_decoder()
                 for sse in decoder.iter_bytes(response.iter_bytes()):
-                    yield _chunk(sse)
+                    yield chunk_of(sse)
             except Exception as exc:
                 raise self.failed(response, exc) from exc
             finally:
@@ -333,12 +250,12 @@ class Recorder:
             live = self.live_options(options)
             response = await original(client, self.http.Response, live, stream=True)
             try:
-                meta = _meta(response, _EVENTS)
+                meta = http_meta(response, EVENTS_TYPE, _kept)
                 if meta:
                     yield {HTTP: meta}
                 decoder = client._make_sse_decoder()
                 async for sse in decoder.aiter_bytes(response.aiter_bytes()):
-                    yield _chunk(sse)
+                    yield chunk_of(sse)
             except Exception as exc:
                 raise self.failed(response, exc) from exc
             finally:

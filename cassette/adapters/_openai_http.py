@@ -27,6 +27,16 @@ import pydantic
 from openai._constants import RAW_RESPONSE_HEADER
 
 from ..cassette import Cassette
+from ._http_common import (
+    EVENTS_TYPE,
+    HTTP,
+    JSON_TYPE,
+    SECRET_WORDS,
+    byte_streams,
+    chunk_of,
+    http_meta,
+)
+from ._http_common import response_dict as common_response_dict
 from ._openai_errors import OpenAIErrors, http_module
 from ._openai_request import options_request
 from ._openai_stream import assemble_chat, assemble_response
@@ -34,15 +44,10 @@ from ._openai_stream import assemble_chat, assemble_response
 __all__ = ["HTTP", "LIVE", "Recorder", "adapter", "response_dict", "without_http"]
 
 Json = dict[str, Any]
-HTTP = "$http"  # the key of a response dict that holds status and headers
-SSE = "$sse"  # an event kept as it came: {"$sse": {"event": name, "data": text}}
 LIVE: contextvars.ContextVar[bool] = contextvars.ContextVar("cassette_openai_live", default=False)
 _ZERO = datetime.timedelta(0)
-_JSON = "application/json"
-_EVENTS = "text/event-stream"
 _DONE = frozenset({"chat.completions", "completions"})  # streams that end with [DONE]
 _DROPPED = frozenset({"openai-organization", "openai-project", "x-api-key"})
-_SECRET_WORDS = ("auth", "cookie", "key", "secret", "token", "session")
 _ASSEMBLE = {"chat.completions": assemble_chat, "responses": assemble_response}
 
 
@@ -67,115 +72,20 @@ def _kept(name: str) -> bool:
     secrets, connection details or the organisation."""
     if name.startswith(("x-ratelimit-", "retry-after")):
         return True
-    if name in _DROPPED or any(word in name for word in _SECRET_WORDS):
+    if name in _DROPPED or any(word in name for word in SECRET_WORDS):
         return False
     return name.startswith(("x-", "openai-", "retry-after")) or name == "content-type"
 
 
-def _meta(response: Any, usual: str) -> Json:
-    headers = {
-        k: v
-        for k, v in response.headers.items()
-        if _kept(k) and not (k == "content-type" and v.startswith(usual))
-    }
-    meta: Json = {}
-    if response.status_code != 200:
-        meta["status"] = response.status_code
-    if headers:
-        meta["headers"] = headers
-    return meta
-
-
 def response_dict(response: Any) -> Json:
     """The response dict of a read HTTP response: its JSON body, ``"$http"`` added when
-    status or headers are worth keeping; any other body whole inside ``"$http"``."""
-    content = response.content
-    if "json" in response.headers.get("content-type", ""):
-        try:
-            body = orjson.loads(content)
-        except orjson.JSONDecodeError:
-            body = None
-        if isinstance(body, dict) and HTTP not in body:
-            meta = _meta(response, _JSON)
-            if meta:
-                body[HTTP] = meta
-            return body
-    meta = _meta(response, "\0")
-    meta["base64"] = base64.b64encode(content).decode()
-    return {HTTP: meta}
+    status or headers (those :func:`_kept` keeps) are worth keeping; any other body whole
+    inside ``"$http"``."""
+    return common_response_dict(response, _kept)
 
 
 def without_http(data: Json) -> Json:
     return {k: v for k, v in data.items() if k != HTTP} if HTTP in data else data
-
-
-def _encode(chunk: Json) -> bytes:
-    """One event of a stream as the server sends it."""
-    kept = chunk.get(SSE)
-    if isinstance(kept, dict):
-        event, lines = kept.get("event"), str(kept.get("data", "")).split("\n")
-        data = b"".join(b"data: " + line.encode() + b"\n" for line in lines)
-    else:
-        kind = chunk.get("type")
-        event, data = (kind if isinstance(kind, str) else None), b"data: " + orjson.dumps(chunk)
-        data += b"\n"
-    return (b"event: " + event.encode() + b"\n" if event else b"") + data + b"\n"
-
-
-def _chunk(sse: Any) -> Json:
-    """A received event as a chunk dict: its JSON data, unless it would not come back the
-    same way (an event name other than its ``type``, data that is not a JSON object)."""
-    try:
-        data = orjson.loads(sse.data)
-    except orjson.JSONDecodeError:
-        data = None
-    if isinstance(data, dict) and HTTP not in data and SSE not in data:
-        kind = data.get("type")
-        if sse.event == (kind if isinstance(kind, str) else None):
-            return data
-    return {SSE: {"event": sse.event, "data": sse.data}}
-
-
-@functools.lru_cache(maxsize=4)
-def _byte_streams(module: Any) -> tuple[Any, Any]:
-    """The HTTP library's byte stream classes, fed from a cassette's chunks."""
-
-    def iterate(self: Any) -> Iterator[bytes]:
-        try:
-            if self.first is not None:
-                yield _encode(self.first)
-            for chunk in self.chunks:
-                yield _encode(chunk)
-            if self.done:
-                yield b"data: [DONE]\n\n"
-        finally:
-            self.close()
-
-    def close(self: Any) -> None:
-        self.chunks.close()
-
-    async def aiterate(self: Any) -> AsyncIterator[bytes]:
-        try:
-            if self.first is not None:
-                yield _encode(self.first)
-            async for chunk in self.chunks:
-                yield _encode(chunk)
-            if self.done:
-                yield b"data: [DONE]\n\n"
-        finally:
-            await self.aclose()
-
-    async def aclose(self: Any) -> None:
-        await self.chunks.aclose()
-
-    def init(self: Any, first: Json | None, chunks: Any, done: bool) -> None:
-        self.first, self.chunks, self.done = first, chunks, done
-
-    sync = type("CassetteEvents", (module.SyncByteStream,), {"__init__": init})
-    sync.__iter__, sync.close = iterate, close  # type: ignore[attr-defined]
-    aio = type("AsyncCassetteEvents", (module.AsyncByteStream,), {"__init__": init})
-    aio.__aiter__, aio.aclose = aiterate, aclose  # type: ignore[attr-defined]
-    return sync, aio
 
 
 class Recorder:
@@ -213,7 +123,7 @@ class Recorder:
         """The HTTP response of a response dict."""
         meta = data.get(HTTP)
         if meta is None:
-            headers: Json = {"content-type": _JSON}
+            headers: Json = {"content-type": JSON_TYPE}
             content = orjson.dumps(data)
             status = 200
         else:
@@ -222,7 +132,7 @@ class Recorder:
             if "base64" in meta:
                 content = base64.b64decode(meta["base64"])
             else:
-                headers.setdefault("content-type", _JSON)
+                headers.setdefault("content-type", JSON_TYPE)
                 content = orjson.dumps(without_http(data))
         response = self.http.Response(
             status, headers=headers, content=content, request=self.http_request(options)
@@ -234,8 +144,8 @@ class Recorder:
         meta: Json = {}
         if first is not None and HTTP in first:
             meta, first = first[HTTP], None
-        headers = {"content-type": _EVENTS, **(meta.get("headers") or {})}
-        stream = _byte_streams(self.http)[aio](first, chunks, done)
+        headers = {"content-type": EVENTS_TYPE, **(meta.get("headers") or {})}
+        stream = byte_streams(self.http)[aio](first, chunks, done)
         response = self.http.Response(
             int(meta.get("status", 200)),
             headers=headers,
@@ -291,14 +201,14 @@ class Recorder:
             live = self._live_options(options)
             response = original(client, self.http.Response, live, stream=True)
             try:
-                meta = _meta(response, _EVENTS)
+                meta = http_meta(response, EVENTS_TYPE, _kept)
                 if meta:
                     yield {HTTP: meta}
                 decoder = client._make_sse_decoder()
                 for sse in decoder.iter_bytes(response.iter_bytes()):
                     if sse.data.startswith("[DONE]"):
                         break
-                    yield _chunk(sse)
+                    yield chunk_of(sse)
             except Exception as exc:
                 raise self._failed(response, exc) from exc
             finally:
@@ -351,14 +261,14 @@ class Recorder:
             live = self._live_options(options)
             response = await original(client, self.http.Response, live, stream=True)
             try:
-                meta = _meta(response, _EVENTS)
+                meta = http_meta(response, EVENTS_TYPE, _kept)
                 if meta:
                     yield {HTTP: meta}
                 decoder = client._make_sse_decoder()
                 async for sse in decoder.aiter_bytes(response.aiter_bytes()):
                     if sse.data.startswith("[DONE]"):
                         break
-                    yield _chunk(sse)
+                    yield chunk_of(sse)
             except Exception as exc:
                 raise self._failed(response, exc) from exc
             finally:

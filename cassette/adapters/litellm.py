@@ -46,6 +46,7 @@ from pydantic import BaseModel
 from ..cassette import Cassette
 from ..errors import CassetteError
 from ._litellm_blocked import blocked_wrapper, unrecorded
+from ._litellm_errors import LiteLLMErrors
 from ._litellm_stream import (  # first: says how to install litellm when it is missing
     END,
     LiteLLMStream,
@@ -55,7 +56,6 @@ from ._litellm_stream import (  # first: says how to install litellm when it is 
     load_response,
 )
 from ._objects import plain
-from .tau2 import LiteLLMErrors
 
 __all__ = [
     "PROMPT",

@@ -37,6 +37,7 @@ from typing import Any
 from ..cassette import Cassette
 from ..context import current_episode, episode
 from ..errors import CassetteError, RecordedError
+from ._litellm_errors import LiteLLMErrors
 
 __all__ = ["CHANNELS", "HOLDERS", "Tau2Patch", "env_index_for", "patch_tau2", "trial_for_seed"]
 
@@ -157,40 +158,6 @@ def message_from_openai(obj: Any) -> Any:
         usage = {k: usage.get(k) for k in ("completion_tokens", "prompt_tokens")}
     response = {"choices": [choice], "usage": usage, "raw_data": choice}
     return message_from_response({**response, "cost": data.get("cost", 0.0)})
-
-
-class LiteLLMErrors:
-    """Stores litellm exceptions and rebuilds them as their own type on replay."""
-
-    def dump(self, exc: BaseException) -> Json | None:
-        cls = type(exc)
-        if not cls.__module__.startswith("litellm"):
-            return None
-        data = {
-            k: v
-            for k in ("llm_provider", "model", "status_code")
-            if isinstance(v := getattr(exc, k, None), (str, int))
-        }
-        kind = f"litellm.{cls.__name__}"
-        message = str(getattr(exc, "message", None) or exc).removeprefix(f"{kind}: ")
-        return {"type": kind, "message": message, "data": data}
-
-    def load(self, info: Json) -> BaseException | None:
-        kind = str(info.get("type") or "")
-        exceptions = sys.modules.get("litellm.exceptions")
-        if not kind.startswith("litellm.") or exceptions is None:
-            return None
-        cls = getattr(exceptions, kind.partition(".")[2], None)
-        if not (isinstance(cls, type) and issubclass(cls, BaseException)):
-            return None
-        data = info.get("data") or {}
-        args = {"message": str(info.get("message") or ""), "status_code": 500}
-        args |= {k: data.get(k, "") for k in ("llm_provider", "model")} | data
-        try:
-            params = inspect.signature(cls).parameters
-            return cls(**{k: v for k, v in args.items() if k in params})
-        except Exception:  # noqa: BLE001 - a type we cannot rebuild is replayed as RecordedError
-            return None
 
 
 # --- the patch --------------------------------------------------------------------------

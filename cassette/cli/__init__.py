@@ -23,7 +23,8 @@ from . import (
     stats,
     validate,
 )
-from .console import Console, OneLineGroup
+from .console import Console
+from .group import OneLineGroup
 
 __all__ = ["Console", "main"]
 

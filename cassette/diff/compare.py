@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..canonical import Difference, first_difference, format_path
 from ..delta import decode_messages
+from ..difference import Difference, first_difference, format_path
 from ..index import Entry, EnvIndex, Index
 from .rules import Rules
 from .types import Divergence, Json

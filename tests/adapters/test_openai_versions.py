@@ -9,7 +9,8 @@ import subprocess
 
 import pytest
 
-from tests.helpers.sidevenv import REPO, clean_env, side_venv
+from tests.helpers.sidetests import pytest_in_side_venv
+from tests.helpers.sidevenv import clean_env
 
 FILES = (
     "tests/adapters/test_openai.py",
@@ -24,22 +25,7 @@ RECIPES = {
 
 @pytest.mark.parametrize("name", sorted(RECIPES))
 def test_wrap_openai_under_another_major(name: str) -> None:
-    python = side_venv(name, RECIPES[name])
-    if isinstance(python, str):
-        pytest.fail(python, pytrace=False)
-    proc = subprocess.run(
-        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", *FILES],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=clean_env(),
-        cwd=REPO,
-        check=False,
-    )
-    output = proc.stdout + proc.stderr
-    assert proc.returncode == 0, output[-4000:]
-    summary = output.strip().splitlines()[-1]
-    assert " passed" in summary and "skipped" not in summary, summary
+    python = pytest_in_side_venv(name, RECIPES[name], FILES, timeout=600)
     probe = "import openai, sys; print(openai.__version__, 'websockets' in sys.modules)"
     version = subprocess.run(
         [str(python), "-c", probe], capture_output=True, text=True, check=True, env=clean_env()

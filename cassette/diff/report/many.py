@@ -8,7 +8,6 @@ from html import escape
 
 import orjson
 from rich import box
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -17,7 +16,7 @@ from .analysis import many_header, many_rows, verdict
 from .assets import CSS
 from .html_analysis import CSS_EXTRA, analysis_html
 from .markdown_analysis import analysis_lines, cell, code, fit
-from .text_analysis import print_analysis
+from .text_analysis import print_analysis, text_console
 
 __all__ = ["render_many_html", "render_many_json", "render_many_markdown", "render_many_text"]
 
@@ -34,15 +33,7 @@ def render_many_json(many: ManyDiff) -> str:
 
 def render_many_text(many: ManyDiff, *, color: bool = False, width: int = 100) -> str:
     out = io.StringIO()
-    console = Console(
-        file=out,
-        width=width,
-        force_terminal=color,
-        no_color=not color,
-        color_system="standard" if color else None,
-        highlight=False,
-        emoji=False,
-    )
+    console = text_console(out, color, width)
     console.print(Text(f"cassette diff  {len(many.diffs) + 1} runs against A", style="bold"))
     for row in many_rows(many.diffs):
         console.print(f"  {row[0]}", markup=False)

@@ -25,7 +25,7 @@ from .common import (
     tool_line,
     value_of,
 )
-from .text_analysis import print_aligned, print_analysis
+from .text_analysis import print_aligned, print_analysis, text_console
 
 __all__ = ["render_text"]
 
@@ -97,15 +97,7 @@ def render_text(diff: RunDiff, *, color: bool = False, width: int = 100, limit: 
     """The diff as terminal text; ``color`` adds ANSI styles. At most ``limit`` episodes that
     differ are detailed (regressed first); the rest are counted."""
     out = io.StringIO()
-    console = Console(
-        file=out,
-        width=width,
-        force_terminal=color,
-        no_color=not color,
-        color_system="standard" if color else None,
-        highlight=False,
-        emoji=False,
-    )
+    console = text_console(out, color, width)
     console.print(Text(f"cassette diff  A: {diff.a.label}  B: {diff.b.label}", style="bold"))
     console.print(_summary(diff))
     c = diff.counts

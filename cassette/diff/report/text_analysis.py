@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -10,7 +12,21 @@ from rich.text import Text
 from ..types import EpisodeDiff, RunDiff
 from .analysis import aligned_rows, cause_lines, noise_rows, pass_k_rows, stats_rows
 
-__all__ = ["print_aligned", "print_analysis"]
+__all__ = ["print_aligned", "print_analysis", "text_console"]
+
+
+def text_console(out: io.StringIO, color: bool, width: int) -> Console:
+    """The rich Console a text report prints to ``out``: ANSI styles only with ``color``."""
+    return Console(
+        file=out,
+        width=width,
+        force_terminal=color,
+        no_color=not color,
+        color_system="standard" if color else None,
+        highlight=False,
+        emoji=False,
+    )
+
 
 _OP_STYLE = {"~": "yellow", "+": "magenta", "\u2212": "blue", "=": "dim"}
 

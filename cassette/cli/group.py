@@ -1,0 +1,148 @@
+"""The ``cassette`` click group's class: one-line errors (usage errors, and the errors a
+user can fix or a network failure, see :func:`user_error`; a bug keeps its traceback),
+and commands imported only when used."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import sys
+from typing import Any
+
+import click
+
+from .console import one_line
+
+__all__ = ["ENDPOINT_HINTS", "EXTRAS", "OneLineGroup", "user_error"]
+
+# the commands that need an extra of the package: command -> extra
+EXTRAS = {"tau2": "tau2"}
+# what to check when a command cannot reach its endpoint
+ENDPOINT_HINTS = {
+    "demo": "check OPENAI_BASE_URL (and OPENAI_API_KEY), or run `cassette demo` without --live",
+    "tau2": "check --base-url (and --api-key)",
+}
+_NETWORK_ERRORS = {"APIConnectionError", "APITimeoutError", "ConnectError", "ConnectTimeout"}
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not e for e in seen):
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def _url_of(exc: BaseException) -> str | None:
+    """The URL of the request an openai or httpx error was about, if it knows it."""
+    try:
+        request = exc.request  # type: ignore[attr-defined]  # httpx raises if it has none
+    except (AttributeError, RuntimeError):
+        return None
+    url = getattr(request, "url", None)
+    return None if url is None else str(url)
+
+
+def user_error(exc: BaseException, command: str) -> tuple[str, int] | None:
+    """The one-line message and exit code for ``exc`` escaping ``cassette COMMAND``, if it
+    is the user's to fix (a missing extra, a bad path, a cassette error) or a network
+    failure; None for a bug, which keeps its traceback."""
+    from ..errors import CassetteError
+
+    chain = _chain(exc)
+    if isinstance(exc, ModuleNotFoundError) and command in EXTRAS:
+        extra = EXTRAS[command]
+        return (
+            f"cassette {command} needs the {extra} extra ({exc}); "
+            f"pip install 'rollout-cassette[{extra}]'",
+            2,
+        )
+    hint = ENDPOINT_HINTS.get(command, "check the endpoint's address and the network")
+    network = [e for e in chain if type(e).__name__ in _NETWORK_ERRORS]
+    if network or isinstance(exc, (ConnectionError, TimeoutError)):
+        url = next(filter(None, (_url_of(e) for e in network)), None)
+        where = f"cannot reach {url}" if url else "cannot reach the endpoint"
+        cause = chain[-1]
+        reason = getattr(cause, "strerror", None) or str(cause) or type(cause).__name__
+        return f"{where} ({reason}); {hint}", 1
+    # an HTTP error status from the endpoint (a wrong key, model or URL): the SDK's message
+    answered = [e for e in chain if isinstance(getattr(e, "status_code", None), int)]
+    url = _url_of(answered[0]) if answered else None
+    if url is not None:
+        status = answered[0]
+        text = getattr(status, "message", None) or str(status)
+        return f"{url} answered {status.status_code} ({text}); {hint}", 1  # type: ignore[attr-defined]
+    if isinstance(exc, CassetteError):
+        return str(exc), 2
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.filename}: {exc.strerror or exc}; check the path and its permissions", 2
+    return None
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that flushing it at exit raises no second BrokenPipeError."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+class _OneLineUsage(click.UsageError):
+    def show(self, file: Any = None) -> None:
+        click.echo(f"error: {self.format_message()}", err=True)
+
+
+def _one_line_usage(exc: click.UsageError) -> click.UsageError:
+    if isinstance(exc, (_OneLineUsage, click.exceptions.NoArgsIsHelpError)):
+        return exc
+    where = exc.ctx.command_path if exc.ctx is not None else "cassette"
+    message = one_line(exc.format_message()).rstrip(".")
+    return _OneLineUsage(f"{message}; see `{where} --help`", exc.ctx)
+
+
+class OneLineGroup(click.Group):
+    """Usage errors are one line too: ``error: <what>; see `cassette CMD --help```."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as exc:
+            raise _one_line_usage(exc) from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:
+            raise _one_line_usage(exc) from None
+        except BrokenPipeError:  # `cassette diff A B | head`: the reader has what it wanted
+            _quiet_stdout()
+            sys.exit(141)  # as a process killed by SIGPIPE, what a shell reports for `yes | head`
+        except Exception as exc:  # a user error or a network failure: one line, no traceback
+            found = user_error(exc, ctx.invoked_subcommand or "")
+            if found is None:
+                raise
+            message, code = found
+            click.echo(f"error: {one_line(message)}", err=True)
+            sys.exit(code)
+
+    # commands that live in their own module, imported only when used ("module:object")
+    lazy: dict[str, str] = {}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy and cmd_name not in self.commands:
+            module, _, name = self.lazy[cmd_name].partition(":")
+            command = getattr(importlib.import_module(module), name)
+            assert isinstance(command, click.Command)
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)

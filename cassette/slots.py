@@ -1,0 +1,92 @@
+"""The keys an open cassette hands out: each call's step (a counter per episode and
+channel, unless the caller names one), which keys this run wrote and which it served.
+
+:class:`Steps` is the bookkeeping (thread-safe); :class:`Slot` is what one call got: its
+key, the entry to serve or None (call live), and whether its result is recorded.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .entry import Entry, EnvIndex, Key
+from .errors import CassetteError
+
+__all__ = ["Slot", "Steps"]
+
+
+@dataclass
+class Slot:
+    env_index: EnvIndex
+    channel: str
+    step: int
+    entry: Entry | None  # set: serve it; None: call live
+    write: bool
+    sha: str = ""  # of the request to record (taken before the live call)
+    conversation: bytes | None = None  # its conversation's JSON, as hashed
+
+
+class Steps:
+    """Step counters and the keys written and served, for one open cassette."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counters: dict[tuple[EnvIndex, str], int] = {}
+        self._written: set[Key] = set()
+        self._served: set[Key] = set()
+
+    def take(
+        self,
+        env: EnvIndex,
+        channel: str,
+        step: int | None,
+        entries: Mapping[Key, Entry] | None,
+        record: bool,
+        miss: Callable[[Key], Exception] | None,
+        where: Path,
+        check: Callable[[str, EnvIndex], None],
+    ) -> tuple[Key, Entry | None]:
+        """The key of the next call of (``env``, ``channel``) (``step``, if given) and its
+        recorded entry in ``entries`` (None: not served from them). With no entry,
+        ``miss(key)`` is raised if given; else, if ``record``, ``check(name, value)`` may
+        refuse its env_index or channel, and the key is taken for writing (a key written
+        twice in one run is refused)."""
+        __tracebackhide__ = True  # pytest: show the caller, not this frame
+        with self._lock:
+            counter = (env, channel)
+            if step is None:
+                step = self._counters.get(counter, 0)
+            self._counters[counter] = step + 1
+            key = (env, channel, step)
+            entry = entries.get(key) if entries is not None else None
+            if entry is None and miss is not None:
+                raise miss(key)
+            if entry is None and record:
+                check("env_index", env)  # before the live call
+                check("channel", channel)
+                if key in self._written:
+                    raise CassetteError(
+                        f"step {step} of env_index={env!r} channel={channel!r} was already "
+                        f"recorded in this run of {where}; pass another step= or leave it "
+                        "to the counter"
+                    )
+                self._written.add(key)
+            if entry is not None:
+                self._served.add(key)
+        return key, entry
+
+    def give_back(self, key: Key) -> None:
+        """Free a key taken for writing whose call was refused before it was made."""
+        env, channel, step = key
+        with self._lock:
+            self._written.discard(key)
+            if self._counters.get((env, channel)) == step + 1:
+                self._counters[(env, channel)] = step
+
+    def unused(self, entries: Mapping[Key, Entry]) -> list[Key]:
+        """The keys of ``entries`` not served in this run."""
+        with self._lock:
+            return [k for k in entries if k not in self._served]
