@@ -38,7 +38,7 @@ __all__ = [
 
 REPLAYS = 3
 EPISODES = 8
-KEY = "sk-test-frameworks-0123456789"
+KEY = "sk-fake-frameworks-0123456789"  # a placeholder, never a real key
 Scenario = Callable[["Clients", str], Any]
 Around = Callable[["Clients"], contextlib.AbstractContextManager[Any]]
 
