@@ -16,6 +16,7 @@ anthropic = pytest.importorskip("anthropic")
 
 import cassette  # noqa: E402
 from cassette import CassetteError, CassetteMismatch  # noqa: E402
+from cassette.adapters._anthropic_errors import AnthropicErrors  # noqa: E402
 from cassette.adapters.anthropic import is_wrapped, wrap_anthropic  # noqa: E402
 from cassette.index import load_index  # noqa: E402
 from tests.conftest import MakeServer  # noqa: E402
@@ -271,3 +272,21 @@ def test_pages_raw_stream_lines_and_feature_probes(
         assert run(clients(NOWHERE), "replay") == recorded
     endpoints = [e.param("endpoint") for e in load_index([path]).entries.values()]
     assert endpoints == ["GET models", "messages"]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        ["not", "a", "dict"],
+        {"kind": "status"},  # no status code
+        {"kind": "status", "status_code": "429"},
+        {"kind": "status", "status_code": 429, "headers": ["x"]},
+    ],
+)
+def test_a_damaged_recorded_error_is_not_rebuilt(data: Any) -> None:
+    """A recorded anthropic error whose data was edited or damaged replays as a
+    RecordedError (load gives None), never as a KeyError or AttributeError."""
+    client = anthropic.Anthropic(api_key="fake-key", base_url="http://127.0.0.1:9")
+    info = {"type": "anthropic.RateLimitError", "message": "slow down", "data": data}
+    assert AnthropicErrors(client, "/v1/messages").load(info) is None
+    client.close()
