@@ -11,7 +11,6 @@ same. pyarrow is the ``export`` extra.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections import Counter
 from dataclasses import dataclass
@@ -23,9 +22,11 @@ import orjson
 from ._gc import paused_gc
 from .canonical import Matcher
 from .errors import CassetteError
-from .index import EnvIndex, load_index
+from .export_rows import interaction_rows, number_array, text_array
+from .index import load_index
 from .recorder import Recorder
 from .redact import Redactor
+from .runid import set_run_id
 from .store import Writer, is_gzip_path, partial_path
 from .writer import private_mode
 
@@ -57,25 +58,41 @@ def _json(value: Any) -> bytes | None:
 
 
 def run_id_of(headers: list[dict[str, Any]]) -> str:
-    """The set's run id, derived from content alone (so it survives moving or copying
-    the files): the digest of the ``$CASSETTE_RUN`` its workers share, else of its
-    header lines (creation time, producer, meta), or the ``run_id`` an import kept."""
-    metas = [h.get("meta", {}) for h in headers if isinstance(h, dict)]
-    kept = {str(m["run_id"]) for m in metas if m.get("run_id")}
-    if len(kept) == 1 and len(metas) == 1:
-        return kept.pop()
-    runs = {str(m.get("run")) for m in metas}
-    if len(runs) == 1 and metas and metas[0].get("run"):
-        seed = f"run:{runs.pop()}".encode()
-    else:
-        seed = b"\n".join(sorted(orjson.dumps(h, option=orjson.OPT_SORT_KEYS) for h in headers))
-    return hashlib.sha256(seed).hexdigest()[:16]
+    """The run id of a cassette whose header lines are ``headers``: the ``meta.run_id``
+    they share (see :mod:`cassette.runid`), or one derived as before run ids were written."""
+    return set_run_id(headers)
 
 
 def export_parquet(src: Path, out: Path) -> Exported:
     """Write ``src`` (a cassette file or shard directory) to the directory ``out``."""
     with paused_gc():  # millions of live objects: the collector's passes were most of it
-        return _export(src, out)
+        try:
+            return _export(src, out)
+        except orjson.JSONEncodeError as exc:
+            raise CassetteError(
+                f"{src} holds a value JSON cannot write ({exc}: a damaged line); run "
+                f"`cassette validate {src}`"
+            ) from None
+
+
+_KINDS = {  # array typecodes of the number and flag columns
+    "seq": "q",
+    "step": "q",
+    "steps": "q",
+    "latency_ms": "d",
+    "reward": "d",
+    "terminated": "?",
+    "has_outcome": "?",
+}
+
+
+def _table(pa: Any, cols: dict[str, list[Any]], meta: dict[bytes, bytes]) -> Any:
+    """A table of ``cols``: the numbers and flags typed, the rest UTF-8 bytes as strings."""
+    arrays = [
+        number_array(pa, values, _KINDS[key]) if key in _KINDS else text_array(pa, values)
+        for key, values in cols.items()
+    ]
+    return pa.Table.from_arrays(arrays, names=list(cols), metadata=meta)
 
 
 def _export(src: Path, out: Path) -> Exported:
@@ -87,52 +104,8 @@ def _export(src: Path, out: Path) -> Exported:
             "`cassette convert --from ep`"
         )
     run_id = run_id_of(index.headers)
-    cols: dict[str, list[Any]] = {
-        k: []
-        for k in (
-            "seq",
-            "env_index",
-            "env_index_json",
-            "channel",
-            "step",
-            "request_sha256",
-            "model",
-            "request",
-            "response",
-            "stream_chunks",
-            "error",
-            "usage",
-            "latency_ms",
-            "meta",
-        )
-    }
-    steps: Counter[EnvIndex] = Counter()
-    for seq, (entry, request) in enumerate(index.iter_full()):
-        response = entry.response
-        chunks = None
-        if isinstance(response, dict) and isinstance(response.get("chunks"), list):
-            chunks = response["chunks"]
-            response = {k: v for k, v in response.items() if k != "chunks"}
-        usage = (response or {}).get("usage") or entry.meta.get("usage")
-        latency = entry.meta.get("latency_ms")
-        for key, value in (
-            ("seq", seq),
-            ("env_index", str(entry.env_index)),
-            ("env_index_json", _json(entry.env_index)),
-            ("channel", entry.channel),
-            ("step", entry.step),
-            ("request_sha256", entry.sha),
-            ("model", request.get("model") if isinstance(request.get("model"), str) else None),
-            ("request", _json(request)),
-            ("response", _json(response)),
-            ("stream_chunks", _json(chunks)),
-            ("error", _json(entry.error)),
-            ("usage", _json(usage)),
-            ("latency_ms", float(latency) if isinstance(latency, (int, float)) else None),
-            ("meta", _json(entry.meta)),
-        ):
-            cols[key].append(value)
-        steps[entry.env_index] += 1
+    rows = interaction_rows(index)
+    steps = rows.steps
     episodes: dict[str, list[Any]] = {
         k: []
         for k in (
@@ -149,45 +122,28 @@ def _export(src: Path, out: Path) -> Exported:
     for env in index.episodes():
         outcome = index.outcomes.get(env)
         for key, value in (
-            ("env_index", str(env)),
+            ("env_index", str(env).encode()),
             ("env_index_json", _json(env)),
             ("reward", None if outcome is None else outcome.get("reward")),
             ("terminated", None if outcome is None else outcome.get("terminated")),
             ("info", _json(None if outcome is None else outcome.get("info"))),
             ("steps", steps.get(env, 0)),
             ("has_outcome", outcome is not None),
-            ("run_id", run_id),
+            ("run_id", run_id.encode()),
         ):
             episodes[key].append(value)
     meta = {_HEADERS_KEY: orjson.dumps(index.headers)}
     out.mkdir(parents=True, exist_ok=True)
-    interactions = pa.table(_typed(pa, cols)).replace_schema_metadata(meta)
+    calls = len(rows.columns["seq"])
+    interactions = _table(pa, rows.columns, meta)
+    del rows  # the table holds its own copy
     pa.parquet.write_table(interactions, out / "interactions.parquet", compression="zstd")
-    table = pa.table(_typed(pa, episodes)).replace_schema_metadata(meta)
+    del interactions
+    table = _table(pa, episodes, meta)
     pa.parquet.write_table(table, out / "episodes.parquet", compression="zstd")
-    (out / "README.md").write_text(_card(src, index.headers, run_id, len(cols["seq"]), steps))
+    (out / "README.md").write_text(_card(src, index.headers, run_id, calls, steps))
     size = sum((out / n).stat().st_size for n in ("interactions.parquet", "episodes.parquet"))
-    return Exported(len(cols["seq"]), len(episodes["env_index"]), run_id, size)
-
-
-def _typed(pa: Any, cols: dict[str, list[Any]]) -> dict[str, Any]:
-    types = {
-        "seq": pa.int64(),
-        "step": pa.int64(),
-        "steps": pa.int64(),
-        "latency_ms": pa.float64(),
-        "reward": pa.float64(),
-        "terminated": pa.bool_(),
-        "has_outcome": pa.bool_(),
-    }
-    out = {}
-    for key, values in cols.items():
-        if key in types:
-            out[key] = pa.array(values, type=types[key])
-        else:  # text as UTF-8 bytes: pyarrow converts bytes far faster than str
-            raw = [v.encode() if isinstance(v, str) else v for v in values]
-            out[key] = pa.array(raw, type=pa.binary()).cast(pa.string())
-    return out
+    return Exported(calls, len(episodes["env_index"]), run_id, size)
 
 
 def _card(

@@ -1,0 +1,89 @@
+"""The run id: a content-derived name of one recording, written in its header.
+
+Every header the recorder writes holds ``meta.run_id`` (16 hex digits), the first 16
+hex digits of a sha256 of what the header itself holds, so it can be recomputed from the
+file and stays the same when the file is copied, moved or uploaded:
+
+- the shards of one run (a shard directory recorded with ``$CASSETTE_RUN`` set, whose
+  headers hold it as ``meta.run``): ``sha256("run:" + meta.run)``, one id for the set;
+- any other header: ``sha256("header:" + [created_at, producer, meta.run_nonce])`` (the
+  compact JSON array), where ``meta.run_nonce`` is 16 random hex digits the recorder
+  writes, so two runs started in the same millisecond differ. ``meta`` is otherwise left
+  out: scrubbing a secret from it, or editing it, keeps the id.
+
+A run id passed in ``meta`` (``cassette import`` passes the exported one) is kept as it
+is. Appending to a file writes no header, so the file keeps its first header's id.
+A set of files (a shard directory) is named by :func:`set_run_id`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from typing import Any
+
+import orjson
+
+__all__ = ["NONCE", "RUN_ID", "derive", "new_nonce", "run_id_of", "set_run_id", "stamp"]
+
+RUN_ID = "run_id"  # the key of the id in a header's meta
+NONCE = "run_nonce"  # the random part of a header that names no run
+
+
+def new_nonce() -> str:
+    """16 random hex digits (the golden-file generators replace this to be deterministic)."""
+    return secrets.token_hex(8)
+
+
+def _digest(seed: bytes) -> str:
+    return hashlib.sha256(seed).hexdigest()[:16]
+
+
+def derive(header: dict[str, Any]) -> str:
+    """The run id that ``header``'s own fields give (see the module docstring)."""
+    meta = header.get("meta")
+    meta = meta if isinstance(meta, dict) else {}
+    run = meta.get("run")
+    if isinstance(run, str) and run:
+        return _digest(f"run:{run}".encode())
+    fields = [header.get("created_at"), header.get("producer"), meta.get(NONCE)]
+    return _digest(b"header:" + orjson.dumps(fields))
+
+
+def stamp(header: dict[str, Any]) -> dict[str, Any]:
+    """``header`` with ``meta.run_id`` set (and ``meta.run_nonce`` where no run is named),
+    unless its meta holds a run id already."""
+    meta = header["meta"]
+    if isinstance(meta.get(RUN_ID), str) and meta[RUN_ID]:
+        return header
+    run = meta.get("run")
+    if not (isinstance(run, str) and run):
+        meta[NONCE] = new_nonce()
+    meta[RUN_ID] = derive(header)
+    return header
+
+
+def run_id_of(header: dict[str, Any]) -> str | None:
+    """The run id a header holds, or None (a file written before run ids)."""
+    meta = header.get("meta") if isinstance(header, dict) else None
+    value = meta.get(RUN_ID) if isinstance(meta, dict) else None
+    return value if isinstance(value, str) and value else None
+
+
+def set_run_id(headers: list[dict[str, Any]]) -> str:
+    """The run id of a cassette (one file, or the shards of a directory): the id its
+    headers share; for shards of several runs, ``sha256("set:" + their sorted ids,
+    comma-separated)``. Files without ids (written before them) are named as they were:
+    by the ``$CASSETTE_RUN`` their headers share, else by a digest of the header lines."""
+    ids = [run_id_of(h) for h in headers]
+    if ids and all(ids):
+        distinct = sorted({i for i in ids if i})
+        if len(distinct) == 1:
+            return distinct[0]
+        return _digest(("set:" + ",".join(distinct)).encode())
+    metas = [h.get("meta") or {} for h in headers if isinstance(h, dict)]
+    runs = {str(m.get("run")) for m in metas}
+    if len(runs) == 1 and metas and metas[0].get("run"):
+        return _digest(f"run:{runs.pop()}".encode())
+    seed = b"\n".join(sorted(orjson.dumps(h, option=orjson.OPT_SORT_KEYS) for h in headers))
+    return _digest(seed)
