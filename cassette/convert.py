@@ -24,6 +24,7 @@ from .errors import CassetteError
 from .index import EnvIndex, Index, Key, load_index
 from .recorder import Recorder
 from .redact import Redactor
+from .runid import kept_run_id
 from .store import Writer, is_gzip_path, iter_records, partial_path, shard_files
 from .writer import private_mode
 
@@ -253,7 +254,8 @@ def merge(
     recorder = Recorder(writer, Redactor())
     episodes: set[EnvIndex] = set()
     try:
-        recorder.header({"merged_from": [str(path) for path in inputs]})
+        headers = [h for _, index in indexes for h in index.headers]  # one run stays one id
+        recorder.header({"merged_from": [str(path) for path in inputs], **kept_run_id(headers)})
         for i, (_, index) in enumerate(indexes):
 
             def rename(env: EnvIndex, i: int = i) -> EnvIndex:

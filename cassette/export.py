@@ -26,7 +26,7 @@ from .export_rows import interaction_rows, number_array, text_array
 from .index import load_index
 from .recorder import Recorder
 from .redact import Redactor
-from .runid import set_run_id
+from .runid import RUN_ID, kept_run_id, set_run_id
 from .store import Writer, is_gzip_path, partial_path
 from .writer import private_mode
 
@@ -199,8 +199,8 @@ def import_parquet(src: Path, out: Path) -> Exported:
             "holds interactions.parquet and episodes.parquet"
         ) from None
     headers = orjson.loads((inter.schema.metadata or {}).get(_HEADERS_KEY, b"[]"))
-    meta = dict(headers[0].get("meta", {})) if len(headers) == 1 else {}
-    meta.setdefault("run_id", run_id_of(headers))
+    headers = [h for h in headers if isinstance(h, dict) and isinstance(h.get("meta"), dict)]
+    run_id = run_id_of(headers)
     matcher = Matcher()
     side = partial_path(out)
     writer = Writer(
@@ -209,7 +209,11 @@ def import_parquet(src: Path, out: Path) -> Exported:
     recorder = Recorder(writer, Redactor())
     rows = sorted(inter.to_pylist(), key=lambda r: r["seq"])
     try:
-        recorder.header(meta)
+        if len(headers) == 1:  # the run's own header: its run id stays recomputable
+            head = {**headers[0], "meta": {**headers[0]["meta"], RUN_ID: run_id}}
+            recorder.writer.write(orjson.dumps(head))
+        else:  # the shards of a run, or none: their set's id
+            recorder.header(kept_run_id(headers))
         for row in rows:
             env = orjson.loads(row["env_index_json"])
             request = orjson.loads(row["request"])
@@ -245,4 +249,4 @@ def import_parquet(src: Path, out: Path) -> Exported:
         recorder.writer.close()
         side.unlink(missing_ok=True)
         raise
-    return Exported(len(rows), eps.num_rows, str(meta["run_id"]), out.stat().st_size)
+    return Exported(len(rows), eps.num_rows, run_id, out.stat().st_size)

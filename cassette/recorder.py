@@ -49,7 +49,11 @@ def now_iso() -> str:
 
 
 def header_line(meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {
+    """A header line; its ``meta.run_id`` is derived from its own fields
+    (:mod:`cassette.runid`) unless ``meta`` holds one."""
+    from . import runid  # (imported here: this module's other imports are left as they are)
+
+    line = {
         "type": "header",
         "format": FORMAT,
         "version": VERSION,
@@ -57,6 +61,7 @@ def header_line(meta: dict[str, Any] | None = None) -> dict[str, Any]:
         "producer": f"rollout-cassette/{__version__}",
         "meta": dict(meta or {}),
     }
+    return runid.stamp(line)
 
 
 @dataclass

@@ -24,7 +24,16 @@ from typing import Any
 
 import orjson
 
-__all__ = ["NONCE", "RUN_ID", "derive", "new_nonce", "run_id_of", "set_run_id", "stamp"]
+__all__ = [
+    "NONCE",
+    "RUN_ID",
+    "derive",
+    "kept_run_id",
+    "new_nonce",
+    "run_id_of",
+    "set_run_id",
+    "stamp",
+]
 
 RUN_ID = "run_id"  # the key of the id in a header's meta
 NONCE = "run_nonce"  # the random part of a header that names no run
@@ -87,3 +96,10 @@ def set_run_id(headers: list[dict[str, Any]]) -> str:
         return _digest(f"run:{runs.pop()}".encode())
     seed = b"\n".join(sorted(orjson.dumps(h, option=orjson.OPT_SORT_KEYS) for h in headers))
     return _digest(seed)
+
+
+def kept_run_id(headers: list[dict[str, Any]]) -> dict[str, str]:
+    """Header meta for a file made from cassettes whose headers are ``headers`` (a merge,
+    an import): their set's run id, so a run's shards merged into one file keep its id;
+    nothing if there are none (a new id is derived)."""
+    return {RUN_ID: set_run_id(headers)} if headers else {}

@@ -10,6 +10,7 @@ import click
 from ..delta import is_ref
 from ..errors import CassetteError
 from ..inspect import content_text, json_text, response_message, tool_calls, usage_of
+from ..runid import set_run_id
 from .console import Console, existing, load, reporting_warnings
 
 if TYPE_CHECKING:
@@ -63,6 +64,8 @@ def _show(console: Console, path: str, env: str | None, channel: str | None, ful
         console.fail(f"no episode {env} in {path} (it holds {held}); pick one of those")
     head = f"{path}: {len(index.episodes())} episodes, {len(index.entries)} interactions"
     console.print(f"{head}, {len(index.outcomes)} outcomes", "bold")
+    if index.headers:
+        console.print(f"run id {set_run_id(index.headers)}", "dim")
     for lines in episodes.values():
         console.print()
         for parts in lines:

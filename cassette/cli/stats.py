@@ -13,6 +13,7 @@ import click
 from ..errors import CassetteError
 from ..index import Index
 from ..inspect import cost_of, tool_calls, usage_of
+from ..runid import set_run_id
 from .console import Console, existing, load, plural
 
 __all__ = ["compute_stats", "percentile", "stats", "stats_rows"]
@@ -120,6 +121,8 @@ def stats_rows(data: Json) -> Iterator[tuple[str, str]]:
         return "-" if x is None else f"{x:,.6g}" if isinstance(x, float) else f"{x:,}"
 
     channels = ", ".join(f"{name} {ch['steps']}" for name, ch in data["channels"].items())
+    if "run_id" in data:
+        yield "run id", data["run_id"] or "- (no header)"
     yield "episodes", f"{data['episodes']}"
     errors = plural(data["errors"], "recorded error")
     yield "interactions", f"{data['interactions']} ({channels or 'none'}), {errors}"
@@ -161,7 +164,9 @@ def stats(path: str, as_json: bool) -> None:
     """
     console = Console()
     try:
-        data = {"path": path, **compute_stats(load(console, existing(console, path)))}
+        index = load(console, existing(console, path))
+        run_id = set_run_id(index.headers) if index.headers else None
+        data = {"path": path, "run_id": run_id, **compute_stats(index)}
     except CassetteError as exc:
         console.fail(str(exc))
     if as_json:

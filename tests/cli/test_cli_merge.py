@@ -50,7 +50,8 @@ def test_shards_merge_into_one_valid_file(tmp_path: Path) -> None:
     assert CliRunner().invoke(main, ["validate", str(out)]).exit_code == 0
     assert_serves_like(out, GOLDEN / "shards")
     lines = [json.loads(line) for line in out.read_text().splitlines()]
-    assert lines[0]["meta"] == {"merged_from": [str(GOLDEN / "shards")]}
+    shards_id = load_index([GOLDEN / "shards"]).headers[0]["meta"]["run_id"]
+    assert lines[0]["meta"] == {"merged_from": [str(GOLDEN / "shards")], "run_id": shards_id}
     assert sum("delta" in line for line in lines) == 4  # deltas re-encoded in the output
 
 
