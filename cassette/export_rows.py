@@ -224,8 +224,10 @@ def interaction_rows(index: Index) -> Rows:
         chunks_(chunks)
         error_(None if entry.error is None else dumps(entry.error))
         usage_(None if usage is None else dumps(usage))
-        ok = isinstance(latency, (int, float)) and not isinstance(latency, bool)
-        latency_(float(latency) if ok else None)
+        if isinstance(latency, (int, float)) and not isinstance(latency, bool):
+            latency_(float(latency))
+        else:
+            latency_(None)
         meta_(dumps(meta))
         steps[env] += 1
     return Rows(cols, steps)
