@@ -1,8 +1,9 @@
 """Rollout-scale benchmarks: a shard set on a local S3 server against local disk, and the
 Parquet export of a 100k-interaction cassette.
 
-    python bench/bench_scale.py            # 100 shards x 1,000 interactions (a few minutes)
-    python bench/bench_scale.py --quick    # 20 shards x 200 interactions (smoke run)
+    python bench/bench_scale.py                # 100 shards x 1,000 interactions (minutes)
+    python bench/bench_scale.py --quick        # 20 shards x 200 interactions (smoke run)
+    python bench/bench_scale.py --only export  # (c) alone: the set recorded on disk only
 
 (a) record: 100 shards x 1,000 interactions (100 episodes of 10 growing chat turns per
     shard), each shard recorded by its own ``cassette.open`` in record mode with
@@ -88,12 +89,53 @@ def replay_set(where: str, shards: int, per_shard: int, steps: int = 10) -> floa
     return time.perf_counter() - started
 
 
+def export_rows(local: str, out: Path) -> list[tuple[str, str, str, str]]:
+    """(c): export the local set, timed; its size against the JSONL and its gzip."""
+    files = sorted(Path(local).glob("*.jsonl"))
+    raw = b"".join(f.read_bytes() for f in files)
+    gz = len(gzip.compress(raw, compresslevel=6))
+    import pyarrow.parquet  # noqa: F401  (imported before the clock starts)
+
+    started = time.perf_counter()
+    done = export_parquet(Path(local), out)
+    took = time.perf_counter() - started
+    return [
+        (
+            f"export {done.interactions:,} interactions to Parquet",
+            f"{len(raw) / took / 1e6:,.1f} MB/s",
+            f"{took:.1f} s",
+            "",
+        ),
+        (
+            "size: Parquet (zstd) / JSONL / .jsonl.gz",
+            f"{done.bytes / 1e6:,.1f} MB",
+            f"{len(raw) / 1e6:,.1f} MB / {gz / 1e6:,.1f} MB",
+            f"{done.bytes / len(raw):.2f}x JSONL, {done.bytes / gz:.2f}x gz",
+        ),
+    ]
+
+
+def print_rows(rows: list[tuple[str, str, str, str]]) -> None:
+    width = max(len(r[0]) for r in rows)
+    print(f"{'measurement':<{width}}  {'S3 (moto) / this':>18}  {'local disk':>22}  ratio")
+    for name, a, b, c in rows:
+        print(f"{name:<{width}}  {a:>18}  {b:>22}  {c}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--only", choices=["export"], help="run one part: export (no S3 server needed)"
+    )
     args = parser.parse_args()
     shards, per = (20, 200) if args.quick else (100, 1000)
     calls = shards * per
+    if args.only == "export":
+        with tempfile.TemporaryDirectory() as tmp:
+            record_set(f"{tmp}/set/", shards, per)
+            print_rows(export_rows(f"{tmp}/set/", Path(tmp) / "ds"))
+        return
     from moto.server import ThreadedMotoServer
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
@@ -134,36 +176,10 @@ def main() -> None:
                     f"{rep_s3 / rep_disk:.2f}x time",
                 )
             )
-            files = sorted(Path(local).glob("*.jsonl"))
-            raw = b"".join(f.read_bytes() for f in files)
-            gz = len(gzip.compress(raw, compresslevel=6))
-            import pyarrow.parquet  # noqa: F401  (imported before the clock starts)
-
-            started = time.perf_counter()
-            done = export_parquet(Path(local), Path(tmp) / "ds")
-            took = time.perf_counter() - started
-            rows.append(
-                (
-                    f"export {done.interactions:,} interactions to Parquet",
-                    f"{len(raw) / took / 1e6:,.1f} MB/s",
-                    f"{took:.1f} s",
-                    "",
-                )
-            )
-            rows.append(
-                (
-                    "size: Parquet (zstd) / JSONL / .jsonl.gz",
-                    f"{done.bytes / 1e6:,.1f} MB",
-                    f"{len(raw) / 1e6:,.1f} MB / {gz / 1e6:,.1f} MB",
-                    f"{done.bytes / len(raw):.2f}x JSONL, {done.bytes / gz:.2f}x gz",
-                )
-            )
+            rows += export_rows(local, Path(tmp) / "ds")
     finally:
         server.stop()
-    width = max(len(r[0]) for r in rows)
-    print(f"{'measurement':<{width}}  {'S3 (moto) / this':>18}  {'local disk':>22}  ratio")
-    for name, a, b, c in rows:
-        print(f"{name:<{width}}  {a:>18}  {b:>22}  {c}")
+    print_rows(rows)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ same. pyarrow is the ``export`` extra.
 from __future__ import annotations
 
 import os
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,9 @@ import orjson
 from ._gc import paused_gc
 from .canonical import Matcher
 from .errors import CassetteError
-from .export_rows import interaction_rows, number_array, text_array
+from .export_arrays import number_array, text_array
+from .export_rows import interaction_rows, stream_rows
+from .export_table import Rows
 from .index import load_index
 from .recorder import Recorder
 from .redact import Redactor
@@ -86,7 +87,7 @@ _KINDS = {  # array typecodes of the number and flag columns
 }
 
 
-def _table(pa: Any, cols: dict[str, list[Any]], meta: dict[bytes, bytes]) -> Any:
+def _table(pa: Any, cols: dict[str, Any], meta: dict[bytes, bytes]) -> Any:
     """A table of ``cols``: the numbers and flags typed, the rest UTF-8 bytes as strings."""
     arrays = [
         number_array(pa, values, _KINDS[key]) if key in _KINDS else text_array(pa, values)
@@ -95,17 +96,27 @@ def _table(pa: Any, cols: dict[str, list[Any]], meta: dict[bytes, bytes]) -> Any
     return pa.Table.from_arrays(arrays, names=list(cols), metadata=meta)
 
 
-def _export(src: Path, out: Path) -> Exported:
-    pa = _pyarrow()
+def _rows(src: Path) -> Rows:
+    """The rows of ``src``: read as a stream, or, where it holds anything unusual, from
+    its loaded index (which warns about or refuses what it must)."""
+    if src.is_file() or src.is_dir():  # (not a pipe: the index refuses those)
+        streamed = stream_rows(src)
+        if streamed is not None:
+            return streamed
     index = load_index([src])
     if index.eval_protocol:
         raise CassetteError(
             f"{src} is an eval-protocol playback file; convert it first with "
             "`cassette convert --from ep`"
         )
-    run_id = run_id_of(index.headers)
-    rows = interaction_rows(index)
-    steps = rows.steps
+    return interaction_rows(index)
+
+
+def _export(src: Path, out: Path) -> Exported:
+    pa = _pyarrow()
+    rows = _rows(src)
+    headers, steps = rows.headers, rows.steps
+    run_id = run_id_of(headers)
     episodes: dict[str, list[Any]] = {
         k: []
         for k in (
@@ -119,8 +130,8 @@ def _export(src: Path, out: Path) -> Exported:
             "run_id",
         )
     }
-    for env in index.episodes():
-        outcome = index.outcomes.get(env)
+    for env in rows.episodes():
+        outcome = rows.outcomes.get(env)
         for key, value in (
             ("env_index", str(env).encode()),
             ("env_index_json", _json(env)),
@@ -132,23 +143,21 @@ def _export(src: Path, out: Path) -> Exported:
             ("run_id", run_id.encode()),
         ):
             episodes[key].append(value)
-    meta = {_HEADERS_KEY: orjson.dumps(index.headers)}
+    meta = {_HEADERS_KEY: orjson.dumps(headers)}
     out.mkdir(parents=True, exist_ok=True)
-    calls = len(rows.columns["seq"])
-    interactions = _table(pa, rows.columns, meta)
-    del rows  # the table holds its own copy
+    calls = len(rows)
+    interactions = rows.table(pa, meta)
+    del rows  # (the table holds the buffers)
     pa.parquet.write_table(interactions, out / "interactions.parquet", compression="zstd")
     del interactions
     table = _table(pa, episodes, meta)
     pa.parquet.write_table(table, out / "episodes.parquet", compression="zstd")
-    (out / "README.md").write_text(_card(src, index.headers, run_id, calls, steps))
+    (out / "README.md").write_text(_card(src, headers, run_id, calls, len(episodes["steps"])))
     size = sum((out / n).stat().st_size for n in ("interactions.parquet", "episodes.parquet"))
     return Exported(calls, len(episodes["env_index"]), run_id, size)
 
 
-def _card(
-    src: Path, headers: list[dict[str, Any]], run_id: str, calls: int, steps: Counter[Any]
-) -> str:
+def _card(src: Path, headers: list[dict[str, Any]], run_id: str, calls: int, episodes: int) -> str:
     metas = [h.get("meta", {}) for h in headers]
     producer = sorted({str(h.get("producer")) for h in headers}) or ["unknown"]
     created = sorted(str(h.get("created_at")) for h in headers)
@@ -168,7 +177,7 @@ def _card(
         f"# Rollout cassette `{src.name}`",
         "",
         f"- run id: `{run_id}`",
-        f"- {calls} recorded calls in {len(steps)} episodes",
+        f"- {calls} recorded calls in {episodes} episodes",
         f"- recorded {created[0] if created else '?'} to {created[-1] if created else '?'}"
         f" by {', '.join(producer)}",
         f"- run meta: `{orjson.dumps(metas[0] if len(metas) == 1 else metas).decode()}`",

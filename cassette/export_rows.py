@@ -4,52 +4,38 @@ A cassette stores most requests as deltas of the one before; the table holds eac
 request as JSON text. Here that text is assembled from bytes: each message is dumped to
 JSON once, when it first appears in its (env_index, channel), and a request's message
 list is the join of its messages' bytes (the ``keep`` messages a delta shares with its
-base are the base's very objects, so their bytes are reused); the other top-level keys
-are dumped once per change. Columns are kept as Python lists of bytes and turned into
-Arrow arrays by :func:`text_array` (one join and an offsets buffer, no per-value
-conversion).
+base are reused as bytes); the other top-level keys are dumped once per change.
+
+:func:`stream_rows` reads the files line by line and keeps only the previous request of
+each (env_index, channel): no index, no entry objects. It gives up (None) on anything
+unusual (a key recorded twice, a delta whose base is not the line before, a damaged
+line, an eval-protocol file), and :func:`interaction_rows` then builds the same rows from
+a loaded :class:`~cassette.index.Index`, which warns about or refuses what it must.
 """
 
 from __future__ import annotations
 
-import itertools
 import warnings
-from array import array
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import orjson
 
 from .canonical import conversation_field
 from .delta import LIT_KEY, REF_KEY, SAME_ALL
+from .entry import check_header, check_interaction, validate_line
 from .errors import CassetteFormatError, CassetteWarning
+from .export_table import Rows
 from .index import Entry, EnvIndex, Index
+from .lines import numbered_lines
+from .store import shard_files
 
-__all__ = ["COLUMNS", "Rows", "interaction_rows", "number_array", "text_array"]
-
-# the columns of the interactions table, in order; every other one holds JSON or text
-COLUMNS = (
-    "seq",
-    "env_index",
-    "env_index_json",
-    "channel",
-    "step",
-    "request_sha256",
-    "model",
-    "request",
-    "response",
-    "stream_chunks",
-    "error",
-    "usage",
-    "latency_ms",
-    "meta",
-)
-_LIMIT = 1 << 30  # bytes of one Arrow string chunk (its offsets are 32-bit)
+__all__ = ["interaction_rows", "stream_rows"]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Request:
     """A full request as JSON bytes: ``head`` + ``[`` messages ``]`` + ``tail``, where
     ``parts`` are the JSON of each message of ``field``; the other top-level keys are
@@ -95,20 +81,22 @@ def _resolve(ref: dict[str, Any], response: Any) -> Any:
         node = node[part]
     if not isinstance(node, dict):
         raise TypeError("not an object")
-    omit = ref.get("omit") or ()
-    return {k: v for k, v in node.items() if k not in omit}
+    omit = ref.get("omit")
+    return {k: v for k, v in node.items() if k not in omit} if omit else node
 
 
-def _delta(entry: Entry, delta: dict[str, Any], base: _Request) -> _Request | None:
-    """The request of a delta line built on its base's bytes; None where the line is not
-    of the usual shape (the caller rebuilds it the general way, which names any fault)."""
+def _delta(
+    request: dict[str, Any], delta: dict[str, Any], base: _Request, response: Any
+) -> _Request | None:
+    """The request of a delta line (stored ``request``) built on its base's bytes, where
+    ``response`` is the base's; None where the line is not of the usual shape (the caller
+    rebuilds it the general way, which names any fault)."""
     fld = delta.get("field", "messages")
-    stored = entry.request.get(fld)
+    stored = request.get(fld)
     keep = delta.get("keep", 0)
     if base.field != fld or not isinstance(stored, list) or keep > len(base.parts):
         return None
     parts = base.parts[:keep]
-    response = entry.base.response if entry.base is not None else None
     for msg in stored:
         if isinstance(msg, dict) and REF_KEY in msg and len(msg) <= 2:
             try:
@@ -119,13 +107,13 @@ def _delta(entry: Entry, delta: dict[str, Any], base: _Request) -> _Request | No
             msg = msg[LIT_KEY]
         parts.append(orjson.dumps(msg))
     same = delta.get("same", ())
-    if same == SAME_ALL and len(entry.request) == 1:  # the usual case: only messages
+    if same == SAME_ALL and len(request) == 1:  # the usual case: only messages
         return _Request(fld, parts, base.rest, base.head, base.tail)
     if same == SAME_ALL:
         rest = dict(base.rest)
     else:
         rest = {k: base.rest[k] for k in same if isinstance(k, str) and k in base.rest}
-    rest.update((k, v) for k, v in entry.request.items() if k != fld)
+    rest.update((k, v) for k, v in request.items() if k != fld)
     head, tail = _template(rest, fld)
     return _Request(fld, parts, rest, head, tail)
 
@@ -142,7 +130,7 @@ def _requests(index: Index) -> Iterator[tuple[Entry, _Request]]:
         if delta is None:
             built = _whole(entry.request)
         elif entry.base is not None and (base := pending.pop(entry.base, None)) is not None:
-            built = _delta(entry, delta, base)
+            built = _delta(entry.request, delta, base, entry.base.response)
         if built is None:  # a base served twice, a damaged line: the general way
             try:
                 built = _whole(entry.full_request())
@@ -164,133 +152,90 @@ def _why(exc: CassetteFormatError) -> str:
     return text.removeprefix(f"{exc.path}:{exc.line}: ").split("; run `cassette validate")[0]
 
 
-@dataclass
-class Rows:
-    """The interactions table as columns (lists of the same length) and step counts."""
-
-    columns: dict[str, list[Any]]
-    steps: Counter[EnvIndex]
-
-
 def interaction_rows(index: Index) -> Rows:
     """One row per interaction of ``index`` that can be served, in file order."""
-    cols: dict[str, list[Any]] = {name: [] for name in COLUMNS}
-    steps: Counter[EnvIndex] = Counter()
-    envs: dict[tuple[type, EnvIndex], tuple[bytes, bytes]] = {}
-    channels: dict[str, bytes] = {}
-    dumps = orjson.dumps
-    (
-        seq_,
-        env_,
-        env_json,
-        channel_,
-        step_,
-        sha_,
-        model_,
-        request_,
-        response_,
-        chunks_,
-        error_,
-        usage_,
-        latency_,
-        meta_,
-    ) = (cols[name].append for name in COLUMNS)
-    for seq, (entry, built) in enumerate(_requests(index)):
-        env = entry.env_index
-        names = envs.get((type(env), env))
-        if names is None:
-            names = envs[(type(env), env)] = (str(env).encode(), dumps(env))
-        channel = channels.get(entry.channel)
-        if channel is None:
-            channel = channels[entry.channel] = entry.channel.encode()
-        response = entry.response
-        chunks = None
-        if response is not None and isinstance(response.get("chunks"), list):
-            chunks = dumps(response["chunks"])
-            response = {k: v for k, v in response.items() if k != "chunks"}
-        meta = entry.meta
-        usage = (response or {}).get("usage") or meta.get("usage")
-        latency = meta.get("latency_ms")
-        model = built.rest.get("model")
-        seq_(seq)
-        env_(names[0])
-        env_json(names[1])
-        channel_(channel)
-        step_(entry.step)
-        sha_(entry.sha.encode() if entry.sha is not None else None)
-        model_(model.encode() if isinstance(model, str) else None)
-        request_(built.json())
-        response_(None if response is None else dumps(response))
-        chunks_(chunks)
-        error_(None if entry.error is None else dumps(entry.error))
-        usage_(None if usage is None else dumps(usage))
-        if isinstance(latency, (int, float)) and not isinstance(latency, bool):
-            latency_(float(latency))
-        else:
-            latency_(None)
-        meta_(dumps(meta))
-        steps[env] += 1
-    return Rows(cols, steps)
-
-
-def _validity(pa: Any, values: list[Any]) -> Any:
-    """The validity bitmap of ``values`` (a bit a value, set where it is not None)."""
-    bits = bytearray((len(values) + 7) // 8)
-    for i, value in enumerate(values):
-        if value is not None:
-            bits[i >> 3] |= 1 << (i & 7)
-    return pa.py_buffer(bits)
-
-
-def number_array(pa: Any, values: list[Any], kind: str) -> Any:
-    """An int64 (``kind`` "q"), float64 ("d") or bool ("?") array of ``values`` (None:
-    null), from buffers: ``pa.array`` of a list would import pandas, a second or so."""
-    count, nulls = len(values), values.count(None)
-    validity = _validity(pa, values) if nulls else None
-    if kind == "?":
-        flags = [bool(v) for v in values]
-        return pa.Array.from_buffers(
-            pa.bool_(), count, [validity, pa.py_buffer(_bits(flags))], null_count=nulls
+    rows = Rows()
+    rows.headers, rows.outcomes = index.headers, index.outcomes
+    for env in index.episodes():  # (in the index's order; counted below)
+        rows.steps[env] = 0
+    for entry, built in _requests(index):
+        rows.add(
+            entry.env_index,
+            entry.channel,
+            entry.step,
+            entry.sha,
+            built.json(),
+            built.rest.get("model"),
+            entry.response,
+            entry.error,
+            entry.meta,
         )
-    data = array(kind, [0 if v is None else v for v in values] if nulls else values)
-    typ = pa.int64() if kind == "q" else pa.float64()
-    return pa.Array.from_buffers(typ, count, [validity, pa.py_buffer(data)], null_count=nulls)
+    return rows
 
 
-def _bits(flags: list[bool]) -> bytearray:
-    bits = bytearray((len(flags) + 7) // 8)
-    for i, flag in enumerate(flags):
-        if flag:
-            bits[i >> 3] |= 1 << (i & 7)
-    return bits
+class _GiveUp(Exception):
+    """The stream holds something the index must judge."""
 
 
-def text_array(pa: Any, values: list[bytes | None]) -> Any:
-    """A string array of UTF-8 ``values`` (None: null), from one joined buffer and its
-    offsets; chunked where a chunk's text would pass 1 GiB."""
-    nulls = values.count(None)
-    present: list[bytes] = [v or b"" for v in values] if nulls else values  # type: ignore[assignment]
-    if sum(map(len, present)) <= _LIMIT:
-        return _chunk(pa, values, present, nulls)
-    chunks: list[Any] = []
-    start = size = 0
-    for i, value in enumerate(present):
-        if size + len(value) > _LIMIT and i > start:
-            part = values[start:i]
-            chunks.append(_chunk(pa, part, present[start:i], part.count(None)))
-            start, size = i, 0
-        size += len(value)
-    part = values[start:]
-    chunks.append(_chunk(pa, part, present[start:], part.count(None)))
-    return pa.chunked_array(chunks, type=pa.string())
+@dataclass(slots=True)
+class _Last:
+    """The previous interaction of one (env_index, channel) in the file being read."""
+
+    step: int
+    built: _Request
+    response: Any
 
 
-def _chunk(pa: Any, values: list[bytes | None], present: list[bytes], nulls: int) -> Any:
-    count = len(values)
-    if nulls == count:
-        return pa.nulls(count, type=pa.string())
-    offsets = array("i", [0])
-    offsets.extend(itertools.accumulate(map(len, present)))
-    validity = _validity(pa, values) if nulls else None
-    buffers = [validity, pa.py_buffer(offsets), pa.py_buffer(b"".join(present))]
-    return pa.Array.from_buffers(pa.string(), count, buffers, null_count=nulls)
+def stream_rows(src: Path) -> Rows | None:
+    """The rows of the cassette ``src`` (a file or a shard directory) read line by line,
+    or None where it holds anything but whole, well-formed lines of unique keys whose
+    deltas build on the line before (see the module docstring)."""
+    rows = Rows()
+    keys: set[tuple[type, EnvIndex, str, int]] = set()  # across the files of a directory
+    try:
+        for path in shard_files(src) if src.is_dir() else [src]:
+            _stream_file(path, rows, keys)
+    except _GiveUp:
+        return None
+    return rows
+
+
+def _stream_file(path: Path, rows: Rows, keys: set[tuple[type, EnvIndex, str, int]]) -> None:
+    spath = str(path)
+    last: dict[tuple[type, EnvIndex, str], _Last] = {}  # deltas build within one file
+    for lineno, line in numbered_lines(path):
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            raise _GiveUp from None
+        kind = obj.get("type") if isinstance(obj, dict) else None
+        if kind == "interaction":
+            check_interaction(obj, spath, lineno)
+            env, channel, step = obj["env_index"], obj.get("channel", "llm"), obj["step"]
+            key = (type(env), env, channel, step)
+            if key in keys:
+                raise _GiveUp
+            keys.add(key)
+            request, delta = obj["request"], obj.get("delta")
+            if delta is None:
+                built = _whole(request)
+            else:
+                prev = last.get(key[:3])
+                if prev is None or prev.step != delta["base"]:
+                    raise _GiveUp
+                made = _delta(request, delta, prev.built, prev.response)
+                if made is None:
+                    raise _GiveUp
+                built = made
+            response, meta = obj.get("response"), obj.get("meta") or {}
+            last[key[:3]] = _Last(step, built, response)
+            sha, error, model = obj["request_sha256"], obj.get("error"), built.rest.get("model")
+            rows.add(env, channel, step, sha, built.json(), model, response, error, meta)
+        elif kind == "outcome":
+            validate_line(obj, spath, lineno)
+            rows.outcomes[obj["env_index"]] = obj
+        elif kind == "header":
+            check_header(obj, spath, lineno)
+            rows.headers.append(obj)
+        else:
+            raise _GiveUp
