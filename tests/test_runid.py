@@ -222,3 +222,10 @@ def test_the_id_survives_an_upload_to_s3(s3: Any, tmp_path: Path) -> None:
             mp.setenv("CASSETTE_SHARD", name)
             _record(shards, first=10 * k)  # type: ignore[arg-type]
     assert _stats_id(shards) == hashlib.sha256(b"run:s3-run").hexdigest()[:16]
+
+
+def test_the_readme_example_header_holds_its_own_id() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    line = next(ln for ln in readme.splitlines() if ln.startswith('{"type":"header"'))
+    header = json.loads(line)
+    assert header["meta"]["run_id"] == _by_hand(header)
