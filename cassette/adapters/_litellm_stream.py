@@ -180,7 +180,9 @@ class LiteLLMTee(Tee):
 class _Replayed:
     """Iterating a cassette stream: the live chunks while recording (the live wrapper's),
     the recorded ones rebuilt on replay. ``for`` and ``async for`` both work on a sync
-    source; an async source (``acompletion``, ``atext_completion``) takes ``async for``."""
+    source; an async source (``acompletion``, ``atext_completion``) takes ``async for``.
+    ``first`` is the first chunk's dict, :data:`END`, or the exception that getting it
+    raised, raised by the first ``next`` (a text stream fails when iterated, as live)."""
 
     chunks: list[Any]
 
@@ -195,6 +197,8 @@ class _Replayed:
     def _next_data(self) -> Json:
         if self._first is not END:
             data, self._first = self._first, END
+            if isinstance(data, BaseException):  # what getting the first chunk raised
+                raise data
             return cast(Json, data)
         if not isinstance(self._source, Iterator):
             raise TypeError("this litellm stream came from an async call; use `async for`")

@@ -40,7 +40,7 @@ from types import ModuleType
 from typing import Any
 
 from ..cassette import Cassette
-from ..errors import CassetteError
+from ..errors import CassetteError, RecordedError
 from ._litellm_blocked import blocked_wrapper, unrecorded
 from ._litellm_errors import LiteLLMErrors
 from ._litellm_request import KINDS, PROMPT, TRANSPORT, Kind, bind, build_request
@@ -145,7 +145,12 @@ class LiteLLMPatch:
             it = self.cas.stream(
                 request, live_stream, channel=self.channel, assemble=joined, errors=ERRORS
             )
-            first = next(it, END)  # sends the request now, as litellm does
+            try:
+                first = next(it, END)  # sends the request now, as litellm's completion does
+            except Exception as exc:  # a text stream raises it when iterated
+                if not _deferred(kind, exc):
+                    raise
+                first = exc
             sent = wrappers[0] if wrappers else None
             return stream_type(it, tee, first=first, live=sent, api_base=base)
         got: list[Any] = []
@@ -187,10 +192,15 @@ class LiteLLMPatch:
             it = self.cas.astream(
                 request, live_stream, channel=self.channel, assemble=joined, errors=ERRORS
             )
+            first: Any
             try:
                 first = await it.__anext__()  # sends the request now, as litellm does
             except StopAsyncIteration:
                 first = END
+            except Exception as exc:  # as in call()
+                if not _deferred(kind, exc):
+                    raise
+                first = exc
             sent = wrappers[0] if wrappers else None
             return stream_type(it, tee, first=first, live=sent, api_base=base)
         got: list[Any] = []
@@ -251,6 +261,13 @@ class LiteLLMPatch:
 
 
 _PATCHES: list[LiteLLMPatch] = []
+
+
+def _deferred(kind: Kind, exc: Exception) -> bool:
+    """Whether the error of a stream's first chunk waits for the iteration: yes for a text
+    stream (its live wrapper sends the request then), unless the cassette itself failed (a
+    miss, a mismatch); a chat stream raises it from the call."""
+    return kind.text and (isinstance(exc, RecordedError) or not isinstance(exc, CassetteError))
 
 
 def _copy(mapping: dict[str, Any]) -> dict[str, Any]:
