@@ -1,6 +1,7 @@
 """The litellm entry points that :func:`~cassette.adapters.litellm.patch_litellm` does not
-record: inside the block each raises a :class:`~cassette.errors.CassetteError` naming it, in
-every mode, instead of reaching the network unrecorded."""
+record (their answers are types it does not rebuild: Responses objects and events, images,
+audio, files): inside the block each raises a :class:`~cassette.errors.CassetteError`
+naming it, in every mode, instead of reaching the network unrecorded."""
 
 from __future__ import annotations
 

@@ -9,20 +9,23 @@
         with cassette.episode(0):
             reply = litellm.completion(model="openai/gpt-4o-mini", messages=[...])
 
-Inside the block ``litellm.completion`` and ``litellm.acompletion`` (and every module-level
-reference to them, ``from litellm import completion`` included) go through the cassette;
-litellm's other model calls (``embedding``, ``text_completion``, ``responses``, ... see
+Inside the block ``litellm.completion``, ``litellm.embedding`` and
+``litellm.text_completion`` and their async twins (and every module-level reference to them,
+``from litellm import completion`` included) go through the cassette; litellm's other model
+calls (``responses``, ``image_generation``, ``transcription``, ... see
 ``_litellm_blocked.UNRECORDED``) raise a ``CassetteError`` naming them, in every mode,
 rather than reach the network unrecorded; leaving the block restores them all. Each call
 is keyed by the current :func:`cassette.episode` on channel ``"llm"``; the request is the
-model, the messages and the JSON parameters (never ``api_key``, ``api_base``, headers,
-timeouts, retries or callbacks). Replay returns
-what litellm returned: a ``ModelResponse`` equal to the recorded one (``choices``,
-``logprobs``, ``usage``, ``_hidden_params``), or for ``stream=True`` a ``CustomStreamWrapper``
-that yields the recorded ``ModelResponseStream`` chunks one by one (``for`` and
-``async for``). litellm's exceptions replay as the same type. Nothing reaches the network
-in replay. The response headers kept are the provider's, minus cookies and credentials;
-the ``api_base`` in ``_hidden_params`` is the one the replaying call passes.
+model, the messages (``input``, ``prompt``) and the JSON parameters (never ``api_key``,
+``api_base``, headers, timeouts, retries or callbacks; :mod:`._litellm_request`). Replay
+returns what litellm returned: a ``ModelResponse``, ``EmbeddingResponse`` or
+``TextCompletionResponse`` equal to the recorded one (``choices``, ``logprobs``, ``usage``,
+``_hidden_params``), or for ``stream=True`` a ``CustomStreamWrapper`` (a
+``TextCompletionStreamWrapper`` for ``text_completion``) that yields the recorded chunks
+one by one (``for`` and ``async for``). litellm's exceptions replay as the same type.
+Nothing reaches the network in replay. The response headers kept are the provider's, minus
+cookies and credentials; the ``api_base`` in ``_hidden_params`` is the one the replaying
+call passes.
 
 Importing this module sets ``LITELLM_LOCAL_MODEL_COST_MAP=True`` unless it is set, so that
 a litellm imported afterwards does not fetch its cost map from the network.
@@ -292,9 +295,10 @@ def _modules() -> Iterator[ModuleType]:
 
 @contextlib.contextmanager
 def patch_litellm(cas: Cassette, *, channel: str = "llm") -> Iterator[LiteLLMPatch]:
-    """Route ``litellm.completion``/``acompletion`` through ``cas`` inside the block, make
-    litellm's other model calls raise a ``CassetteError``, and restore them all (and every
-    module-level reference to them) on exit."""
+    """Route ``litellm.completion``, ``embedding``, ``text_completion`` and their async
+    twins through ``cas`` inside the block, make litellm's other model calls raise a
+    ``CassetteError``, and restore them all (and every module-level reference to them) on
+    exit."""
     patch = LiteLLMPatch(cas, channel)
     try:
         patch.install()
