@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from ..errors import CassetteError
 from ._objects import plain
 
-__all__ = ["KINDS", "PROMPT", "TRANSPORT", "Kind", "bind", "build_request"]
+__all__ = ["KINDS", "PROMPT", "TRANSPORT", "Kind", "bind", "build_request", "unnamed"]
 
 Json = dict[str, Any]
 # Arguments that choose where and how to send, or what to call back: not the request.
@@ -149,3 +149,9 @@ def bind(function: Any, args: tuple[Any, ...], kwargs: Json) -> Json:
         if param.kind is param.VAR_KEYWORD and name in arguments:
             arguments.update(arguments.pop(name))
     return arguments
+
+
+def unnamed(function: Any) -> bool:
+    """Whether ``function`` names none of its parameters (``(*args, **kwargs)``)."""
+    kinds = {p.kind for p in _signature(function).parameters.values()}
+    return kinds <= {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD}

@@ -46,7 +46,7 @@ from ..cassette import Cassette
 from ..errors import CassetteError, RecordedError
 from ._litellm_blocked import blocked_wrapper, unrecorded
 from ._litellm_errors import LiteLLMErrors
-from ._litellm_request import KINDS, PROMPT, TRANSPORT, Kind, bind, build_request
+from ._litellm_request import KINDS, PROMPT, TRANSPORT, Kind, bind, build_request, unnamed
 from ._litellm_stream import (  # before litellm: says how to install it when it is missing
     END,
     TEXT_CHUNK,
@@ -91,16 +91,17 @@ class LiteLLMPatch:
 
         self._wrappers: dict[int, tuple[Any, Any]] = {}  # id(wrapper) -> (wrapper, original)
         # the public functions (litellm.completion) and the ones they fall back to
-        # (litellm.main.completion), which other modules hold too; an async twin's arguments
-        # are named by its sync twin's signature (aembedding takes *args, **kwargs)
+        # (litellm.main.completion), which other modules hold too; the arguments of an async
+        # twin that takes (*args, **kwargs) (aembedding) are named by its sync twin's
         main = litellm.main
         self.recorded: dict[int, tuple[Kind, Any, Any]] = {}  # id -> (kind, function, signed)
         for kind in KINDS:
-            signed = vars(main).get(kind.name.removeprefix("a") if kind.is_async else kind.name)
             for module in (litellm, main):
                 function = vars(module).get(kind.name)
                 if callable(function):
-                    self.recorded[id(function)] = (kind, function, signed or function)
+                    twin = vars(main).get(kind.name[1:]) if kind.is_async else None
+                    signed = twin if twin is not None and unnamed(function) else function
+                    self.recorded[id(function)] = (kind, function, signed)
         self.blocked = unrecorded(litellm, main)  # responses, image_generation, ...: raise
 
     # one call ----------------------------------------------------------------------------

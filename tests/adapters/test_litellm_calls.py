@@ -218,3 +218,19 @@ def test_a_changed_input_is_a_mismatch(make_server: MakeServer, path: Path) -> N
         pytest.raises(CassetteMismatch, match="input"),
     ):
         litellm.embedding(input=["another river"], **args(server.base_url))
+
+
+def test_positional_arguments_are_named(make_server: MakeServer, path: Path) -> None:
+    server = make_server("random")
+    where = args(server.base_url)
+    model = where.pop("model")
+    with cassette.open(path, "record") as cas, patch_litellm(cas):
+        litellm.text_completion("A lake is", model, **where)
+        run(litellm.aembedding(model, ["a river"], **where))  # (*args, **kwargs): embedding's
+        run(litellm.atext_completion("A sea is", model, **where))
+    requests = [e.request for _, e in sorted(load_index([path]).entries.items())]
+    assert requests == [
+        {"endpoint": "text_completion", "model": model, "prompt": "A lake is"},
+        {"endpoint": "embedding", "model": model, "input": ["a river"]},
+        {"endpoint": "text_completion", "model": model, "prompt": "A sea is"},
+    ]
