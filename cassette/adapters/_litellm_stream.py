@@ -19,11 +19,14 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 try:
     from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
-    from litellm.text_completions.streaming_iterator import TextCompletionStreamWrapper
 except ImportError:  # pragma: no cover - exercised in an environment without litellm
     raise ImportError(
         "cassette.adapters.litellm needs litellm: pip install 'rollout-cassette[litellm]'"
     ) from None
+try:
+    from litellm.text_completions.streaming_iterator import TextCompletionStreamWrapper
+except ImportError:  # pragma: no cover - litellm before its text_completions package
+    from litellm.utils import TextCompletionStreamWrapper  # type: ignore[attr-defined, no-redef, unused-ignore]
 
 __all__ = [
     "END",
