@@ -67,6 +67,13 @@ def test_every_header_holds_a_run_id_recomputable_from_the_file(tmp_path: Path) 
     assert _stats_id(str(path)) == meta["run_id"]
     shown = CliRunner().invoke(main, ["show", str(path)])
     assert shown.stdout.splitlines()[1] == f"run id {meta['run_id']}"
+    shown = CliRunner().invoke(main, ["show", str(path), "--format", "json"])
+    assert json.loads(shown.stdout)["run_id"] == meta["run_id"]
+    stats = CliRunner().invoke(main, ["stats", str(path), "--format", "json"])
+    assert json.loads(stats.stdout)["run_id"] == meta["run_id"]
+    assert (
+        f"run id          {meta['run_id']}" in CliRunner().invoke(main, ["stats", str(path)]).stdout
+    )
 
 
 def test_the_id_survives_copy_and_move(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from ..errors import CassetteError
 from ..index import Index
 from ..inspect import cost_of, tool_calls, usage_of
 from ..runid import set_run_id
-from .console import Console, existing, load, plural
+from .console import Console, existing, format_option, load, plural
 
 __all__ = ["compute_stats", "percentile", "stats", "stats_rows"]
 
@@ -150,8 +150,9 @@ def stats_rows(data: Json) -> Iterator[tuple[str, str]]:
 
 @click.command()
 @click.argument("path")
-@click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON (never coloured).")
-def stats(path: str, as_json: bool) -> None:
+@format_option
+@click.option("--json", "as_json", is_flag=True, hidden=True, help="Same as --format json.")
+def stats(path: str, fmt: str, as_json: bool) -> None:
     """Count episodes, steps, tokens, cost, latency, rewards.
 
     Episodes, steps per channel, models, token and cost totals, latency percentiles (from
@@ -160,7 +161,7 @@ def stats(path: str, as_json: bool) -> None:
     \b
     Examples:
       cassette stats runs/a.jsonl
-      cassette stats runs/shards/ --json | jq .outcomes.reward.mean
+      cassette stats runs/shards/ --format json | jq .outcomes.reward.mean
     """
     console = Console()
     try:
@@ -169,7 +170,7 @@ def stats(path: str, as_json: bool) -> None:
         data = {"path": path, "run_id": run_id, **compute_stats(index)}
     except CassetteError as exc:
         console.fail(str(exc))
-    if as_json:
+    if as_json or fmt == "json":
         console.json(_json_safe(data))
         return
     console.print(path, "bold")
