@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 import cassette
 from cassette.records import LINE_ADAPTER, Header, Interaction, Outcome, json_schema
+from cassette.runid import derive
 
 
 def test_schema_covers_the_three_line_types_and_documents_the_delta() -> None:
@@ -47,7 +48,9 @@ def test_every_recorded_line_validates(tmp_path: Path) -> None:
         cas.outcome(0, reward=0.5, terminated=True, info={"k": "v"})
     lines = [LINE_ADAPTER.validate_json(raw) for raw in path.read_bytes().splitlines()]
     assert isinstance(lines[0], Header)
-    assert lines[0].meta == {"who": "test"}
+    meta = dict(lines[0].meta)
+    assert meta.pop("run_id") == derive(lines[0].model_dump()) and meta.pop("run_nonce")
+    assert meta == {"who": "test"}
     assert lines[0].producer == f"rollout-cassette/{cassette.__version__}"
     inter = [x for x in lines if isinstance(x, Interaction)]
     assert [x.step for x in inter] == [0, 1, 0]

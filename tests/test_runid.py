@@ -166,6 +166,11 @@ def test_files_written_before_run_ids_keep_their_derived_id(tmp_path: Path) -> N
     assert len(legacy) == 16 and _stats_id(str(path)) == legacy
     shutil.copy(path, tmp_path / "old-copy.jsonl")
     assert _stats_id(str(tmp_path / "old-copy.jsonl")) == legacy
+    pytest.importorskip("pyarrow")
+    assert CliRunner().invoke(main, ["export", str(path), str(tmp_path / "ds")]).exit_code == 0
+    back = tmp_path / "back.jsonl"
+    assert CliRunner().invoke(main, ["import", str(tmp_path / "ds"), str(back)]).exit_code == 0
+    assert _header(back)["meta"]["run_id"] == legacy == _stats_id(str(back))
 
 
 pa = pytest.importorskip("pyarrow")
