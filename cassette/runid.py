@@ -11,9 +11,11 @@ file and stays the same when the file is copied, moved or uploaded:
   writes, so two runs started in the same millisecond differ. ``meta`` is otherwise left
   out: scrubbing a secret from it, or editing it, keeps the id.
 
-A run id passed in ``meta`` (``cassette import`` passes the exported one) is kept as it
-is. Appending to a file writes no header, so the file keeps its first header's id.
-A set of files (a shard directory) is named by :func:`set_run_id`.
+A run id passed in ``meta`` is kept as it is (``cassette merge``, and ``cassette import``
+of a shard set's export, pass the id of what they read; the import of one file's export
+writes that file's header as it was). Appending to a file writes no header, so the file
+keeps its first header's id. A set of files (a shard directory) is named by
+:func:`set_run_id`.
 """
 
 from __future__ import annotations
