@@ -19,6 +19,7 @@ from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+import aiohttp
 import litellm
 import openai
 import pytest
@@ -76,6 +77,12 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
             return await coro
         finally:
             await close_litellm_async_clients()  # type: ignore[no-untyped-call]
+            # litellm's live atext_completion makes an openai client it caches nowhere,
+            # whose aiohttp session stays open: closed here, on its own loop, rather than
+            # reported as an unclosed transport by whichever later test collects it
+            for leftover in gc.get_objects():
+                if isinstance(leftover, aiohttp.ClientSession) and not leftover.closed:
+                    await leftover.close()
 
     return asyncio.run(main())
 
