@@ -18,7 +18,7 @@ import threading
 from collections.abc import Hashable, Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .codec import check_finite, dumps_sorted
+from .codec import all_finite, check_finite, dumps_sorted
 from .difference import Difference, first_difference, format_path
 from .errors import CassetteMismatch
 from .paths import parse_ignore, remove_path
@@ -282,8 +282,12 @@ class Matcher:
         prev = chains.get(key)
         sha, chain, start = parts.hash_from(prev, len(messages))
         seen = len(prev.prefix) if start and prev is not None else 0
-        if fld is not None and parts.conversation.find(b"null", seen) >= 0:
-            for i in range(start, len(messages)):  # only the messages this request adds
+        if (
+            fld is not None
+            and parts.conversation.find(b"null", seen) >= 0
+            and not all_finite(messages[start:])  # only the messages this request adds
+        ):
+            for i in range(start, len(messages)):
                 check_finite(messages[i], f"{fld}[{i}]")
         with self._lock:
             chains.pop(key, None)  # re-inserted last: the dict's order is least recent first

@@ -119,34 +119,36 @@ class Cassette:
 
     def _begin(
         self, request: Json, env_index: EnvIndex | None, channel: str, step: int | None
-    ) -> Slot:
+    ) -> Entry | Slot:
+        """The entry to serve, or the :class:`Slot` of a call to make live."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         if self.closed:
             raise CassetteError(f"{self.path} is closed; open it again to make more calls")
-        if not isinstance(request, dict):
+        if type(request) is not dict and not isinstance(request, dict):
             raise CassetteError(
                 f"a request must be a dict, not {type(request).__name__}; the adapter builds it"
             )
         env = env_index if env_index is not None else current_episode()
         env = 0 if env is None else env
         mode = self.mode
-        key, entry = self._steps.take(
-            env,
-            channel,
-            step,
-            self.index.entries if mode in (Mode.REPLAY, Mode.APPEND) else None,
-            mode in (Mode.RECORD, Mode.APPEND),
-            self._miss if mode is Mode.REPLAY else None,
-            self.path,
-            self.redactor.check_key,
-        )
-        step = key[2]
+        if mode is Mode.REPLAY:
+            entry = self._steps.serve(env, channel, step, self.index.entries, self._miss)
+        else:
+            key, entry = self._steps.take(
+                env,
+                channel,
+                step,
+                self.index.entries if mode is Mode.APPEND else None,
+                mode is not Mode.PASSTHROUGH,
+                self.path,
+                self.redactor.check_key,
+            )
         if entry is not None:
             entry.check()  # a line that cannot be served (broken delta chain, changed response)
             if self.match == "strict":
                 self._verify(entry, request)
-            return Slot(env, channel, step, entry, False)
-        slot = Slot(env, channel, step, None, mode is not Mode.PASSTHROUGH)
+            return entry
+        slot = Slot(env, channel, key[2], mode is not Mode.PASSTHROUGH)
         if slot.write:  # hashed now: what cannot be recorded is refused before the live call
             try:
                 slot.sha, slot.conversation = self.matcher.digest_parts(request, (env, channel))
@@ -154,7 +156,8 @@ class Cassette:
             except CassetteError as exc:
                 self._steps.give_back(key)
                 raise CassetteError(
-                    f"cannot record step {step} of ({env!r}, {channel!r}): {exc}; nothing was sent"
+                    f"cannot record step {key[2]} of ({env!r}, {channel!r}): {exc}; "
+                    "nothing was sent"
                 ) from None
         return slot
 
@@ -252,8 +255,8 @@ class Cassette:
         """Serve ``request`` from the recording, or call ``live()`` and record its result."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         slot = self._begin(request, env_index, channel, step)
-        if slot.entry is not None:
-            return self._serve(slot.entry, errors)
+        if type(slot) is not Slot:
+            return self._serve(slot, errors)
         started = time.perf_counter()
         try:
             response = live()
@@ -276,8 +279,8 @@ class Cassette:
         """Async twin of :meth:`call`; ``live`` returns an awaitable."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         slot = self._begin(request, env_index, channel, step)
-        if slot.entry is not None:
-            return self._serve(slot.entry, errors)
+        if type(slot) is not Slot:
+            return self._serve(slot, errors)
         started = time.perf_counter()
         try:
             response = await live()
@@ -302,8 +305,8 @@ class Cassette:
         end; on replay yield the recorded chunks in order. The key is taken now."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         slot = self._begin(request, env_index, channel, step)
-        if slot.entry is not None:
-            return streaming.replay(*self._replayed(slot.entry, errors))
+        if type(slot) is not Slot:
+            return streaming.replay(*self._replayed(slot, errors))
         return streaming.record(live, self._stream_done(slot, request, assemble, errors))
 
     def astream(
@@ -320,8 +323,8 @@ class Cassette:
         """Async twin of :meth:`stream`; use with ``async for``."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         slot = self._begin(request, env_index, channel, step)
-        if slot.entry is not None:
-            return streaming.areplay(*self._replayed(slot.entry, errors))
+        if type(slot) is not Slot:
+            return streaming.areplay(*self._replayed(slot, errors))
         return streaming.arecord(live, self._stream_done(slot, request, assemble, errors))
 
     def _replayed(

@@ -18,14 +18,22 @@ from typing import Any
 
 from .codec import dumps
 
-__all__ = ["CHECKSUM_KEY", "checksum", "with_checksum"]
+__all__ = ["CHECKSUM_KEY", "checksum", "crc_of_slices", "with_checksum"]
 
 CHECKSUM_KEY = "checksum"
+_OPEN = zlib.crc32(b"[")
 
 
 def checksum(response: Any, error: Any) -> str:
     """``meta.checksum`` of a line holding ``response`` and ``error``."""
     return "%08x" % zlib.crc32(dumps([response, error]))  # noqa: UP031 - the fastest
+
+
+def crc_of_slices(raw: bytes, start: int, stop: int, error: bytes = b"null") -> int:
+    """The CRC-32 of ``[`` + ``raw[start:stop]`` + ``,`` + ``error`` + ``]``: the checksum
+    of a line whose response is written as those bytes (compact, as the recorder dumps
+    it), taken from the line's bytes without dumping the response again."""
+    return zlib.crc32(b"," + error + b"]", zlib.crc32(memoryview(raw)[start:stop], _OPEN))
 
 
 def with_checksum(raw: bytes, line: dict[str, Any]) -> bytes:

@@ -3,6 +3,14 @@
 Replay (``load_index(..., lean=True)``) parses only the head of each interaction line
 (type, env_index, channel, step, delta) and finds its hash; the request, response, error
 and meta stay as the line's bytes, so a loaded cassette stays near its file's size.
+
+Serving a line as the recorder lays it out (``"response":R,"meta":{...,"checksum":"c"}}``,
+no error) takes a fast path: ``meta.checksum`` is checked by a CRC of the bytes ``R`` as
+they stand in the line (:func:`cassette.checksum.crc_of_slices`: what the recorder
+CRC'd, without decoding and dumping them again), and only ``R`` is decoded, not ``meta``.
+Any other line (an error, another key order or spacing, a line whose bytes were edited)
+is checked the slow way: its response, error and meta decoded, ``[response, error]``
+dumped again and CRC'd; the fast path never accepts what the slow one would refuse.
 """
 
 from __future__ import annotations
@@ -12,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from .checksum import CHECKSUM_KEY, crc_of_slices
 from .entry import INTERACTION_KEYS, Entry, delta_ok, format_error
 
 __all__ = ["LeanEntry", "lean_entry"]
@@ -20,6 +29,11 @@ _LAZY = frozenset({"request", "response", "error", "meta"})
 _REQ = b',"request":'
 _SHA = b',"request_sha256":"'
 _HEX64 = re.compile(rb"[0-9a-f]{64}")
+_RESPONSE = b'"response":'
+_META = b',"meta":{'
+# how a line written by the recorder ends: the checksum is meta's last field
+_CRC_KEY = b'"' + CHECKSUM_KEY.encode() + b'":"'
+_CRC_END = len(_CRC_KEY) + 8 + 3  # "checksum":"0123abcd"}}
 
 
 class LeanEntry(Entry):
@@ -33,10 +47,16 @@ class LeanEntry(Entry):
     def __getattr__(self, name: str) -> Any:
         if name in _LAZY and "raw" in self.__dict__:
             if name == "request":
-                return orjson.loads(self.raw)["request"]
+                return self._decode(self.raw, "the line")["request"]
             value = self.payload().get(name)
             return (value or {}) if name == "meta" else value
         raise AttributeError(name)
+
+    def _decode(self, data: bytes, what: str) -> Any:
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            raise format_error(self.source, self.line, f"{what} is not valid JSON") from None
 
     def payload(self) -> dict[str, Any]:
         """The response, error and meta of the line (decoded now; or as :meth:`check`
@@ -44,24 +64,53 @@ class LeanEntry(Entry):
         kept = self.__dict__.pop("_payload", None)
         if kept is not None:
             return kept  # type: ignore[no-any-return]
-        obj = orjson.loads(b"{" + self.raw[self.tail :])
+        obj = self._decode(b"{" + self.raw[self.tail :], "the response part")
         return obj if isinstance(obj, dict) else {}
 
+    def _span(self) -> tuple[int, int, str] | None:
+        """(start, end, checksum) of the response's bytes in a line laid out as the
+        recorder writes it; None for any other line. Where the line holds an error (or
+        a nested ``"meta"`` key fools the search) the bytes found are not the response's
+        alone, and their CRC does not match: such lines are checked the slow way."""
+        raw, start = self.raw, self.tail + len(_RESPONSE)
+        at = len(raw) - 1 - _CRC_END  # the line ends with its newline (lean_entry)
+        if (
+            not raw.startswith(_RESPONSE, self.tail)
+            or not raw.startswith(_CRC_KEY, at)
+            or not raw.startswith(b'"}}\n', at + _CRC_END - 3)
+            or raw[at - 1] not in b",{"
+        ):
+            return None
+        stop = raw.rfind(_META, start, at)  # (a line with an error fails the CRC: slow path)
+        if stop < 0:
+            return None
+        want = raw[at + len(_CRC_KEY) : at + len(_CRC_KEY) + 8]
+        return start, stop, want.decode("latin-1")
+
     def served(self) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-        payload = self.payload()
-        return payload.get("response"), payload.get("error")
+        fast = self.__dict__.get("_fast")
+        if fast is None:
+            payload = self.payload()
+            return payload.get("response"), payload.get("error")
+        response = self._decode(self.raw[fast[0] : fast[1]], "the response")
+        if response is not None and type(response) is not dict:
+            raise format_error(self.source, self.line, "malformed interaction")
+        return response, None
 
     def check(self) -> None:
         if self.broken is not None:
             raise self.broken
         if self.checked:
             return
-        try:
-            payload = self.__dict__["_payload"] = self.payload()  # for the serve that follows
-        except orjson.JSONDecodeError:
-            raise format_error(
-                self.source, self.line, "the response part is not valid JSON"
-            ) from None
+        span = self._span()
+        if span is not None:
+            start, stop, want = span
+            if "%08x" % crc_of_slices(self.raw, start, stop) == want:  # noqa: UP031
+                self.__dict__["_fast"] = (start, stop)  # served by decoding only these
+                self.checked = True
+                return
+        # the slow check: decode the response, error and meta, dump and CRC them again
+        payload = self.__dict__["_payload"] = self.payload()  # for the serve that follows
         meta, response, error = payload.get("meta"), payload.get("response"), payload.get("error")
         if not isinstance(meta, (dict, type(None))) or not isinstance(response, (dict, type(None))):
             raise format_error(self.source, self.line, "malformed interaction")
