@@ -131,6 +131,7 @@ class Cassette:
         env = env_index if env_index is not None else current_episode()
         env = 0 if env is None else env
         mode = self.mode
+        entry: Entry | None
         if mode is Mode.REPLAY:
             entry = self._steps.serve(env, channel, step, self.index.entries, self._miss)
         else:
@@ -255,7 +256,7 @@ class Cassette:
         """Serve ``request`` from the recording, or call ``live()`` and record its result."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         slot = self._begin(request, env_index, channel, step)
-        if type(slot) is not Slot:
+        if not isinstance(slot, Slot):
             return self._serve(slot, errors)
         started = time.perf_counter()
         try:
@@ -279,7 +280,7 @@ class Cassette:
         """Async twin of :meth:`call`; ``live`` returns an awaitable."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         slot = self._begin(request, env_index, channel, step)
-        if type(slot) is not Slot:
+        if not isinstance(slot, Slot):
             return self._serve(slot, errors)
         started = time.perf_counter()
         try:
@@ -305,7 +306,7 @@ class Cassette:
         end; on replay yield the recorded chunks in order. The key is taken now."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         slot = self._begin(request, env_index, channel, step)
-        if type(slot) is not Slot:
+        if not isinstance(slot, Slot):
             return streaming.replay(*self._replayed(slot, errors))
         return streaming.record(live, self._stream_done(slot, request, assemble, errors))
 
@@ -323,7 +324,7 @@ class Cassette:
         """Async twin of :meth:`stream`; use with ``async for``."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         slot = self._begin(request, env_index, channel, step)
-        if type(slot) is not Slot:
+        if not isinstance(slot, Slot):
             return streaming.areplay(*self._replayed(slot, errors))
         return streaming.arecord(live, self._stream_done(slot, request, assemble, errors))
 
