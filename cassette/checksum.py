@@ -18,7 +18,7 @@ from typing import Any
 
 from .codec import dumps
 
-__all__ = ["CHECKSUM_KEY", "checksum", "crc_of_slices", "with_checksum"]
+__all__ = ["CHECKSUM_KEY", "checksum", "crc_of_parts", "crc_of_slices", "with_checksum"]
 
 CHECKSUM_KEY = "checksum"
 _OPEN = zlib.crc32(b"[")
@@ -34,6 +34,12 @@ def crc_of_slices(raw: bytes, start: int, stop: int, error: bytes = b"null") -> 
     of a line whose response is written as those bytes (compact, as the recorder dumps
     it), taken from the line's bytes without dumping the response again."""
     return zlib.crc32(b"," + error + b"]", zlib.crc32(memoryview(raw)[start:stop], _OPEN))
+
+
+def crc_of_parts(response: bytes, error: bytes = b"null") -> int:
+    """The CRC-32 of ``[response,error]`` given the compact JSON of each (as the recorder
+    dumped them for the line): ``checksum`` without dumping them again."""
+    return zlib.crc32(b"," + error + b"]", zlib.crc32(response, _OPEN))
 
 
 def with_checksum(raw: bytes, line: dict[str, Any]) -> bytes:

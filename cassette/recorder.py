@@ -21,7 +21,7 @@ from typing import Any
 from ._format import FORMAT, VERSION
 from ._version import __version__
 from .canonical import conversation_field
-from .checksum import with_checksum
+from .checksum import CHECKSUM_KEY, crc_of_parts, with_checksum
 from .codec import dumps, loads
 from .delta import SAME_ALL, MessageBase, encode_messages
 from .errors import CassetteError
@@ -81,17 +81,45 @@ class Recorder:
         self._lock = threading.Lock()
 
     def _emit(self, line: dict[str, Any]) -> None:
+        """Write a header or outcome line (interactions: :meth:`_emit_interaction`)."""
         raw = dumps(line)
         clean, count = self.redactor.redact_line(line, raw, dumps)
         if count:
             self.redacted += count
-            if clean.get("type") == "interaction":
-                clean["meta"] = {**clean.get("meta", {}), "redacted": count}
             raw = dumps(clean)
-            line = clean
-        if line.get("type") == "interaction":  # of what replay serves, as written
-            raw = with_checksum(raw, line)
         self.writer.write(raw)
+
+    def _emit_interaction(
+        self,
+        line: dict[str, Any],
+        response: dict[str, Any] | None,
+        error: dict[str, Any] | None,
+        meta: dict[str, Any],
+    ) -> None:
+        """Write an interaction line: ``line`` (its keys up to ``request_sha256``) with
+        ``response``, ``error`` (if any) and ``meta``. Dumped in parts, so that the
+        checksum is the CRC of the response's and error's bytes as written (the line is
+        what ``dumps`` of it would be); a line that redaction changes is dumped again."""
+        head = dumps(line)
+        parts = [head[:-1], b',"response":', dumps(response)]
+        line["response"] = response
+        if error is not None:
+            parts += (b',"error":', dumps(error))
+            line["error"] = error
+        line["meta"] = meta
+        parts += (b',"meta":', dumps(meta), b"}")
+        raw = b"".join(parts)
+        clean, count = self.redactor.redact_line(line, raw, dumps)
+        if count or CHECKSUM_KEY in meta:
+            if count:
+                self.redacted += count
+                clean["meta"] = {**clean.get("meta", {}), "redacted": count}
+                raw = dumps(clean)
+            self.writer.write(with_checksum(raw, clean))
+            return
+        crc = crc_of_parts(parts[2], parts[4] if error is not None else b"null")
+        field = b'"' + CHECKSUM_KEY.encode() + b'":"%08x"}}' % crc
+        self.writer.write(raw[:-2] + (b"," + field if meta else field))
 
     def header(self, meta: dict[str, Any] | None = None) -> None:
         with self._lock:
@@ -136,11 +164,7 @@ class Recorder:
                 else:
                     line["delta"], line["request"] = _delta(request, snapshot, base)
                 line["request_sha256"] = sha
-                line["response"] = response
-                if error is not None:
-                    line["error"] = error
-                line["meta"] = meta
-                self._emit(line)
+                self._emit_interaction(line, response, error, meta)
                 if snapshot is not None:  # kept last: the dict's order is least recent first
                     self._bases[(env_index, channel)] = snapshot
                     if len(self._bases) > BASES:  # an episode that long idle is written whole
