@@ -228,6 +228,7 @@ class Matcher:
     def __init__(self, ignore: Iterable[str] = (), *, defaults: bool = True) -> None:
         self.ignore = tuple(ignore)
         self._chains: dict[Hashable, HashChain] = {}  # by (env_index, channel)
+        self._expected: dict[Hashable, str] = {}  # eval-protocol entries' digests, by key
         self._lock = threading.Lock()
         self._top = frozenset(DEFAULT_IGNORE if defaults else ())
         self._paths: list[tuple[Any, ...]] = []
@@ -302,6 +303,18 @@ class Matcher:
         hashed (``headers``, ``timeout``, ...) holds what a cassette cannot store."""
         if not self._top.isdisjoint(request):
             dumps_sorted({k: request[k] for k in self._top.intersection(request)})
+
+    def verify_entry(self, entry: Entry, request: dict[str, Any], fix: str) -> None:
+        """:meth:`verify` ``request`` against a recorded entry: its hash, or for an
+        eval-protocol line (no hash) the digest of its messages (made once)."""
+        __tracebackhide__ = True  # pytest: show the caller, not this frame
+        if entry.sha is not None:
+            self.verify(entry, request, entry.sha, fix)
+            return
+        want = self._expected.get(entry.key)
+        if want is None:
+            want = self._expected[entry.key] = self.digest(entry.request)
+        self.verify(entry, {"messages": request.get("messages")}, want, fix)
 
     def verify(self, entry: Entry, request: dict[str, Any], want: str, fix: str) -> None:
         """Raise :class:`CassetteMismatch` unless ``request`` hashes to ``want`` (the

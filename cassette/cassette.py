@@ -16,7 +16,7 @@ from .errors import CassetteError, CassetteMiss, CassetteModeError, RecordedErro
 from .index import Entry, Key
 from .modes import FIX, ErrorCodec, Mode, chosen_mode, default_error
 from .opening import open_parts
-from .recorder import now_iso
+from .recorder import line_meta
 from .redact import Redactor
 from .remote import local_or_url
 from .slots import Slot, Steps
@@ -63,7 +63,6 @@ class Cassette:
         if self.matcher.ignore:
             self.meta.setdefault("ignore", list(self.matcher.ignore))
         self._steps = Steps()
-        self._expected: dict[Key, str] = {}
         self.closed = False
 
         opened = open_parts(
@@ -147,7 +146,7 @@ class Cassette:
         if entry is not None:
             entry.check()  # a line that cannot be served (broken delta chain, changed response)
             if self.match == "strict":
-                self._verify(entry, request)
+                self.matcher.verify_entry(entry, request, self.fix)
             return entry
         slot = Slot(env, channel, key[2], mode is not Mode.PASSTHROUGH)
         if slot.write:  # hashed now: what cannot be recorded is refused before the live call
@@ -172,16 +171,6 @@ class Cassette:
             f"no recording for env_index={env!r} channel={channel!r} step={step}; {held}. "
             f"The code made a call the recording never saw: {self.fix}, or append mode to add it"
         )
-
-    def _verify(self, entry: Entry, request: Json) -> None:
-        __tracebackhide__ = True  # pytest: show the caller, not this frame
-        if entry.sha is None:  # eval-protocol line: matched on its messages alone
-            want = self._expected.get(entry.key)
-            if want is None:
-                want = self._expected[entry.key] = self.matcher.digest(entry.request)
-            self.matcher.verify(entry, {"messages": request.get("messages")}, want, self.fix)
-        else:
-            self.matcher.verify(entry, request, entry.sha, self.fix)
 
     # --- serving and recording ----------------------------------------------------------
 
@@ -220,18 +209,8 @@ class Cassette:
         error = None
         if exc is not None:
             error = (errors.dump(exc) if errors is not None else None) or default_error(exc)
-        meta: Json = {"latency_ms": round((time.perf_counter() - started) * 1000, 3)}
-        meta["recorded_at"] = now_iso()
-        # what the request and response already hold is not repeated: meta.model is the
-        # model that answered where it differs from the one asked for, meta.usage a stream's
-        answered = (response or {}).get("model")
-        if answered is not None and answered != request.get("model"):
-            meta["model"] = answered
-        if extra:
-            meta.update(extra)
         assert self._sink is not None  # slot.write: record or append mode
-        recorder = self._sink.recorder()
-        recorder.interaction(
+        self._sink.recorder().interaction(
             slot.env_index,
             slot.channel,
             slot.step,
@@ -239,7 +218,7 @@ class Cassette:
             slot.sha,
             response,
             error,
-            meta,
+            line_meta(started, request, response, extra),
             slot.conversation,
         )
 

@@ -28,7 +28,7 @@ from .errors import CassetteError
 from .redact import Redactor
 from .store import Writer
 
-__all__ = ["BASES", "Recorder", "header_line", "now_iso"]
+__all__ = ["BASES", "Recorder", "header_line", "line_meta", "now_iso"]
 
 # (env_index, channel) keys whose previous request is kept as a delta base: memory stays
 # bounded however many episodes a recording holds; more run at once than this is rare
@@ -198,3 +198,20 @@ def _delta(
     elif equal:
         delta["same"] = [k for k in keys if k in equal]
     return delta, stored
+
+
+def line_meta(
+    started: float, request: dict[str, Any], response: Any, extra: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The ``meta`` of an interaction line, for a call that started at ``started``
+    (``time.perf_counter()``). What the request and response already hold is not
+    repeated: ``model`` is the model that answered where it differs from the one asked
+    for; ``extra`` (a stream's ``usage``, ``incomplete``) is added."""
+    meta: dict[str, Any] = {"latency_ms": round((time.perf_counter() - started) * 1000, 3)}
+    meta["recorded_at"] = now_iso()
+    answered = response.get("model") if isinstance(response, dict) else None
+    if answered is not None and answered != request.get("model"):
+        meta["model"] = answered
+    if extra:
+        meta.update(extra)
+    return meta
