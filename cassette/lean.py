@@ -26,9 +26,18 @@ from .entry import INTERACTION_KEYS, Entry, delta_ok, format_error
 __all__ = ["LeanEntry", "lean_entry"]
 
 _LAZY = frozenset({"request", "response", "error", "meta"})
+_new = object.__new__
 _REQ = b',"request":'
 _SHA = b',"request_sha256":"'
-_HEX64 = re.compile(rb"[0-9a-f]{64}")
+_HEX = b"0123456789abcdef"
+_DELTA = b',"delta":'
+# a delta as the recorder writes it, alone up to the request: shared by the lines that
+# hold the same bytes (``same`` lists names without escapes)
+_PLAIN_DELTA = re.compile(
+    rb'\{"base":\d{1,18},"keep":\d{1,18}(?:,"field":"(?:messages|input)")?'
+    rb'(?:,"same":(?:"\*"|\[(?:"[^"\\]*"(?:,"[^"\\]*")*)?\]))?\}'
+)
+_DELTAS = 1 << 14  # distinct deltas shared per file, at most
 _RESPONSE = b'"response":'
 _META = b',"meta":{'
 # how a line written by the recorder ends: the checksum is meta's last field
@@ -39,13 +48,22 @@ _CRC_END = len(_CRC_KEY) + 8 + 3  # "checksum":"0123abcd"}}
 class LeanEntry(Entry):
     """An entry that keeps its line's bytes (``raw``): the request, response, error and
     meta are decoded from them each time they are asked for, and not kept, so a loaded
-    cassette stays near its file's size; replay decodes a response when it serves it."""
+    cassette stays near its file's size; replay decodes a response when it serves it.
+
+    Its attributes are set one by one in a fixed order (:func:`lean_entry`), never
+    through ``__dict__``, so that they live in CPython's shared-key instance values
+    rather than a dict of their own (about 300 bytes less an entry)."""
 
     raw: bytes
     tail: int  # where ``"response":...`` starts in ``raw``
+    # set by check(): the response's bytes, served by decoding them alone (fast check)
+    _fast: tuple[int, int] | None = None
+    # set by check() (slow check): the decoded response, error and meta, handed to the
+    # serve that follows and dropped then
+    _payload: dict[str, Any] | None = None
 
-    def __getattr__(self, name: str) -> Any:
-        if name in _LAZY and "raw" in self.__dict__:
+    def __getattr__(self, name: str) -> Any:  # only for what an instance does not hold
+        if name in _LAZY:
             if name == "request":
                 return self._decode(self.raw, "the line")["request"]
             value = self.payload().get(name)
@@ -61,9 +79,10 @@ class LeanEntry(Entry):
     def payload(self) -> dict[str, Any]:
         """The response, error and meta of the line (decoded now; or as :meth:`check`
         decoded them just before, handed over once and not kept)."""
-        kept = self.__dict__.pop("_payload", None)
+        kept = self._payload
         if kept is not None:
-            return kept  # type: ignore[no-any-return]
+            self._payload = None
+            return kept
         obj = self._decode(b"{" + self.raw[self.tail :], "the response part")
         return obj if isinstance(obj, dict) else {}
 
@@ -88,7 +107,7 @@ class LeanEntry(Entry):
         return start, stop, want.decode("latin-1")
 
     def served(self) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-        fast = self.__dict__.get("_fast")
+        fast = self._fast
         if fast is None:
             payload = self.payload()
             return payload.get("response"), payload.get("error")
@@ -106,11 +125,11 @@ class LeanEntry(Entry):
         if span is not None:
             start, stop, want = span
             if "%08x" % crc_of_slices(self.raw, start, stop) == want:  # noqa: UP031
-                self.__dict__["_fast"] = (start, stop)  # served by decoding only these
+                self._fast = (start, stop)  # served by decoding only these
                 self.checked = True
                 return
         # the slow check: decode the response, error and meta, dump and CRC them again
-        payload = self.__dict__["_payload"] = self.payload()  # for the serve that follows
+        payload = self._payload = self.payload()  # for the serve that follows
         meta, response, error = payload.get("meta"), payload.get("response"), payload.get("error")
         if not isinstance(meta, (dict, type(None))) or not isinstance(response, (dict, type(None))):
             raise format_error(self.source, self.line, "malformed interaction")
@@ -118,10 +137,13 @@ class LeanEntry(Entry):
         self.checked = True
 
 
-def lean_entry(line: bytes, spath: str, lineno: int) -> LeanEntry | None:
+def lean_entry(
+    line: bytes, spath: str, lineno: int, deltas: dict[bytes, Any] | None = None
+) -> LeanEntry | None:
     """An interaction line as a :class:`LeanEntry`, parsing only its head (type, keys,
     delta) and finding its hash; None where the line is not laid out as the recorder
-    writes it (the caller then parses it whole)."""
+    writes it (the caller then parses it whole). ``deltas``: the deltas met so far in
+    the file, by their bytes; lines with equal deltas share one (read-only) dict."""
     cut = line.find(_REQ)
     if cut < 0 or not line.endswith(b"\n"):  # a last line cut short is parsed, and warned of
         return None
@@ -130,13 +152,29 @@ def lean_entry(line: bytes, spath: str, lineno: int) -> LeanEntry | None:
         return None
     start = at + len(_SHA)
     sha = line[start : start + 64]
-    if line[start + 64 : start + 66] != b'",' or not _HEX64.fullmatch(sha):
+    if line[start + 64 : start + 66] != b'",' or sha.translate(None, _HEX):
         return None
+    delta = None
+    at = line.find(_DELTA, 0, cut)
+    if deltas is not None and at >= 0 and _PLAIN_DELTA.fullmatch(line, at + len(_DELTA), cut):
+        raw_delta = line[at + len(_DELTA) : cut]  # one object with no other key after it
+        delta = deltas.get(raw_delta)
+        if delta is None:
+            delta = orjson.loads(raw_delta)
+            if not delta_ok(delta):
+                return None
+            if len(deltas) < _DELTAS:
+                deltas[raw_delta] = delta
+        cut = at
     try:
         head = orjson.loads(line[:cut] + b"}")
     except orjson.JSONDecodeError:
         return None
-    env, step, delta = head.get("env_index"), head.get("step"), head.get("delta")
+    env, step = head.get("env_index"), head.get("step")
+    if delta is None:
+        delta = head.get("delta")
+    elif "delta" in head:
+        return None
     channel = head.get("channel", "llm")
     if (
         head.get("type") != "interaction"
@@ -149,19 +187,17 @@ def lean_entry(line: bytes, spath: str, lineno: int) -> LeanEntry | None:
         or (delta is not None and not delta_ok(delta))
     ):
         return None
-    entry = LeanEntry.__new__(LeanEntry)
-    entry.__dict__.update(
-        env_index=env,
-        channel=channel,
-        step=step,
-        sha=sha.decode(),
-        delta=delta,
-        base=None,
-        source=spath,
-        line=lineno,
-        broken=None,
-        checked=False,
-        raw=line,
-        tail=start + 66,
-    )
+    entry = _new(LeanEntry)
+    entry.env_index = env
+    entry.channel = channel
+    entry.step = step
+    entry.sha = sha.decode()
+    entry.delta = delta
+    entry.base = None
+    entry.source = spath
+    entry.line = lineno
+    entry.broken = None
+    entry.checked = False
+    entry.raw = line
+    entry.tail = start + 66
     return entry

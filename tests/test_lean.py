@@ -81,7 +81,7 @@ def test_lines_as_the_recorder_writes_them_take_the_fast_check(tmp_path: Path) -
     eager = load_index([path])
     for entry in _entries(path):
         entry.check()
-        assert "_fast" in vars(entry) and "_payload" not in vars(entry)
+        assert entry._fast is not None and entry._payload is None
         assert entry.served() == (eager.entries[entry.key].response, None)
 
 
@@ -118,7 +118,7 @@ def test_a_line_laid_out_otherwise_is_checked_the_slow_way_and_serves(
     _rewrite(path, 3, edit)  # line 4: episode 0, step 2 (a delta line)
     entry = next(e for e in _entries(path) if e.line == 4)
     entry.check()
-    assert "_fast" not in vars(entry)
+    assert entry._fast is None
     with cassette.open(path, "replay") as cas:
         for step in range(4):
             got = cas.call(request_for(0, step), live=lambda: {}, env_index=0)
@@ -175,8 +175,8 @@ def test_errors_redactions_and_nested_meta_keys_check_and_serve(tmp_path: Path) 
     entries = {e.step: e for e in _entries(path)}
     for entry in entries.values():
         entry.check()
-    assert "_fast" in vars(entries[0]) and entries[0].meta["redacted"] == 1
-    assert "_fast" not in vars(entries[1]) and "_fast" in vars(entries[2])
+    assert entries[0]._fast is not None and entries[0].meta["redacted"] == 1
+    assert entries[1]._fast is None and entries[2]._fast is not None
     with cassette.open(path, "replay") as cas:
         assert cas.call({"q": 0}, live=dict, env_index=0) == {"text": "key [REDACTED]"}
         with pytest.raises(cassette.RecordedError, match="boom"):
