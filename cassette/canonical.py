@@ -197,6 +197,23 @@ def canonical_bytes(request: dict[str, Any]) -> bytes:
     return head + conversation + tail
 
 
+def _finite_from(messages: Any, start: int) -> bool:
+    """Whether the messages from ``start`` on hold no NaN and no infinity: the values at
+    the top of each message (text, None, numbers) are looked at in place, and only the
+    containers among them (``tool_calls``) are walked."""
+    for message in messages[start:]:
+        if type(message) is dict:
+            for value in message.values():
+                kind = type(value)
+                if kind is str or value is None or kind is int or kind is bool:
+                    continue
+                if not all_finite(value):
+                    return False
+        elif not all_finite(message):
+            return False
+    return True
+
+
 # --- matching: ignore rules, hashing with chains, the explanation of a mismatch ------
 
 # Request keys that never decide what a model answers: transport, credentials, retries.
@@ -282,12 +299,7 @@ class Matcher:
         messages = normal[fld] if fld is not None else ()
         prev = chains.get(key)
         sha, chain, start = parts.hash_from(prev, len(messages))
-        seen = len(prev.prefix) if start and prev is not None else 0
-        if (
-            fld is not None
-            and parts.conversation.find(b"null", seen) >= 0
-            and not all_finite(messages[start:])  # only the messages this request adds
-        ):
+        if fld is not None and not _finite_from(messages, start):
             for i in range(start, len(messages)):
                 check_finite(messages[i], f"{fld}[{i}]")
         with self._lock:
