@@ -22,6 +22,7 @@ __all__ = ["CHECKSUM_KEY", "checksum", "crc_of_parts", "crc_of_slices", "with_ch
 
 CHECKSUM_KEY = "checksum"
 _OPEN = zlib.crc32(b"[")
+_NO_ERROR = b",null]"
 
 
 def checksum(response: Any, error: Any) -> str:
@@ -29,11 +30,11 @@ def checksum(response: Any, error: Any) -> str:
     return "%08x" % zlib.crc32(dumps([response, error]))  # noqa: UP031 - the fastest
 
 
-def crc_of_slices(raw: bytes, start: int, stop: int, error: bytes = b"null") -> int:
-    """The CRC-32 of ``[`` + ``raw[start:stop]`` + ``,`` + ``error`` + ``]``: the checksum
-    of a line whose response is written as those bytes (compact, as the recorder dumps
-    it), taken from the line's bytes without dumping the response again."""
-    return zlib.crc32(b"," + error + b"]", zlib.crc32(memoryview(raw)[start:stop], _OPEN))
+def crc_of_slices(raw: bytes, start: int, stop: int) -> int:
+    """The CRC-32 of ``[`` + ``raw[start:stop]`` + ``,null]``: the checksum of a line
+    without an error whose response is written as those bytes (compact, as the recorder
+    dumps it), taken from the line's bytes without decoding and dumping them again."""
+    return zlib.crc32(_NO_ERROR, zlib.crc32(raw[start:stop], _OPEN))
 
 
 def crc_of_parts(response: bytes, error: bytes = b"null") -> int:

@@ -4,13 +4,15 @@ Replay (``load_index(..., lean=True)``) parses only the head of each interaction
 (type, env_index, channel, step, delta) and finds its hash; the request, response, error
 and meta stay as the line's bytes, so a loaded cassette stays near its file's size.
 
-Serving a line as the recorder lays it out (``"response":R,"meta":{...,"checksum":"c"}}``,
-no error) takes a fast path: ``meta.checksum`` is checked by a CRC of the bytes ``R`` as
-they stand in the line (:func:`cassette.checksum.crc_of_slices`: what the recorder
-CRC'd, without decoding and dumping them again), and only ``R`` is decoded, not ``meta``.
-Any other line (an error, another key order or spacing, a line whose bytes were edited)
-is checked the slow way: its response, error and meta decoded, ``[response, error]``
-dumped again and CRC'd; the fast path never accepts what the slow one would refuse.
+A line laid out as the recorder writes it (``"response":R,"meta":{...,"checksum":"c"}}``)
+is checked as it is loaded, while its bytes are in the CPU's cache: ``meta.checksum``
+against a CRC of the bytes ``R`` in place (:func:`cassette.checksum.crc_of_slices`:
+what the recorder CRC'd, without decoding and dumping them again); such a line is
+served by decoding ``R`` alone, not ``meta``. Any other line (an error, another key
+order or spacing, a line whose bytes were edited) is checked the slow way the first
+time it is served: its response, error and meta decoded, ``[response, error]`` dumped
+again and CRC'd. A line that fails the fast check is refused, when served, by the slow
+one: a damaged line still raises only when it is asked for.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import orjson
 from .checksum import CHECKSUM_KEY, crc_of_slices
 from .entry import INTERACTION_KEYS, Entry, delta_ok, format_error
 
-__all__ = ["LeanEntry", "lean_entry"]
+__all__ = ["LeanEntry", "lean_entry", "response_span"]
 
 _LAZY = frozenset({"request", "response", "error", "meta"})
 _new = object.__new__
@@ -39,10 +41,12 @@ _PLAIN_DELTA = re.compile(
 )
 _DELTAS = 1 << 14  # distinct deltas shared per file, at most
 _RESPONSE = b'"response":'
+_AFTER = len(_RESPONSE)
 _META = b',"meta":{'
 # how a line written by the recorder ends: the checksum is meta's last field
 _CRC_KEY = b'"' + CHECKSUM_KEY.encode() + b'":"'
-_CRC_END = len(_CRC_KEY) + 8 + 3  # "checksum":"0123abcd"}}
+_CRC_AT = len(_CRC_KEY)
+_CRC_END = _CRC_AT + 8 + 4  # "checksum":"0123abcd"}} and the newline
 
 
 class LeanEntry(Entry):
@@ -56,8 +60,9 @@ class LeanEntry(Entry):
 
     raw: bytes
     tail: int  # where ``"response":...`` starts in ``raw``
-    # set by check(): the response's bytes, served by decoding them alone (fast check)
-    _fast: tuple[int, int] | None = None
+    # set at load where the fast check passed: where the response's bytes end (they
+    # start after ``"response":``); it is served by decoding them alone
+    _fast: int | None = None
     # set by check() (slow check): the decoded response, error and meta, handed to the
     # serve that follows and dropped then
     _payload: dict[str, Any] | None = None
@@ -86,32 +91,15 @@ class LeanEntry(Entry):
         obj = self._decode(b"{" + self.raw[self.tail :], "the response part")
         return obj if isinstance(obj, dict) else {}
 
-    def _span(self) -> tuple[int, int, str] | None:
-        """(start, end, checksum) of the response's bytes in a line laid out as the
-        recorder writes it; None for any other line. Where the line holds an error (or
-        a nested ``"meta"`` key fools the search) the bytes found are not the response's
-        alone, and their CRC does not match: such lines are checked the slow way."""
-        raw, start = self.raw, self.tail + len(_RESPONSE)
-        at = len(raw) - 1 - _CRC_END  # the line ends with its newline (lean_entry)
-        if (
-            not raw.startswith(_RESPONSE, self.tail)
-            or not raw.startswith(_CRC_KEY, at)
-            or not raw.startswith(b'"}}\n', at + _CRC_END - 3)
-            or raw[at - 1] not in b",{"
-        ):
-            return None
-        stop = raw.rfind(_META, start, at)  # (a line with an error fails the CRC: slow path)
-        if stop < 0:
-            return None
-        want = raw[at + len(_CRC_KEY) : at + len(_CRC_KEY) + 8]
-        return start, stop, want.decode("latin-1")
-
     def served(self) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-        fast = self._fast
-        if fast is None:
+        stop = self._fast
+        if stop is None:
             payload = self.payload()
             return payload.get("response"), payload.get("error")
-        response = self._decode(self.raw[fast[0] : fast[1]], "the response")
+        try:
+            response = orjson.loads(self.raw[self.tail + _AFTER : stop])
+        except orjson.JSONDecodeError:
+            response = ()  # (the CRC matched: never seen) refused below
         if response is not None and type(response) is not dict:
             raise format_error(self.source, self.line, "malformed interaction")
         return response, None
@@ -119,15 +107,8 @@ class LeanEntry(Entry):
     def check(self) -> None:
         if self.broken is not None:
             raise self.broken
-        if self.checked:
+        if self.checked:  # (a line with its fast check passed at load is checked)
             return
-        span = self._span()
-        if span is not None:
-            start, stop, want = span
-            if "%08x" % crc_of_slices(self.raw, start, stop) == want:  # noqa: UP031
-                self._fast = (start, stop)  # served by decoding only these
-                self.checked = True
-                return
         # the slow check: decode the response, error and meta, dump and CRC them again
         payload = self._payload = self.payload()  # for the serve that follows
         meta, response, error = payload.get("meta"), payload.get("response"), payload.get("error")
@@ -135,6 +116,25 @@ class LeanEntry(Entry):
             raise format_error(self.source, self.line, "malformed interaction")
         self.verify_checksum(meta or {}, response, error)
         self.checked = True
+
+
+def response_span(raw: bytes, tail: int) -> tuple[int, int, bytes] | None:
+    """(start, end, checksum) of the response's bytes in an interaction line laid out as
+    the recorder writes it (``"response":`` at ``tail``, ``meta`` last, its checksum
+    last); None for any other line. Where the line holds an error (or a ``"meta"`` key
+    nested in meta fools the search) the bytes found are not the response's alone, and
+    their CRC does not match: such lines are checked the slow way."""
+    at = len(raw) - _CRC_END  # the line ends with its newline (lean_entry)
+    if (
+        raw.startswith(_CRC_KEY, at)
+        and raw.startswith(b'"}}\n', at + _CRC_AT + 8)
+        and raw[at - 1] in b",{"
+        and raw.startswith(_RESPONSE, tail)
+    ):
+        stop = raw.rfind(_META, tail, at)  # (a line with an error fails the CRC: slow path)
+        if stop >= 0:
+            return tail + _AFTER, stop, raw[at + _CRC_AT : at + _CRC_AT + 8]
+    return None
 
 
 def lean_entry(
@@ -197,7 +197,15 @@ def lean_entry(
     entry.source = spath
     entry.line = lineno
     entry.broken = None
-    entry.checked = False
     entry.raw = line
-    entry.tail = start + 66
+    entry.tail = tail = start + 66
+    # the fast check, now that the line is in the CPU's cache: a CRC of the response's
+    # bytes in place; where it fails, check() decodes and checks the line when served
+    span = response_span(line, tail)
+    if span is not None and b"%08x" % crc_of_slices(line, span[0], span[1]) == span[2]:
+        entry.checked = True
+        entry._fast = span[1]
+    else:
+        entry.checked = False
+        entry._fast = None
     return entry
