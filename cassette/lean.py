@@ -155,36 +155,37 @@ def lean_entry(
     if line[start + 64 : start + 66] != b'",' or sha.translate(None, _HEX):
         return None
     delta = None
-    at = line.find(_DELTA, 0, cut)
-    if deltas is not None and at >= 0 and _PLAIN_DELTA.fullmatch(line, at + len(_DELTA), cut):
-        raw_delta = line[at + len(_DELTA) : cut]  # one object with no other key after it
+    if deltas is not None and (at := line.find(_DELTA, 0, cut)) >= 0:
+        raw_delta = line[at + len(_DELTA) : cut]
         delta = deltas.get(raw_delta)
-        if delta is None:
+        if delta is None and _PLAIN_DELTA.fullmatch(raw_delta):  # one object, no key after
             delta = orjson.loads(raw_delta)
             if not delta_ok(delta):
                 return None
             if len(deltas) < _DELTAS:
                 deltas[raw_delta] = delta
-        cut = at
+        if delta is not None:
+            cut = at
     try:
         head = orjson.loads(line[:cut] + b"}")
     except orjson.JSONDecodeError:
         return None
-    env, step = head.get("env_index"), head.get("step")
     if delta is None:
         delta = head.get("delta")
+        if delta is not None and not delta_ok(delta):
+            return None
     elif "delta" in head:
         return None
+    env, step = head.get("env_index"), head.get("step")
     channel = head.get("channel", "llm")
     if (
         head.get("type") != "interaction"
         or not head.keys() <= INTERACTION_KEYS
-        or not isinstance(env, (int, str))
-        or isinstance(env, bool)
-        or not isinstance(channel, str)
         or type(step) is not int
         or step < 0
-        or (delta is not None and not delta_ok(delta))
+        or not isinstance(channel, str)
+        or not (type(env) is int or type(env) is str or isinstance(env, (int, str)))
+        or isinstance(env, bool)
     ):
         return None
     entry = _new(LeanEntry)
