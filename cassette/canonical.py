@@ -18,7 +18,9 @@ import threading
 from collections.abc import Hashable, Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .codec import all_finite, check_finite, dumps_sorted
+import orjson
+
+from .codec import all_finite, check_finite, dumps_sorted, json_default
 from .difference import Difference, first_difference, format_path
 from .errors import CassetteMismatch
 from .paths import parse_ignore, remove_path
@@ -100,7 +102,9 @@ def _split(params: dict[str, Any], key: str) -> tuple[bytes, bytes]:
 
 # Parameters are small and the same call after call: their canonical parts are made once
 # per distinct value, in a cache keyed by their raw bytes (and the conversation's key).
-_PARAMS_CACHE: dict[tuple[str, bytes], tuple[bytes, bytes]] = {}
+_PARAMS_CACHE: dict[tuple[str, bytes], tuple[bytes, bytes, bool]] = {}  # (head, tail, null?)
+_dumps = orjson.dumps
+_SORT = orjson.OPT_SORT_KEYS
 
 
 class Canonical(NamedTuple):
@@ -178,15 +182,19 @@ def canonical_parts(request: dict[str, Any], *, live: bool = False) -> Canonical
         return Canonical(whole, b"", b"", None)
     params = {k: v for k, v in request.items() if k != key}
     cache_key = (key, dumps_sorted(params))
-    if live and b"null" in cache_key[1]:  # NaN is written as null: look at the values
-        check_finite(params)
     parts = _PARAMS_CACHE.get(cache_key)
     if parts is None:
-        parts = _split(params, key)
+        # NaN is written as null: where the bytes hold one, the values are looked at
+        parts = (*_split(params, key), b"null" in cache_key[1])
         if len(_PARAMS_CACHE) >= 512:
             _PARAMS_CACHE.clear()
         _PARAMS_CACHE[cache_key] = parts
-    conversation = dumps_sorted(request[key])
+    if live and parts[2]:
+        check_finite(params)
+    try:
+        conversation = _dumps(request[key], default=json_default, option=_SORT)
+    except TypeError:
+        conversation = dumps_sorted(request[key])  # raises NotJSONError, saying why
     return Canonical(parts[0], conversation, parts[1], key)
 
 
