@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 from .checksum import CHECKSUM_KEY, crc_of_slices
-from .entry import INTERACTION_KEYS, Entry, delta_ok, format_error
+from .entry import INTERACTION_KEYS, Entry, EnvIndex, delta_ok, format_error
 
 __all__ = ["LeanEntry", "lean_entry", "response_span"]
 
@@ -32,7 +32,13 @@ _new = object.__new__
 _REQ = b',"request":'
 _SHA = b',"request_sha256":"'
 _HEX = b"0123456789abcdef"
-_DELTA = b',"delta":'
+# a head as the recorder writes it: keys in its order, strings without escapes, ints
+# as JSON writes them (no leading zeros), the delta an object of one level
+_TEXT = rb'"([^"\\\x00-\x1f]*)"'
+_HEAD = re.compile(
+    rb'\{"type":"interaction","env_index":(?:(-?(?:0|[1-9]\d{0,17}))|' + _TEXT + rb"),"
+    rb'"channel":' + _TEXT + rb',"step":(0|[1-9]\d{0,17})(?:,"delta":(\{[^{}]*\}))?'
+)
 # a delta as the recorder writes it, alone up to the request: shared by the lines that
 # hold the same bytes (``same`` lists names without escapes)
 _PLAIN_DELTA = re.compile(
@@ -137,6 +143,57 @@ def response_span(raw: bytes, tail: int) -> tuple[int, int, bytes] | None:
     return None
 
 
+def _plain_head(
+    line: bytes, cut: int, deltas: dict[bytes, Any]
+) -> tuple[EnvIndex, str, int, dict[str, Any] | None] | None:
+    """(env_index, channel, step, delta) of a head written as the recorder writes it
+    (keys in its order, strings without escapes), read by one regex; equal deltas of a
+    file share one dict. None for any other head."""
+    found = _HEAD.fullmatch(line, 0, cut)
+    if found is None:
+        return None
+    number, text, channel, step, raw_delta = found.groups()
+    delta = None
+    if raw_delta is not None:
+        delta = deltas.get(raw_delta)
+        if delta is None:
+            if not _PLAIN_DELTA.fullmatch(raw_delta):
+                return None
+            delta = orjson.loads(raw_delta)
+            if not delta_ok(delta):
+                return None
+            if len(deltas) < _DELTAS:
+                deltas[raw_delta] = delta
+    try:
+        env: EnvIndex = int(number) if number is not None else text.decode()
+        return env, channel.decode(), int(step), delta
+    except UnicodeDecodeError:
+        return None
+
+
+def _head(line: bytes, cut: int) -> tuple[EnvIndex, str, int, dict[str, Any] | None] | None:
+    """(env_index, channel, step, delta) of any head (``line[:cut]``) that is a valid
+    interaction's; None for one that is not."""
+    try:
+        head = orjson.loads(line[:cut] + b"}")
+    except orjson.JSONDecodeError:
+        return None
+    env, step, delta = head.get("env_index"), head.get("step"), head.get("delta")
+    channel = head.get("channel", "llm")
+    if (
+        head.get("type") != "interaction"
+        or not head.keys() <= INTERACTION_KEYS
+        or not isinstance(env, (int, str))
+        or isinstance(env, bool)
+        or not isinstance(channel, str)
+        or type(step) is not int
+        or step < 0
+        or (delta is not None and not delta_ok(delta))
+    ):
+        return None
+    return env, channel, step, delta
+
+
 def lean_entry(
     line: bytes, spath: str, lineno: int, deltas: dict[bytes, Any] | None = None
 ) -> LeanEntry | None:
@@ -154,40 +211,12 @@ def lean_entry(
     sha = line[start : start + 64]
     if line[start + 64 : start + 66] != b'",' or sha.translate(None, _HEX):
         return None
-    delta = None
-    if deltas is not None and (at := line.find(_DELTA, 0, cut)) >= 0:
-        raw_delta = line[at + len(_DELTA) : cut]
-        delta = deltas.get(raw_delta)
-        if delta is None and _PLAIN_DELTA.fullmatch(raw_delta):  # one object, no key after
-            delta = orjson.loads(raw_delta)
-            if not delta_ok(delta):
-                return None
-            if len(deltas) < _DELTAS:
-                deltas[raw_delta] = delta
-        if delta is not None:
-            cut = at
-    try:
-        head = orjson.loads(line[:cut] + b"}")
-    except orjson.JSONDecodeError:
-        return None
-    if delta is None:
-        delta = head.get("delta")
-        if delta is not None and not delta_ok(delta):
+    head = _plain_head(line, cut, deltas) if deltas is not None else None
+    if head is None:
+        head = _head(line, cut)
+        if head is None:
             return None
-    elif "delta" in head:
-        return None
-    env, step = head.get("env_index"), head.get("step")
-    channel = head.get("channel", "llm")
-    if (
-        head.get("type") != "interaction"
-        or not head.keys() <= INTERACTION_KEYS
-        or type(step) is not int
-        or step < 0
-        or not isinstance(channel, str)
-        or not (type(env) is int or type(env) is str or isinstance(env, (int, str)))
-        or isinstance(env, bool)
-    ):
-        return None
+    env, channel, step, delta = head
     entry = _new(LeanEntry)
     entry.env_index = env
     entry.channel = channel

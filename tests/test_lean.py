@@ -202,3 +202,34 @@ def test_the_recorded_checksum_is_that_of_the_response_and_error(tmp_path: Path)
     for line in lines:
         assert line["meta"]["checksum"] == checksum(line["response"], line.get("error"))
         assert list(line)[-1] == "meta" and list(line["meta"])[-1] == "checksum"
+
+
+@pytest.mark.parametrize(
+    "env",
+    [-3, 0, 10**15, "ép", 'a"b\\c', "tab\there", 2**62],
+    ids=["negative", "zero", "big", "unicode", "escapes", "control", "huge"],
+)
+def test_any_head_reads_as_the_eager_reader_reads_it(tmp_path: Path, env: int | str) -> None:
+    """Heads as the recorder writes them are read by one regex, others parsed whole:
+    either way a lean entry holds what the eager reader holds."""
+    path = tmp_path / "a.jsonl"
+    with cassette.open(path, "record") as cas:
+        for step in range(3):
+            cas.call(
+                {
+                    "model": "m",
+                    "messages": [{"role": "user", "content": f"x{k}"} for k in range(step + 1)],
+                },
+                live=lambda s=step: {"choices": [{"message": {"role": "assistant", "content": s}}]},
+                env_index=env,
+                channel="tool:é",
+                step=step * 7,
+            )
+    eager, lean = load_index([path]), load_index([path], lean=True)
+    assert list(eager.entries) == list(lean.entries) == [(env, "tool:é", s * 7) for s in range(3)]
+    for key, entry in lean.entries.items():
+        other = eager.entries[key]
+        assert isinstance(entry, LeanEntry) and entry.checked
+        assert (entry.sha, entry.delta, entry.line) == (other.sha, other.delta, other.line)
+        assert entry.full_request() == other.full_request()
+        assert entry.served() == (other.response, other.error)
