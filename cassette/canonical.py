@@ -328,8 +328,11 @@ class Matcher:
         """:meth:`verify` ``request`` against a recorded entry: its hash, or for an
         eval-protocol line (no hash) the digest of its messages (made once)."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
-        if entry.sha is not None:
-            self.verify(entry, request, entry.sha, fix)
+        want = entry.sha
+        if want is not None:
+            got = self.digest_parts(request, (entry.env_index, entry.channel))[0]
+            if got != want:
+                self._differs(entry, request, got, fix)
             return
         want = self._expected.get(entry.key)
         if want is None:
@@ -341,8 +344,14 @@ class Matcher:
         recorded hash), or equals the recorded request under this matcher's rules."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         got = self.digest(request, (entry.env_index, entry.channel))
-        if got == want:
-            return
+        if got != want:
+            self._differs(entry, request, got, fix)
+
+    def _differs(self, entry: Entry, request: dict[str, Any], got: str, fix: str) -> None:
+        """Raise :class:`CassetteMismatch` naming where ``request`` (which hashes to
+        ``got``, not to the recorded hash) parts from the recorded request, unless the two
+        are equal under this matcher's rules (recorded under other ignore rules)."""
+        __tracebackhide__ = True  # pytest: show the caller, not this frame
         recorded = entry.request if entry.sha is None else entry.full_request()
         if self.digest(recorded) == got:
             return  # the recording was hashed under other ignore rules; equal under these
