@@ -1,12 +1,16 @@
-"""litellm replies in a cassette: ``ModelResponse`` objects and chunks as response dicts
-(private state included, secrets and the api_base left out), and the
-``CustomStreamWrapper`` that replays a stream (:class:`LiteLLMStream`)."""
+"""litellm replies in a cassette: ``ModelResponse``, ``EmbeddingResponse`` and
+``TextCompletionResponse`` objects and chunks as response dicts (private state included,
+secrets and the api_base left out), and the stream wrappers that replay a stream: a
+``CustomStreamWrapper`` (:class:`LiteLLMStream`) or a ``TextCompletionStreamWrapper``
+(:class:`LiteLLMTextStream`)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, cast
+
+from pydantic import BaseModel
 
 from ._objects import PRIVATE_KEY, STREAM_KEY, Tee, dump_object, dump_state, load_state, rebuild
 
@@ -19,12 +23,27 @@ except ImportError:  # pragma: no cover - exercised in an environment without li
     raise ImportError(
         "cassette.adapters.litellm needs litellm: pip install 'rollout-cassette[litellm]'"
     ) from None
+try:
+    from litellm.text_completions.streaming_iterator import TextCompletionStreamWrapper
+except ImportError:  # pragma: no cover - litellm before its text_completions package
+    from litellm.utils import TextCompletionStreamWrapper  # type: ignore[attr-defined, no-redef, unused-ignore]
 
-__all__ = ["END", "LiteLLMStream", "LiteLLMTee", "assemble", "dump_response", "load_response"]
+__all__ = [
+    "END",
+    "TEXT_CHUNK",
+    "LiteLLMStream",
+    "LiteLLMTee",
+    "LiteLLMTextStream",
+    "assemble",
+    "assemble_text",
+    "dump_response",
+    "load_response",
+]
 
 Json = dict[str, Any]
 RESPONSE = "litellm.types.utils:ModelResponse"
 CHUNK = "litellm.types.utils:ModelResponseStream"
+TEXT_CHUNK = "litellm.types.utils:TextCompletionResponse"
 _SECRET_HEADERS = frozenset(
     ("authorization", "proxy-authorization", "cookie", "set-cookie", "api-key", "x-api-key",
      "openai-organization", "openai-project")
@@ -47,9 +66,13 @@ def _headers(headers: Any) -> Any:
 
 
 def _hide_base(hidden: Any, api_base: str | None) -> None:
-    """Headers without secrets; the api_base the call passed becomes ``$api_base``."""
+    """Headers without secrets; the api_base the call passed becomes ``$api_base``. A
+    ``HiddenParams`` model (text completions) dumps its private ``_response_ms`` among its
+    fields too: it is kept once, as private state, or rebuilding makes it a field."""
     if not isinstance(hidden, dict):
         return
+    for key in hidden.get(PRIVATE_KEY) or ():
+        hidden.pop(key, None)
     if "additional_headers" in hidden:
         hidden["additional_headers"] = _headers(hidden["additional_headers"])
     base = hidden.get("api_base")
@@ -84,7 +107,12 @@ def load_response(data: Json, api_base: str | None, default: str = RESPONSE) -> 
         _show_base(hidden, api_base)
         data[PRIVATE_KEY] = {**private, "_hidden_params": hidden}
     path = data.get("$type")
-    return rebuild(path if isinstance(path, str) else default, data)
+    obj = rebuild(path if isinstance(path, str) else default, data)
+    if isinstance(obj, BaseModel):  # a None the constructor replaced (a text chunk's usage)
+        fields = vars(obj)
+        for key in [k for k, v in data.items() if v is None and fields.get(k) is not None]:
+            fields[key] = None
+    return obj
 
 
 def assemble(chunks: list[Json]) -> Json:
@@ -110,25 +138,39 @@ def assemble(chunks: list[Json]) -> Json:
     return message
 
 
+def assemble_text(chunks: list[Json]) -> Json:
+    """The text of a text-completion stream, as an assistant message."""
+    text = [
+        choice.get("text") or ""
+        for chunk in chunks
+        for choice in chunk.get("choices") or []
+        if choice.get("index", 0) == 0
+    ]
+    return {"role": "assistant", "content": "".join(text) or None}
+
+
 # --- streams ------------------------------------------------------------------------------
 
 
 class LiteLLMTee(Tee):
     """Chunks of a litellm stream; the first one also carries the stream's own state
-    (model, provider, ``_hidden_params``) under ``$stream``."""
+    (model, provider, ``_hidden_params``; a text stream's options) under ``$stream``."""
 
-    def __init__(self, api_base: str | None) -> None:
+    def __init__(self, api_base: str | None, chunk: str = CHUNK) -> None:
         super().__init__(self._dump, self._load)
-        self.api_base = api_base
+        self.api_base, self.chunk = api_base, chunk
 
     def _dump(self, chunk: Any) -> Json:
         return dump_response(chunk, self.api_base)
 
     def _load(self, data: Json) -> Any:
-        return load_response(data, self.api_base, CHUNK)
+        return load_response(data, self.api_base, self.chunk)
 
     def stream_head(self, wrapper: Any) -> Json:
-        """The state of a ``CustomStreamWrapper`` that a replayed one gets back."""
+        """The state of a stream wrapper that a replayed one gets back."""
+        if isinstance(wrapper, TextCompletionStreamWrapper):  # plain attributes
+            state = {k: v for k, v in vars(wrapper).items() if k != "completion_stream"}
+            return cast(Json, dump_state(state))
         hidden = dump_state(getattr(wrapper, "_hidden_params", None) or {})
         _hide_base(hidden, self.api_base)
         return {
@@ -138,11 +180,84 @@ class LiteLLMTee(Tee):
         }
 
 
-class LiteLLMStream(CustomStreamWrapper):
+class _Replayed:
+    """Iterating a cassette stream: the live chunks while recording (the live wrapper's),
+    the recorded ones rebuilt on replay. ``for`` and ``async for`` both work on a sync
+    source; an async source (``acompletion``, ``atext_completion``) takes ``async for``.
+    ``first`` is the first chunk's dict, :data:`END`, or the exception that getting it
+    raised, raised by the first ``next`` (a text stream fails when iterated, as live)."""
+
+    chunks: list[Any]
+
+    def _start(
+        self, source: Iterator[Json] | AsyncIterator[Json], tee: Tee, first: Any, live: Any
+    ) -> None:
+        self.completion_stream = source
+        self.chunks = []
+        self._closed = False
+        self._source, self._tee, self._first, self._live = source, tee, first, live
+
+    def _next_data(self) -> Json:
+        if self._first is not END:
+            data, self._first = self._first, END
+            if isinstance(data, BaseException):  # what getting the first chunk raised
+                raise data
+            return cast(Json, data)
+        if not isinstance(self._source, Iterator):
+            raise TypeError("this litellm stream came from an async call; use `async for`")
+        return next(self._source)
+
+    def _take(self, data: Json) -> Any:
+        chunk = self._tee.take(data)
+        self.chunks.append(chunk)
+        return chunk
+
+    def __next__(self) -> Any:
+        if self._closed:
+            raise StopIteration
+        return self._take(self._next_data())
+
+    async def __anext__(self) -> Any:
+        if self._closed:
+            raise StopAsyncIteration
+        if self._first is not END or isinstance(self._source, Iterator):
+            try:
+                return self._take(self._next_data())
+            except StopIteration:
+                raise StopAsyncIteration from None
+        return self._take(await self._source.__anext__())
+
+    def _live_part(self, name: str) -> Any:
+        """The live wrapper's ``close``/``aclose`` (a text stream's: its chat stream's)."""
+        live = self._live
+        found = getattr(live, name, None) or getattr(getattr(live, "completion_stream", 0), name, 0)
+        return found if callable(found) else None
+
+    def close(self) -> None:
+        self._closed = True
+        close = getattr(self._source, "close", None)
+        if callable(close):
+            close()
+        close = self._live_part("close")
+        if close is not None:
+            close()
+
+    async def aclose(self) -> None:
+        self._closed = True
+        close = getattr(self._source, "aclose", None)
+        if callable(close):
+            await close()
+        else:
+            self.close()
+        aclose = self._live_part("aclose")
+        if aclose is not None:
+            await aclose()
+
+
+class LiteLLMStream(_Replayed, CustomStreamWrapper):
     """A ``CustomStreamWrapper`` over a cassette stream: while recording it hands over the
     live chunks (and has the live wrapper's attributes); on replay it yields the recorded
-    chunks, rebuilt as ``ModelResponseStream``. ``for`` and ``async for`` both work on a
-    sync source; an async source (``acompletion``) is iterated with ``async for``."""
+    chunks, rebuilt as ``ModelResponseStream``."""
 
     def __init__(
         self,
@@ -168,56 +283,33 @@ class LiteLLMStream(CustomStreamWrapper):
             self.response_uptil_now = ""
             self.sent_last_chunk = False
             self.stream_options = None
-        self.completion_stream = source
-        self.chunks = []
-        self._closed = False
-        self._source, self._tee, self._first, self._live = source, tee, first, live
-
-    def _next_data(self) -> Json:
-        if self._first is not END:
-            data, self._first = self._first, END
-            return cast(Json, data)
-        if not isinstance(self._source, Iterator):
-            raise TypeError("this litellm stream came from acompletion(); use `async for`")
-        return next(self._source)
-
-    def _take(self, data: Json) -> Any:
-        chunk = self._tee.take(data)
-        self.chunks.append(chunk)
-        return chunk
-
-    def __next__(self) -> Any:
-        if self._closed:
-            raise StopIteration
-        return self._take(self._next_data())
-
-    async def __anext__(self) -> Any:
-        if self._closed:
-            raise StopAsyncIteration
-        if self._first is not END or isinstance(self._source, Iterator):
-            try:
-                return self._take(self._next_data())
-            except StopIteration:
-                raise StopAsyncIteration from None
-        return self._take(await self._source.__anext__())
-
-    def close(self) -> None:
-        self._closed = True
-        close = getattr(self._source, "close", None)
-        if callable(close):
-            close()
-        if self._live is not None:
-            self._live.close()
-
-    async def aclose(self) -> None:
-        self._closed = True
-        close = getattr(self._source, "aclose", None)
-        if callable(close):
-            await close()
-        else:
-            self.close()
-        if self._live is not None:
-            await self._live.aclose()
+        self._start(source, tee, first, live)
 
     def __del__(self) -> None:  # the live wrapper cleans up after itself
         pass
+
+
+class LiteLLMTextStream(_Replayed, TextCompletionStreamWrapper):
+    """A ``TextCompletionStreamWrapper`` over a cassette stream (``text_completion(...,
+    stream=True)``): the live ``TextCompletionResponse`` chunks while recording, the
+    recorded ones rebuilt on replay, with the stream's model, provider and options."""
+
+    def __init__(
+        self,
+        source: Iterator[Json] | AsyncIterator[Json],
+        tee: Tee,
+        *,
+        first: Any = END,
+        live: Any = None,
+        api_base: str | None = None,
+    ) -> None:
+        head = first.get(STREAM_KEY) if isinstance(first, dict) else None
+        state = vars(live) if live is not None else load_state(head or {})
+        vars(self).update(_TEXT_DEFAULTS | state)
+        self._start(source, tee, first, live)
+
+
+_TEXT_DEFAULTS: Json = {
+    "model": None, "stream_options": None, "custom_llm_provider": None,
+    "usage_injected_by_proxy": False, "include_usage": False,
+}  # fmt: skip

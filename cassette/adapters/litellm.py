@@ -9,20 +9,23 @@
         with cassette.episode(0):
             reply = litellm.completion(model="openai/gpt-4o-mini", messages=[...])
 
-Inside the block ``litellm.completion`` and ``litellm.acompletion`` (and every module-level
-reference to them, ``from litellm import completion`` included) go through the cassette;
-litellm's other model calls (``embedding``, ``text_completion``, ``responses``, ... see
+Inside the block ``litellm.completion``, ``litellm.embedding`` and
+``litellm.text_completion`` and their async twins (and every module-level reference to them,
+``from litellm import completion`` included) go through the cassette; litellm's other model
+calls (``responses``, ``image_generation``, ``transcription``, ... see
 ``_litellm_blocked.UNRECORDED``) raise a ``CassetteError`` naming them, in every mode,
 rather than reach the network unrecorded; leaving the block restores them all. Each call
 is keyed by the current :func:`cassette.episode` on channel ``"llm"``; the request is the
-model, the messages and the JSON parameters (never ``api_key``, ``api_base``, headers,
-timeouts, retries or callbacks). Replay returns
-what litellm returned: a ``ModelResponse`` equal to the recorded one (``choices``,
-``logprobs``, ``usage``, ``_hidden_params``), or for ``stream=True`` a ``CustomStreamWrapper``
-that yields the recorded ``ModelResponseStream`` chunks one by one (``for`` and
-``async for``). litellm's exceptions replay as the same type. Nothing reaches the network
-in replay. The response headers kept are the provider's, minus cookies and credentials;
-the ``api_base`` in ``_hidden_params`` is the one the replaying call passes.
+model, the messages (``input``, ``prompt``) and the JSON parameters (never ``api_key``,
+``api_base``, headers, timeouts, retries or callbacks; :mod:`._litellm_request`). Replay
+returns what litellm returned: a ``ModelResponse``, ``EmbeddingResponse`` or
+``TextCompletionResponse`` equal to the recorded one (``choices``, ``logprobs``, ``usage``,
+``_hidden_params``), or for ``stream=True`` a ``CustomStreamWrapper`` (a
+``TextCompletionStreamWrapper`` for ``text_completion``) that yields the recorded chunks
+one by one (``for`` and ``async for``). litellm's exceptions replay as the same type.
+Nothing reaches the network in replay. The response headers kept are the provider's, minus
+cookies and credentials; the ``api_base`` in ``_hidden_params`` is the one the replaying
+call passes.
 
 Importing this module sets ``LITELLM_LOCAL_MODEL_COST_MAP=True`` unless it is set, so that
 a litellm imported afterwards does not fetch its cost map from the network.
@@ -32,30 +35,29 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
-import inspect
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator
 from contextvars import ContextVar
 from types import ModuleType
-from typing import Any, cast
-
-from pydantic import BaseModel
+from typing import Any
 
 from ..cassette import Cassette
-from ..errors import CassetteError
+from ..errors import CassetteError, RecordedError
 from ._litellm_blocked import blocked_wrapper, unrecorded
 from ._litellm_errors import LiteLLMErrors
-from ._litellm_stream import (  # first: says how to install litellm when it is missing
+from ._litellm_request import KINDS, PROMPT, TRANSPORT, Kind, bind, build_request, unnamed
+from ._litellm_stream import (  # before litellm: says how to install it when it is missing
     END,
+    TEXT_CHUNK,
     LiteLLMStream,
     LiteLLMTee,
+    LiteLLMTextStream,
     assemble,
+    assemble_text,
     dump_response,
     load_response,
 )
-from ._objects import plain
 
 __all__ = [
     "PROMPT",
@@ -64,103 +66,14 @@ __all__ = [
     "LiteLLMPatch",
     "LiteLLMStream",
     "LiteLLMTee",
+    "LiteLLMTextStream",
     "build_request",
     "patch_litellm",
 ]
 
 Json = dict[str, Any]
-# Arguments that choose where and how to send, or what to call back: not the request.
-TRANSPORT = frozenset(
-    ("api_key", "api_base", "base_url", "api_version", "organization", "project", "timeout",
-     "request_timeout", "stream_timeout", "num_retries", "max_retries", "headers",
-     "extra_headers", "client", "custom_llm_provider", "model_list", "shared_session",
-     "litellm_logging_obj", "logger_fn", "litellm_call_id", "acompletion", "caching", "cache",
-     "metadata", "litellm_metadata", "callbacks", "success_callback", "failure_callback",
-     "deployment_id", "proxy_server_request", "azure_ad_token_provider")
-)  # fmt: skip
-# litellm's own arguments that change the prompt or the answer: part of the request.
-PROMPT = frozenset(
-    ("mock_response", "mock_tool_calls", "ensure_alternating_roles", "user_continue_message",
-     "assistant_continue_message", "supports_system_message", "initial_prompt_value",
-     "final_prompt_value", "bos_token", "eos_token", "roles", "litellm_system_prompt",
-     "merge_reasoning_content_in_choices", "prompt_id", "prompt_variables", "prompt_version",
-     "prompt_label", "allowed_openai_params")
-)  # fmt: skip
-_SECRET_SUFFIXES = ("api_key", "_key_id", "access_key", "_secret", "_token", "credentials")
 _LIVE: ContextVar[bool] = ContextVar("cassette_litellm_live", default=False)
 ERRORS = LiteLLMErrors()
-
-
-# --- requests -----------------------------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=1)
-def _litellm_own() -> frozenset[str]:
-    """litellm's own arguments (routing, pricing, logging, the ids it draws), less those
-    that change what the model is sent."""
-    from litellm.types.utils import all_litellm_params
-
-    return frozenset(all_litellm_params) - PROMPT
-
-
-def _sent(name: str, value: Any) -> bool:
-    if value is None or name in TRANSPORT or name.endswith(_SECRET_SUFFIXES):
-        return False
-    if name.startswith("_") or name in _litellm_own():
-        return False
-    return not (callable(value) and not isinstance(value, type))
-
-
-def build_request(arguments: Mapping[str, Any]) -> Json:
-    """The request dict of a ``completion(**arguments)`` call: model, messages and the JSON
-    parameters (``None`` means not given, as in litellm); not the transport, secrets,
-    callbacks or litellm's own routing and logging arguments (a Router adds a trace id)."""
-    request: Json = {"model": arguments.get("model"), "messages": arguments.get("messages", [])}
-    for name, value in arguments.items():
-        if name in request or not _sent(name, value):
-            continue
-        if isinstance(value, type) and issubclass(value, BaseModel):  # response_format=Model
-            value = _response_format(value)
-        request[name] = value
-    try:
-        return cast(Json, plain(request, "request"))
-    except CassetteError:
-        bad = [k for k, v in request.items() if not _json_able(v)]
-        raise CassetteError(
-            f"litellm argument(s) {bad} cannot be stored in a cassette; pass JSON-able "
-            "values (dicts, lists, str, numbers, pydantic models)"
-        ) from None
-
-
-def _response_format(model: type[BaseModel]) -> Any:
-    """The JSON schema response_format that litellm sends for a pydantic model."""
-    for where in ("litellm.llms.base_llm.base_utils", "litellm.utils"):  # newer, older
-        with contextlib.suppress(ImportError):
-            convert = getattr(importlib.import_module(where), "type_to_response_format_param", None)
-            if callable(convert):
-                return convert(model)
-    schema = model.model_json_schema()  # pragma: no cover - a litellm without either
-    return {"type": "json_schema", "json_schema": {"name": model.__name__, "schema": schema}}
-
-
-def _json_able(value: Any) -> bool:
-    try:
-        plain(value)
-    except CassetteError:
-        return False
-    return True
-
-
-def _bind(signature: inspect.Signature, args: tuple[Any, ...], kwargs: Json) -> Json:
-    try:
-        bound = signature.bind_partial(*args, **kwargs)
-    except TypeError:
-        return dict(kwargs)  # litellm raises its own error when called
-    arguments = dict(bound.arguments)
-    for name, param in signature.parameters.items():
-        if param.kind is param.VAR_KEYWORD and name in arguments:
-            arguments.update(arguments.pop(name))
-    return arguments
 
 
 # --- the patch ----------------------------------------------------------------------------
@@ -178,25 +91,41 @@ class LiteLLMPatch:
 
         self._wrappers: dict[int, tuple[Any, Any]] = {}  # id(wrapper) -> (wrapper, original)
         # the public functions (litellm.completion) and the ones they fall back to
-        # (litellm.main.completion), which other modules hold too
+        # (litellm.main.completion), which other modules hold too; the arguments of an async
+        # twin that takes (*args, **kwargs) (aembedding) are named by its sync twin's
         main = litellm.main
-        self.sync = {id(f): f for f in (litellm.completion, main.completion)}
-        self.aio = {id(f): f for f in (litellm.acompletion, main.acompletion)}
-        self.blocked = unrecorded(litellm, main)  # embedding, text_completion, ...: raise
+        self.recorded: dict[int, tuple[Kind, Any, Any]] = {}  # id -> (kind, function, signed)
+        for kind in KINDS:
+            for module in (litellm, main):
+                function = vars(module).get(kind.name)
+                if callable(function):
+                    twin = vars(main).get(kind.name[1:]) if kind.is_async else None
+                    signed = twin if twin is not None and unnamed(function) else function
+                    self.recorded[id(function)] = (kind, function, signed)
+        self.blocked = unrecorded(litellm, main)  # responses, image_generation, ...: raise
 
     # one call ----------------------------------------------------------------------------
-    def _prepare(self, original: Any, args: tuple[Any, ...], kwargs: Json) -> Any:
-        arguments = _bind(_signature(original), args, kwargs)
+    def _prepare(
+        self, kind: Kind, signed: Any, args: tuple[Any, ...], kwargs: Json
+    ) -> tuple[Json, str | None]:
+        arguments = bind(signed, args, kwargs)
         base = arguments.get("api_base") or arguments.get("base_url")
         with self._lock:
             self.calls += 1
-        return build_request(arguments), (base if isinstance(base, str) else None)
+        return build_request(arguments, kind), (base if isinstance(base, str) else None)
 
-    def completion(self, original: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """One ``completion`` call through the cassette (``original`` sends it live)."""
-        if _LIVE.get():  # litellm calling itself (the public function runs main's)
+    def _streams(self, kind: Kind, base: str | None) -> tuple[LiteLLMTee, Any, Any]:
+        """(tee, stream wrapper type, assemble) of ``kind``'s streams."""
+        if kind.text:
+            return LiteLLMTee(base, TEXT_CHUNK), LiteLLMTextStream, assemble_text
+        return LiteLLMTee(base), LiteLLMStream, assemble
+
+    def call(self, kind: Kind, original: Any, signed: Any, *args: Any, **kwargs: Any) -> Any:
+        """One call of a sync entry point through the cassette (``original`` sends it
+        live; ``signed`` names its arguments)."""
+        if _LIVE.get():  # litellm calling itself (text_completion runs completion)
             return original(*args, **kwargs)
-        request, base = self._prepare(original, args, kwargs)
+        request, base = self._prepare(kind, signed, args, kwargs)
 
         def call_live() -> Any:
             with self._lock:
@@ -208,7 +137,7 @@ class LiteLLMPatch:
                 _LIVE.reset(token)
 
         if request.get("stream"):
-            tee = LiteLLMTee(base)
+            tee, stream_type, joined = self._streams(kind, base)
             wrappers: list[Any] = []
 
             def live_stream() -> Iterator[Json]:
@@ -218,11 +147,16 @@ class LiteLLMPatch:
                 return tee.live(wrapper)
 
             it = self.cas.stream(
-                request, live_stream, channel=self.channel, assemble=assemble, errors=ERRORS
+                request, live_stream, channel=self.channel, assemble=joined, errors=ERRORS
             )
-            first = next(it, END)  # sends the request now, as litellm does
+            try:
+                first = next(it, END)  # sends the request now, as litellm's completion does
+            except Exception as exc:  # a text stream raises it when iterated
+                if not _deferred(kind, exc):
+                    raise
+                first = exc
             sent = wrappers[0] if wrappers else None
-            return LiteLLMStream(it, tee, first=first, live=sent, api_base=base)
+            return stream_type(it, tee, first=first, live=sent, api_base=base)
         got: list[Any] = []
 
         def live() -> Json:
@@ -233,11 +167,11 @@ class LiteLLMPatch:
         response = self.cas.call(request, live, channel=self.channel, errors=ERRORS)
         return got[0] if got else load_response(response, base)
 
-    async def acompletion(self, original: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """Async twin of :meth:`completion`."""
+    async def acall(self, kind: Kind, original: Any, signed: Any, *args: Any, **kwargs: Any) -> Any:
+        """Async twin of :meth:`call`."""
         if _LIVE.get():
             return await original(*args, **kwargs)
-        request, base = self._prepare(original, args, kwargs)
+        request, base = self._prepare(kind, signed, args, kwargs)
 
         async def call_live() -> Any:
             with self._lock:
@@ -249,7 +183,7 @@ class LiteLLMPatch:
                 _LIVE.reset(token)
 
         if request.get("stream"):
-            tee = LiteLLMTee(base)
+            tee, stream_type, joined = self._streams(kind, base)
             wrappers: list[Any] = []
 
             async def live_stream() -> AsyncIterator[Json]:
@@ -260,14 +194,19 @@ class LiteLLMPatch:
                     yield data
 
             it = self.cas.astream(
-                request, live_stream, channel=self.channel, assemble=assemble, errors=ERRORS
+                request, live_stream, channel=self.channel, assemble=joined, errors=ERRORS
             )
+            first: Any
             try:
                 first = await it.__anext__()  # sends the request now, as litellm does
             except StopAsyncIteration:
                 first = END
+            except Exception as exc:  # as in call()
+                if not _deferred(kind, exc):
+                    raise
+                first = exc
             sent = wrappers[0] if wrappers else None
-            return LiteLLMStream(it, tee, first=first, live=sent, api_base=base)
+            return stream_type(it, tee, first=first, live=sent, api_base=base)
         got: list[Any] = []
 
         async def alive() -> Json:
@@ -278,20 +217,20 @@ class LiteLLMPatch:
         response = await self.cas.acall(request, alive, channel=self.channel, errors=ERRORS)
         return got[0] if got else load_response(response, base)
 
-    def _wrapper(self, original: Any, is_async: bool) -> Any:
-        if is_async:
+    def _wrapper(self, kind: Kind, original: Any, signed: Any) -> Any:
+        if kind.is_async:
 
             @functools.wraps(original)
-            async def acompletion(*args: Any, **kwargs: Any) -> Any:
-                return await self.acompletion(original, *args, **kwargs)
+            async def arecorded(*args: Any, **kwargs: Any) -> Any:
+                return await self.acall(kind, original, signed, *args, **kwargs)
 
-            return acompletion
+            return arecorded
 
         @functools.wraps(original)
-        def completion(*args: Any, **kwargs: Any) -> Any:
-            return self.completion(original, *args, **kwargs)
+        def recorded(*args: Any, **kwargs: Any) -> Any:
+            return self.call(kind, original, signed, *args, **kwargs)
 
-        return completion
+        return recorded
 
     # install / restore -------------------------------------------------------------------
     def _set(self, module: ModuleType, attr: str, wrapper: Any) -> None:
@@ -301,10 +240,9 @@ class LiteLLMPatch:
         setattr(module, attr, wrapper)
 
     def install(self) -> None:
-        if any(key in p._wrappers for p in _PATCHES for key in (*self.sync, *self.aio)):
+        if any(key in p._wrappers for p in _PATCHES for key in self.recorded):
             raise CassetteError("patch_litellm is already active; leave the outer one first")
-        wrappers = {k: self._wrapper(f, False) for k, f in self.sync.items()}
-        wrappers |= {k: self._wrapper(f, True) for k, f in self.aio.items()}
+        wrappers = {k: self._wrapper(*entry) for k, entry in self.recorded.items()}
         wrappers |= {k: blocked_wrapper(n, f, _LIVE) for k, (n, f) in self.blocked.items()}
         for module in _modules():
             for attr, value in _copy(vars(module)).items():
@@ -329,9 +267,11 @@ class LiteLLMPatch:
 _PATCHES: list[LiteLLMPatch] = []
 
 
-@functools.lru_cache(maxsize=8)
-def _signature(function: Any) -> inspect.Signature:
-    return inspect.signature(function)  # follows __wrapped__ to litellm's own parameters
+def _deferred(kind: Kind, exc: Exception) -> bool:
+    """Whether the error of a stream's first chunk waits for the iteration: yes for a text
+    stream (its live wrapper sends the request then), unless the cassette itself failed (a
+    miss, a mismatch); a chat stream raises it from the call."""
+    return kind.text and (isinstance(exc, RecordedError) or not isinstance(exc, CassetteError))
 
 
 def _copy(mapping: dict[str, Any]) -> dict[str, Any]:
@@ -356,9 +296,10 @@ def _modules() -> Iterator[ModuleType]:
 
 @contextlib.contextmanager
 def patch_litellm(cas: Cassette, *, channel: str = "llm") -> Iterator[LiteLLMPatch]:
-    """Route ``litellm.completion``/``acompletion`` through ``cas`` inside the block, make
-    litellm's other model calls raise a ``CassetteError``, and restore them all (and every
-    module-level reference to them) on exit."""
+    """Route ``litellm.completion``, ``embedding``, ``text_completion`` and their async
+    twins through ``cas`` inside the block, make litellm's other model calls raise a
+    ``CassetteError``, and restore them all (and every module-level reference to them) on
+    exit."""
     patch = LiteLLMPatch(cas, channel)
     try:
         patch.install()

@@ -45,7 +45,7 @@ def main(color: bool | None) -> None:
     \b
     Examples:
       cassette show runs/a.jsonl --env 0
-      cassette stats runs/a.jsonl --json
+      cassette stats runs/a.jsonl --format json
       cassette validate runs/a.jsonl
       cassette run --mode replay --cassette runs/a.jsonl -- pytest -q
     """

@@ -26,6 +26,7 @@ __all__ = [
     "Console",
     "count_lines",
     "existing",
+    "format_option",
     "large_bytes",
     "load",
     "one_line",
@@ -39,6 +40,16 @@ __all__ = [
 
 Part = str | tuple[str, str | None]  # plain text, or (text, rich style)
 LARGE_BYTES = 16 << 20  # inputs at least this large get a progress bar (on a terminal)
+
+
+format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text for a terminal, json for tools (never coloured).",
+)
 
 
 def large_bytes() -> int:

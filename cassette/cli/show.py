@@ -10,12 +10,12 @@ import click
 from ..delta import is_ref
 from ..errors import CassetteError
 from ..inspect import content_text, json_text, response_message, tool_calls, usage_of
-from .console import Console, existing, load, reporting_warnings
+from .console import Console, existing, format_option, load, reporting_warnings
 
 if TYPE_CHECKING:
     from ..index import Entry, EnvIndex, Index
 
-__all__ = ["episode_transcripts", "show"]
+__all__ = ["episode_records", "episode_transcripts", "show"]
 
 Json = dict[str, Any]
 Segment = tuple[str, str | None]  # (text, style); a line of output is a list of segments
@@ -32,35 +32,43 @@ ROLE_STYLES = {"system": "dim", "user": "cyan", "assistant": "green", "tool": "y
     help="Every message of each request, untruncated (default: what each step adds, one "
     "line a message).",
 )
-def show(path: str, env: str | None, channel: str | None, full: bool) -> None:
+@format_option
+def show(path: str, env: str | None, channel: str | None, full: bool, fmt: str) -> None:
     """Print the episodes and steps of a cassette.
 
     Per step: the messages it adds (full requests are rebuilt from the delta encoding),
-    the answer and its tool calls; per episode: its outcome.
+    the answer and its tool calls; per episode: its outcome. `--format json` prints every
+    step whole (full request, response, error, meta) under its episode, for tools.
 
     \b
     Examples:
       cassette show runs/a.jsonl
       cassette show runs/a.jsonl --env 3 --full
       cassette show runs/shards/ --channel mcp
+      cassette show runs/a.jsonl --env 3 --format json | jq '.episodes[0].steps[-1].response'
     """
     console = Console()
     try:
         with reporting_warnings(console):
-            _show(console, path, env, channel, full)
+            _show(console, path, env, channel, full, fmt == "json")
     except CassetteError as exc:  # a line found damaged while its request is rebuilt
         console.fail(str(exc))
 
 
-def _show(console: Console, path: str, env: str | None, channel: str | None, full: bool) -> None:
+def _show(
+    console: Console, path: str, env: str | None, channel: str | None, full: bool, as_json: bool
+) -> None:
     index = load(console, existing(console, path))
     channels = sorted({key[1] for key in index.entries})
     if channel is not None and channel not in channels:
         console.fail(f"no channel {channel} in {path} (it holds {', '.join(channels) or 'none'})")
-    episodes = episode_transcripts(index, env=env, channel=channel, full=full)
-    if env is not None and not episodes:
+    if env is not None and not any(str(e) == env for e in index.episodes()):
         held = ", ".join(str(e) for e in index.episodes()[:10]) or "none"
         console.fail(f"no episode {env} in {path} (it holds {held}); pick one of those")
+    if as_json:
+        console.json({"path": path, "episodes": episode_records(index, env=env, channel=channel)})
+        return
+    episodes = episode_transcripts(index, env=env, channel=channel, full=full)
     head = f"{path}: {len(index.episodes())} episodes, {len(index.entries)} interactions"
     console.print(f"{head}, {len(index.outcomes)} outcomes", "bold")
     for lines in episodes.values():
@@ -204,3 +212,32 @@ def episode_transcripts(
             prev[key] = (messages, response_message(entry.response))
         lines.extend(_step_lines(entry, request, shown, width))
     return out
+
+
+def episode_records(
+    index: Index, *, env: str | None = None, channel: str | None = None
+) -> list[Json]:
+    """What ``cassette show --format json`` prints: per episode (in order of appearance)
+    its env_index, outcome and steps, each step whole (full request rebuilt from the
+    delta encoding, response, error, meta). ``env`` and ``channel`` filter as in
+    :func:`episode_transcripts`."""
+    out: dict[EnvIndex, Json] = {
+        e: {"env_index": e, "outcome": index.outcomes.get(e), "steps": []}
+        for e in index.episodes()
+        if env is None or str(e) == env
+    }
+    for entry, request in index.iter_full() if out else ():
+        record = out.get(entry.env_index)
+        if record is None or (channel is not None and entry.channel != channel):
+            continue
+        record["steps"].append(
+            {
+                "channel": entry.channel,
+                "step": entry.step,
+                "request": request,
+                "response": entry.response,
+                "error": entry.error,
+                "meta": entry.meta,
+            }
+        )
+    return list(out.values())

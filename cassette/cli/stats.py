@@ -13,7 +13,7 @@ import click
 from ..errors import CassetteError
 from ..index import Index
 from ..inspect import cost_of, tool_calls, usage_of
-from .console import Console, existing, load, plural
+from .console import Console, existing, format_option, load, plural
 
 __all__ = ["compute_stats", "percentile", "stats", "stats_rows"]
 
@@ -147,8 +147,9 @@ def stats_rows(data: Json) -> Iterator[tuple[str, str]]:
 
 @click.command()
 @click.argument("path")
-@click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON (never coloured).")
-def stats(path: str, as_json: bool) -> None:
+@format_option
+@click.option("--json", "as_json", is_flag=True, hidden=True, help="Same as --format json.")
+def stats(path: str, fmt: str, as_json: bool) -> None:
     """Count episodes, steps, tokens, cost, latency, rewards.
 
     Episodes, steps per channel, models, token and cost totals, latency percentiles (from
@@ -157,14 +158,14 @@ def stats(path: str, as_json: bool) -> None:
     \b
     Examples:
       cassette stats runs/a.jsonl
-      cassette stats runs/shards/ --json | jq .outcomes.reward.mean
+      cassette stats runs/shards/ --format json | jq .outcomes.reward.mean
     """
     console = Console()
     try:
         data = {"path": path, **compute_stats(load(console, existing(console, path)))}
     except CassetteError as exc:
         console.fail(str(exc))
-    if as_json:
+    if as_json or fmt == "json":
         console.json(_json_safe(data))
         return
     console.print(path, "bold")

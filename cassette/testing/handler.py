@@ -1,7 +1,8 @@
 """The HTTP side of :class:`cassette.testing.server.ScriptedServer`: the threaded server,
 the request handler (routes, JSON and SSE answers, chunked streaming) and the endpoints
 answered from the request alone (embeddings, completions, moderations, images, speech).
-What a model endpoint answers is the ScriptedServer's (``owner._handle``)."""
+What a model endpoint answers, and which requests fail, is the ScriptedServer's
+(``owner._handle``, ``owner._handle_other``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import json
 import re
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
@@ -46,11 +47,19 @@ OTHER_ROUTES = ("/embeddings", "/completions", "/moderations", "/images/generati
                  "/audio/speech")  # fmt: skip
 
 
-def other_answer(route: str, body: Json, model: str) -> tuple[str, bytes]:
+def other_answer(
+    route: str,
+    body: Json,
+    model: str,
+    pieces: Callable[[str], list[str]] = lambda text: [text],
+    salt: bytes = b"",
+) -> tuple[str, bytes | list[bytes]]:
     """(content type, body) of the endpoints beyond chat and responses, derived from the
-    request: embeddings, legacy completions, moderations, images, speech (binary)."""
+    request (and ``salt``: the random mode's): embeddings, legacy completions (with
+    ``"stream": true`` their SSE chunks, the text cut by ``pieces``), moderations, images,
+    speech (binary)."""
     text = json.dumps(body.get("input", body.get("prompt", "")))
-    seed = hashlib.sha256(text.encode()).digest()
+    seed = hashlib.sha256(text.encode() + salt).digest()
     name = str(body.get("model") or model)
     usage = {"prompt_tokens": len(text) // 4 + 1, "total_tokens": len(text) // 4 + 1}
     if route == "/audio/speech":
@@ -60,11 +69,14 @@ def other_answer(route: str, body: Json, model: str) -> tuple[str, bytes]:
         item = {"object": "embedding", "index": 0, "embedding": vector}
         payload: Json = {"object": "list", "data": [item], "model": name, "usage": usage}
     elif route == "/completions":
-        choice = {"index": 0, "text": f" {seed[:4].hex()}", "logprobs": None,
-                  "finish_reason": "stop"}  # fmt: skip
-        payload = {"id": "cmpl-" + seed[:12].hex(), "object": "text_completion", "created": 0,
-                   "model": name, "choices": [choice], "usage": {**usage,
-                   "completion_tokens": 1}}  # fmt: skip
+        answer = " " + " ".join(seed[i : i + 2].hex() for i in range(0, 8, 2))
+        head = {"id": "cmpl-" + seed[:12].hex(), "object": "text_completion", "created": 0,
+                "model": name}  # fmt: skip
+        usage = {**usage, "completion_tokens": 4, "total_tokens": usage["prompt_tokens"] + 4}
+        if body.get("stream"):
+            return "text/event-stream", _completion_events(body, head, pieces(answer), usage)
+        choice = {"index": 0, "text": answer, "logprobs": None, "finish_reason": "stop"}
+        payload = {**head, "choices": [choice], "usage": usage}
     elif route == "/moderations":
         result = {"flagged": False, "categories": {}, "category_scores": {}}
         payload = {"id": "modr-" + seed[:12].hex(), "model": name, "results": [result]}
@@ -72,6 +84,20 @@ def other_answer(route: str, body: Json, model: str) -> tuple[str, bytes]:
         image = {"b64_json": base64.b64encode(seed).decode(), "revised_prompt": text}
         payload = {"created": 0, "data": [image]}
     return "application/json", dumps(payload)
+
+
+def _completion_events(body: Json, head: Json, pieces: list[str], usage: Json) -> list[bytes]:
+    """A streamed legacy completion: text chunks, the finish chunk, the usage chunk when
+    ``stream_options.include_usage`` asks for it, then ``[DONE]``."""
+
+    def chunk(piece: str, reason: str | None = None) -> Json:
+        choice = {"index": 0, "text": piece, "logprobs": None, "finish_reason": reason}
+        return {**head, "choices": [choice]}
+
+    out = [chunk(p) for p in pieces] + [chunk("", "stop")]
+    if (body.get("stream_options") or {}).get("include_usage"):
+        out.append({**head, "choices": [], "usage": usage})
+    return [b"data: %s\n\n" % dumps(c) for c in out] + [b"data: [DONE]\n\n"]
 
 
 class ModelHTTPServer(ThreadingHTTPServer):
@@ -126,8 +152,11 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         if route in OTHER_ROUTES and isinstance(body, dict):
-            kind, data = other_answer(route, body, self.server.owner.model)
-            self._body(200, kind, data)
+            status, kind, data, headers = self.server.owner._handle_other(route, body)
+            if isinstance(data, list):
+                self._sse(data)
+            else:
+                self._body(status, kind, data, headers)
         elif route not in ("/chat/completions", "/responses", "/messages"):
             self._json(404, error_body(404, f"Unknown path {self.path}"))
         elif not isinstance(body, dict):

@@ -42,6 +42,10 @@ Options (command line, ``$CASSETTE_MODE``, ini)
     ``auto`` on an existing file) holds interactions the test never asked for; with this
     flag those make the run fail (exit status 1). The unused keys travel on the teardown
     report as the user property ``cassette_unused``, so the summary works under xdist too.
+
+The options, their precedence and the directory are read in
+:mod:`cassette.testing.plugin_settings`; this module is the fixture, the marker and what a
+test's outcome does to its cassette.
 """
 
 from __future__ import annotations
@@ -58,42 +62,36 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from .plugin_settings import (
+    DEFAULT_DIR,
+    DEFAULT_MODE,
+    MODES,
+    SETTINGS,
+    is_url,
+    pytest_addoption,
+    pytest_configure,
+    pytest_report_header,
+    shown,
+)
 from .unused import UNUSED_PROPERTY as _UNUSED
-from .unused import UnusedSummary
 
 if TYPE_CHECKING:
     from ..cassette import Cassette
 
-__all__ = ["DEFAULT_DIR", "DEFAULT_MODE", "MODES", "cassette", "default_path"]
+__all__ = [
+    "DEFAULT_DIR",
+    "DEFAULT_MODE",
+    "MODES",
+    "cassette",
+    "default_path",
+    "pytest_addoption",
+    "pytest_configure",
+    "pytest_report_header",
+    "pytest_runtest_makereport",
+]
 
-MODES = ("replay", "record", "auto", "append", "passthrough")  # cassette.Mode, kept lazy
-DEFAULT_MODE = "replay"
-DEFAULT_DIR = "tests/cassettes"
 _MARKER_KEYS = ("path", "mode", "match", "ignore")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.,=+@\[\]-]+")
-_MARKER_HELP = (
-    "cassette(path=None, mode=None, match='strict', ignore=()): configure the `cassette` "
-    "fixture: its file (relative to --cassette-dir, or absolute), its mode (below "
-    "--cassette-mode and $CASSETTE_MODE, above ini cassette_mode), request matching "
-    "('strict' or 'key') and request fields left out of matching."
-)
-
-
-@dataclass
-class _Settings:
-    # (mode, where from): $CASSETTE_FORCE_MODE, --cassette-mode or $CASSETTE_MODE
-    override: tuple[str, str] | None
-    fallback: tuple[str, str]  # ini cassette_mode, else the default
-    directory: Path | str  # a str: an fsspec URL
-    fail_unused: bool
-    unused: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-
-    def mode_for(self, marked: object) -> tuple[str, str]:
-        if self.override is not None:
-            return self.override
-        if marked is not None:
-            return str(getattr(marked, "value", marked)), "@pytest.mark.cassette(mode=...)"
-        return self.fallback
 
 
 @dataclass
@@ -103,99 +101,7 @@ class _TestState:
     reports: dict[str, pytest.TestReport] = field(default_factory=dict)
 
 
-_SETTINGS = pytest.StashKey[_Settings]()
 _STATE = pytest.StashKey[_TestState]()
-
-
-# --- configuration -----------------------------------------------------------------------
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("cassette", "rollout-cassette: record and replay LLM calls")
-    group.addoption(
-        "--cassette-mode",
-        dest="cassette_mode",
-        choices=MODES,
-        default=None,
-        help="mode of every `cassette` fixture: replay (default; a call with no recording "
-        "fails the test, nothing live is called), record (call live, rewrite the cassette "
-        "when the test passes), auto (replay if the file exists, else record), append "
-        "(replay what is recorded, record the rest), passthrough (call live, write nothing). "
-        "Precedence: this option > $CASSETTE_MODE > @pytest.mark.cassette(mode=...) > "
-        "ini cassette_mode > replay.",
-    )
-    group.addoption(
-        "--cassette-dir",
-        dest="cassette_dir",
-        default=None,
-        metavar="DIR",
-        help=f"directory of the default cassettes <DIR>/<module>/<test>.jsonl and of marker "
-        f"paths (default: ini cassette_dir, else {DEFAULT_DIR} under rootdir).",
-    )
-    group.addoption(
-        "--cassette-fail-unused",
-        dest="cassette_fail_unused",
-        action="store_true",
-        default=False,
-        help="fail the run (exit status 1) if a passed test left recorded interactions of "
-        "its cassette unplayed (they are listed in the summary either way).",
-    )
-    parser.addini("cassette_mode", "default mode of the `cassette` fixture (replay)", default="")
-    parser.addini("cassette_dir", f"cassette directory, relative to rootdir ({DEFAULT_DIR})")
-    parser.addini("cassette_fail_unused", "as --cassette-fail-unused", type="bool", default=False)
-
-
-def _checked(value: str, where: str) -> str:
-    mode = value.strip().lower()
-    if mode not in MODES:
-        raise pytest.UsageError(
-            f"{where}: unknown cassette mode {value!r}; use one of {', '.join(MODES)}"
-        )
-    return mode
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", _MARKER_HELP)
-    override: tuple[str, str] | None = None
-    option = config.getoption("cassette_mode")
-    env = os.environ.get("CASSETTE_MODE", "").strip()
-    forced = os.environ.get("CASSETTE_FORCE_MODE", "").strip()
-    if forced:
-        override = (_checked(forced, "$CASSETTE_FORCE_MODE"), "$CASSETTE_FORCE_MODE")
-    elif option:
-        override = (str(option), "--cassette-mode")
-    elif env:
-        override = (_checked(env, "$CASSETTE_MODE"), "$CASSETTE_MODE")
-    ini_mode = str(config.getini("cassette_mode") or "").strip()
-    fallback = (_checked(ini_mode, "ini cassette_mode"), "ini") if ini_mode else None
-    opt_dir = config.getoption("cassette_dir")
-    ini_dir = str(config.getini("cassette_dir") or "").strip()
-    directory: Path | str
-    if _is_url(opt_dir or ini_dir):  # s3://bucket/cassettes, memory://..., gs://...
-        directory = str(opt_dir or ini_dir).rstrip("/")
-    elif opt_dir:
-        directory = config.invocation_params.dir / Path(opt_dir).expanduser()
-    else:
-        directory = config.rootpath / Path(ini_dir or DEFAULT_DIR).expanduser()
-    settings = config.stash[_SETTINGS] = _Settings(
-        override=override,
-        fallback=fallback or (DEFAULT_MODE, "default"),
-        directory=directory,
-        fail_unused=bool(
-            config.getoption("cassette_fail_unused") or config.getini("cassette_fail_unused")
-        ),
-    )
-    config.pluginmanager.register(UnusedSummary(settings, config), "cassette-summary")
-
-
-def pytest_report_header(config: pytest.Config) -> str | None:
-    settings = config.stash.get(_SETTINGS, None)
-    if settings is None:
-        return None
-    mode, source = settings.override or settings.fallback
-    if source == "default" and config.get_verbosity() <= 0:
-        return None
-    return f"cassette: mode={mode} (from {source}), dir={_shown(settings.directory, config)}"
 
 
 # --- paths and the marker ----------------------------------------------------------------
@@ -207,12 +113,6 @@ def _safe_name(name: str) -> str:
         digest = hashlib.sha1(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
         safe = f"{safe[:100]}-{digest}"
     return safe
-
-
-def _is_url(path: object) -> bool:
-    from ..remote import is_url
-
-    return is_url(path)
 
 
 def default_path(item: pytest.Item, directory: Path | str) -> Path | str:
@@ -252,15 +152,6 @@ def _ignore_list(value: object) -> list[str]:
     raise TypeError(f"@pytest.mark.cassette(ignore=...) takes a list of str, not {value!r}")
 
 
-def _shown(path: Path | str, config: pytest.Config) -> str:
-    if isinstance(path, str):
-        return path
-    try:
-        return str(path.relative_to(config.rootpath))
-    except ValueError:
-        return str(path)
-
-
 # --- the fixture -------------------------------------------------------------------------
 
 
@@ -274,15 +165,15 @@ def cassette(request: pytest.FixtureRequest) -> Iterator[Cassette]:
 
     item = request.node
     assert isinstance(item, pytest.Item)
-    settings = request.config.stash[_SETTINGS]
+    settings = request.config.stash[SETTINGS]
     options = _marker_options(item)
     raw = options.get("path")
     where: str | Path
     if raw is None:
         where = default_path(item, settings.directory)
-    elif isinstance(settings.directory, str) and not _is_url(os.fspath(raw)):
+    elif isinstance(settings.directory, str) and not is_url(os.fspath(raw)):
         where = f"{settings.directory}/{os.fspath(raw)}"  # under the URL; a slash stays
-    elif _is_url(os.fspath(raw)):
+    elif is_url(os.fspath(raw)):
         where = os.fspath(raw)
     else:
         assert isinstance(settings.directory, Path)
@@ -322,7 +213,7 @@ def _finish(item: pytest.Item, state: _TestState) -> None:
                 (
                     _UNUSED,
                     {
-                        "path": _shown(cas.path, item.config),
+                        "path": shown(cas.path, item.config),
                         "count": len(unused),
                         "total": len(cas.index.entries),
                         "keys": [
@@ -396,7 +287,7 @@ def pytest_runtest_makereport(
         report.sections.append(
             (
                 "cassette",
-                f"cassette {_shown(cas.path, item.config)} (mode={cas.mode.value}, "
+                f"cassette {shown(cas.path, item.config)} (mode={cas.mode.value}, "
                 f"from {state.source})\nre-record this test with: {again}",
             )
         )

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from .plugin import _Settings
+    from .plugin_settings import Settings
 
 __all__ = ["UNUSED_PROPERTY", "UnusedSummary"]
 
@@ -22,7 +22,7 @@ UNUSED_PROPERTY = "cassette_unused"
 class UnusedSummary:
     """Per-config hooks: gather the unused recordings, report them, set the exit status."""
 
-    def __init__(self, settings: _Settings, config: pytest.Config) -> None:
+    def __init__(self, settings: Settings, config: pytest.Config) -> None:
         self.settings = settings
         self.worker = hasattr(config, "workerinput")  # xdist: the controller decides
 

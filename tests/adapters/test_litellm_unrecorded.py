@@ -1,6 +1,7 @@
-"""patch_litellm and litellm's entry points it does not record (embedding, text_completion,
-responses, ...): inside the block each raises a CassetteError naming it, in every mode, and
-reaches no server; leaving the block restores them. Real litellm over real HTTP."""
+"""patch_litellm and litellm's entry points it does not record (responses, image
+generation, transcription, speech, moderation, rerank, ...): inside the block each raises a
+CassetteError naming it, in every mode, and reaches no server; leaving the block restores
+them. Real litellm over real HTTP."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm: no fetch at import
 
 import asyncio
+import inspect
 import socket
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,7 @@ from typing import Any
 import litellm
 import litellm.main
 import pytest
-from litellm import embedding as held_embedding
+from litellm import moderation as held_moderation
 
 import cassette
 from cassette import CassetteError
@@ -53,6 +55,20 @@ def recorded(path: Path, base: str) -> None:
         litellm.completion(model="openai/scripted", messages=messages, **where(base))
 
 
+def refused() -> list[str]:
+    """The refused entry points this litellm has."""
+    return [n for n in UNRECORDED if n in vars(litellm) or n in vars(litellm.main)]
+
+
+def call_refused(name: str, base: str) -> None:
+    """Call litellm.<name> (awaited when it is a coroutine function) with any arguments:
+    the patch refuses it before looking at them."""
+    function = getattr(litellm, name, None) or vars(litellm.main)[name]
+    got = function(model="openai/scripted", input="a river", prompt="A lake", **where(base))
+    if inspect.isawaitable(got):
+        asyncio.run(got)
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_unrecorded_entry_points_raise_in_every_mode(
     mode: str, tmp_path: Path, make_server: MakeServer, monkeypatch: pytest.MonkeyPatch
@@ -60,36 +76,19 @@ def test_unrecorded_entry_points_raise_in_every_mode(
     server = make_server("random")
     path = tmp_path / "run.jsonl"
     recorded(path, server.base_url)
+    names = refused()
+    assert {"responses", "aresponses", "image_generation", "transcription", "speech",
+            "moderation", "rerank"} <= set(names)  # fmt: skip
     attempts = guard(monkeypatch)
     with cassette.open(path, mode) as cas, patch_litellm(cas), cassette.episode(0):
-        calls = {
-            "embedding": lambda: litellm.embedding(
-                model="openai/scripted", input=["a river"], **where(server.base_url)
-            ),
-            "held embedding": lambda: held_embedding(
-                model="openai/scripted", input=["a river"], **where(server.base_url)
-            ),
-            "text_completion": lambda: litellm.text_completion(
-                model="openai/scripted", prompt="A lake", **where(server.base_url)
-            ),
-            "main.text_completion": lambda: litellm.main.text_completion(
-                model="openai/scripted", prompt="A lake", **where(server.base_url)
-            ),
-            "moderation": lambda: litellm.moderation(input="hi", **where(server.base_url)),
-        }
-        for label, call in calls.items():
-            name = label.split()[-1].removeprefix("main.")
-            with pytest.raises(CassetteError, match=rf"litellm\.{name} cannot be recorded"):
-                call()
-
-        async def aembedding() -> Any:
-            return await litellm.aembedding(
-                model="openai/scripted", input=["a river"], **where(server.base_url)
-            )
-
-        with pytest.raises(CassetteError, match=r"litellm\.aembedding .*outside the patch"):
-            asyncio.run(aembedding())
+        for name in names:
+            fix = rf"^litellm\.{name} cannot be recorded by patch_litellm .*outside the patch"
+            with pytest.raises(CassetteError, match=fix):
+                call_refused(name, server.base_url)
+        with pytest.raises(CassetteError, match=r"litellm\.moderation cannot be recorded"):
+            held_moderation(input="hi", **where(server.base_url))  # a reference held before
     assert attempts == []  # none of them reached the server, even in record mode
+    assert server.request_count == 1  # the recorded completion
 
 
 def test_replay_raises_offline(
@@ -102,9 +101,9 @@ def test_replay_raises_offline(
     server.stop()
     attempts = guard(monkeypatch)
     with cassette.open(path, "replay") as cas, patch_litellm(cas), cassette.episode(0):
-        for call in (litellm.embedding, litellm.text_completion, litellm.responses):
-            with pytest.raises(CassetteError, match=call.__name__):
-                call(model="openai/scripted", input="x", prompt="x", **where(base))
+        for name in refused():
+            with pytest.raises(CassetteError, match=rf"litellm\.{name} "):
+                call_refused(name, base)
     assert attempts == []
 
 
@@ -112,17 +111,14 @@ def test_restored_on_exit(tmp_path: Path, make_server: MakeServer) -> None:
     server = make_server("random")
     originals = {n: getattr(litellm, n) for n in UNRECORDED if hasattr(litellm, n)}
     main = {n: vars(litellm.main)[n] for n in UNRECORDED if n in vars(litellm.main)}
-    assert {"embedding", "text_completion", "responses", "aembedding"} <= set(originals)
+    assert {"responses", "moderation", "image_generation", "aresponses"} <= set(originals)
     with cassette.open(tmp_path / "run.jsonl", "record") as cas, patch_litellm(cas):
-        assert litellm.embedding is not originals["embedding"]
-        assert litellm.main.text_completion is not main["text_completion"]
+        assert litellm.moderation is not originals["moderation"]
+        assert litellm.main.speech is not main["speech"]
     assert {n: getattr(litellm, n) for n in originals} == originals
     assert {n: vars(litellm.main)[n] for n in main} == main
-    assert held_embedding is originals["embedding"]
+    assert held_moderation is originals["moderation"]
     # outside the block the unpatched functions reach the server, as the error says
-    got = litellm.embedding(model="openai/scripted", input=["a river"], **where(server.base_url))
-    assert len(got.data[0]["embedding"]) == 8
-    text = litellm.text_completion(
-        model="openai/scripted", prompt="A lake", **where(server.base_url)
-    )
-    assert text.choices[0].text.strip()
+    got = litellm.moderation(input="hi", model="openai/scripted", **where(server.base_url))
+    assert got.results[0].flagged is False
+    assert server.request_count == 1

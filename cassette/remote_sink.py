@@ -1,0 +1,186 @@
+"""The write side of a cassette at an fsspec URL (:mod:`cassette.remote` is the read side).
+
+Object stores have no append: :class:`RemoteSink` writes to a local spool file, whose
+completed lines a background thread uploads as numbered part objects
+``<shard>.<session>.<seq>.part`` every :data:`PART_SECONDS` or :data:`PART_BYTES`; a clean
+close uploads the whole shard object and deletes the parts. A worker killed with SIGKILL
+loses only the lines not yet in a part; readers append a shard's parts to it. In record
+mode the objects the recording replaces are deleted on close, except the shards of this
+run's other workers (``$CASSETTE_RUN``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import secrets
+import threading
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .redact import Redactor
+from .remote import Listing, fetch_all, private_dir, shard_bytes
+from .sink import Sink
+from .store import shard_name
+
+__all__ = ["PART_BYTES", "PART_SECONDS", "RemoteSink"]
+
+PART_SECONDS = float(os.environ.get("CASSETTE_PART_SECONDS", "2"))
+PART_BYTES = int(os.environ.get("CASSETTE_PART_BYTES", str(1 << 20)))
+
+
+def _heads(found: Listing) -> dict[str, dict[str, Any]]:
+    """Each shard's first line (its header), from the first 64 KiB of its first object."""
+    firsts = {n: s.paths()[0] for n, s in found.shards.items() if s.paths()}
+    if not firsts:
+        return {}
+    got = found.fs.cat(list(firsts.values()), start=0, end=1 << 16, on_error="omit")
+    got = got if isinstance(got, dict) else {next(iter(firsts.values())): got}
+    out = {}
+    for name, path in firsts.items():
+        data = got.get(path)
+        if data is None:
+            continue
+        if data[:2] == b"\x1f\x8b":
+            data = zlib.decompressobj(wbits=31).decompress(data)
+        try:
+            obj = orjson.loads(data.split(b"\n", 1)[0])
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(obj, dict):
+            out[name] = obj
+    return out
+
+
+class RemoteSink:
+    """The write side of a cassette at a URL: a local :class:`Sink` on a spool file whose
+    completed lines are uploaded as numbered parts, and the whole shard on close."""
+
+    def __init__(
+        self,
+        found: Listing,
+        *,
+        record: bool,
+        redactor: Redactor,
+        meta: dict[str, Any],
+        fsync: bool,
+    ) -> None:
+        url, directory = found.url, found.directory
+        self._fs = found.fs
+        name = shard_name() if directory else found.root.rsplit("/", 1)[-1]
+        self.target_url = f"{found.root}/{name}" if directory else found.root
+        self._name = name
+        self._session = secrets.token_hex(6)
+        self._seq = 0
+        self._sent = 0
+        self._spool_dir = private_dir()
+        spool = self._spool_dir / (name[:-3] if name.endswith(".gz") else name)
+        run = os.environ.get("CASSETTE_RUN")
+        own = found.shards.get(name)
+        own_paths = own.paths() if own is not None else []
+        keep: set[str] = set()
+        if record and directory and run:  # the shards of this run's other workers stay
+            heads = _heads(found)
+            for shard in found.shards.values():
+                if heads.get(shard.name, {}).get("meta", {}).get("run") == run:
+                    keep.update(shard.paths())
+        # append mode, or a worker of this run that opens its shard again: continue it
+        cont = own is not None and (not record or bool(set(own_paths) & keep))
+        if cont:
+            only = Listing(url, found.fs, found.root, directory, {name: own})  # type: ignore[dict-item]
+            spool.write_bytes(shard_bytes(only, name, fetch_all(only)))
+            self._sent = spool.stat().st_size
+            self._replaced = own_paths
+            record = False
+        elif record:
+            self._replaced = [p for s in found.shards.values() for p in s.paths() if p not in keep]
+        else:
+            self._replaced = []
+        if record and directory and run:
+            meta.setdefault("run", run)
+        self._local = Sink(
+            spool, directory=False, record=record, redactor=redactor, meta=meta, fsync=fsync
+        )
+        self._grow = self._local.side or spool
+        self._spool = spool
+        self._upload_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="cassette-parts", daemon=True)
+        self._thread.start()
+
+    @property
+    def target(self) -> str:
+        return self.target_url
+
+    @property
+    def side(self) -> Path | None:
+        return self._local.side
+
+    @property
+    def redacted(self) -> int:
+        return self._local.redacted
+
+    def recorder(self) -> Any:
+        return self._local.recorder()
+
+    def _run(self) -> None:
+        last = time.monotonic()
+        while not self._stop.wait(0.1):
+            try:
+                size = self._grow.stat().st_size
+            except OSError:
+                continue
+            if size > self._sent and (
+                time.monotonic() - last >= PART_SECONDS or size - self._sent >= PART_BYTES
+            ):
+                self.flush_part()
+                last = time.monotonic()
+
+    def flush_part(self) -> None:
+        """Upload the completed lines not uploaded yet as the next part object."""
+        with self._upload_lock:
+            try:
+                with open(self._grow, "rb") as f:
+                    f.seek(self._sent)
+                    data = f.read()
+            except OSError:
+                return
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                return
+            part = f"{self.target_url}.{self._session}.{self._seq:06d}.part"
+            self._fs.pipe_file(part, data[:cut])
+            self._seq += 1
+            self._sent += cut
+
+    def _parts(self) -> list[str]:
+        return [f"{self.target_url}.{self._session}.{n:06d}.part" for n in range(self._seq)]
+
+    def close(self) -> None:
+        """Upload the whole shard, then delete the parts (and, in record mode, what the
+        recording replaces)."""
+        self._stop.set()
+        self._thread.join()
+        self._local.close()
+        data = self._spool.read_bytes()
+        self._fs.pipe_file(
+            self.target_url, gzip.compress(data) if self.target_url.endswith(".gz") else data
+        )
+        gone = [p for p in [*self._replaced, *self._parts()] if p != self.target_url]
+        if gone:
+            self._fs.rm(gone)
+
+    def abort(self, exc: BaseException | None) -> None:
+        """Stop; what was recorded stays as parts (readers include them)."""
+        self._stop.set()
+        self._thread.join()
+        self._local.abort(None)
+        self._grow = self._local.side or self._spool
+        self.flush_part()
+        if exc is not None:
+            note = f"cassette: what this run recorded is in the parts of {self.target_url}"
+            setattr(exc, "__notes__", [*getattr(exc, "__notes__", []), note])  # noqa: B010

@@ -1,0 +1,167 @@
+"""The pytest plugin's settings (:mod:`cassette.testing.plugin`): the ``--cassette-*``
+options and their ini twins, the mode each ``cassette`` fixture gets (``$CASSETTE_FORCE_MODE``
+> ``--cassette-mode`` > ``$CASSETTE_MODE`` > the marker's ``mode=`` > ini ``cassette_mode`` >
+``replay``) and the cassette directory (a path, or an fsspec URL), read once per session
+into :class:`Settings` on ``config.stash``; and the report header that shows them."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .unused import UnusedSummary
+
+__all__ = [
+    "DEFAULT_DIR",
+    "DEFAULT_MODE",
+    "MODES",
+    "SETTINGS",
+    "Settings",
+    "is_url",
+    "pytest_addoption",
+    "pytest_configure",
+    "pytest_report_header",
+    "shown",
+]
+
+MODES = ("replay", "record", "auto", "append", "passthrough")  # cassette.Mode, kept lazy
+DEFAULT_MODE = "replay"
+DEFAULT_DIR = "tests/cassettes"
+_MARKER_HELP = (
+    "cassette(path=None, mode=None, match='strict', ignore=()): configure the `cassette` "
+    "fixture: its file (relative to --cassette-dir, or absolute), its mode (below "
+    "--cassette-mode and $CASSETTE_MODE, above ini cassette_mode), request matching "
+    "('strict' or 'key') and request fields left out of matching."
+)
+
+
+@dataclass
+class Settings:
+    # (mode, where from): $CASSETTE_FORCE_MODE, --cassette-mode or $CASSETTE_MODE
+    override: tuple[str, str] | None
+    fallback: tuple[str, str]  # ini cassette_mode, else the default
+    directory: Path | str  # a str: an fsspec URL
+    fail_unused: bool
+    unused: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    def mode_for(self, marked: object) -> tuple[str, str]:
+        if self.override is not None:
+            return self.override
+        if marked is not None:
+            return str(getattr(marked, "value", marked)), "@pytest.mark.cassette(mode=...)"
+        return self.fallback
+
+
+SETTINGS = pytest.StashKey[Settings]()
+
+
+def is_url(path: object) -> bool:
+    """``scheme://...`` (not ``file://``): :func:`cassette.remote.is_url`, imported late."""
+    from .. import remote
+
+    return remote.is_url(path)
+
+
+def shown(path: Path | str, config: pytest.Config) -> str:
+    """``path`` relative to rootdir when it is under it (a URL as it is)."""
+    if isinstance(path, str):
+        return path
+    try:
+        return str(path.relative_to(config.rootpath))
+    except ValueError:
+        return str(path)
+
+
+# --- configuration -----------------------------------------------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("cassette", "rollout-cassette: record and replay LLM calls")
+    group.addoption(
+        "--cassette-mode",
+        dest="cassette_mode",
+        choices=MODES,
+        default=None,
+        help="mode of every `cassette` fixture: replay (default; a call with no recording "
+        "fails the test, nothing live is called), record (call live, rewrite the cassette "
+        "when the test passes), auto (replay if the file exists, else record), append "
+        "(replay what is recorded, record the rest), passthrough (call live, write nothing). "
+        "Precedence: this option > $CASSETTE_MODE > @pytest.mark.cassette(mode=...) > "
+        "ini cassette_mode > replay.",
+    )
+    group.addoption(
+        "--cassette-dir",
+        dest="cassette_dir",
+        default=None,
+        metavar="DIR",
+        help=f"directory of the default cassettes <DIR>/<module>/<test>.jsonl and of marker "
+        f"paths (default: ini cassette_dir, else {DEFAULT_DIR} under rootdir).",
+    )
+    group.addoption(
+        "--cassette-fail-unused",
+        dest="cassette_fail_unused",
+        action="store_true",
+        default=False,
+        help="fail the run (exit status 1) if a passed test left recorded interactions of "
+        "its cassette unplayed (they are listed in the summary either way).",
+    )
+    parser.addini("cassette_mode", "default mode of the `cassette` fixture (replay)", default="")
+    parser.addini("cassette_dir", f"cassette directory, relative to rootdir ({DEFAULT_DIR})")
+    parser.addini("cassette_fail_unused", "as --cassette-fail-unused", type="bool", default=False)
+
+
+def _checked(value: str, where: str) -> str:
+    mode = value.strip().lower()
+    if mode not in MODES:
+        raise pytest.UsageError(
+            f"{where}: unknown cassette mode {value!r}; use one of {', '.join(MODES)}"
+        )
+    return mode
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", _MARKER_HELP)
+    override: tuple[str, str] | None = None
+    option = config.getoption("cassette_mode")
+    env = os.environ.get("CASSETTE_MODE", "").strip()
+    forced = os.environ.get("CASSETTE_FORCE_MODE", "").strip()
+    if forced:
+        override = (_checked(forced, "$CASSETTE_FORCE_MODE"), "$CASSETTE_FORCE_MODE")
+    elif option:
+        override = (str(option), "--cassette-mode")
+    elif env:
+        override = (_checked(env, "$CASSETTE_MODE"), "$CASSETTE_MODE")
+    ini_mode = str(config.getini("cassette_mode") or "").strip()
+    fallback = (_checked(ini_mode, "ini cassette_mode"), "ini") if ini_mode else None
+    opt_dir = config.getoption("cassette_dir")
+    ini_dir = str(config.getini("cassette_dir") or "").strip()
+    directory: Path | str
+    if is_url(opt_dir or ini_dir):  # s3://bucket/cassettes, memory://..., gs://...
+        directory = str(opt_dir or ini_dir).rstrip("/")
+    elif opt_dir:
+        directory = config.invocation_params.dir / Path(opt_dir).expanduser()
+    else:
+        directory = config.rootpath / Path(ini_dir or DEFAULT_DIR).expanduser()
+    settings = config.stash[SETTINGS] = Settings(
+        override=override,
+        fallback=fallback or (DEFAULT_MODE, "default"),
+        directory=directory,
+        fail_unused=bool(
+            config.getoption("cassette_fail_unused") or config.getini("cassette_fail_unused")
+        ),
+    )
+    config.pluginmanager.register(UnusedSummary(settings, config), "cassette-summary")
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    settings = config.stash.get(SETTINGS, None)
+    if settings is None:
+        return None
+    mode, source = settings.override or settings.fallback
+    if source == "default" and config.get_verbosity() <= 0:
+        return None
+    return f"cassette: mode={mode} (from {source}), dir={shown(settings.directory, config)}"
