@@ -16,7 +16,7 @@ from .errors import CassetteError, CassetteMiss, CassetteModeError, RecordedErro
 from .index import Entry, Key
 from .modes import FIX, ErrorCodec, Mode, chosen_mode, default_error
 from .opening import open_parts
-from .recorder import line_meta
+from .recorder import line_meta, now_iso
 from .redact import Redactor
 from .remote import local_or_url
 from .slots import Slot, Steps
@@ -218,7 +218,7 @@ class Cassette:
             slot.sha,
             response,
             error,
-            line_meta(started, request, response, extra),
+            line_meta(time.perf_counter() - started, now_iso(), request, response, extra),
             slot.conversation,
         )
 

@@ -201,14 +201,17 @@ def _delta(
 
 
 def line_meta(
-    started: float, request: dict[str, Any], response: Any, extra: dict[str, Any] | None
+    seconds: float,
+    recorded_at: str,
+    request: dict[str, Any],
+    response: Any,
+    extra: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    """The ``meta`` of an interaction line, for a call that started at ``started``
-    (``time.perf_counter()``). What the request and response already hold is not
+    """The ``meta`` of an interaction line for a call that took ``seconds`` and ended at
+    ``recorded_at`` (:func:`now_iso`). What the request and response already hold is not
     repeated: ``model`` is the model that answered where it differs from the one asked
     for; ``extra`` (a stream's ``usage``, ``incomplete``) is added."""
-    meta: dict[str, Any] = {"latency_ms": round((time.perf_counter() - started) * 1000, 3)}
-    meta["recorded_at"] = now_iso()
+    meta: dict[str, Any] = {"latency_ms": round(seconds * 1000, 3), "recorded_at": recorded_at}
     answered = response.get("model") if isinstance(response, dict) else None
     if answered is not None and answered != request.get("model"):
         meta["model"] = answered
