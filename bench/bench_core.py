@@ -1,6 +1,6 @@
 """Core benchmarks of rollout-cassette, each against a baseline measured in the same run.
 
-    python bench/bench_core.py            # full run (about 2 minutes on 2 idle cores)
+    python bench/bench_core.py            # full run (about 1.5 minutes on 2 idle cores)
     python bench/bench_core.py --quick    # every size about 10x smaller (smoke run)
 
 Prints one table: measurement, this project, baseline, ratio (this project / baseline),
