@@ -5,10 +5,16 @@ line holds them (orjson, keys in their written order; ``error`` null when the li
 none). A CRC finds every change of up to 32 neighbouring bits and all but one in 4 billion
 other changes; it guards against damage, not forgery (anyone can recompute it), and costs
 a quarter of a sha256 on a typical response. The recorder adds it to every interaction
-line it writes, after secrets were scrubbed; replay checks it the first time a line is
-served and :mod:`cassette.validate` checks every line, so a response changed on disk (a
-bit flip, an edit) is refused rather than served. Lines without it (files written before
-it existed) are served unchecked. Pure: values in, strings and bytes out, no IO.
+line it writes, after secrets were scrubbed; replay checks it (as a lean line is loaded
+for a line laid out as the recorder writes it, else the first time the line is served)
+and :mod:`cassette.validate` checks every line, so a response changed on disk (a bit
+flip, an edit) is refused when it is asked for rather than served. Lines without it
+(files written before it existed) are served unchecked.
+
+Since the recorder writes the response compact, the checksum can be taken from bytes
+already at hand: :func:`crc_of_parts` from the parts the recorder dumped for the line,
+:func:`crc_of_slices` from a line's bytes (:mod:`cassette.lean`); :func:`checksum`
+dumps the values again (any other layout). Pure: values in, strings and bytes out, no IO.
 """
 
 from __future__ import annotations
