@@ -21,8 +21,8 @@ live call returns a prebuilt response at once, so only the cassette's own cost c
 (c) record overhead per call (live call excluded), median and p90, against
     eval-protocol's recording (``json.dumps`` of the full history appended to the
     file at every step), the two alternating call by call. Target: median <= 50 µs.
-(d) load throughput (MB/s) and peak memory (growth of the peak RSS; each load in a
-    fresh subprocess) of a ~100 MB cassette opened in replay mode, against
+(d) load throughput (MB/s; >= 150 MB/s) and peak memory (growth of the peak RSS; each
+    load in a fresh subprocess) of a ~100 MB cassette opened in replay mode, against
     eval-protocol's playback loader (imported if it imports, else a faithful copy) on an
     eval-protocol file of about the same size; then both formats of the same run.
 (e) file size of the 100 x 30 run against eval-protocol's format (>= 10x smaller); the
@@ -692,8 +692,8 @@ class Bench:
             f"{ours_mbs:,.1f} MB/s",
             f"{ep_mbs:,.1f} MB/s",
             _x(ours_mbs / ep_mbs),
-            "-",
-            None,
+            ">= 150 MB/s" if size >= 50 * MB else "-",  # (issue 13's target, at full size)
+            ours_mbs >= 150 if size >= 50 * MB else None,
         )
         ours_rss = statistics.median(r["rss"] for r in ours)
         ep_rss = statistics.median(r["rss"] for r in base)
@@ -756,8 +756,8 @@ class Bench:
             f"{mbs:,.1f} MB/s",
             f"{eager_mbs:,.1f} MB/s",
             _x(mbs / eager_mbs),
-            ">= 150 MB/s",
-            mbs >= 150,
+            ">= 150 MB/s" if size >= 50 * MB else "-",  # (a small file: start-up dominates)
+            mbs >= 150 if size >= 50 * MB else None,
         )
         rss, eager_rss = (statistics.median(r["rss"] for r in runs) for runs in (lean, eager))
         self.add(
