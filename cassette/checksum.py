@@ -12,9 +12,9 @@ flip, an edit) is refused when it is asked for rather than served. Lines without
 (files written before it existed) are served unchecked.
 
 Since the recorder writes the response compact, the checksum can be taken from bytes
-already at hand: :func:`crc_of_parts` from the parts the recorder dumped for the line,
-:func:`crc_of_slices` from a line's bytes (:mod:`cassette.lean`); :func:`checksum`
-dumps the values again (any other layout). Pure: values in, strings and bytes out, no IO.
+already at hand: :func:`crc_of_slices` from a line's bytes (the recorder's as it writes
+the line, :mod:`cassette.lean`'s as it loads it); :func:`checksum` dumps the values
+again (a line with an error, any other layout). Pure: values in, strings and bytes out, no IO.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 
 from .codec import dumps
 
-__all__ = ["CHECKSUM_KEY", "checksum", "crc_of_parts", "crc_of_slices", "with_checksum"]
+__all__ = ["CHECKSUM_KEY", "checksum", "crc_of_slices", "with_checksum"]
 
 CHECKSUM_KEY = "checksum"
 _OPEN = zlib.crc32(b"[")
@@ -41,12 +41,6 @@ def crc_of_slices(raw: bytes, start: int, stop: int) -> int:
     without an error whose response is written as those bytes (compact, as the recorder
     dumps it), taken from the line's bytes without decoding and dumping them again."""
     return zlib.crc32(_NO_ERROR, zlib.crc32(raw[start:stop], _OPEN))
-
-
-def crc_of_parts(response: bytes, error: bytes = b"null") -> int:
-    """The CRC-32 of ``[response,error]`` given the compact JSON of each (as the recorder
-    dumped them for the line): ``checksum`` without dumping them again."""
-    return zlib.crc32(b"," + error + b"]", zlib.crc32(response, _OPEN))
 
 
 def with_checksum(raw: bytes, line: dict[str, Any]) -> bytes:

@@ -21,7 +21,7 @@ from typing import Any
 from ._format import FORMAT, VERSION
 from ._version import __version__
 from .canonical import conversation_field
-from .checksum import CHECKSUM_KEY, crc_of_parts, with_checksum
+from .checksum import CHECKSUM_KEY, crc_of_slices, with_checksum
 from .codec import dumps, loads
 from .delta import SAME_ALL, MessageBase, encode_messages
 from .errors import CassetteError
@@ -35,6 +35,7 @@ __all__ = ["BASES", "Recorder", "header_line", "line_meta", "now_iso"]
 BASES = 1024
 
 _second: tuple[int, str] = (-1, "")
+_META_KEY = b',"meta":'
 
 
 def now_iso() -> str:
@@ -97,28 +98,31 @@ class Recorder:
         meta: dict[str, Any],
     ) -> None:
         """Write an interaction line: ``line`` (its keys up to ``request_sha256``) with
-        ``response``, ``error`` (if any) and ``meta``. Dumped in parts, so that the
-        checksum is the CRC of the response's and error's bytes as written (the line is
-        what ``dumps`` of it would be); a line that redaction changes is dumped again."""
-        head = dumps(line)
-        parts = [head[:-1], b',"response":', dumps(response)]
+        ``response``, ``error`` (if any) and ``meta``. The checksum of a line without an
+        error is the CRC of the response's bytes as the line holds them (found after the
+        request's hash, which the request itself cannot hold, and before ``meta``); a line
+        with an error, or that redaction changes, is checksummed by dumping again."""
+        sha = line["request_sha256"]
         line["response"] = response
         if error is not None:
-            parts += (b',"error":', dumps(error))
             line["error"] = error
         line["meta"] = meta
-        parts += (b',"meta":', dumps(meta), b"}")
-        raw = b"".join(parts)
+        raw = dumps(line)
         clean, count = self.redactor.redact_line(line, raw, dumps)
-        if count or CHECKSUM_KEY in meta:
+        if count or error is not None or CHECKSUM_KEY in meta:
             if count:
                 self.redacted += count
                 clean["meta"] = {**clean.get("meta", {}), "redacted": count}
                 raw = dumps(clean)
             self.writer.write(with_checksum(raw, clean))
             return
-        crc = crc_of_parts(parts[2], parts[4] if error is not None else b"null")
-        field = b'"' + CHECKSUM_KEY.encode() + b'":"%08x"}}' % crc
+        marker = b'"request_sha256":"' + sha.encode() + b'","response":'
+        start = raw.find(marker) + len(marker)
+        stop = len(raw) - len(dumps(meta)) - len(_META_KEY) - 1
+        if start < len(marker) or not raw.startswith(_META_KEY, stop):
+            self.writer.write(with_checksum(raw, line))  # (never seen) dumped again
+            return
+        field = b'"' + CHECKSUM_KEY.encode() + b'":"%08x"}}' % crc_of_slices(raw, start, stop)
         self.writer.write(raw[:-2] + (b"," + field if meta else field))
 
     def header(self, meta: dict[str, Any] | None = None) -> None:
