@@ -18,7 +18,9 @@ import threading
 from collections.abc import Hashable, Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .codec import check_finite, dumps_sorted
+import orjson
+
+from .codec import all_finite, check_finite, dumps_sorted, json_default
 from .difference import Difference, first_difference, format_path
 from .errors import CassetteMismatch
 from .paths import parse_ignore, remove_path
@@ -100,7 +102,9 @@ def _split(params: dict[str, Any], key: str) -> tuple[bytes, bytes]:
 
 # Parameters are small and the same call after call: their canonical parts are made once
 # per distinct value, in a cache keyed by their raw bytes (and the conversation's key).
-_PARAMS_CACHE: dict[tuple[str, bytes], tuple[bytes, bytes]] = {}
+_PARAMS_CACHE: dict[tuple[str, bytes], tuple[bytes, bytes, bool]] = {}  # (head, tail, null?)
+_dumps = orjson.dumps
+_SORT = orjson.OPT_SORT_KEYS
 
 
 class Canonical(NamedTuple):
@@ -178,15 +182,19 @@ def canonical_parts(request: dict[str, Any], *, live: bool = False) -> Canonical
         return Canonical(whole, b"", b"", None)
     params = {k: v for k, v in request.items() if k != key}
     cache_key = (key, dumps_sorted(params))
-    if live and b"null" in cache_key[1]:  # NaN is written as null: look at the values
-        check_finite(params)
     parts = _PARAMS_CACHE.get(cache_key)
     if parts is None:
-        parts = _split(params, key)
+        # NaN is written as null: where the bytes hold one, the values are looked at
+        parts = (*_split(params, key), b"null" in cache_key[1])
         if len(_PARAMS_CACHE) >= 512:
             _PARAMS_CACHE.clear()
         _PARAMS_CACHE[cache_key] = parts
-    conversation = dumps_sorted(request[key])
+    if live and parts[2]:
+        check_finite(params)
+    try:
+        conversation = _dumps(request[key], default=json_default, option=_SORT)
+    except TypeError:
+        conversation = dumps_sorted(request[key])  # raises NotJSONError, saying why
     return Canonical(parts[0], conversation, parts[1], key)
 
 
@@ -195,6 +203,23 @@ def canonical_bytes(request: dict[str, Any]) -> bytes:
     floats in the parameters as ints; the conversation as written."""
     head, conversation, tail, _ = canonical_parts(request)
     return head + conversation + tail
+
+
+def _finite_from(messages: Any, start: int) -> bool:
+    """Whether the messages from ``start`` on hold no NaN and no infinity: the values at
+    the top of each message (text, None, numbers) are looked at in place, and only the
+    containers among them (``tool_calls``) are walked."""
+    for message in messages[start:]:
+        if type(message) is dict:
+            for value in message.values():
+                kind = type(value)
+                if kind is str or value is None or kind is int or kind is bool:
+                    continue
+                if not all_finite(value):
+                    return False
+        elif not all_finite(message):
+            return False
+    return True
 
 
 # --- matching: ignore rules, hashing with chains, the explanation of a mismatch ------
@@ -228,6 +253,7 @@ class Matcher:
     def __init__(self, ignore: Iterable[str] = (), *, defaults: bool = True) -> None:
         self.ignore = tuple(ignore)
         self._chains: dict[Hashable, HashChain] = {}  # by (env_index, channel)
+        self._expected: dict[Hashable, str] = {}  # eval-protocol entries' digests, by key
         self._lock = threading.Lock()
         self._top = frozenset(DEFAULT_IGNORE if defaults else ())
         self._paths: list[tuple[Any, ...]] = []
@@ -281,9 +307,8 @@ class Matcher:
         messages = normal[fld] if fld is not None else ()
         prev = chains.get(key)
         sha, chain, start = parts.hash_from(prev, len(messages))
-        seen = len(prev.prefix) if start and prev is not None else 0
-        if fld is not None and parts.conversation.find(b"null", seen) >= 0:
-            for i in range(start, len(messages)):  # only the messages this request adds
+        if fld is not None and not _finite_from(messages, start):
+            for i in range(start, len(messages)):
                 check_finite(messages[i], f"{fld}[{i}]")
         with self._lock:
             chains.pop(key, None)  # re-inserted last: the dict's order is least recent first
@@ -299,13 +324,34 @@ class Matcher:
         if not self._top.isdisjoint(request):
             dumps_sorted({k: request[k] for k in self._top.intersection(request)})
 
+    def verify_entry(self, entry: Entry, request: dict[str, Any], fix: str) -> None:
+        """:meth:`verify` ``request`` against a recorded entry: its hash, or for an
+        eval-protocol line (no hash) the digest of its messages (made once)."""
+        __tracebackhide__ = True  # pytest: show the caller, not this frame
+        want = entry.sha
+        if want is not None:
+            got = self.digest_parts(request, (entry.env_index, entry.channel))[0]
+            if got != want:
+                self._differs(entry, request, got, fix)
+            return
+        want = self._expected.get(entry.key)
+        if want is None:
+            want = self._expected[entry.key] = self.digest(entry.request)
+        self.verify(entry, {"messages": request.get("messages")}, want, fix)
+
     def verify(self, entry: Entry, request: dict[str, Any], want: str, fix: str) -> None:
         """Raise :class:`CassetteMismatch` unless ``request`` hashes to ``want`` (the
         recorded hash), or equals the recorded request under this matcher's rules."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         got = self.digest(request, (entry.env_index, entry.channel))
-        if got == want:
-            return
+        if got != want:
+            self._differs(entry, request, got, fix)
+
+    def _differs(self, entry: Entry, request: dict[str, Any], got: str, fix: str) -> None:
+        """Raise :class:`CassetteMismatch` naming where ``request`` (which hashes to
+        ``got``, not to the recorded hash) parts from the recorded request, unless the two
+        are equal under this matcher's rules (recorded under other ignore rules)."""
+        __tracebackhide__ = True  # pytest: show the caller, not this frame
         recorded = entry.request if entry.sha is None else entry.full_request()
         if self.digest(recorded) == got:
             return  # the recording was hashed under other ignore rules; equal under these

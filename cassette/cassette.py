@@ -16,7 +16,7 @@ from .errors import CassetteError, CassetteMiss, CassetteModeError, RecordedErro
 from .index import Entry, Key
 from .modes import FIX, ErrorCodec, Mode, chosen_mode, default_error
 from .opening import open_parts
-from .recorder import now_iso
+from .recorder import line_meta, now_iso
 from .redact import Redactor
 from .remote import local_or_url
 from .slots import Slot, Steps
@@ -63,7 +63,6 @@ class Cassette:
         if self.matcher.ignore:
             self.meta.setdefault("ignore", list(self.matcher.ignore))
         self._steps = Steps()
-        self._expected: dict[Key, str] = {}
         self.closed = False
 
         opened = open_parts(
@@ -119,34 +118,37 @@ class Cassette:
 
     def _begin(
         self, request: Json, env_index: EnvIndex | None, channel: str, step: int | None
-    ) -> Slot:
+    ) -> Entry | Slot:
+        """The entry to serve, or the :class:`Slot` of a call to make live."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         if self.closed:
             raise CassetteError(f"{self.path} is closed; open it again to make more calls")
-        if not isinstance(request, dict):
+        if type(request) is not dict and not isinstance(request, dict):
             raise CassetteError(
                 f"a request must be a dict, not {type(request).__name__}; the adapter builds it"
             )
         env = env_index if env_index is not None else current_episode()
         env = 0 if env is None else env
         mode = self.mode
-        key, entry = self._steps.take(
-            env,
-            channel,
-            step,
-            self.index.entries if mode in (Mode.REPLAY, Mode.APPEND) else None,
-            mode in (Mode.RECORD, Mode.APPEND),
-            self._miss if mode is Mode.REPLAY else None,
-            self.path,
-            self.redactor.check_key,
-        )
-        step = key[2]
+        entry: Entry | None
+        if mode is Mode.REPLAY:
+            entry = self._steps.serve(env, channel, step, self.index.entries, self._miss)
+        else:
+            key, entry = self._steps.take(
+                env,
+                channel,
+                step,
+                self.index.entries if mode is Mode.APPEND else None,
+                mode is not Mode.PASSTHROUGH,
+                self.path,
+                self.redactor.check_key,
+            )
         if entry is not None:
             entry.check()  # a line that cannot be served (broken delta chain, changed response)
             if self.match == "strict":
-                self._verify(entry, request)
-            return Slot(env, channel, step, entry, False)
-        slot = Slot(env, channel, step, None, mode is not Mode.PASSTHROUGH)
+                self.matcher.verify_entry(entry, request, self.fix)
+            return entry
+        slot = Slot(env, channel, key[2], mode is not Mode.PASSTHROUGH)
         if slot.write:  # hashed now: what cannot be recorded is refused before the live call
             try:
                 slot.sha, slot.conversation = self.matcher.digest_parts(request, (env, channel))
@@ -154,7 +156,8 @@ class Cassette:
             except CassetteError as exc:
                 self._steps.give_back(key)
                 raise CassetteError(
-                    f"cannot record step {step} of ({env!r}, {channel!r}): {exc}; nothing was sent"
+                    f"cannot record step {key[2]} of ({env!r}, {channel!r}): {exc}; "
+                    "nothing was sent"
                 ) from None
         return slot
 
@@ -168,16 +171,6 @@ class Cassette:
             f"no recording for env_index={env!r} channel={channel!r} step={step}; {held}. "
             f"The code made a call the recording never saw: {self.fix}, or append mode to add it"
         )
-
-    def _verify(self, entry: Entry, request: Json) -> None:
-        __tracebackhide__ = True  # pytest: show the caller, not this frame
-        if entry.sha is None:  # eval-protocol line: matched on its messages alone
-            want = self._expected.get(entry.key)
-            if want is None:
-                want = self._expected[entry.key] = self.matcher.digest(entry.request)
-            self.matcher.verify(entry, {"messages": request.get("messages")}, want, self.fix)
-        else:
-            self.matcher.verify(entry, request, entry.sha, self.fix)
 
     # --- serving and recording ----------------------------------------------------------
 
@@ -216,18 +209,8 @@ class Cassette:
         error = None
         if exc is not None:
             error = (errors.dump(exc) if errors is not None else None) or default_error(exc)
-        meta: Json = {"latency_ms": round((time.perf_counter() - started) * 1000, 3)}
-        meta["recorded_at"] = now_iso()
-        # what the request and response already hold is not repeated: meta.model is the
-        # model that answered where it differs from the one asked for, meta.usage a stream's
-        answered = (response or {}).get("model")
-        if answered is not None and answered != request.get("model"):
-            meta["model"] = answered
-        if extra:
-            meta.update(extra)
         assert self._sink is not None  # slot.write: record or append mode
-        recorder = self._sink.recorder()
-        recorder.interaction(
+        self._sink.recorder().interaction(
             slot.env_index,
             slot.channel,
             slot.step,
@@ -235,7 +218,7 @@ class Cassette:
             slot.sha,
             response,
             error,
-            meta,
+            line_meta(time.perf_counter() - started, now_iso(), request, response, extra),
             slot.conversation,
         )
 
@@ -252,8 +235,8 @@ class Cassette:
         """Serve ``request`` from the recording, or call ``live()`` and record its result."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         slot = self._begin(request, env_index, channel, step)
-        if slot.entry is not None:
-            return self._serve(slot.entry, errors)
+        if not isinstance(slot, Slot):
+            return self._serve(slot, errors)
         started = time.perf_counter()
         try:
             response = live()
@@ -276,8 +259,8 @@ class Cassette:
         """Async twin of :meth:`call`; ``live`` returns an awaitable."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         slot = self._begin(request, env_index, channel, step)
-        if slot.entry is not None:
-            return self._serve(slot.entry, errors)
+        if not isinstance(slot, Slot):
+            return self._serve(slot, errors)
         started = time.perf_counter()
         try:
             response = await live()
@@ -302,8 +285,8 @@ class Cassette:
         end; on replay yield the recorded chunks in order. The key is taken now."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         slot = self._begin(request, env_index, channel, step)
-        if slot.entry is not None:
-            return streaming.replay(*self._replayed(slot.entry, errors))
+        if not isinstance(slot, Slot):
+            return streaming.replay(*self._replayed(slot, errors))
         return streaming.record(live, self._stream_done(slot, request, assemble, errors))
 
     def astream(
@@ -320,8 +303,8 @@ class Cassette:
         """Async twin of :meth:`stream`; use with ``async for``."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         slot = self._begin(request, env_index, channel, step)
-        if slot.entry is not None:
-            return streaming.areplay(*self._replayed(slot.entry, errors))
+        if not isinstance(slot, Slot):
+            return streaming.areplay(*self._replayed(slot, errors))
         return streaming.arecord(live, self._stream_done(slot, request, assemble, errors))
 
     def _replayed(

@@ -20,7 +20,16 @@ import orjson
 
 from .errors import CassetteError
 
-__all__ = ["MAX_DEPTH", "NotJSONError", "check_finite", "dumps", "dumps_sorted", "loads"]
+__all__ = [
+    "MAX_DEPTH",
+    "NotJSONError",
+    "all_finite",
+    "check_finite",
+    "dumps",
+    "dumps_sorted",
+    "json_default",
+    "loads",
+]
 
 MAX_DEPTH = 254  # containers nested deeper than this cannot be written (orjson's limit)
 
@@ -47,6 +56,9 @@ def _default(obj: Any) -> Any:
     if isinstance(obj, (set, frozenset)):
         raise TypeError("a set (JSON has no sets: pass a sorted list)")
     raise TypeError(f"a {type(obj).__name__}")
+
+
+json_default = _default  # orjson's ``default=``, for callers that inline dumps (hot paths)
 
 
 def _not_json(exc: TypeError) -> NotJSONError:
@@ -78,7 +90,7 @@ def loads(data: bytes | str) -> Any:
     return orjson.loads(data)
 
 
-def _all_finite(value: Any) -> bool:
+def all_finite(value: Any) -> bool:
     """Whether ``value`` holds no NaN and no infinity (no paths: the common case is fast).
     Called on values that were serialised already, so nesting is at most 255 levels."""
     kind = type(value)
@@ -98,7 +110,7 @@ def _all_finite(value: Any) -> bool:
         kind = type(item)
         if kind is str or item is None or kind is int or kind is bool:
             continue
-        if not _all_finite(item):
+        if not all_finite(item):
             return False
     return True
 
@@ -106,7 +118,7 @@ def _all_finite(value: Any) -> bool:
 def check_finite(value: Any, where: str = "request") -> None:
     """Raise :class:`~cassette.codec.NotJSONError` if ``value`` holds a NaN or an
     infinity: JSON has neither, and orjson would write (and hash) them as ``null``."""
-    if _all_finite(value):
+    if all_finite(value):
         return
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
     while stack:

@@ -133,9 +133,10 @@ def _records(path: Path, lean: bool) -> Iterator[tuple[int, dict[str, Any] | Ent
         yield from read_records(path)
         return
     spath = str(path)
+    deltas: dict[bytes, Any] = {}  # lines with equal deltas share one dict
     for lineno, line in numbered_lines(path):
         if line.startswith(b'{"type":"interaction"'):
-            entry = lean_entry(line, spath, lineno)
+            entry = lean_entry(line, spath, lineno, deltas)
             if entry is not None:
                 yield lineno, entry
                 continue

@@ -80,7 +80,16 @@ def _numbered(chunks: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
         data = rest + chunk if rest else chunk
         end = data.rfind(b"\n") + 1  # whole lines only; the rest waits for the next chunk
         pos = 0
-        while (found := _INK.search(data, pos, end)) is not None:
+        while pos < end:
+            if data[pos] == 123:  # "{": the usual line, no blank bytes before it
+                stop = data.find(b"\n", pos, end) + 1
+                lineno += 1
+                yield lineno, data[pos:stop]
+                pos = stop
+                continue
+            found = _INK.search(data, pos, end)
+            if found is None:
+                break
             ink = found.start()
             start = data.rfind(b"\n", pos, ink) + 1 or pos
             stop = data.find(b"\n", ink, end) + 1

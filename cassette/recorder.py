@@ -21,20 +21,21 @@ from typing import Any
 from ._format import FORMAT, VERSION
 from ._version import __version__
 from .canonical import conversation_field
-from .checksum import with_checksum
+from .checksum import CHECKSUM_KEY, crc_of_slices, with_checksum
 from .codec import dumps, loads
 from .delta import SAME_ALL, MessageBase, encode_messages
 from .errors import CassetteError
 from .redact import Redactor
 from .store import Writer
 
-__all__ = ["BASES", "Recorder", "header_line", "now_iso"]
+__all__ = ["BASES", "Recorder", "header_line", "line_meta", "now_iso"]
 
 # (env_index, channel) keys whose previous request is kept as a delta base: memory stays
 # bounded however many episodes a recording holds; more run at once than this is rare
 BASES = 1024
 
 _second: tuple[int, str] = (-1, "")
+_META_KEY = b',"meta":'
 
 
 def now_iso() -> str:
@@ -86,17 +87,48 @@ class Recorder:
         self._lock = threading.Lock()
 
     def _emit(self, line: dict[str, Any]) -> None:
+        """Write a header or outcome line (interactions: :meth:`_emit_interaction`)."""
         raw = dumps(line)
         clean, count = self.redactor.redact_line(line, raw, dumps)
         if count:
             self.redacted += count
-            if clean.get("type") == "interaction":
-                clean["meta"] = {**clean.get("meta", {}), "redacted": count}
             raw = dumps(clean)
-            line = clean
-        if line.get("type") == "interaction":  # of what replay serves, as written
-            raw = with_checksum(raw, line)
         self.writer.write(raw)
+
+    def _emit_interaction(
+        self,
+        line: dict[str, Any],
+        response: dict[str, Any] | None,
+        error: dict[str, Any] | None,
+        meta: dict[str, Any],
+    ) -> None:
+        """Write an interaction line: ``line`` (its keys up to ``request_sha256``) with
+        ``response``, ``error`` (if any) and ``meta``. The checksum of a line without an
+        error is the CRC of the response's bytes as the line holds them (found after the
+        request's hash, which the request itself cannot hold, and before ``meta``); a line
+        with an error, or that redaction changes, is checksummed by dumping again."""
+        sha = line["request_sha256"]
+        line["response"] = response
+        if error is not None:
+            line["error"] = error
+        line["meta"] = meta
+        raw = dumps(line)
+        clean, count = self.redactor.redact_line(line, raw, dumps)
+        if count or error is not None or CHECKSUM_KEY in meta:
+            if count:
+                self.redacted += count
+                clean["meta"] = {**clean.get("meta", {}), "redacted": count}
+                raw = dumps(clean)
+            self.writer.write(with_checksum(raw, clean))
+            return
+        marker = b'"request_sha256":"' + sha.encode() + b'","response":'
+        start = raw.find(marker) + len(marker)
+        stop = len(raw) - len(dumps(meta)) - len(_META_KEY) - 1
+        if start < len(marker) or not raw.startswith(_META_KEY, stop):
+            self.writer.write(with_checksum(raw, line))  # (never seen) dumped again
+            return
+        field = b'"' + CHECKSUM_KEY.encode() + b'":"%08x"}}' % crc_of_slices(raw, start, stop)
+        self.writer.write(raw[:-2] + (b"," + field if meta else field))
 
     def header(self, meta: dict[str, Any] | None = None) -> None:
         with self._lock:
@@ -141,11 +173,7 @@ class Recorder:
                 else:
                     line["delta"], line["request"] = _delta(request, snapshot, base)
                 line["request_sha256"] = sha
-                line["response"] = response
-                if error is not None:
-                    line["error"] = error
-                line["meta"] = meta
-                self._emit(line)
+                self._emit_interaction(line, response, error, meta)
                 if snapshot is not None:  # kept last: the dict's order is least recent first
                     self._bases[(env_index, channel)] = snapshot
                     if len(self._bases) > BASES:  # an episode that long idle is written whole
@@ -179,3 +207,23 @@ def _delta(
     elif equal:
         delta["same"] = [k for k in keys if k in equal]
     return delta, stored
+
+
+def line_meta(
+    seconds: float,
+    recorded_at: str,
+    request: dict[str, Any],
+    response: Any,
+    extra: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """The ``meta`` of an interaction line for a call that took ``seconds`` and ended at
+    ``recorded_at`` (:func:`now_iso`). What the request and response already hold is not
+    repeated: ``model`` is the model that answered where it differs from the one asked
+    for; ``extra`` (a stream's ``usage``, ``incomplete``) is added."""
+    meta: dict[str, Any] = {"latency_ms": round(seconds * 1000, 3), "recorded_at": recorded_at}
+    answered = response.get("model") if isinstance(response, dict) else None
+    if answered is not None and answered != request.get("model"):
+        meta["model"] = answered
+    if extra:
+        meta.update(extra)
+    return meta

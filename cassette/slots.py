@@ -1,15 +1,15 @@
 """The keys an open cassette hands out: each call's step (a counter per episode and
 channel, unless the caller names one), which keys this run wrote and which it served.
 
-:class:`Steps` is the bookkeeping (thread-safe); :class:`Slot` is what one call got: its
-key, the entry to serve or None (call live), and whether its result is recorded.
+:class:`Steps` is the bookkeeping (thread-safe): :meth:`Steps.serve` hands replay its
+entry, :meth:`Steps.take` the other modes theirs or a key to call live; :class:`Slot`
+is a call made live: its key and whether its result is recorded.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from .entry import Entry, EnvIndex, Key
@@ -18,15 +18,19 @@ from .errors import CassetteError
 __all__ = ["Slot", "Steps"]
 
 
-@dataclass
 class Slot:
-    env_index: EnvIndex
-    channel: str
-    step: int
-    entry: Entry | None  # set: serve it; None: call live
-    write: bool
-    sha: str = ""  # of the request to record (taken before the live call)
-    conversation: bytes | None = None  # its conversation's JSON, as hashed
+    """A call made live: its key, whether its result is recorded, and (if so) the hash
+    of its request and its conversation's JSON as hashed, taken before the live call."""
+
+    __slots__ = ("channel", "conversation", "env_index", "sha", "step", "write")
+
+    def __init__(self, env_index: EnvIndex, channel: str, step: int, write: bool) -> None:
+        self.env_index = env_index
+        self.channel = channel
+        self.step = step
+        self.write = write
+        self.sha = ""
+        self.conversation: bytes | None = None
 
 
 class Steps:
@@ -38,6 +42,28 @@ class Steps:
         self._written: set[Key] = set()
         self._served: set[Key] = set()
 
+    def serve(
+        self,
+        env: EnvIndex,
+        channel: str,
+        step: int | None,
+        entries: Mapping[Key, Entry],
+        miss: Callable[[Key], Exception],
+    ) -> Entry:
+        """The recorded entry of the next call of (``env``, ``channel``) (``step``, if
+        given), marked served; ``miss(key)`` is raised if there is none (replay mode)."""
+        __tracebackhide__ = True  # pytest: show the caller, not this frame
+        with self._lock:
+            if step is None:
+                step = self._counters.get((env, channel), 0)
+            self._counters[(env, channel)] = step + 1
+            key = (env, channel, step)
+            entry = entries.get(key)
+            if entry is None:
+                raise miss(key)
+            self._served.add(key)
+        return entry
+
     def take(
         self,
         env: EnvIndex,
@@ -45,15 +71,13 @@ class Steps:
         step: int | None,
         entries: Mapping[Key, Entry] | None,
         record: bool,
-        miss: Callable[[Key], Exception] | None,
         where: Path,
         check: Callable[[str, EnvIndex], None],
     ) -> tuple[Key, Entry | None]:
         """The key of the next call of (``env``, ``channel``) (``step``, if given) and its
-        recorded entry in ``entries`` (None: not served from them). With no entry,
-        ``miss(key)`` is raised if given; else, if ``record``, ``check(name, value)`` may
-        refuse its env_index or channel, and the key is taken for writing (a key written
-        twice in one run is refused)."""
+        recorded entry in ``entries`` (None: not served from them). With no entry, if
+        ``record``, ``check(name, value)`` may refuse its env_index or channel, and the
+        key is taken for writing (a key written twice in one run is refused)."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         with self._lock:
             counter = (env, channel)
@@ -62,8 +86,6 @@ class Steps:
             self._counters[counter] = step + 1
             key = (env, channel, step)
             entry = entries.get(key) if entries is not None else None
-            if entry is None and miss is not None:
-                raise miss(key)
             if entry is None and record:
                 check("env_index", env)  # before the live call
                 check("channel", channel)

@@ -172,6 +172,7 @@ class Writer:
         self._lock = threading.Lock()
         self._member: _Member | None = None
         self._begin = 0  # where the line being written begins
+        self._size: int | None = None  # the file's size (shared=False, after a write)
         path.parent.mkdir(parents=True, exist_ok=True)
         self._fd: int | None = create_exclusive(path, mode) if exclusive else _open_append(path)
 
@@ -195,7 +196,10 @@ class Writer:
             if self._flock:
                 fcntl.flock(fd, fcntl.LOCK_EX)
             try:
-                self._begin = os.fstat(fd).st_size
+                # a file of this writer's alone: its size is known, no fstat a line
+                known = self._size
+                self._begin = known if known is not None else os.fstat(fd).st_size
+                self._size = None  # until this line is whole in the file
                 if self.preamble is not None:
                     if self._begin == 0:
                         data = self.preamble + b"\n" + data
@@ -205,6 +209,9 @@ class Writer:
                         self._write_gz(fd, data, self._begin)
                     else:
                         write_all(fd, data)
+                    if not self.shared:
+                        member = self._member
+                        self._size = member.end if member is not None else self._begin + len(data)
                     if self.fsync:
                         os.fsync(fd)
                 except OSError as exc:
