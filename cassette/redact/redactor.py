@@ -28,6 +28,7 @@ from .patterns import (
     VALIDATORS,
     Gate,
     default_gates,
+    fold,
     truncated_tail,
 )
 from .streams import is_token_list, scrub_chunks
@@ -50,19 +51,26 @@ def _norm_key(key: str) -> str:
     return key.lower().replace("-", "_")
 
 
-def _key_gate(keys: Iterable[str], suffixes: Iterable[str]) -> re.Pattern[bytes] | None:
-    """A regex that finds ``":`` closing a key that may name a secret: it jumps from key to
-    key and looks back at the last (up to) five bytes of each (lowered; ``_`` or ``-``)."""
+def _body(word: str) -> str:
+    return "".join("[_-]" if ch == "_" else re.escape(ch) for ch in word)
+
+
+def _key_looks(keys: Iterable[str], suffixes: Iterable[str]) -> bytes | None:
+    """A regex to match at the ``:`` of ``"key":`` if the key may name a secret: it looks
+    back at the last (up to) five bytes of the key (lowered; ``_`` or ``-``), after a look
+    at the last two (where most keys of a line fail, at once)."""
+    words = [('"' + k) if len(k) < 5 else k[-5:] for k in keys] + [s[-5:] for s in suffixes]
     by_width: dict[int, set[str]] = {}
-    for word in [('"' + k) if len(k) < 5 else k[-5:] for k in keys] + [s[-5:] for s in suffixes]:
-        body = "".join("[_-]" if ch == "_" else re.escape(ch) for ch in word)
-        by_width.setdefault(len(word), set()).add(body)
+    for word in words:
+        by_width.setdefault(len(word), set()).add(_body(word))
     if not by_width:
         return None
     looks = "|".join(
         "(?<=(?:" + "|".join(sorted(alts)) + ')":)' for _, alts in sorted(by_width.items())
     )
-    return re.compile(('":(?:' + looks + ")").encode())
+    ends = sorted({_body(w[-2:]) for w in words})
+    first = "(?<=(?:" + "|".join(ends) + ')":)' if min(map(len, words)) >= 2 else ""
+    return (first + "(?:" + looks + ")").encode()
 
 
 def _safe_header(name: str) -> bool:
@@ -92,8 +100,8 @@ class Redactor:
         init=False, repr=False
     )
     _gates: tuple[Gate, ...] = field(init=False, repr=False)
-    _plan: tuple[tuple[Any, bytes, tuple[bytes, ...], bool], ...] = field(init=False, repr=False)
-    _key_gate: re.Pattern[bytes] | None = field(init=False, repr=False)
+    # per gate: (search, byte, needles, what it reads: 0 raw, 1 FOLD copy, 2 lowered)
+    _plan: tuple[tuple[Any, bytes, tuple[bytes, ...], int], ...] = field(init=False, repr=False)
     _key_cache: dict[str, bool] = field(init=False, repr=False)
     _checked: set[str] = field(init=False, repr=False)
 
@@ -113,14 +121,22 @@ class Redactor:
             for p in pats
         )
         defaults = base == list(DEFAULT_PATTERNS)
-        gates = [*default_gates(), *derived_gates(extra)] if defaults else derived_gates(pats)
+        looks = _key_looks(sorted(keys), suffixes)
+        if defaults:  # the key scan joins the gates' scan for ":"
+            gates = [*default_gates(looks), *derived_gates(extra)]
+        else:
+            gates = derived_gates(pats)
+            if looks is not None:
+                gates.insert(0, Gate(re.compile(b":" + looks), b":", folded=True, dashed=True))
         object.__setattr__(self, "_keys", keys)
         object.__setattr__(self, "_suffixes", suffixes)
         object.__setattr__(self, "_finders", finders)
         object.__setattr__(self, "_gates", tuple(gates))
-        plan = tuple((g.scan and g.scan.search, g.byte, g.needles, g.folded) for g in gates)
+        plan = tuple(
+            (g.scan and g.scan.search, g.byte, g.needles, (2 - g.dashed) if g.folded else 0)
+            for g in gates
+        )
         object.__setattr__(self, "_plan", plan)
-        object.__setattr__(self, "_key_gate", _key_gate(sorted(keys), suffixes))
         object.__setattr__(self, "_key_cache", {})
         object.__setattr__(self, "_checked", set())
 
@@ -128,11 +144,15 @@ class Redactor:
 
     def hits(self, raw: bytes) -> bool:
         """Whether the JSON bytes may hold something to scrub (a fast, loose test)."""
-        lowered = raw.lower()
-        if self._key_gate is not None and self._key_gate.search(lowered) is not None:
-            return True
-        for search, byte, needles, folded in self._plan:  # Gate.test, inlined: it is hot
-            data = lowered if folded else raw
+        folded = fold(raw)
+        lowered = None
+        for search, byte, needles, kind in self._plan:  # Gate.test, inlined: it is hot
+            if kind == 0:
+                data = raw
+            elif kind == 1:
+                data = folded
+            else:
+                data = lowered = raw.lower() if lowered is None else lowered
             if byte and byte not in data:
                 continue
             if needles and not any(n in data for n in needles):
