@@ -310,8 +310,8 @@ def default_gates(keys: bytes | None = None) -> tuple[Gate, ...]:
         # led by one of those words (sk-, gsk_ and [sr]k_live_ all end in "sk_"/"k_...")
         _fold(
             _c(
-                rb"_(?:(?<=sk_)[a-z0-9_]{16}|(?<=[pousrabtfwe]_)(?:(?<=gh[pousr]_)"
-                rb"|(?<=xox[abprs]_)|(?<=_pat_)|(?<=hf_|fw_)|(?<=_live_|_test_))[a-z0-9_]{10})"
+                rb"_(?=[a-z0-9_]{10})(?<=[kpousrabtfwe]_)(?:(?<=sk_)(?=[a-z0-9_]{16})"
+                rb"|(?<=gh[pousr]_)|(?<=xox[abprs]_)|(?<=_pat_)|(?<=hf_|fw_)|(?<=_live_|_test_))"
             )
         ),
         _fold(_c(rb"b(?:earer|asic)")),

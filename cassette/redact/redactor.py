@@ -100,7 +100,13 @@ class Redactor:
         init=False, repr=False
     )
     _gates: tuple[Gate, ...] = field(init=False, repr=False)
-    # per gate: (search, byte, needles, what it reads: 0 raw, 1 FOLD copy, 2 lowered)
+    # the gates, sorted for hits(): (byte, search) of those led by a one-byte search, then
+    # the searches of the others, on the raw bytes and on the fold() copy; then the rest
+    # (search, byte, needles, what it reads: 0 raw, 1 fold() copy, 2 lowered)
+    _rare: tuple[tuple[tuple[bytes, Any], ...], tuple[tuple[bytes, Any], ...]] = field(
+        init=False, repr=False
+    )
+    _scans: tuple[tuple[Any, ...], tuple[Any, ...]] = field(init=False, repr=False)
     _plan: tuple[tuple[Any, bytes, tuple[bytes, ...], int], ...] = field(init=False, repr=False)
     _key_cache: dict[str, bool] = field(init=False, repr=False)
     _checked: set[str] = field(init=False, repr=False)
@@ -132,10 +138,18 @@ class Redactor:
         object.__setattr__(self, "_suffixes", suffixes)
         object.__setattr__(self, "_finders", finders)
         object.__setattr__(self, "_gates", tuple(gates))
+        simple = [g for g in gates if g.scan and not g.needles and g.folded == g.dashed]
+        rest = [g for g in gates if g not in simple]
+        rare = tuple(tuple((g.byte, g.scan.search) for g in simple if g.byte and g.folded == f)
+                     for f in (False, True))  # fmt: skip
+        scans = tuple(tuple(g.scan.search for g in simple if not g.byte and g.folded == f)
+                      for f in (False, True))  # fmt: skip
         plan = tuple(
             (g.scan and g.scan.search, g.byte, g.needles, (2 - g.dashed) if g.folded else 0)
-            for g in gates
+            for g in rest
         )
+        object.__setattr__(self, "_rare", rare)
+        object.__setattr__(self, "_scans", scans)
         object.__setattr__(self, "_plan", plan)
         object.__setattr__(self, "_key_cache", {})
         object.__setattr__(self, "_checked", set())
@@ -145,8 +159,23 @@ class Redactor:
     def hits(self, raw: bytes) -> bool:
         """Whether the JSON bytes may hold something to scrub (a fast, loose test)."""
         folded = fold(raw)
+        for byte, search in self._rare[0]:  # Gate.test, inlined: it is hot
+            if byte in raw and search(raw) is not None:
+                return True
+        for byte, search in self._rare[1]:
+            if byte in folded and search(folded) is not None:
+                return True
+        for search in self._scans[0]:
+            if search(raw) is not None:
+                return True
+        for search in self._scans[1]:
+            if search(folded) is not None:
+                return True
+        return bool(self._plan) and self._rest(raw, folded)
+
+    def _rest(self, raw: bytes, folded: bytes) -> bool:
         lowered = None
-        for search, byte, needles, kind in self._plan:  # Gate.test, inlined: it is hot
+        for search, byte, needles, kind in self._plan:
             if kind == 0:
                 data = raw
             elif kind == 1:
