@@ -138,18 +138,22 @@ class Redactor:
         object.__setattr__(self, "_suffixes", suffixes)
         object.__setattr__(self, "_finders", finders)
         object.__setattr__(self, "_gates", tuple(gates))
-        simple = [g for g in gates if g.scan and not g.needles and g.folded == g.dashed]
-        rest = [g for g in gates if g not in simple]
-        rare = tuple(tuple((g.byte, g.scan.search) for g in simple if g.byte and g.folded == f)
-                     for f in (False, True))  # fmt: skip
-        scans = tuple(tuple(g.scan.search for g in simple if not g.byte and g.folded == f)
-                      for f in (False, True))  # fmt: skip
+        rare: tuple[list[tuple[bytes, Any]], list[tuple[bytes, Any]]] = ([], [])
+        scans: tuple[list[Any], list[Any]] = ([], [])
+        rest = []
+        for g in gates:
+            if g.scan is None or g.needles or g.folded != g.dashed:
+                rest.append(g)
+            elif g.byte:
+                rare[g.folded].append((g.byte, g.scan.search))
+            else:
+                scans[g.folded].append(g.scan.search)
         plan = tuple(
             (g.scan and g.scan.search, g.byte, g.needles, (2 - g.dashed) if g.folded else 0)
             for g in rest
         )
-        object.__setattr__(self, "_rare", rare)
-        object.__setattr__(self, "_scans", scans)
+        object.__setattr__(self, "_rare", (tuple(rare[0]), tuple(rare[1])))
+        object.__setattr__(self, "_scans", (tuple(scans[0]), tuple(scans[1])))
         object.__setattr__(self, "_plan", plan)
         object.__setattr__(self, "_key_cache", {})
         object.__setattr__(self, "_checked", set())
