@@ -302,7 +302,7 @@ def default_gates(keys: bytes | None = None) -> tuple[Gate, ...]:
         Gate(_c(rb"eyJ[A-Za-z0-9_\-]{10,}\.eyJ"), b"J"),
         Gate(_c(rb"PRIVATE KEY"), b"V"),
         Gate(_c(rb"://[^\s/]*@"), b"@"),
-        Gate(_c(rb"A(?:[KS]IA[0-9A-Z]{16}|Iza[0-9A-Za-z_\-]{35})")),  # AWS, Google
+        Gate(_c(rb"A(?:[KS]IA[0-9A-Z]{16}|Iza[0-9A-Za-z_\-]{35})"), b"A"),  # AWS, Google
         # name=value, 'name': value
         _fold(_after(b"=", b"", b" ", b"  ", rb"\\t"), b"="),
         _fold(_after(b"':", b""), b"'"),
