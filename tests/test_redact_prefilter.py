@@ -125,6 +125,17 @@ def test_non_secrets_and_secret_key_names() -> None:
                 check(CUSTOM, value)
 
 
+def test_unicode_case_folding_cannot_hide_a_name_from_the_prefilter() -> None:
+    # str patterns in (?i) and str.lower() fold the Kelvin sign to "k" and the long s to
+    # "s"; the prefilter lowers bytes (ASCII): names and keys are matched in ASCII case only
+    for text in ("to\u212aen=abcd1234", "pa\u017f\u017fword: hunter22", "API_\u212aEY=abcd"):
+        for place in PLACEMENTS.values():
+            check(R, place(text))
+    for key in ("api_\u212aey", "pa\u017f\u017fword", "X-Custom-To\u212aen"):
+        check(R, {key: "v"})
+    assert R.redact({"API_KEY": "v", "Db-Password": "w"})[1] == 2  # ASCII case still folds
+
+
 @settings(max_examples=400, deadline=None)
 @given(
     st.sampled_from(SAMPLES),

@@ -121,7 +121,7 @@ _VALUE = (
 # name=value, name = value, name: value, "name": "value" (also inside JSON strings,
 # such as tool-call arguments); name ends in password, secret, token, api key, ...
 ASSIGNMENT = (
-    r"(?i:" + _NAME + r")(?:(?:[ ]{0,2}|\t)=[ \t]*|:[ ]+|\\*[\"']:[ ]*)(?:\\*[\"'])?" + _VALUE
+    r"(?ai:" + _NAME + r")(?:(?:[ ]{0,2}|\t)=[ \t]*|:[ ]+|\\*[\"']:[ ]*)(?:\\*[\"'])?" + _VALUE
 )
 
 # HTTP Basic credentials (checked to decode to printable ``user:password``)
@@ -164,7 +164,7 @@ TRUNCATED = re.compile(
     + r")(?:\s|\\[nrt])*[^\s\"'<>]*\Z"
     + r"|-----BEGIN(?![\s\S]*-----END)[\s\S]*\Z"
     + r"|://[^\s:/?#@\"'<>]{0,256}:(?P<secret>[^\s/?#@\"'<>]*)\Z"
-    + r"|(?i:" + _NAME + r")(?:(?:[ ]{0,2}|\t)=|:|\\*[\"']:)[ \t]*(?:\\*[\"'])?"
+    + r"|(?ai:" + _NAME + r")(?:(?:[ ]{0,2}|\t)=|:|\\*[\"']:)[ \t]*(?:\\*[\"'])?"
     + r"(?P<value>(?<=[\"'])[^\"'\\\n]*|[^\s\"'<>\\]*)\Z"
 )  # fmt: skip
 
@@ -191,7 +191,7 @@ class _Assignments:
     # the names spelled backwards, matched on the reversed text before a separator: one
     # match at one place, where a search for "a name that ends here" would try every place
     _name = (
-        r"(?i:drowssap|dwssap|esarhpssap|dwp|terces|nekot|s?laitnederc|yekipa"
+        r"(?ai:drowssap|dwssap|esarhpssap|dwp|terces|nekot|s?laitnederc|yekipa"
         r"|yek[_\-](?:ipa|ssecca|terces|etavirp|gningis|noitpyrcne|retsam|tneilc))"
     )
     _eq = re.compile(r"(?:[ ]{0,2}|\t)" + _name)

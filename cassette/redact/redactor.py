@@ -47,8 +47,13 @@ _KEY_CACHE = 4096
 _LONG = 200  # a text this long is gated (as its JSON bytes) before the patterns run
 
 
+# ASCII letters only, as the gates lower a line's bytes (str.lower() reads the Kelvin sign
+# as "k": a key the gates could not see)
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ-", "abcdefghijklmnopqrstuvwxyz_")
+
+
 def _norm_key(key: str) -> str:
-    return key.lower().replace("-", "_")
+    return key.translate(_ASCII_LOWER)
 
 
 def _body(word: str) -> str:
