@@ -3,8 +3,10 @@ cheap byte tests (gates) that rule a line out before any pattern runs.
 
 A pattern may name the part to replace ``(?P<secret>...)``; without it the whole match
 is replaced. Patterns run on decoded strings; gates run on a line's JSON bytes (or their
-lowered form), so each gate is looser than its pattern: a gate that fails proves that no
-string of the line can match (``tests/test_redact_secrets.py`` checks it on the corpus).
+:func:`fold` form: lowered, ``-`` read as ``_``), so each gate is looser than its pattern:
+a gate that fails proves that no string of the line can match (``test_redact_secrets.py``
+and ``test_redact_prefilter.py`` check it on the corpus in every placement). Names and
+keys match in ASCII case only, as bytes are lowered.
 """
 
 from __future__ import annotations
