@@ -69,9 +69,10 @@ def test_fork_replays_the_matching_prefix_and_goes_live_after(
     assert forked[8:11] == recorded[8:11] and forked[11] != recorded[11]
     assert other.request_count == 2 + 1
     points = fork_points(new)
+    run = load_index([base]).headers[0]["meta"]["run_id"]  # the base's run id names it
     assert points == {
-        1: {"base": str(base), "base_run": None, "channel": "llm", "step": 2, "why": "mismatch"},
-        2: {"base": str(base), "base_run": None, "channel": "llm", "step": 3, "why": "fork_at"},
+        1: {"base": str(base), "base_run": run, "channel": "llm", "step": 2, "why": "mismatch"},
+        2: {"base": str(base), "base_run": run, "channel": "llm", "step": 3, "why": "fork_at"},
     }
     a, b = dumped(base), dumped(new)
     prefix = [(0, "llm", s) for s in range(4)] + [(1, "llm", 0), (1, "llm", 1)]
