@@ -63,6 +63,8 @@ BAD_PATHS = [
     (("run", "--mode", "rewind", "--", "true"), "Invalid value for '--mode'"),
     (("show",), "Missing argument"),
     (("convert", "a.jsonl", "b.jsonl"), "Missing option '--from'. Choose from: ep; see"),
+    (("show", "good.jsonl", "--env"), "'--env' requires an argument; see `cassette show --help`"),
+    (("diff", "good.jsonl", "--ignore"), "requires an argument; see `cassette diff --help`"),
     (("import", "good.jsonl", "o.jsonl"), "good.jsonl is a file, not a dataset; name the"),
     (("import", "missing", "o.jsonl"), "no such directory: missing; name the directory"),
     (("import", "memory://none/ds/", "o.jsonl"), "memory://none/ds/ holds no interactions"),
