@@ -78,7 +78,7 @@ class ForkCassette:
         self.new, self.base = new, base
         self.fork_at, self.live_channels, self.channel = fork_at, frozenset(live_channels), channel
         headers = base.index.headers
-        self.base_run = set_run_id(headers) if headers else None  # its meta.run_id
+        self.base_run = set_run_id(headers) if headers else None  # the base's run id
         self._lock = threading.Lock()
         self._steps: dict[tuple[Any, str], int] = {}
         self.forked: dict[Any, Json] = {}  # env -> where it forked
