@@ -50,7 +50,7 @@ def _pyarrow() -> Any:
         import pyarrow  # type: ignore[import-untyped, import-not-found, unused-ignore]
         import pyarrow.parquet  # type: ignore[import-untyped, import-not-found, unused-ignore]
     except ImportError:
-        raise CassetteError(f"Parquet export needs pyarrow: {INSTALL_HINT}") from None
+        raise CassetteError(f"Parquet export and import need pyarrow: {INSTALL_HINT}") from None
     return pyarrow
 
 

@@ -30,7 +30,12 @@ from __future__ import annotations
 
 from typing import Any, TypeVar, cast
 
-from anthropic import Anthropic, AsyncAnthropic
+try:
+    from anthropic import Anthropic, AsyncAnthropic
+except ImportError:  # exercised in an environment without anthropic
+    raise ImportError(
+        "cassette.adapters.anthropic needs anthropic: pip install 'rollout-cassette[anthropic]'"
+    ) from None
 
 from ..cassette import Cassette
 from ._anthropic_errors import AnthropicErrors

@@ -34,6 +34,7 @@ __all__ = [
     "plural",
     "reporting_warnings",
     "size",
+    "storage_error",
     "working",
     "writable",
 ]
@@ -272,8 +273,14 @@ def _local_input(console: Console, path: str) -> Path:
         return materialize(local)
     except CassetteError as exc:
         console.fail(str(exc))
-    except OSError as exc:
-        console.fail(f"cannot read {path}: {exc}; check the URL and its credentials")
+    except Exception as exc:  # noqa: BLE001 - OSError, or a storage library's own (botocore's)
+        console.fail(f"cannot read {path}: {storage_error(exc)}; check the URL and its credentials")
+
+
+def storage_error(exc: Exception) -> str:
+    """What a storage library raised, named (``NoCredentialsError: Unable to locate ...``)."""
+    text = str(exc) or type(exc).__name__
+    return text if isinstance(exc, OSError) else f"{type(exc).__name__}: {text}"
 
 
 def _local_output(console: Console, out: str, force: bool) -> Path:
@@ -286,10 +293,13 @@ def _local_output(console: Console, out: str, force: bool) -> Path:
     if isinstance(local, Path):
         return local
     try:
-        if not force and remote_exists(listing(local)):
-            console.fail(f"{out} exists; pass --force to overwrite it, or name another URL")
+        exists = not force and remote_exists(listing(local))
     except CassetteError as exc:
         console.fail(str(exc))
+    except Exception as exc:  # noqa: BLE001 - as in _local_input
+        console.fail(f"cannot list {out}: {storage_error(exc)}; check the URL and its credentials")
+    if exists:
+        console.fail(f"{out} exists; pass --force to overwrite it, or name another URL")
     name = local.rstrip("/").rsplit("/", 1)[-1]
     target = private_dir() / name
     upload_on_exit(target, local)

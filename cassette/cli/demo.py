@@ -278,6 +278,25 @@ def replay_bundled(console: Console) -> None:
     console.print(f"replayed {target.name} offline: {plural(served, 'model call')} served, 0 live")
 
 
+def _not_a_demo(path: Path) -> bool:
+    """Whether ``path`` holds something other than an earlier ``cassette demo`` recording
+    (whose header says ``meta.demo``): a cassette of the user's, or any other file."""
+    import gzip
+
+    import orjson
+
+    try:
+        if not path.is_file() or path.stat().st_size == 0:
+            return path.exists() and not path.is_file()
+        with open(path, "rb") as raw:
+            gz = raw.read(2) == b"\x1f\x8b"
+        with gzip.open(path, "rb") if gz else open(path, "rb") as f:
+            header = orjson.loads(f.readline(1 << 16))
+        return not (isinstance(header, dict) and (header.get("meta") or {}).get("demo") is True)
+    except (OSError, ValueError, AttributeError):  # unreadable, not JSON, meta not a dict
+        return True
+
+
 def record_and_replay(console: Console, out: str | None, *, live: bool, model: str | None) -> bool:
     """``cassette demo``: :func:`run_demo` into ``out`` (default: demo.jsonl in a new
     temporary folder), then show the replayed transcripts, the timings and the verdict.
@@ -318,11 +337,14 @@ def record_and_replay(console: Console, out: str | None, *, live: bool, model: s
     help="Where to write the cassette (default: demo.jsonl in a new temporary folder).",
 )
 @click.option(
+    "--force", is_flag=True, help="Overwrite --out even if it holds something other than a demo."
+)
+@click.option(
     "--bundled",
     is_flag=True,
     help="Only replay the demo cassette shipped with the package, offline.",
 )
-def demo(live: bool, model: str | None, out: str | None, bundled: bool) -> None:
+def demo(live: bool, model: str | None, out: str | None, force: bool, bundled: bool) -> None:
     """Record a tool-calling agent through the real openai SDK, then replay it offline.
 
     With no API key and no network: starts the scripted model server on 127.0.0.1,
@@ -346,6 +368,8 @@ def demo(live: bool, model: str | None, out: str | None, bundled: bool) -> None:
             console.fail(f"--bundled only replays the shipped cassette; drop {', '.join(chosen)}")
         replay_bundled(console)
         return
+    if out and not force and _not_a_demo(Path(out)):  # an earlier demo is overwritten
+        console.fail(f"{out} exists and is not a demo recording; pass --force to overwrite it")
     if live and not os.environ.get("OPENAI_API_KEY"):
         console.fail("--live needs OPENAI_API_KEY (and optionally OPENAI_BASE_URL) set")
     if not record_and_replay(console, out, live=live, model=model):

@@ -59,7 +59,7 @@ def fork(
     import json
     import os
 
-    from .run import bootstrap, spawn
+    from .run import bootstrap, cassette_path, spawn
 
     console = Console()
     if command and command[0] == "--":
@@ -75,7 +75,7 @@ def fork(
     env_vars = {k: v for k, v in os.environ.items() if k != "CASSETTE_FORCE_MODE"}
     env_vars.update(
         CASSETTE_FORK_FROM=os.path.abspath(base),
-        CASSETTE_PATH=os.path.abspath(new),
+        CASSETTE_PATH=cassette_path(new, "record", command, console),  # a URL as it is
         CASSETTE_MODE="record",
         CASSETTE_FORK_CHANNEL=channel,
         CASSETTE_FORK_LIVE=",".join(live),

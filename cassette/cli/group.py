@@ -94,10 +94,12 @@ class _OneLineUsage(click.UsageError):
         click.echo(f"error: {self.format_message()}", err=True)
 
 
-def _one_line_usage(exc: click.UsageError) -> click.UsageError:
+def _one_line_usage(exc: click.UsageError, command: str = "cassette") -> click.UsageError:
+    """``exc`` as one line naming the help of the command it came from (``command`` where
+    click's parser gave it no context: an option missing its argument)."""
     if isinstance(exc, (_OneLineUsage, click.exceptions.NoArgsIsHelpError)):
         return exc
-    where = exc.ctx.command_path if exc.ctx is not None else "cassette"
+    where = exc.ctx.command_path if exc.ctx is not None else command
     message = one_line(exc.format_message()).rstrip(".")
     return _OneLineUsage(f"{message}; see `{where} --help`", exc.ctx)
 
@@ -121,7 +123,8 @@ class OneLineGroup(click.Group):
         try:
             return super().invoke(ctx)
         except click.UsageError as exc:
-            raise _one_line_usage(exc) from None
+            sub = ctx.invoked_subcommand
+            raise _one_line_usage(exc, f"{ctx.command_path} {sub}" if sub else "cassette") from None
         except BrokenPipeError:  # `cassette diff A B | head`: the reader has what it wanted
             _quiet_stdout()
             sys.exit(141)  # as a process killed by SIGPIPE, what a shell reports for `yes | head`

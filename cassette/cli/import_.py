@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..errors import CassetteError
-from .console import Console, plural, writable
+from .console import Console, plural, storage_error, writable
 
 __all__ = ["import_command"]
 
@@ -17,6 +17,11 @@ def _local_dataset(console: Console, src: str) -> Path:
 
     if not is_url(src):
         path = Path(src.removeprefix("file://"))
+        if path.is_file():  # a cassette, say: import reads what export wrote from one
+            console.fail(
+                f"{src} is a file, not a dataset; name the directory `cassette export` wrote "
+                f"(`cassette export {src} DIR` writes one)"
+            )
         if not path.is_dir():
             console.fail(f"no such directory: {src}; name the directory `cassette export` wrote")
         return path
@@ -25,13 +30,23 @@ def _local_dataset(console: Console, src: str) -> Path:
     try:
         fs, root = filesystem(src)
         names = ("interactions.parquet", "episodes.parquet")
-        got = fs.cat([f"{root}/{n}" for n in names], on_error="omit")
+        got = fs.cat([f"{root}/{n}" for n in names], on_error="return")
     except CassetteError as exc:
         console.fail(str(exc))
+    except Exception as exc:  # noqa: BLE001 - a storage library's own (botocore's)
+        got = {f"{root}/{names[0]}": exc}
     for name in names:
         data = got.get(f"{root}/{name}")
-        if data is not None:
+        if isinstance(data, bytes):
             (local / name).write_bytes(data)
+        elif data is not None and not isinstance(data, FileNotFoundError):
+            why = storage_error(data)
+            console.fail(f"cannot read {src}: {why}; check the URL and its credentials")
+        elif name == names[0]:
+            console.fail(
+                f"{src} holds no {name}: not a `cassette export` dataset; name the URL "
+                "`cassette export` wrote"
+            )
     return local
 
 

@@ -33,7 +33,10 @@ __all__ = ["redact", "redact_command"]
     multiple=True,
     help="Also scrub strings that match this regular expression; repeatable.",
 )
-def redact(src: str, out: str | None, keys: tuple[str, ...], patterns: tuple[str, ...]) -> None:
+@click.option("--force", is_flag=True, help="Overwrite OUT if it exists.")
+def redact(
+    src: str, out: str | None, keys: tuple[str, ...], patterns: tuple[str, ...], force: bool
+) -> None:
     """Scrub secrets from an existing cassette.
 
     API keys, auth headers and tokens are replaced, in place when OUT is omitted
@@ -52,10 +55,22 @@ def redact(src: str, out: str | None, keys: tuple[str, ...], patterns: tuple[str
     if is_url(src) and out is None:  # in place: the scrubbed copy goes back to the URL
         upload_on_exit(path, src)
     elif out is not None and is_url(out):
-        out = str(writable(console, out, True))
+        out = str(writable(console, out, force))
+    elif out is not None and not force and Path(out).exists() and not _same(path, Path(out)):
+        console.fail(
+            f"{out} exists; pass --force to overwrite it, name another OUT, or leave OUT out "
+            f"to scrub {src} in place"
+        )
     if out is not None and path.is_dir() != Path(out).is_dir() and Path(out).exists():
         console.fail(f"{src} and {out} must both be files or both be directories")
     redact_command(console, path, src, out, keys=keys, patterns=patterns, large=large_bytes())
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
 
 
 def redact_command(

@@ -11,7 +11,7 @@ import click
 
 from .console import Console
 
-__all__ = ["bootstrap", "run", "spawn"]
+__all__ = ["bootstrap", "cassette_path", "run", "spawn"]
 
 
 def bootstrap(env: dict[str, str], *, offline: bool) -> dict[str, str]:
@@ -82,15 +82,37 @@ def run(
     if mode is not None:
         env["CASSETTE_FORCE_MODE"] = mode.lower()
     if path is not None:
-        where = os.path.abspath(path)
-        if path.endswith(("/", os.sep)):  # a shard directory: abspath drops the slash
-            where += os.sep
+        where = cassette_path(path, (mode or "").lower(), command, console)
         env["CASSETTE_PATH"] = where
         if auto:
             env.update(
                 bootstrap(env, offline=(mode or "").lower() == "replay" and not allow_network)
             )
     spawn(command, env, console)
+
+
+def cassette_path(path: str, mode: str, command: tuple[str, ...], console: Console) -> str:
+    """``--cassette PATH`` for the child: a local path made absolute (a trailing slash, a
+    shard directory, kept), a URL (``s3://...``) as it is. A replay of a local cassette
+    that does not exist fails here, in one line, rather than at the child's first call."""
+    import os
+    import shlex
+
+    from ..remote import local_or_url
+
+    local = local_or_url(path)
+    if not isinstance(local, os.PathLike):
+        return local  # a URL: abspath would make it a local path
+    if mode == "replay" and not local.exists():
+        again = shlex.join(["cassette", "run", "--mode", "record", "--cassette", path, "--"])
+        console.fail(
+            f"no cassette at {path} to replay; check the path, or record it first: "
+            f"{again} {shlex.join(command)}"
+        )
+    where = os.path.abspath(local)
+    if path.endswith(("/", os.sep)):  # a shard directory: abspath drops the slash
+        where += os.sep
+    return where
 
 
 def spawn(command: tuple[str, ...], env: dict[str, str], console: Console) -> None:

@@ -11,7 +11,7 @@ from ..delta import is_ref
 from ..errors import CassetteError
 from ..inspect import content_text, json_text, response_message, tool_calls, usage_of
 from ..runid import set_run_id
-from .console import Console, existing, format_option, load, reporting_warnings
+from .console import Console, existing, format_option, load, plural, reporting_warnings
 
 if TYPE_CHECKING:
     from ..index import Entry, EnvIndex, Index
@@ -72,8 +72,9 @@ def _show(
         console.json({"path": path, "run_id": run_id, "episodes": records})
         return
     episodes = episode_transcripts(index, env=env, channel=channel, full=full)
-    head = f"{path}: {len(index.episodes())} episodes, {len(index.entries)} interactions"
-    console.print(f"{head}, {len(index.outcomes)} outcomes", "bold")
+    counts = [(len(index.episodes()), "episode"), (len(index.entries), "interaction")]
+    counts.append((len(index.outcomes), "outcome"))
+    console.print(f"{path}: {', '.join(plural(n, word) for n, word in counts)}", "bold")
     if index.headers:
         console.print(f"run id {set_run_id(index.headers)}", "dim")
     for lines in episodes.values():

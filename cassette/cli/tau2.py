@@ -127,6 +127,27 @@ def _record_fix(path: Path, config: Json) -> str:
     return f"to re-record, run `{shlex.join([*argv, str(path)])}` against a live model"
 
 
+def _check_tasks(config: Json) -> None:
+    """Fail in one line if tau2 knows no such domain or task ids (tau2's own lookup)."""
+    run = importlib.import_module("tau2.run")
+    ids = config.get("task_ids")
+    try:
+        run.get_tasks(config["domain"], task_ids=list(ids) if ids else None)
+    except (ValueError, KeyError) as exc:
+        _fail(f"tau2: {exc}; {_tasks_fix(str(config['domain']))}")
+
+
+def _tasks_fix(domain: str) -> str:
+    """What to pass instead of an unknown ``--domain`` or ``--task-ids``."""
+    try:
+        known = list(importlib.import_module("tau2.registry").registry.get_task_sets())
+    except (ImportError, AttributeError):
+        known = []
+    if known and domain not in known:
+        return f"pick --domain from {', '.join(known)}"
+    return f"check --domain and --task-ids (each a task id of {domain})"
+
+
 def _exists(path: Path) -> bool:
     return path.is_dir() or (path.is_file() and path.stat().st_size > 0)
 
@@ -230,6 +251,7 @@ def tau2_command(
                 cas.fix = _record_fix(target, config)
         else:
             config = _settle(options, {})
+            _check_tasks(config)  # before the cassette is opened: no side file is left
             why = _unreachable(base_url) if base_url else None
             if why is not None:
                 _fail(f"cannot reach {base_url} ({why}); check --base-url", 1)
@@ -247,7 +269,7 @@ def tau2_command(
     except cassette.CassetteError as exc:
         _fail(str(exc))
     except (ValueError, KeyError) as exc:  # tau2: unknown domain or task ids
-        _fail(f"tau2: {exc}")
+        _fail(f"tau2: {exc}; {_tasks_fix(domain or '')}")
     _report(path, cas, config, res)
 
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import socket
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -290,3 +293,16 @@ def test_a_damaged_recorded_error_is_not_rebuilt(data: Any) -> None:
     info = {"type": "anthropic.RateLimitError", "message": "slow down", "data": data}
     assert AnthropicErrors(client, "/v1/messages").load(info) is None
     client.close()
+
+
+def test_without_anthropic_the_error_says_how_to_install(tmp_path: Path) -> None:
+    code = "import sys; sys.modules['anthropic'] = None; import cassette.adapters.anthropic"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines()[-1] == (
+        "ImportError: cassette.adapters.anthropic needs anthropic: "
+        "pip install 'rollout-cassette[anthropic]'"
+    )

@@ -51,3 +51,23 @@ def test_demo_live_without_a_key_is_a_usage_error(monkeypatch: pytest.MonkeyPatc
     result = CliRunner().invoke(main, ["demo", "--live"])
     assert result.exit_code == 2
     assert "OPENAI_API_KEY" in result.output
+
+
+def test_demo_out_overwrites_an_earlier_demo_but_not_a_cassette_of_yours(tmp_path: Path) -> None:
+    out = tmp_path / "a.jsonl"
+    for _ in range(2):  # the README runs it twice into the same name: an earlier demo goes
+        assert CliRunner().invoke(main, ["demo", "--out", str(out)]).exit_code == 0
+    mine = tmp_path / "mine.jsonl"
+    with cassette.open(mine, "record") as cas:
+        cas.call({"messages": [{"role": "user", "content": "hi"}]}, live=lambda: {"choices": []})
+    kept = mine.read_bytes()
+    refused = CliRunner().invoke(main, ["demo", "--out", str(mine)])
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert refused.stderr == (
+        f"error: {mine} exists and is not a demo recording; pass --force to overwrite it\n"
+    )
+    assert mine.read_bytes() == kept
+    forced = CliRunner().invoke(main, ["demo", "--out", str(mine), "--force"])  # as it says
+    assert forced.exit_code == 0 and "transcripts and rewards: identical" in forced.stdout
+    (tmp_path / "notes.txt").write_text("not a cassette")
+    assert CliRunner().invoke(main, ["demo", "--out", str(tmp_path / "notes.txt")]).exit_code == 2

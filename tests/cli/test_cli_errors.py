@@ -63,6 +63,15 @@ BAD_PATHS = [
     (("run", "--mode", "rewind", "--", "true"), "Invalid value for '--mode'"),
     (("show",), "Missing argument"),
     (("convert", "a.jsonl", "b.jsonl"), "Missing option '--from'. Choose from: ep; see"),
+    (("show", "good.jsonl", "--env"), "'--env' requires an argument; see `cassette show --help`"),
+    (("diff", "good.jsonl", "--ignore"), "requires an argument; see `cassette diff --help`"),
+    (("import", "good.jsonl", "o.jsonl"), "good.jsonl is a file, not a dataset; name the"),
+    (("import", "missing", "o.jsonl"), "no such directory: missing; name the directory"),
+    (("import", "memory://none/ds/", "o.jsonl"), "memory://none/ds/ holds no interactions"),
+    (
+        ("run", "--mode", "replay", "--cassette", "missing.jsonl", "--", "true"),
+        "no cassette at missing.jsonl to replay; check the path, or record it first:",
+    ),
 ]
 
 
@@ -155,3 +164,36 @@ def test_a_reader_that_stops_early_is_no_network_error(place: Path) -> None:
         os.close(write)
     assert proc.returncode == 141, proc.stderr
     assert proc.stderr == ""
+
+
+# an object store that refuses every request with an error of its own (not an OSError),
+# as s3fs does without credentials (botocore's NoCredentialsError)
+LOCKED_STORE = """
+import fsspec
+from fsspec.spec import AbstractFileSystem
+class NoCredentialsError(Exception):
+    pass
+class LockedStore(AbstractFileSystem):
+    protocol = "locked"
+    def ls(self, path, detail=True, **kwargs):
+        raise NoCredentialsError("Unable to locate credentials")
+    def cat_file(self, path, start=None, end=None, **kwargs):
+        raise NoCredentialsError("Unable to locate credentials")
+fsspec.register_implementation("locked", LockedStore, clobber=True)
+"""
+
+STORE_ERRORS = [
+    ("show", "locked://bucket/a.jsonl"),
+    ("stats", "locked://bucket/runs/"),
+    ("diff", "good.jsonl", "locked://bucket/b.jsonl"),
+    ("merge", "locked://bucket/out.jsonl", "good.jsonl"),
+    ("import", "locked://bucket/dataset/", "o.jsonl"),
+]
+
+
+@pytest.mark.parametrize("args", STORE_ERRORS, ids=[" ".join(a) for a in STORE_ERRORS])
+def test_a_store_that_refuses_is_one_line(place: Path, args: tuple[str, ...]) -> None:
+    pytest.importorskip("fsspec")
+    line = one_line_error(cassette_cli(*args, cwd=place, prelude=LOCKED_STORE))
+    assert "NoCredentialsError: Unable to locate credentials" in line, line
+    assert line.endswith("check the URL and its credentials"), line

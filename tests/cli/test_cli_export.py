@@ -17,6 +17,7 @@ import cassette
 from cassette.adapters.openai import wrap_openai
 from cassette.cli import main
 from tests.conftest import MakeServer
+from tests.helpers.cli import REPO, cassette_cli, one_line_error
 
 pa = pytest.importorskip("pyarrow")
 
@@ -125,3 +126,14 @@ def test_export_refuses_a_full_directory_and_a_missing_input(tmp_path: Path) -> 
         cas.call({"q": 1}, live=lambda: {"a": 1})
     result = CliRunner().invoke(main, ["export", str(src), str(tmp_path / "full")])
     assert result.exit_code != 0 and "--force" in result.output
+
+
+def test_without_pyarrow_export_and_import_say_what_to_install(tmp_path: Path) -> None:
+    block = "import sys; sys.modules['pyarrow'] = None\n"
+    (tmp_path / "a.jsonl").write_bytes((REPO / "tests/fixtures/cli/run_a.jsonl").read_bytes())
+    (tmp_path / "ds").mkdir()
+    for args in (("export", "a.jsonl", "out"), ("import", "ds", "back.jsonl")):
+        line = one_line_error(cassette_cli(*args, cwd=tmp_path, prelude=block))
+        assert line == (
+            "error: Parquet export and import need pyarrow: pip install 'rollout-cassette[export]'"
+        )

@@ -50,3 +50,18 @@ def test_fork_an_unmodified_script(make_server: MakeServer, tmp_path: Path) -> N
     )
     assert replayed.returncode == 0, replayed.stderr
     assert replayed.stdout == forked.stdout
+
+
+def test_a_url_for_new_is_passed_on_as_it_is(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from cassette.cli import main
+
+    base = tmp_path / "base.jsonl"
+    base.write_text("")
+    seen = tmp_path / "seen.txt"
+    probe = "import os, sys; open(sys.argv[1], 'w').write(os.environ['CASSETTE_PATH'])"
+    url = "s3://bucket/runs/forked/"
+    args = ["fork", str(base), url, "--no-auto", "--", sys.executable, "-c", probe, str(seen)]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    assert seen.read_text() == url  # not made a local path under the working directory

@@ -139,3 +139,16 @@ def test_usage_errors_exit_2(args: list[str], says: str) -> None:
     result = redact(*args)
     assert result.exit_code == 2 and result.stderr.count("\n") == 1
     assert result.stderr.startswith(says)
+
+
+def test_an_existing_out_is_overwritten_only_with_force(tmp_path: Path) -> None:
+    path = leaky(tmp_path / "a.jsonl")
+    out = tmp_path / "mine.jsonl"
+    out.write_text("a file of yours\n")
+    refused = redact(str(path), str(out))
+    assert refused.exit_code == 2 and refused.stderr.count("\n") == 1
+    assert refused.stderr.startswith(f"error: {out} exists; pass --force to overwrite it,")
+    assert out.read_text() == "a file of yours\n"
+    forced = redact(str(path), str(out), "--force")  # as it says
+    assert forced.exit_code == 0, forced.output
+    assert "[REDACTED]" in out.read_text()

@@ -39,6 +39,8 @@ def test_the_command_sees_the_variables_and_its_exit_code_is_ours(
         "os.environ['CASSETTE_MODE'] + ' ' + os.environ['CASSETTE_PATH']); sys.exit(3)"
     )
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "a.jsonl").touch()  # replay refuses a cassette that is not there
     argv = ["--", sys.executable, "-c", probe, str(seen)]
     result = run("--mode", "REPLAY", "--cassette", "runs/a.jsonl", *argv)
     assert result.exit_code == 3
@@ -100,3 +102,33 @@ def test_mode_is_forced_and_the_path_optional(tmp_path: Path) -> None:
     # no --mode: CASSETTE_MODE=auto, which the code's mode= overrides; nothing forced
     assert run("--", sys.executable, "-c", probe, str(seen)).exit_code == 0
     assert seen.read_text() == repr((None, "auto", None))
+
+
+def test_a_replay_of_a_missing_cassette_is_one_line_and_its_fix_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "agent.py"
+    script.write_text(AGENT)
+    command = ["--", sys.executable, str(script)]
+    missing = run("--mode", "replay", "--cassette", "runs/typo.jsonl", *command)
+    assert missing.exit_code == 2 and missing.stderr.count("\n") == 1
+    assert missing.stderr.startswith("error: no cassette at runs/typo.jsonl to replay;")
+    fix = missing.stderr.split("record it first: ", 1)[1].split()
+    assert fix[:7] == ["cassette", "run", "--mode", "record", "--cassette", "runs/typo.jsonl", "--"]
+    assert run(*fix[2:]).exit_code == 0  # the fix as printed records it
+    monkeypatch.setenv("NO_MODEL", "1")
+    assert run("--mode", "replay", "--cassette", "runs/typo.jsonl", *command).exit_code == 0
+
+
+def test_a_url_is_passed_on_as_it_is(tmp_path: Path) -> None:
+    seen = tmp_path / "seen.txt"
+    probe = "import os, sys; open(sys.argv[1], 'w').write(os.environ['CASSETTE_PATH'])"
+    for url in ("s3://bucket/runs/2026-12-01/", "memory://runs/a.jsonl"):
+        argv = ["--no-auto", "--cassette", url, "--", sys.executable, "-c", probe, str(seen)]
+        assert run(*argv).exit_code == 0
+        assert seen.read_text() == url  # not made a local path under the working directory
+    local = tmp_path / "a.jsonl"
+    argv = ["--cassette", f"file://{local}", "--", sys.executable, "-c", probe, str(seen)]
+    assert run(*argv).exit_code == 0
+    assert seen.read_text() == str(local)

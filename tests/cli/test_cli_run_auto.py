@@ -89,6 +89,8 @@ def test_replay_cuts_the_network_off_and_a_miss_fails_the_command(
 ) -> None:
     server = make_server("random")
     path = tmp_path / "c.jsonl"
+    with cassette.open(path, "record"):  # a cassette with no calls (replay needs one)
+        pass
     probe = f"import socket; socket.create_connection(('127.0.0.1', {server.port}))"
     result = cassette_run(
         "--mode", "replay", "--cassette", str(path), "--", sys.executable, "-c", probe

@@ -109,3 +109,12 @@ def test_a_broken_file_is_one_line_that_points_at_validate(tmp_path: Path) -> No
     assert result.stderr.count("\n") == 1
     assert f"{path}:3: not valid JSON" in result.stderr
     assert "cassette validate" in result.stderr
+
+
+def test_the_head_counts_in_the_singular_where_there_is_one(tmp_path: Path) -> None:
+    path = tmp_path / "one.jsonl"
+    with cassette.open(path, "record") as cas:
+        cas.call({"messages": [{"role": "user", "content": "hi"}]}, live=lambda: {"choices": []})
+        cas.outcome(0, reward=1.0, terminated=True)
+    head = show(str(path)).stdout.splitlines()[0]
+    assert head == f"{path}: 1 episode, 1 interaction, 1 outcome"

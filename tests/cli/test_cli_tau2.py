@@ -132,3 +132,18 @@ def test_bundled_takes_no_cassette_and_no_cassette_needs_bundled(tmp_path: Path)
     assert both.exit_code == 2 and "leave out CASSETTE and --mode" in both.output
     neither = CliRunner().invoke(tau2_command, [])
     assert neither.exit_code == 2 and "--bundled" in neither.output
+
+
+def test_an_unknown_domain_or_task_is_one_line_naming_the_choices(tmp_path: Path) -> None:
+    llms = ("--agent-llm", MODEL, "--user-llm", MODEL)
+    for args, says in (
+        (("--domain", "nosuch"), "pick --domain from mock, airline"),
+        (("--domain", "mock", "--task-ids", "nosuch"), "check --domain and --task-ids"),
+    ):
+        path = tmp_path / "runs" / "t.jsonl"
+        result = CliRunner().invoke(tau2_command, ["--mode", "record", *args, *llms, str(path)])
+        errors = [line for line in result.output.splitlines() if line.startswith("error: ")]
+        assert result.exit_code == 2 and len(errors) == 1, result.output  # (tau2 logs too)
+        assert errors[0].startswith("error: tau2: ") and says in errors[0], errors[0]
+        # refused before the cassette is opened: no side file is left beside it
+        assert not path.parent.exists() or list(path.parent.iterdir()) == []

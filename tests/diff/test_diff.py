@@ -369,3 +369,9 @@ def test_eval_protocol_playback_files(tmp_path: Path) -> None:
         "hello",
         "bye",
     )
+
+
+def test_a_missing_run_is_a_cassette_error_naming_it(tmp_path: Path) -> None:
+    missing = tmp_path / "nothere.jsonl"
+    with pytest.raises(cassette.CassetteError, match=r"^no such file or directory: .*nothere"):
+        diff_runs(GOLDEN / "run_a.jsonl", missing)
