@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
-from .codec import all_finite, check_finite, dumps_sorted, json_default
+from .codec import all_finite, check_finite, dumps_sorted
 from .difference import Difference, first_difference, format_path
 from .errors import CassetteMismatch
 from .paths import parse_ignore, remove_path
@@ -105,6 +105,7 @@ def _split(params: dict[str, Any], key: str) -> tuple[bytes, bytes]:
 _PARAMS_CACHE: dict[tuple[str, bytes], tuple[bytes, bytes, bool]] = {}  # (head, tail, null?)
 _dumps = orjson.dumps
 _SORT = orjson.OPT_SORT_KEYS
+_tuple_new = tuple.__new__  # a NamedTuple made without its Python-level __new__
 
 
 class Canonical(NamedTuple):
@@ -142,17 +143,18 @@ class Canonical(NamedTuple):
             return self.sha256(), None, 0
         end = len(conv) - 1  # the conversation list without its closing bracket
         start = 0
-        if chain is not None and chain.head == self.head and conv.startswith(chain.prefix):
-            state = chain.state.copy()
-            state.update(memoryview(conv)[len(chain.prefix) : end])
-            start = chain.size
+        if chain is not None and chain[0] == self.head and conv.startswith(chain[1]):
+            state = chain[2].copy()
+            state.update(memoryview(conv)[len(chain[1]) : end])
+            start = chain[3]
         else:
             state = hashlib.sha256(self.head)
             state.update(memoryview(conv)[:end])
         final = state.copy()
         final.update(conv[end:])
         final.update(self.tail)
-        return final.hexdigest(), HashChain(self.head, conv[:end], state, count), start
+        chained = _tuple_new(HashChain, (self.head, conv[:end], state, count))
+        return final.hexdigest(), chained, start
 
 
 class HashChain(NamedTuple):
@@ -180,8 +182,12 @@ def canonical_parts(request: dict[str, Any], *, live: bool = False) -> Canonical
         if live and b"null" in whole:
             check_finite(request)
         return Canonical(whole, b"", b"", None)
-    params = {k: v for k, v in request.items() if k != key}
-    cache_key = (key, dumps_sorted(params))
+    params = dict(request)
+    del params[key]
+    try:  # (the cache's key need not be canonical: the bytes tell the values apart)
+        cache_key = (key, _dumps(params))
+    except TypeError:  # a pydantic model, bytes, ... (or what JSON cannot hold: raises)
+        cache_key = (key, dumps_sorted(params))
     parts = _PARAMS_CACHE.get(cache_key)
     if parts is None:
         # NaN is written as null: where the bytes hold one, the values are looked at
@@ -192,10 +198,10 @@ def canonical_parts(request: dict[str, Any], *, live: bool = False) -> Canonical
     if live and parts[2]:
         check_finite(params)
     try:
-        conversation = _dumps(request[key], default=json_default, option=_SORT)
+        conversation = _dumps(request[key], option=_SORT)
     except TypeError:
-        conversation = dumps_sorted(request[key])  # raises NotJSONError, saying why
-    return Canonical(parts[0], conversation, parts[1], key)
+        conversation = dumps_sorted(request[key])  # a pydantic model...; or NotJSONError
+    return _tuple_new(Canonical, (parts[0], conversation, parts[1], key))
 
 
 def canonical_bytes(request: dict[str, Any]) -> bytes:
@@ -302,21 +308,25 @@ class Matcher:
             return parts.sha256(), parts.conversation if same else None
         parts = canonical_parts(normal, live=True)
         fld = parts.field
-        same = fld is not None and normal[fld] is request.get(fld)
+        conv = parts.conversation
         chains = self._chains
+        prev = chains.pop(key, None)  # re-inserted last: the order is least recent first
         messages = normal[fld] if fld is not None else ()
-        prev = chains.get(key)
         sha, chain, start = parts.hash_from(prev, len(messages))
-        if fld is not None and not _finite_from(messages, start):
+        # NaN and infinities are written as null: the new messages are looked at only
+        # where their bytes hold one (each message once an episode, as it is added)
+        new = len(prev.prefix) if start and prev is not None else 0  # their first byte
+        if chain is not None and conv.find(b"null", new) >= 0 and not _finite_from(messages, start):
             for i in range(start, len(messages)):
                 check_finite(messages[i], f"{fld}[{i}]")
-        with self._lock:
-            chains.pop(key, None)  # re-inserted last: the dict's order is least recent first
-            if chain is not None:
+        if chain is not None:
+            with self._lock:
                 chains[key] = chain
                 if len(chains) > CHAINS:
                     del chains[next(iter(chains))]
-        return sha, parts.conversation if same else None
+        if fld is not None and normal[fld] is request.get(fld):
+            return sha, conv
+        return sha, None
 
     def check_ignored(self, request: dict[str, Any]) -> None:
         """Raise :class:`~cassette.codec.NotJSONError` if a top-level key that is not
