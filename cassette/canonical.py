@@ -102,10 +102,25 @@ def _split(params: dict[str, Any], key: str) -> tuple[bytes, bytes]:
 
 # Parameters are small and the same call after call: their canonical parts are made once
 # per distinct value, in a cache keyed by their raw bytes (and the conversation's key).
-_PARAMS_CACHE: dict[tuple[str, bytes], tuple[bytes, bytes, bool]] = {}  # (head, tail, null?)
+_Parts = tuple[bytes, bytes, bool]  # (head, tail, whether the parameters' JSON holds a null)
+_PARAMS_CACHE: dict[tuple[str, bytes], _Parts] = {}
+_last: list[tuple[str, bytes, _Parts]] = [("", b"", (b"", b"", False))]  # the latest
 _dumps = orjson.dumps
 _SORT = orjson.OPT_SORT_KEYS
 _tuple_new = tuple.__new__  # a NamedTuple made without its Python-level __new__
+
+
+def _params_parts(params: dict[str, Any], key: str, raw: bytes) -> _Parts:
+    """The canonical parts of ``params`` (whose JSON is ``raw``) around ``key``, cached."""
+    parts = _PARAMS_CACHE.get((key, raw))
+    if parts is None:
+        # NaN is written as null: where the bytes hold one, the values are looked at
+        parts = (*_split(params, key), b"null" in raw)
+        if len(_PARAMS_CACHE) >= 512:
+            _PARAMS_CACHE.clear()
+        _PARAMS_CACHE[key, raw] = parts
+    _last[0] = (key, raw, parts)
+    return parts
 
 
 class Canonical(NamedTuple):
@@ -145,7 +160,7 @@ class Canonical(NamedTuple):
         start = 0
         if chain is not None and chain[0] == self.head and conv.startswith(chain[1]):
             state = chain[2].copy()
-            state.update(memoryview(conv)[len(chain[1]) : end])
+            state.update(conv[len(chain[1]) : end])  # (a copy: cheaper than a view)
             start = chain[3]
         else:
             state = hashlib.sha256(self.head)
@@ -185,16 +200,11 @@ def canonical_parts(request: dict[str, Any], *, live: bool = False) -> Canonical
     params = dict(request)
     del params[key]
     try:  # (the cache's key need not be canonical: the bytes tell the values apart)
-        cache_key = (key, _dumps(params))
+        raw = _dumps(params)
     except TypeError:  # a pydantic model, bytes, ... (or what JSON cannot hold: raises)
-        cache_key = (key, dumps_sorted(params))
-    parts = _PARAMS_CACHE.get(cache_key)
-    if parts is None:
-        # NaN is written as null: where the bytes hold one, the values are looked at
-        parts = (*_split(params, key), b"null" in cache_key[1])
-        if len(_PARAMS_CACHE) >= 512:
-            _PARAMS_CACHE.clear()
-        _PARAMS_CACHE[cache_key] = parts
+        raw = dumps_sorted(params)
+    last = _last[0]  # the parameters of the call before, most often the same: no lookup
+    parts = last[2] if raw == last[1] and key == last[0] else _params_parts(params, key, raw)
     if live and parts[2]:
         check_finite(params)
     try:
