@@ -16,11 +16,12 @@ import hashlib
 import re
 import threading
 from collections.abc import Hashable, Iterable
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
-from .codec import all_finite, check_finite, dumps_sorted
+from .codec import check_finite, dumps_sorted, messages_finite
 from .difference import Difference, first_difference, format_path
 from .errors import CassetteMismatch
 from .paths import parse_ignore, remove_path
@@ -221,23 +222,6 @@ def canonical_bytes(request: dict[str, Any]) -> bytes:
     return head + conversation + tail
 
 
-def _finite_from(messages: Any, start: int) -> bool:
-    """Whether the messages from ``start`` on hold no NaN and no infinity: the values at
-    the top of each message (text, None, numbers) are looked at in place, and only the
-    containers among them (``tool_calls``) are walked."""
-    for message in messages[start:]:
-        if type(message) is dict:
-            for value in message.values():
-                kind = type(value)
-                if kind is str or value is None or kind is int or kind is bool:
-                    continue
-                if not all_finite(value):
-                    return False
-        elif not all_finite(message):
-            return False
-    return True
-
-
 # --- matching: ignore rules, hashing with chains, the explanation of a mismatch ------
 
 # Request keys that never decide what a model answers: transport, credentials, retries.
@@ -279,6 +263,7 @@ class Matcher:
                 self._top |= {tokens[0]}
             else:
                 self._paths.append(tokens)
+        self._plain = not self._paths  # only top-level keys are left out
 
     def normalise(self, request: dict[str, Any]) -> dict[str, Any]:
         """The request without ignored parts (numbers are normalised when hashing)."""
@@ -311,32 +296,32 @@ class Matcher:
         With a ``key`` the request is a live one: a value that a cassette cannot store
         exactly (NaN, an int beyond 64 bits, a set, ...) raises
         :class:`~cassette.codec.NotJSONError`, before any live call is made."""
-        normal = self.normalise(request)
+        plain = self._plain and self._top.isdisjoint(request)  # nothing left out
+        normal = request if plain else self.normalise(request)
         if key is None:
             parts = canonical_parts(normal)
             same = parts.field is not None and normal[parts.field] is request.get(parts.field)
             return parts.sha256(), parts.conversation if same else None
         parts = canonical_parts(normal, live=True)
         fld = parts.field
-        conv = parts.conversation
         chains = self._chains
         prev = chains.pop(key, None)  # re-inserted last: the order is least recent first
-        messages = normal[fld] if fld is not None else ()
+        if fld is None:
+            return parts.sha256(), None
+        messages = normal[fld]
+        conv = parts.conversation
         sha, chain, start = parts.hash_from(prev, len(messages))
-        # NaN and infinities are written as null: the new messages are looked at only
-        # where their bytes hold one (each message once an episode, as it is added)
-        new = len(prev.prefix) if start and prev is not None else 0  # their first byte
-        if chain is not None and conv.find(b"null", new) >= 0 and not _finite_from(messages, start):
+        # only the messages this request adds are looked at for NaN: from their first byte
+        if not messages_finite(messages, start, conv, len(prev.prefix) if start and prev else 0):
             for i in range(start, len(messages)):
                 check_finite(messages[i], f"{fld}[{i}]")
         if chain is not None:
-            with self._lock:
-                chains[key] = chain
-                if len(chains) > CHAINS:
-                    del chains[next(iter(chains))]
-        if fld is not None and normal[fld] is request.get(fld):
-            return sha, conv
-        return sha, None
+            chains[key] = chain
+            if len(chains) > CHAINS:
+                with self._lock, suppress(KeyError, RuntimeError, StopIteration):
+                    while len(chains) > CHAINS:  # (another thread may insert meanwhile)
+                        del chains[next(iter(chains))]
+        return sha, conv if messages is request.get(fld) else None
 
     def check_ignored(self, request: dict[str, Any]) -> None:
         """Raise :class:`~cassette.codec.NotJSONError` if a top-level key that is not
