@@ -167,7 +167,7 @@ class Canonical(NamedTuple):
             state = hashlib.sha256(self.head)
             state.update(memoryview(conv)[:end])
         final = state.copy()
-        final.update(conv[end:])
+        final.update(b"]")  # (conv[end:]: a list's JSON ends with its bracket)
         final.update(self.tail)
         chained = _tuple_new(HashChain, (self.head, conv[:end], state, count))
         return final.hexdigest(), chained, start

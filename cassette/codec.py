@@ -168,8 +168,10 @@ def messages_finite(messages: Any, start: int, raw: bytes, offset: int) -> bool:
     nulls = raw.count(b"null", offset)
     if nulls == 0:
         return True
-    if nulls == raw.count(_CONTENT_NULL, offset) and nulls == sum(
-        1 for m in messages[start:] if type(m) is dict and m.get("content", 0) is None
-    ):
-        return True
+    if nulls == raw.count(_CONTENT_NULL, offset):
+        for message in messages[start:]:
+            if type(message) is dict and message.get("content", 0) is None:
+                nulls -= 1
+        if nulls == 0:
+            return True
     return _finite_from(messages, start)

@@ -28,6 +28,7 @@ from .entry import INTERACTION_KEYS, Entry, EnvIndex, delta_ok, format_error
 __all__ = ["LeanEntry", "lean_entry", "response_span"]
 
 _new = object.__new__
+_loads = orjson.loads
 _REQ = b',"request":'
 _SHA = b',"request_sha256":"'
 _HEX = b"0123456789abcdef"
@@ -116,7 +117,7 @@ class LeanEntry(Entry):
             payload = self.payload()
             return payload.get("response"), payload.get("error")
         try:
-            response = orjson.loads(self.raw[self.tail + _AFTER : stop])
+            response = _loads(self.raw[self.tail + _AFTER : stop])
         except orjson.JSONDecodeError:
             response = ()  # (the CRC matched: never seen) refused below
         if response is not None and type(response) is not dict:
