@@ -41,6 +41,7 @@ from .context import current_episode
 from .errors import CassetteMismatch, CassetteMiss
 from .index import load_index
 from .modes import FORCE_VARIABLE
+from .runid import set_run_id
 
 __all__ = [
     "FORK_AT_VARIABLE",
@@ -76,9 +77,8 @@ class ForkCassette:
     ) -> None:
         self.new, self.base = new, base
         self.fork_at, self.live_channels, self.channel = fork_at, frozenset(live_channels), channel
-        self.base_run = next(
-            (h.get("meta", {}).get("run") for h in base.index.headers if h.get("meta")), None
-        )
+        headers = base.index.headers
+        self.base_run = set_run_id(headers) if headers else None  # the base's run id
         self._lock = threading.Lock()
         self._steps: dict[tuple[Any, str], int] = {}
         self.forked: dict[Any, Json] = {}  # env -> where it forked

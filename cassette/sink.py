@@ -59,14 +59,14 @@ class Sink:
         self._recorder: Recorder | None = None
         self._lock = threading.Lock()
         self._record_lock: RecordLock | None = None
+        run = os.environ.get("CASSETTE_RUN")
+        if run and directory:  # a run's shards share one run id (record or append)
+            meta.setdefault("run", run)
         if record:
             self._record_lock = RecordLock(self.target)
             if directory and path.is_dir():
                 self._stale = stale_shards(path, self.target)
             self.side = partial_path(self.target)
-            run = os.environ.get("CASSETTE_RUN")
-            if run and directory:
-                meta.setdefault("run", run)
             try:
                 self.recorder()
             except BaseException:

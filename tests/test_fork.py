@@ -16,6 +16,7 @@ import cassette
 from cassette.adapters.openai import wrap_openai
 from cassette.fork import FORK_CHANNEL, fork, fork_points
 from cassette.index import load_index
+from cassette.runid import set_run_id
 from tests.conftest import Loop, MakeServer
 
 NOWHERE = "http://127.0.0.1:9/v1"
@@ -69,9 +70,11 @@ def test_fork_replays_the_matching_prefix_and_goes_live_after(
     assert forked[8:11] == recorded[8:11] and forked[11] != recorded[11]
     assert other.request_count == 2 + 1
     points = fork_points(new)
+    run = set_run_id(load_index([base]).headers)  # the base's run id (its header's)
+    assert run == orjson.loads(base.read_bytes().split(b"\n")[0])["meta"]["run_id"]
     assert points == {
-        1: {"base": str(base), "base_run": None, "channel": "llm", "step": 2, "why": "mismatch"},
-        2: {"base": str(base), "base_run": None, "channel": "llm", "step": 3, "why": "fork_at"},
+        1: {"base": str(base), "base_run": run, "channel": "llm", "step": 2, "why": "mismatch"},
+        2: {"base": str(base), "base_run": run, "channel": "llm", "step": 3, "why": "fork_at"},
     }
     a, b = dumped(base), dumped(new)
     prefix = [(0, "llm", s) for s in range(4)] + [(1, "llm", 0), (1, "llm", 1)]

@@ -127,6 +127,21 @@ def test_shards_sharing_cassette_run_share_one_id(
     assert _stats_id(str(shards)) == mixed
 
 
+def test_shards_appended_by_a_runs_workers_share_its_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shards = tmp_path / "set"
+    shards.mkdir()
+    monkeypatch.setenv("CASSETTE_RUN", "rollout-9")
+    for k, name in enumerate(("w0", "w1")):  # workers that add to a set, not replace it
+        monkeypatch.setenv("CASSETTE_SHARD", name)
+        _record(shards, mode="append", first=10 * k)
+    headers = load_index([shards]).headers
+    want = hashlib.sha256(b"run:rollout-9").hexdigest()[:16]
+    assert [h["meta"]["run_id"] for h in headers] == [want, want]
+    assert _stats_id(str(shards)) == want
+
+
 def test_append_keeps_the_first_header_and_its_id(tmp_path: Path) -> None:
     path = tmp_path / "a.jsonl"
     _record(path, n=1)

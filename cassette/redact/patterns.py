@@ -3,8 +3,10 @@ cheap byte tests (gates) that rule a line out before any pattern runs.
 
 A pattern may name the part to replace ``(?P<secret>...)``; without it the whole match
 is replaced. Patterns run on decoded strings; gates run on a line's JSON bytes (or their
-lowered form), so each gate is looser than its pattern: a gate that fails proves that no
-string of the line can match (``tests/test_redact_secrets.py`` checks it on the corpus).
+:func:`fold` form: lowered, ``-`` read as ``_``), so each gate is looser than its pattern:
+a gate that fails proves that no string of the line can match (``test_redact_secrets.py``
+and ``test_redact_prefilter.py`` check it on the corpus in every placement). Names and
+keys match in ASCII case only, as bytes are lowered.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ __all__ = [
     "VALIDATORS",
     "Gate",
     "default_gates",
+    "fold",
     "truncated_tail",
 ]
 
@@ -120,7 +123,7 @@ _VALUE = (
 # name=value, name = value, name: value, "name": "value" (also inside JSON strings,
 # such as tool-call arguments); name ends in password, secret, token, api key, ...
 ASSIGNMENT = (
-    r"(?i:" + _NAME + r")(?:(?:[ ]{0,2}|\t)=[ \t]*|:[ ]+|\\*[\"']:[ ]*)(?:\\*[\"'])?" + _VALUE
+    r"(?ai:" + _NAME + r")(?:(?:[ ]{0,2}|\t)=[ \t]*|:[ ]+|\\*[\"']:[ ]*)(?:\\*[\"'])?" + _VALUE
 )
 
 # HTTP Basic credentials (checked to decode to printable ``user:password``)
@@ -163,7 +166,7 @@ TRUNCATED = re.compile(
     + r")(?:\s|\\[nrt])*[^\s\"'<>]*\Z"
     + r"|-----BEGIN(?![\s\S]*-----END)[\s\S]*\Z"
     + r"|://[^\s:/?#@\"'<>]{0,256}:(?P<secret>[^\s/?#@\"'<>]*)\Z"
-    + r"|(?i:" + _NAME + r")(?:(?:[ ]{0,2}|\t)=|:|\\*[\"']:)[ \t]*(?:\\*[\"'])?"
+    + r"|(?ai:" + _NAME + r")(?:(?:[ ]{0,2}|\t)=|:|\\*[\"']:)[ \t]*(?:\\*[\"'])?"
     + r"(?P<value>(?<=[\"'])[^\"'\\\n]*|[^\s\"'<>\\]*)\Z"
 )  # fmt: skip
 
@@ -190,7 +193,7 @@ class _Assignments:
     # the names spelled backwards, matched on the reversed text before a separator: one
     # match at one place, where a search for "a name that ends here" would try every place
     _name = (
-        r"(?i:drowssap|dwssap|esarhpssap|dwp|terces|nekot|s?laitnederc|yekipa"
+        r"(?ai:drowssap|dwssap|esarhpssap|dwp|terces|nekot|s?laitnederc|yekipa"
         r"|yek[_\-](?:ipa|ssecca|terces|etavirp|gningis|noitpyrcne|retsam|tneilc))"
     )
     _eq = re.compile(r"(?:[ ]{0,2}|\t)" + _name)
@@ -242,19 +245,26 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {BASIC: _basic}
 FINDERS: dict[str, _Assignments] = {ASSIGNMENT: ASSIGNMENTS}
 
 
+def fold(raw: bytes) -> bytes:
+    """``raw`` lowered, ``-`` read as ``_`` (as key names are compared): the copy that most
+    default gates share, so that ``sk-``, ``ghp_``, ``xoxb-``... share one scan."""
+    return raw.lower().replace(b"-", b"_")
+
+
 @dataclass(frozen=True)
 class Gate:
     """A cheap test of a line's bytes: ``byte`` (a one-byte search) and any of ``needles``
     (substring searches) must be present, then ``scan`` must find something. ``folded``:
-    tested on the lowered bytes."""
+    tested on the lowered bytes; ``dashed`` (with ``folded``): on the :func:`fold` copy."""
 
     scan: re.Pattern[bytes] | None
     byte: bytes = b""
     needles: tuple[bytes, ...] = ()
     folded: bool = False
+    dashed: bool = False
 
-    def test(self, raw: bytes, lowered: bytes) -> bool:
-        data = lowered if self.folded else raw
+    def test(self, raw: bytes) -> bool:
+        data = (fold(raw) if self.dashed else raw.lower()) if self.folded else raw
         if self.byte and self.byte not in data:
             return False
         if self.needles and not any(n in data for n in self.needles):
@@ -276,30 +286,36 @@ def _after(sep: bytes, *before: bytes) -> re.Pattern[bytes]:
     return re.compile(re.escape(sep) + b"(?:" + looks + b")")
 
 
-def default_gates() -> tuple[Gate, ...]:
-    """The gates of :data:`DEFAULT_PATTERNS`, cheapest first. In a line's JSON bytes a
-    string's ``"``, ``\\`` and control characters are escaped, so the gates allow for it."""
+def _fold(scan: re.Pattern[bytes], byte: bytes = b"") -> Gate:
+    return Gate(scan, byte, folded=True, dashed=True)
+
+
+def default_gates(keys: bytes | None = None) -> tuple[Gate, ...]:
+    """The gates of :data:`DEFAULT_PATTERNS`; ``keys``, a look back from the ``:`` of
+    ``"key":`` for the keys that name a secret, joins the scan for ``:``. In a line's
+    JSON bytes a string's ``"``, ``\\`` and control characters are escaped, so the gates
+    allow for it. Each scan is led by a literal byte (the engine jumps to it, then looks
+    back or on); rare bytes are first looked for alone (``byte``: a memchr). Most run on
+    the :func:`fold` copy: looser than the patterns (any case, ``-`` and ``_`` alike)."""
+    # "name": value (JSON in a string, nested n deep: 2**n - 1 backslashes before the quote)
+    nested = b"|".join(b"(?<=" + _TAILS + rb"\\" * (2**n - 2) + rb'\\":)' for n in (1, 2, 3, 4))
+    colon = rb"(?= )(?<=" + _TAILS + rb":)|(?<=\\" + rb'":)(?:' + nested + b")"  # name: value
     return (
-        Gate(_c(rb"-(?<=sk-)[A-Za-z0-9_\-]{16}")),  # led by its rarest byte
-        Gate(_c(rb"b(?:earer|asic)"), folded=True),
-        Gate(_c(rb"A[KS]IA[0-9A-Z]{16}")),
-        Gate(_c(rb"AIza[0-9A-Za-z_\-]{35}"), b"z"),
-        # every pattern led by a word ending in "_": a "_" led by one of those words
-        Gate(
-            _c(
-                rb"_(?<=(?:.gh[pousr]_|_pat_|..hf_|..fw_|.gsk_|live_|test_))"
-                rb"(?:(?<=gh[pousr]_)|(?<=github_pat_)|(?<=hf_)|(?<=fw_)|(?<=gsk_)"
-                rb"|(?<=[sr]k_live_)|(?<=[sr]k_test_))[A-Za-z0-9_]{10}"
-            )
-        ),
-        Gate(_c(rb"xox[abprs]-[A-Za-z0-9\-]{10}"), b"x"),
         Gate(_c(rb"eyJ[A-Za-z0-9_\-]{10,}\.eyJ"), b"J"),
         Gate(_c(rb"PRIVATE KEY"), b"V"),
         Gate(_c(rb"://[^\s/]*@"), b"@"),
-        # name=value, name: value, "name": value (JSON in a string), 'name': value
-        Gate(_after(b"=", b"", b" ", b"  ", rb"\\t"), b"=", folded=True),
-        Gate(_after(b": ", b""), folded=True),
-        # (JSON nested n deep in strings: 2**n - 1 backslashes before the quote)
-        Gate(_after(b'\\":', *(rb"\\" * (2**n - 2) for n in (1, 2, 3, 4))), folded=True),
-        Gate(_after(b"':", b""), folded=True),
+        Gate(_c(rb"A(?:[KS]IA[0-9A-Z]{16}|Iza[0-9A-Za-z_\-]{35})"), b"A"),  # AWS, Google
+        # name=value, 'name': value
+        _fold(_after(b"=", b"", b" ", b"  ", rb"\\t"), b"="),
+        _fold(_after(b"':", b""), b"'"),
+        # every pattern led by a word ending in "-" or "_" (one in the folded copy): an "_"
+        # led by one of those words (sk-, gsk_ and [sr]k_live_ all end in "sk_"/"k_...")
+        _fold(
+            _c(
+                rb"_(?=[a-z0-9_]{10})(?<=[kpousrabtfwe]_)(?:(?<=sk_)(?=[a-z0-9_]{16})"
+                rb"|(?<=gh[pousr]_)|(?<=xox[abprs]_)|(?<=_pat_)|(?<=hf_|fw_)|(?<=_live_|_test_))"
+            )
+        ),
+        _fold(_c(rb"b(?:earer|asic)")),
+        _fold(_c(b":(?:" + colon + (b"|" + keys if keys else b"") + b")")),
     )

@@ -46,23 +46,35 @@ _KEY_CACHE = 4096
 _LONG = 200  # a text this long is gated (as its JSON bytes) before the patterns run
 
 
+# ASCII letters only, as the gates lower a line's bytes (str.lower() reads the Kelvin sign
+# as "k": a key the gates could not see)
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ-", "abcdefghijklmnopqrstuvwxyz_")
+
+
 def _norm_key(key: str) -> str:
-    return key.lower().replace("-", "_")
+    return key.translate(_ASCII_LOWER)
 
 
-def _key_gate(keys: Iterable[str], suffixes: Iterable[str]) -> re.Pattern[bytes] | None:
-    """A regex that finds ``":`` closing a key that may name a secret: it jumps from key to
-    key and looks back at the last (up to) five bytes of each (lowered; ``_`` or ``-``)."""
+def _body(word: str) -> str:
+    return "".join("[_-]" if ch == "_" else re.escape(ch) for ch in word)
+
+
+def _key_looks(keys: Iterable[str], suffixes: Iterable[str]) -> bytes | None:
+    """A regex to match at the ``:`` of ``"key":`` if the key may name a secret: it looks
+    back at the last (up to) five bytes of the key (lowered; ``_`` or ``-``), after a look
+    at the last two (where most keys of a line fail, at once)."""
+    words = [('"' + k) if len(k) < 5 else k[-5:] for k in keys] + [s[-5:] for s in suffixes]
     by_width: dict[int, set[str]] = {}
-    for word in [('"' + k) if len(k) < 5 else k[-5:] for k in keys] + [s[-5:] for s in suffixes]:
-        body = "".join("[_-]" if ch == "_" else re.escape(ch) for ch in word)
-        by_width.setdefault(len(word), set()).add(body)
+    for word in words:
+        by_width.setdefault(len(word), set()).add(_body(word))
     if not by_width:
         return None
     looks = "|".join(
         "(?<=(?:" + "|".join(sorted(alts)) + ')":)' for _, alts in sorted(by_width.items())
     )
-    return re.compile(('":(?:' + looks + ")").encode())
+    ends = sorted({_body(w[-2:]) for w in words})
+    first = "(?<=(?:" + "|".join(ends) + ')":)' if min(map(len, words)) >= 2 else ""
+    return (first + "(?:" + looks + ")").encode()
 
 
 def _safe_header(name: str) -> bool:
@@ -92,8 +104,14 @@ class Redactor:
         init=False, repr=False
     )
     _gates: tuple[Gate, ...] = field(init=False, repr=False)
-    _plan: tuple[tuple[Any, bytes, tuple[bytes, ...], bool], ...] = field(init=False, repr=False)
-    _key_gate: re.Pattern[bytes] | None = field(init=False, repr=False)
+    # the gates, sorted for hits(): (byte, search) of those led by a one-byte search, then
+    # the searches of the others, on the raw bytes and on the fold() copy; then the rest
+    # (search, byte, needles, what it reads: 0 raw, 1 fold() copy, 2 lowered)
+    _rare: tuple[tuple[tuple[bytes, Any], ...], tuple[tuple[bytes, Any], ...]] = field(
+        init=False, repr=False
+    )
+    _scans: tuple[tuple[Any, ...], tuple[Any, ...]] = field(init=False, repr=False)
+    _plan: tuple[tuple[Any, bytes, tuple[bytes, ...], int], ...] = field(init=False, repr=False)
     _key_cache: dict[str, bool] = field(init=False, repr=False)
     _checked: set[str] = field(init=False, repr=False)
 
@@ -113,14 +131,34 @@ class Redactor:
             for p in pats
         )
         defaults = base == list(DEFAULT_PATTERNS)
-        gates = [*default_gates(), *derived_gates(extra)] if defaults else derived_gates(pats)
+        looks = _key_looks(sorted(keys), suffixes)
+        if defaults:  # the key scan joins the gates' scan for ":"
+            gates = [*default_gates(looks), *derived_gates(extra)]
+        else:
+            gates = derived_gates(pats)
+            if looks is not None:
+                gates.insert(0, Gate(re.compile(b":" + looks), b":", folded=True, dashed=True))
         object.__setattr__(self, "_keys", keys)
         object.__setattr__(self, "_suffixes", suffixes)
         object.__setattr__(self, "_finders", finders)
         object.__setattr__(self, "_gates", tuple(gates))
-        plan = tuple((g.scan and g.scan.search, g.byte, g.needles, g.folded) for g in gates)
+        rare: tuple[list[tuple[bytes, Any]], list[tuple[bytes, Any]]] = ([], [])
+        scans: tuple[list[Any], list[Any]] = ([], [])
+        rest = []
+        for g in gates:
+            if g.scan is None or g.needles or g.folded != g.dashed:
+                rest.append(g)
+            elif g.byte:
+                rare[g.folded].append((g.byte, g.scan.search))
+            else:
+                scans[g.folded].append(g.scan.search)
+        plan = tuple(
+            (g.scan and g.scan.search, g.byte, g.needles, (2 - g.dashed) if g.folded else 0)
+            for g in rest
+        )
+        object.__setattr__(self, "_rare", (tuple(rare[0]), tuple(rare[1])))
+        object.__setattr__(self, "_scans", (tuple(scans[0]), tuple(scans[1])))
         object.__setattr__(self, "_plan", plan)
-        object.__setattr__(self, "_key_gate", _key_gate(sorted(keys), suffixes))
         object.__setattr__(self, "_key_cache", {})
         object.__setattr__(self, "_checked", set())
 
@@ -128,11 +166,34 @@ class Redactor:
 
     def hits(self, raw: bytes) -> bool:
         """Whether the JSON bytes may hold something to scrub (a fast, loose test)."""
-        lowered = raw.lower()
-        if self._key_gate is not None and self._key_gate.search(lowered) is not None:
-            return True
-        for search, byte, needles, folded in self._plan:  # Gate.test, inlined: it is hot
-            data = lowered if folded else raw
+        folded = raw.lower().replace(b"-", b"_")  # fold(raw), inlined: hits() is hot
+        rare_raw, rare_folded = self._rare
+        for byte, search in rare_raw:  # Gate.test, inlined
+            if byte in raw and search(raw) is not None:
+                return True
+        for byte, search in rare_folded:
+            if byte in folded and search(folded) is not None:
+                return True
+        scans_raw, scans_folded = self._scans
+        for search in scans_raw:
+            if search(raw) is not None:
+                return True
+        for search in scans_folded:
+            if search(folded) is not None:
+                return True
+        if self._plan:
+            return self._rest(raw, folded)
+        return False
+
+    def _rest(self, raw: bytes, folded: bytes) -> bool:
+        lowered = None
+        for search, byte, needles, kind in self._plan:
+            if kind == 0:
+                data = raw
+            elif kind == 1:
+                data = folded
+            else:
+                data = lowered = raw.lower() if lowered is None else lowered
             if byte and byte not in data:
                 continue
             if needles and not any(n in data for n in needles):

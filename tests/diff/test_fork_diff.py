@@ -18,6 +18,8 @@ from cassette.diff import RunDiff, diff_runs
 from cassette.diff.report import render_html, render_json, render_markdown, render_text
 from cassette.diff.schema import SCHEMA
 from cassette.fork import fork
+from cassette.index import load_index
+from cassette.runid import set_run_id
 from tests.conftest import MakeServer
 from tests.test_fork import run_loops
 
@@ -44,7 +46,7 @@ def test_fork_records_are_not_calls(diff: RunDiff, runs: tuple[Path, Path]) -> N
     assert ep0.status == "identical" and ep0.fork is None and ep0.divergence is None
     assert ep1.fork == {
         "base": str(runs[0]),
-        "base_run": None,
+        "base_run": set_run_id(load_index([runs[0]]).headers),
         "channel": "llm",
         "step": 2,
         "why": "mismatch",
