@@ -16,11 +16,12 @@ import hashlib
 import re
 import threading
 from collections.abc import Hashable, Iterable
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
-from .codec import all_finite, check_finite, dumps_sorted, json_default
+from .codec import check_finite, dumps_sorted, messages_finite
 from .difference import Difference, first_difference, format_path
 from .errors import CassetteMismatch
 from .paths import parse_ignore, remove_path
@@ -102,9 +103,25 @@ def _split(params: dict[str, Any], key: str) -> tuple[bytes, bytes]:
 
 # Parameters are small and the same call after call: their canonical parts are made once
 # per distinct value, in a cache keyed by their raw bytes (and the conversation's key).
-_PARAMS_CACHE: dict[tuple[str, bytes], tuple[bytes, bytes, bool]] = {}  # (head, tail, null?)
+_Parts = tuple[bytes, bytes, bool]  # (head, tail, whether the parameters' JSON holds a null)
+_PARAMS_CACHE: dict[tuple[str, bytes], _Parts] = {}
+_last: list[tuple[str, bytes, _Parts]] = [("", b"", (b"", b"", False))]  # the latest
 _dumps = orjson.dumps
 _SORT = orjson.OPT_SORT_KEYS
+_tuple_new = tuple.__new__  # a NamedTuple made without its Python-level __new__
+
+
+def _params_parts(params: dict[str, Any], key: str, raw: bytes) -> _Parts:
+    """The canonical parts of ``params`` (whose JSON is ``raw``) around ``key``, cached."""
+    parts = _PARAMS_CACHE.get((key, raw))
+    if parts is None:
+        # NaN is written as null: where the bytes hold one, the values are looked at
+        parts = (*_split(params, key), b"null" in raw)
+        if len(_PARAMS_CACHE) >= 512:
+            _PARAMS_CACHE.clear()
+        _PARAMS_CACHE[key, raw] = parts
+    _last[0] = (key, raw, parts)
+    return parts
 
 
 class Canonical(NamedTuple):
@@ -142,17 +159,18 @@ class Canonical(NamedTuple):
             return self.sha256(), None, 0
         end = len(conv) - 1  # the conversation list without its closing bracket
         start = 0
-        if chain is not None and chain.head == self.head and conv.startswith(chain.prefix):
-            state = chain.state.copy()
-            state.update(memoryview(conv)[len(chain.prefix) : end])
-            start = chain.size
+        if chain is not None and chain[0] == self.head and conv.startswith(chain[1]):
+            state = chain[2].copy()
+            state.update(conv[len(chain[1]) : end])  # (a copy: cheaper than a view)
+            start = chain[3]
         else:
             state = hashlib.sha256(self.head)
             state.update(memoryview(conv)[:end])
         final = state.copy()
-        final.update(conv[end:])
+        final.update(b"]")  # (conv[end:]: a list's JSON ends with its bracket)
         final.update(self.tail)
-        return final.hexdigest(), HashChain(self.head, conv[:end], state, count), start
+        chained = _tuple_new(HashChain, (self.head, conv[:end], state, count))
+        return final.hexdigest(), chained, start
 
 
 class HashChain(NamedTuple):
@@ -180,22 +198,21 @@ def canonical_parts(request: dict[str, Any], *, live: bool = False) -> Canonical
         if live and b"null" in whole:
             check_finite(request)
         return Canonical(whole, b"", b"", None)
-    params = {k: v for k, v in request.items() if k != key}
-    cache_key = (key, dumps_sorted(params))
-    parts = _PARAMS_CACHE.get(cache_key)
-    if parts is None:
-        # NaN is written as null: where the bytes hold one, the values are looked at
-        parts = (*_split(params, key), b"null" in cache_key[1])
-        if len(_PARAMS_CACHE) >= 512:
-            _PARAMS_CACHE.clear()
-        _PARAMS_CACHE[cache_key] = parts
+    params = dict(request)
+    del params[key]
+    try:  # (the cache's key need not be canonical: the bytes tell the values apart)
+        raw = _dumps(params)
+    except TypeError:  # a pydantic model, bytes, ... (or what JSON cannot hold: raises)
+        raw = dumps_sorted(params)
+    last = _last[0]  # the parameters of the call before, most often the same: no lookup
+    parts = last[2] if raw == last[1] and key == last[0] else _params_parts(params, key, raw)
     if live and parts[2]:
         check_finite(params)
     try:
-        conversation = _dumps(request[key], default=json_default, option=_SORT)
+        conversation = _dumps(request[key], option=_SORT)
     except TypeError:
-        conversation = dumps_sorted(request[key])  # raises NotJSONError, saying why
-    return Canonical(parts[0], conversation, parts[1], key)
+        conversation = dumps_sorted(request[key])  # a pydantic model...; or NotJSONError
+    return _tuple_new(Canonical, (parts[0], conversation, parts[1], key))
 
 
 def canonical_bytes(request: dict[str, Any]) -> bytes:
@@ -203,23 +220,6 @@ def canonical_bytes(request: dict[str, Any]) -> bytes:
     floats in the parameters as ints; the conversation as written."""
     head, conversation, tail, _ = canonical_parts(request)
     return head + conversation + tail
-
-
-def _finite_from(messages: Any, start: int) -> bool:
-    """Whether the messages from ``start`` on hold no NaN and no infinity: the values at
-    the top of each message (text, None, numbers) are looked at in place, and only the
-    containers among them (``tool_calls``) are walked."""
-    for message in messages[start:]:
-        if type(message) is dict:
-            for value in message.values():
-                kind = type(value)
-                if kind is str or value is None or kind is int or kind is bool:
-                    continue
-                if not all_finite(value):
-                    return False
-        elif not all_finite(message):
-            return False
-    return True
 
 
 # --- matching: ignore rules, hashing with chains, the explanation of a mismatch ------
@@ -263,6 +263,7 @@ class Matcher:
                 self._top |= {tokens[0]}
             else:
                 self._paths.append(tokens)
+        self._plain = not self._paths  # only top-level keys are left out
 
     def normalise(self, request: dict[str, Any]) -> dict[str, Any]:
         """The request without ignored parts (numbers are normalised when hashing)."""
@@ -295,28 +296,32 @@ class Matcher:
         With a ``key`` the request is a live one: a value that a cassette cannot store
         exactly (NaN, an int beyond 64 bits, a set, ...) raises
         :class:`~cassette.codec.NotJSONError`, before any live call is made."""
-        normal = self.normalise(request)
+        plain = self._plain and self._top.isdisjoint(request)  # nothing left out
+        normal = request if plain else self.normalise(request)
         if key is None:
             parts = canonical_parts(normal)
             same = parts.field is not None and normal[parts.field] is request.get(parts.field)
             return parts.sha256(), parts.conversation if same else None
         parts = canonical_parts(normal, live=True)
         fld = parts.field
-        same = fld is not None and normal[fld] is request.get(fld)
         chains = self._chains
-        messages = normal[fld] if fld is not None else ()
-        prev = chains.get(key)
+        prev = chains.pop(key, None)  # re-inserted last: the order is least recent first
+        if fld is None:
+            return parts.sha256(), None
+        messages = normal[fld]
+        conv = parts.conversation
         sha, chain, start = parts.hash_from(prev, len(messages))
-        if fld is not None and not _finite_from(messages, start):
+        # only the messages this request adds are looked at for NaN: from their first byte
+        if not messages_finite(messages, start, conv, len(prev.prefix) if start and prev else 0):
             for i in range(start, len(messages)):
                 check_finite(messages[i], f"{fld}[{i}]")
-        with self._lock:
-            chains.pop(key, None)  # re-inserted last: the dict's order is least recent first
-            if chain is not None:
-                chains[key] = chain
-                if len(chains) > CHAINS:
-                    del chains[next(iter(chains))]
-        return sha, parts.conversation if same else None
+        if chain is not None:
+            chains[key] = chain
+            if len(chains) > CHAINS:
+                with self._lock, suppress(KeyError, RuntimeError, StopIteration):
+                    while len(chains) > CHAINS:  # (another thread may insert meanwhile)
+                        del chains[next(iter(chains))]
+        return sha, conv if messages is request.get(fld) else None
 
     def check_ignored(self, request: dict[str, Any]) -> None:
         """Raise :class:`~cassette.codec.NotJSONError` if a top-level key that is not

@@ -29,6 +29,7 @@ __all__ = [
     "dumps_sorted",
     "json_default",
     "loads",
+    "messages_finite",
 ]
 
 MAX_DEPTH = 254  # containers nested deeper than this cannot be written (orjson's limit)
@@ -136,3 +137,41 @@ def check_finite(value: Any, where: str = "request") -> None:
             stack.extend((v, (*path, str(k))) for k, v in node.items())
         elif isinstance(node, (list, tuple)):
             stack.extend((v, (*path, i)) for i, v in enumerate(node))
+
+
+def _finite_from(messages: Any, start: int) -> bool:
+    """Whether the messages from ``start`` on hold no NaN and no infinity: the values at
+    the top of each message (text, None, numbers) are looked at in place, and only the
+    containers among them (``tool_calls``) are walked."""
+    for message in messages[start:]:
+        if type(message) is dict:
+            for value in message.values():
+                kind = type(value)
+                if kind is str or value is None or kind is int or kind is bool:
+                    continue
+                if not all_finite(value):
+                    return False
+        elif not all_finite(message):
+            return False
+    return True
+
+
+_CONTENT_NULL = b'"content":null'
+
+
+def messages_finite(messages: Any, start: int, raw: bytes, offset: int) -> bool:
+    """Whether ``messages[start:]``, whose JSON is ``raw[offset:]``, hold no NaN and no
+    infinity. Both are written as ``null``, so their bytes settle it where they hold no
+    ``null``, or where each is a ``"content":null`` (which no JSON string can hold) and
+    those messages' own None contents (a tool call's) account for all of them; else
+    the values are looked at."""
+    nulls = raw.count(b"null", offset)
+    if nulls == 0:
+        return True
+    if nulls == raw.count(_CONTENT_NULL, offset):
+        for message in messages[start:]:
+            if type(message) is dict and message.get("content", 0) is None:
+                nulls -= 1
+        if nulls == 0:
+            return True
+    return _finite_from(messages, start)

@@ -27,8 +27,8 @@ from .entry import INTERACTION_KEYS, Entry, EnvIndex, delta_ok, format_error
 
 __all__ = ["LeanEntry", "lean_entry", "response_span"]
 
-_LAZY = frozenset({"request", "response", "error", "meta"})
 _new = object.__new__
+_loads = orjson.loads
 _REQ = b',"request":'
 _SHA = b',"request_sha256":"'
 _HEX = b"0123456789abcdef"
@@ -73,13 +73,27 @@ class LeanEntry(Entry):
     # serve that follows and dropped then
     _payload: dict[str, Any] | None = None
 
-    def __getattr__(self, name: str) -> Any:  # only for what an instance does not hold
-        if name in _LAZY:
-            if name == "request":
-                return self._decode(self.raw, "the line")["request"]
-            value = self.payload().get(name)
-            return (value or {}) if name == "meta" else value
-        raise AttributeError(name)
+    # the request, response, error and meta: properties (not a __getattr__, which would
+    # slow every attribute access of an entry: CPython specialises none of them then)
+    @property
+    def request(self) -> dict[str, Any]:  # type: ignore[override]
+        request: dict[str, Any] = self._decode(self.raw, "the line")["request"]
+        return request
+
+    @property
+    def response(self) -> dict[str, Any] | None:  # type: ignore[override]
+        response: dict[str, Any] | None = self.payload().get("response")
+        return response
+
+    @property
+    def error(self) -> dict[str, Any] | None:  # type: ignore[override]
+        error: dict[str, Any] | None = self.payload().get("error")
+        return error
+
+    @property
+    def meta(self) -> dict[str, Any]:  # type: ignore[override]
+        meta: dict[str, Any] = self.payload().get("meta") or {}
+        return meta
 
     def _decode(self, data: bytes, what: str) -> Any:
         try:
@@ -103,7 +117,7 @@ class LeanEntry(Entry):
             payload = self.payload()
             return payload.get("response"), payload.get("error")
         try:
-            response = orjson.loads(self.raw[self.tail + _AFTER : stop])
+            response = _loads(self.raw[self.tail + _AFTER : stop])
         except orjson.JSONDecodeError:
             response = ()  # (the CRC matched: never seen) refused below
         if response is not None and type(response) is not dict:

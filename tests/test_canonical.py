@@ -4,6 +4,7 @@ shortened values in a mismatch."""
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -11,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import cassette
 from cassette.canonical import (
     Difference,
     Matcher,
@@ -19,6 +21,7 @@ from cassette.canonical import (
     first_difference,
     normalise_numbers,
 )
+from cassette.codec import messages_finite
 from tests.helpers.strategies import json_values
 
 
@@ -156,3 +159,64 @@ def test_describe_shortens_long_values_around_the_change() -> None:
     assert "messages[3].content" in text
     assert "PARIS" in text and "LONDON" in text
     assert all(len(line) < 110 for line in text.splitlines())
+
+
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize(
+    ("messages", "finite"),
+    [
+        ([{"role": "user", "content": 'null "content":null'}], True),  # nulls in text
+        ([{"role": "assistant", "content": None, "tool_calls": [{"id": "a"}]}], True),
+        ([{"role": "assistant", "content": None, "x": None}], True),  # walked: still finite
+        ([{"role": "assistant", "content": NAN}], False),
+        ([{"role": "assistant", "content": None, "tool_calls": [{"content": NAN}]}], False),
+        ([{"role": "assistant"}, {"content": INF}], False),
+        ([{"role": "tool", "score": -INF}], False),
+        ([[NAN]], False),
+    ],
+)
+def test_messages_finite_reads_the_bytes_then_the_values(messages: list, finite: bool) -> None:
+    """A NaN is written as null: bytes whose every null is a top-level None content of
+    these messages settle it; a null left over (a nested content, another key) is looked
+    at."""
+    raw = orjson.dumps(messages, option=orjson.OPT_SORT_KEYS)
+    assert messages_finite(messages, 0, raw, 0) is finite
+    # as the new messages of a longer conversation: only they are looked at
+    longer = [{"role": "user", "content": None}, *messages]
+    raw = orjson.dumps(longer, option=orjson.OPT_SORT_KEYS)
+    offset = len(orjson.dumps(longer[:1], option=orjson.OPT_SORT_KEYS)) - 1
+    assert messages_finite(longer, 1, raw, offset) is finite
+
+
+@pytest.mark.parametrize(
+    "nan_at", [("content",), ("tool_calls", 0, "content"), ("tool_calls", 0, "score")]
+)
+def test_replay_refuses_a_nan_where_the_recording_held_none(
+    tmp_path: Path, nan_at: tuple[str | int, ...]
+) -> None:
+    """NaN hashes like None (both are written null): a replayed request with a NaN where
+    the recorded one held None is refused, in a message a later step adds."""
+
+    def answer(value: Any) -> dict[str, Any]:
+        call = {"id": "c", "content": None, "score": None}
+        message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        node: Any = message
+        for part in nan_at[:-1]:
+            node = node[part]
+        node[nan_at[-1]] = value
+        return message
+
+    first = [{"role": "user", "content": "hi"}]
+    path = tmp_path / "run.jsonl"
+    with cassette.open(path, "record") as cas:
+        cas.call({"messages": first}, live=lambda: {"ok": 1})
+        cas.call({"messages": [*first, answer(None)]}, live=lambda: {"ok": 2})
+    with cassette.open(path, "replay") as cas:
+        assert cas.call({"messages": first}, live=dict) == {"ok": 1}
+        with pytest.raises(cassette.CassetteError, match="nan"):
+            cas.call({"messages": [*first, answer(NAN)]}, live=dict)
+    with cassette.open(path, "replay") as cas:  # and None is served
+        cas.call({"messages": first}, live=dict)
+        assert cas.call({"messages": [*first, answer(None)]}, live=dict) == {"ok": 2}
