@@ -28,7 +28,7 @@ from .delta import LIT_KEY, REF_KEY, SAME_ALL
 from .entry import check_header, check_interaction, validate_line
 from .errors import CassetteFormatError, CassetteWarning
 from .export_table import Rows
-from .index import Entry, EnvIndex, Index
+from .index import Entry, EnvIndex, Index, _why
 from .lines import numbered_lines
 from .store import shard_files
 
@@ -145,11 +145,6 @@ def _requests(index: Index) -> Iterator[tuple[Entry, _Request]]:
                 continue
         pending[entry] = built
         yield entry, built
-
-
-def _why(exc: CassetteFormatError) -> str:
-    text = str(exc)
-    return text.removeprefix(f"{exc.path}:{exc.line}: ").split("; run `cassette validate")[0]
 
 
 def interaction_rows(index: Index) -> Rows:
