@@ -38,22 +38,6 @@ class TextColumn:
     def __len__(self) -> int:
         return len(self.ends)
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, TextColumn):
-            return NotImplemented
-        return (self.buf, self.ends, self.nulls) == (other.buf, other.ends, other.nulls)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def values(self) -> list[bytes | None]:
-        """The column as a list (for tests and small tables)."""
-        out: list[bytes | None] = []
-        start, nulls = 0, set(self.nulls)
-        for i, end in enumerate(self.ends):
-            out.append(None if i in nulls else bytes(self.buf[start:end]))
-            start = end
-        return out
-
     def array(self, pa: Any) -> Any:
         """The column as a ``string`` array (``large_string`` past 2 GiB of text)."""
         count = len(self.ends)
