@@ -26,6 +26,7 @@ from .codec import dumps, loads
 from .delta import SAME_ALL, MessageBase, encode_messages
 from .errors import CassetteError
 from .redact import Redactor
+from .runid import stamp
 from .store import Writer
 
 __all__ = ["BASES", "Recorder", "header_line", "line_meta", "now_iso"]
@@ -52,8 +53,6 @@ def now_iso() -> str:
 def header_line(meta: dict[str, Any] | None = None) -> dict[str, Any]:
     """A header line; its ``meta.run_id`` is derived from its own fields
     (:mod:`cassette.runid`) unless ``meta`` holds one."""
-    from . import runid  # (imported here: this module's other imports are left as they are)
-
     line = {
         "type": "header",
         "format": FORMAT,
@@ -62,7 +61,7 @@ def header_line(meta: dict[str, Any] | None = None) -> dict[str, Any]:
         "producer": f"rollout-cassette/{__version__}",
         "meta": dict(meta or {}),
     }
-    return runid.stamp(line)
+    return stamp(line)
 
 
 @dataclass
