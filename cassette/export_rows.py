@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from .canonical import conversation_field
-from .delta import LIT_KEY, REF_KEY, SAME_ALL
+from .delta import LIT_KEY, SAME_ALL, _resolve, is_ref
 from .entry import check_header, check_interaction, validate_line
 from .errors import CassetteFormatError, CassetteWarning
 from .export_table import Rows
@@ -75,16 +75,6 @@ def _whole(request: dict[str, Any]) -> _Request:
     return _Request(fld, [orjson.dumps(m) for m in request[fld]], rest, head, tail)
 
 
-def _resolve(ref: dict[str, Any], response: Any) -> Any:
-    node = response
-    for part in ref[REF_KEY]:
-        node = node[part]
-    if not isinstance(node, dict):
-        raise TypeError("not an object")
-    omit = ref.get("omit")
-    return {k: v for k, v in node.items() if k not in omit} if omit else node
-
-
 def _delta(
     request: dict[str, Any], delta: dict[str, Any], base: _Request, response: Any
 ) -> _Request | None:
@@ -98,7 +88,7 @@ def _delta(
         return None
     parts = base.parts[:keep]
     for msg in stored:
-        if isinstance(msg, dict) and REF_KEY in msg and len(msg) <= 2:
+        if is_ref(msg):
             try:
                 msg = _resolve(msg, response)
             except (KeyError, IndexError, TypeError):
