@@ -312,8 +312,8 @@ class Cassette:
     def _replayed(
         self, entry: Entry, errors: ErrorCodec | None
     ) -> tuple[list[Json], Callable[[], BaseException] | None]:
-        chunks = streaming.recorded_chunks(entry, self.fix)
-        info = entry.error
+        response, info = entry.served()  # (one decode of a lean line, not one for each)
+        chunks = streaming.recorded_chunks(entry, self.fix, response)
         return chunks, None if info is None else lambda: self._rebuild_error(info, errors)
 
     def _stream_done(

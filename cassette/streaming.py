@@ -16,8 +16,9 @@ Json = dict[str, Any]
 Done = Callable[[list[Json], BaseException | None, bool], None]
 
 
-def recorded_chunks(entry: Entry, fix: str) -> list[Json]:
-    chunks = (entry.response or {}).get("chunks")
+def recorded_chunks(entry: Entry, fix: str, response: Json | None) -> list[Json]:
+    """The chunks of ``response``, the one ``entry`` serves (:meth:`Entry.served`)."""
+    chunks = (response or {}).get("chunks")
     if not isinstance(chunks, list):
         raise CassetteError(f"{entry.source}:{entry.line} was not recorded as a stream; {fix}")
     return chunks
