@@ -27,7 +27,6 @@ __all__ = [
     "check_finite",
     "dumps",
     "dumps_sorted",
-    "json_default",
     "loads",
     "messages_finite",
 ]
@@ -57,9 +56,6 @@ def _default(obj: Any) -> Any:
     if isinstance(obj, (set, frozenset)):
         raise TypeError("a set (JSON has no sets: pass a sorted list)")
     raise TypeError(f"a {type(obj).__name__}")
-
-
-json_default = _default  # orjson's ``default=``, for callers that inline dumps (hot paths)
 
 
 def _not_json(exc: TypeError) -> NotJSONError:
