@@ -236,13 +236,14 @@ def episode_records(
         record = out.get(entry.env_index)
         if record is None or (channel is not None and entry.channel != channel):
             continue
+        response, error = entry.served()  # (a lean line: one decode for both)
         record["steps"].append(
             {
                 "channel": entry.channel,
                 "step": entry.step,
                 "request": request,
-                "response": entry.response,
-                "error": entry.error,
+                "response": response,
+                "error": error,
                 "meta": entry.meta,
             }
         )
