@@ -82,6 +82,7 @@ class Recorder:
         self.redactor = redactor
         self.delta = delta
         self.redacted = 0  # replacements made so far (for reports)
+        self.written = 0  # interaction and outcome lines written (the header not counted)
         self._bases: dict[tuple[Any, str], _Base] = {}
         self._lock = threading.Lock()
 
@@ -136,6 +137,7 @@ class Recorder:
     def outcome(self, line: dict[str, Any]) -> None:
         with self._lock:
             self._emit(line)
+            self.written += 1
 
     def interaction(
         self,
@@ -173,6 +175,7 @@ class Recorder:
                     line["delta"], line["request"] = _delta(request, snapshot, base)
                 line["request_sha256"] = sha
                 self._emit_interaction(line, response, error, meta)
+                self.written += 1
                 if snapshot is not None:  # kept last: the dict's order is least recent first
                     self._bases[(env_index, channel)] = snapshot
                     if len(self._bases) > BASES:  # an episode that long idle is written whole

@@ -133,13 +133,18 @@ class Sink:
                 self._record_lock.release()
 
     def abort(self, exc: BaseException | None) -> None:
-        """Stop without replacing the cassette; ``exc`` gets a note naming the side file."""
+        """Stop without replacing the cassette; ``exc`` gets a note naming the side file.
+        A side file that holds nothing but its header (the run failed before its first
+        call) is removed instead: there is nothing in it to inspect."""
         try:
             if self._recorder is not None:
                 self._recorder.writer.close()
         finally:
             if self._record_lock is not None:
                 self._record_lock.release()
+        if self.side is not None and (self._recorder is None or not self._recorder.written):
+            self.side.unlink(missing_ok=True)
+            return
         if self.side is not None and exc is not None:
             note = (
                 f"cassette: {self.target} was left untouched; what this run recorded is in "

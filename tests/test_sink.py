@@ -75,6 +75,27 @@ def test_exception_in_record_mode_keeps_old_cassette_and_the_side_file(tmp_path:
     replay_calls(path, [(0, 0)])
 
 
+@pytest.mark.parametrize("name", ["c.jsonl", "c.jsonl.gz"])
+def test_a_run_that_fails_before_any_call_leaves_no_side_file(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    record_calls(path, "record", [(0, 0)])
+    old = path.read_bytes()
+    with pytest.raises(RuntimeError, match="before the model") as info:
+        with cassette.open(path, "record") as cas:
+            side = cas.side_path
+            assert side is not None and side.exists()  # written from the open on
+            raise RuntimeError("before the model")
+    assert not side.exists()  # nothing in it to inspect
+    assert not getattr(info.value, "__notes__", [])  # so no note names it
+    assert path.read_bytes() == old and sorted(tmp_path.iterdir()) == [path]
+    with pytest.raises(RuntimeError):  # an outcome is something recorded: kept
+        with cassette.open(path, "record") as cas:
+            cas.outcome(0, reward=1.0)
+            side = cas.side_path
+            raise RuntimeError("after an outcome")
+    assert side is not None and side.exists()
+
+
 def test_record_on_a_shard_directory_replaces_the_old_shards(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -54,7 +54,6 @@ import hashlib
 import os
 import re
 import shlex
-import zlib
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -226,31 +225,10 @@ def _finish(item: pytest.Item, state: _TestState) -> None:
 
 
 def _abort(cas: Cassette, exc: BaseException | None) -> None:
-    """Abort ``cas``; a side file that holds nothing but its header is removed instead of
-    being named in the failure."""
-    if cas.closed:
-        return
-    side = cas.side_path
-    if side is not None and _holds_nothing(side):
-        cas.abort(None)
-        side.unlink(missing_ok=True)
-    else:
+    """Abort ``cas`` (a side file that holds nothing but its header is removed by it,
+    one that holds calls is named in the failure)."""
+    if not cas.closed:
         cas.abort(exc)
-
-
-def _holds_nothing(path: Path) -> bool:
-    try:
-        if path.stat().st_size > 4096:
-            return False
-        data = path.read_bytes()
-    except OSError:
-        return False
-    if data[:2] == b"\x1f\x8b":  # gzip, sync-flushed per line and not closed yet
-        try:
-            data = zlib.decompressobj(wbits=31).decompress(data)
-        except zlib.error:
-            return False
-    return data.count(b"\n") <= 1
 
 
 def _cassette_error(exc: BaseException | None) -> bool:
