@@ -75,25 +75,33 @@ def test_exception_in_record_mode_keeps_old_cassette_and_the_side_file(tmp_path:
     replay_calls(path, [(0, 0)])
 
 
+def _fail_in_record(path: Path, *, outcome: bool) -> tuple[RuntimeError, Path | None]:
+    """Open ``path`` in record mode and fail (after recording an outcome, if asked);
+    returns the exception and the side file's path."""
+    opened: list[cassette.Cassette] = []
+    try:
+        with cassette.open(path, "record") as cas:
+            opened.append(cas)
+            side = cas.side_path
+            assert side is not None and side.exists()  # written from the open on
+            if outcome:
+                cas.outcome(0, reward=1.0)
+            raise RuntimeError("the agent failed")
+    except RuntimeError as exc:
+        return exc, opened[0].side_path
+
+
 @pytest.mark.parametrize("name", ["c.jsonl", "c.jsonl.gz"])
 def test_a_run_that_fails_before_any_call_leaves_no_side_file(tmp_path: Path, name: str) -> None:
     path = tmp_path / name
     record_calls(path, "record", [(0, 0)])
     old = path.read_bytes()
-    with pytest.raises(RuntimeError, match="before the model") as info:
-        with cassette.open(path, "record") as cas:
-            side = cas.side_path
-            assert side is not None and side.exists()  # written from the open on
-            raise RuntimeError("before the model")
-    assert not side.exists()  # nothing in it to inspect
-    assert not getattr(info.value, "__notes__", [])  # so no note names it
+    exc, side = _fail_in_record(path, outcome=False)
+    assert side is not None and not side.exists()  # nothing in it to inspect
+    assert not getattr(exc, "__notes__", [])  # so no note names it
     assert path.read_bytes() == old and sorted(tmp_path.iterdir()) == [path]
-    with pytest.raises(RuntimeError):  # an outcome is something recorded: kept
-        with cassette.open(path, "record") as cas:
-            cas.outcome(0, reward=1.0)
-            side = cas.side_path
-            raise RuntimeError("after an outcome")
-    assert side is not None and side.exists()
+    exc, side = _fail_in_record(path, outcome=True)  # an outcome is something recorded
+    assert side is not None and side.exists() and str(side) in "".join(exc.__notes__)
 
 
 def test_record_on_a_shard_directory_replaces_the_old_shards(
