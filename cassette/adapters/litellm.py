@@ -35,11 +35,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 from contextvars import ContextVar
-from types import ModuleType
 from typing import Any
 
 from ..cassette import Cassette
@@ -58,6 +56,7 @@ from ._litellm_stream import (  # before litellm: says how to install it when it
     dump_response,
     load_response,
 )
+from ._patches import ModulePatches, loaded_modules, snapshot
 
 __all__ = [
     "PROMPT",
@@ -84,12 +83,11 @@ class LiteLLMPatch:
 
     def __init__(self, cas: Cassette, channel: str = "llm") -> None:
         self.cas, self.channel = cas, channel
-        self.patched: list[tuple[ModuleType, str, Any]] = []  # (module, attribute, old)
+        self.patches = ModulePatches()
         self.calls = self.live_calls = 0
         self._lock = threading.Lock()
         import litellm.main  # after ._litellm_stream, which says how to install it
 
-        self._wrappers: dict[int, tuple[Any, Any]] = {}  # id(wrapper) -> (wrapper, original)
         # the public functions (litellm.completion) and the ones they fall back to
         # (litellm.main.completion), which other modules hold too; the arguments of an async
         # twin that takes (*args, **kwargs) (aembedding) are named by its sync twin's
@@ -233,33 +231,20 @@ class LiteLLMPatch:
         return recorded
 
     # install / restore -------------------------------------------------------------------
-    def _set(self, module: ModuleType, attr: str, wrapper: Any) -> None:
-        old = vars(module)[attr]
-        self.patched.append((module, attr, old))
-        self._wrappers[id(wrapper)] = (wrapper, old)
-        setattr(module, attr, wrapper)
-
     def install(self) -> None:
-        if any(key in p._wrappers for p in _PATCHES for key in self.recorded):
+        if any(p.patches.holds(key) for p in _PATCHES for key in self.recorded):
             raise CassetteError("patch_litellm is already active; leave the outer one first")
         wrappers = {k: self._wrapper(*entry) for k, entry in self.recorded.items()}
         wrappers |= {k: blocked_wrapper(n, f, _LIVE) for k, (n, f) in self.blocked.items()}
-        for module in _modules():
-            for attr, value in _copy(vars(module)).items():
+        for _, module in loaded_modules():
+            for attr, value in snapshot(vars(module)).items():
                 wrapper = wrappers.get(id(value))  # the originals are alive: the ids are theirs
                 if wrapper is not None:
-                    self._set(module, attr, wrapper)
+                    self.patches.set(module, attr, wrapper)
         _PATCHES.append(self)
 
     def restore(self) -> None:
-        for module, attr, old in reversed(self.patched):
-            setattr(module, attr, old)
-        self.patched.clear()
-        for module in _modules():  # modules that copied a wrapper while it was on
-            for attr, value in _copy(vars(module)).items():
-                hit = self._wrappers.get(id(value))
-                if hit is not None and hit[0] is value:
-                    setattr(module, attr, hit[1])
+        self.patches.restore()
         with contextlib.suppress(ValueError):
             _PATCHES.remove(self)
 
@@ -272,26 +257,6 @@ def _deferred(kind: Kind, exc: Exception) -> bool:
     stream (its live wrapper sends the request then), unless the cassette itself failed (a
     miss, a mismatch); a chat stream raises it from the call."""
     return kind.text and (isinstance(exc, RecordedError) or not isinstance(exc, CassetteError))
-
-
-def _copy(mapping: dict[str, Any]) -> dict[str, Any]:
-    """A snapshot of a dict that may change while it is copied (a finalizer run by the
-    garbage collector, or another thread, importing a module)."""
-    for _ in range(100):
-        try:
-            return mapping.copy()
-        except RuntimeError:  # pragma: no cover - changed while being copied
-            continue
-    return mapping.copy()  # pragma: no cover
-
-
-def _modules() -> Iterator[ModuleType]:
-    seen: set[int] = set()
-    for name, module in _copy(sys.modules).items():
-        if isinstance(module, ModuleType) and id(module) not in seen:
-            seen.add(id(module))
-            if not name.startswith("cassette."):
-                yield module
 
 
 @contextlib.contextmanager

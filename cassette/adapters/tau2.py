@@ -38,6 +38,7 @@ from ..cassette import Cassette
 from ..context import current_episode, episode
 from ..errors import CassetteError, RecordedError
 from ._litellm_errors import LiteLLMErrors
+from ._patches import ModulePatches, loaded_modules, snapshot
 
 __all__ = ["CHANNELS", "HOLDERS", "Tau2Patch", "env_index_for", "patch_tau2", "trial_for_seed"]
 
@@ -185,10 +186,9 @@ class Tau2Patch:
         self.channels = {**CHANNELS, **(channels or {})}
         self.custom = _resolve_generate(generate)
         self.original: Callable[..., Any] | None = None
-        self.patched: list[tuple[ModuleType, str, Any]] = []  # (module, attribute, old value)
+        self.patches = ModulePatches()
         self.failures: list[BaseException] = []  # cassette errors, raised after run_tasks
         self.calls = self.live_calls = 0
-        self._wrappers: dict[int, tuple[Any, Any]] = {}  # id(wrapper) -> (wrapper, original)
         self._trials: dict[int, int] = {}  # seed -> trial, from run_tasks' arguments
         self._ids: dict[int | str, int] = {}  # uuid4 calls per episode
         self._lock = threading.Lock()
@@ -319,59 +319,37 @@ class Tau2Patch:
         return run_tasks
 
     # install / restore -------------------------------------------------------------------
-    def _set(self, module: ModuleType, attr: str, wrapper: Any) -> None:
-        old = vars(module)[attr]
-        self.patched.append((module, attr, old))
-        self._wrappers[id(wrapper)] = (wrapper, old)
-        setattr(module, attr, wrapper)
-
     def install(self) -> None:
         llm_utils = _tau2("tau2.utils.llm_utils")
         for name in HOLDERS:
             _tau2(name)
         current = llm_utils.generate
-        if any(id(current) in patch._wrappers for patch in _PATCHES):
+        if any(patch.patches.holds(id(current)) for patch in _PATCHES):
             raise CassetteError("patch_tau2 is already active; leave the outer one first")
         self.original = current
-        for name, module in _modules():
-            for attr, value in list(vars(module).items()):
+        for name, module in loaded_modules():
+            for attr, value in snapshot(vars(module)).items():
                 if value is current:  # the module's own reference gets its caller's channel
                     channel = None if module is llm_utils else self.channel_for(name)
-                    self._set(module, attr, self._generate_wrapper(channel))
+                    self.patches.set(module, attr, self._generate_wrapper(channel))
         shim = ModuleType("uuid")
         vars(shim).update(vars(uuid), uuid4=self.uuid4)
         for name in UUID_USERS:
             with contextlib.suppress(ImportError):
                 if vars(_tau2(name)).get("uuid") is uuid:
-                    self._set(sys.modules[name], "uuid", shim)
+                    self.patches.set(sys.modules[name], "uuid", shim)
         run = sys.modules["tau2.run"]
-        self._set(run, "run_task", self._run_task_wrapper(run.run_task))
-        self._set(run, "run_tasks", self._run_tasks_wrapper(run.run_tasks))
+        self.patches.set(run, "run_task", self._run_task_wrapper(run.run_task))
+        self.patches.set(run, "run_tasks", self._run_tasks_wrapper(run.run_tasks))
         _PATCHES.append(self)
 
     def restore(self) -> None:
-        for module, attr, old in reversed(self.patched):
-            setattr(module, attr, old)
-        self.patched.clear()
-        for _, module in _modules():  # modules that copied a wrapper while it was on
-            for attr, value in list(vars(module).items()):
-                hit = self._wrappers.get(id(value))
-                if hit is not None and hit[0] is value:
-                    setattr(module, attr, hit[1])
+        self.patches.restore()
         with contextlib.suppress(ValueError):
             _PATCHES.remove(self)
 
 
 _PATCHES: list[Tau2Patch] = []
-
-
-def _modules() -> Iterator[tuple[str, ModuleType]]:
-    seen: set[int] = set()
-    for name, module in list(sys.modules.items()):
-        if isinstance(module, ModuleType) and id(module) not in seen:
-            seen.add(id(module))
-            if not name.startswith("cassette."):
-                yield name, module
 
 
 @contextlib.contextmanager

@@ -1,0 +1,68 @@
+"""Module attributes a patch replaced, and putting them back (``patch_tau2``,
+``patch_litellm``): the one place the adapters that must patch keep that bookkeeping.
+
+Each of those patches swaps a function in every loaded module that holds it. A module
+imported while a patch is on may copy the wrapper, so :meth:`ModulePatches.restore` also
+looks for such copies and puts the original back there too.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from types import ModuleType
+from typing import Any
+
+__all__ = ["ModulePatches", "loaded_modules", "snapshot"]
+
+
+class ModulePatches:
+    """The attributes one patch replaced, in order, and its wrappers (by id)."""
+
+    def __init__(self) -> None:
+        self.patched: list[tuple[ModuleType, str, Any]] = []  # (module, attribute, old)
+        self._wrappers: dict[int, tuple[Any, Any]] = {}  # id(wrapper) -> (wrapper, original)
+
+    def set(self, module: ModuleType, attr: str, wrapper: Any) -> None:
+        """Replace ``module.attr`` by ``wrapper``, remembering what it was."""
+        old = vars(module)[attr]
+        self.patched.append((module, attr, old))
+        self._wrappers[id(wrapper)] = (wrapper, old)
+        setattr(module, attr, wrapper)
+
+    def holds(self, value_id: int) -> bool:
+        """Whether the value with this id is one of this patch's wrappers."""
+        return value_id in self._wrappers
+
+    def restore(self) -> None:
+        """Put every replaced attribute back, last first, then the copies of a wrapper
+        that modules made while it was on."""
+        for module, attr, old in reversed(self.patched):
+            setattr(module, attr, old)
+        self.patched.clear()
+        for _, module in loaded_modules():
+            for attr, value in snapshot(vars(module)).items():
+                hit = self._wrappers.get(id(value))
+                if hit is not None and hit[0] is value:
+                    setattr(module, attr, hit[1])
+
+
+def snapshot(mapping: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a dict that may change while it is copied (a finalizer run by the
+    garbage collector, or another thread, importing a module)."""
+    for _ in range(100):
+        try:
+            return mapping.copy()
+        except RuntimeError:  # pragma: no cover - changed while being copied
+            continue
+    return mapping.copy()  # pragma: no cover
+
+
+def loaded_modules() -> Iterator[tuple[str, ModuleType]]:
+    """(name, module) of every loaded module but this package's, each module once."""
+    seen: set[int] = set()
+    for name, module in snapshot(sys.modules).items():
+        if isinstance(module, ModuleType) and id(module) not in seen:
+            seen.add(id(module))
+            if not name.startswith("cassette."):
+                yield name, module
