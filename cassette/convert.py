@@ -8,8 +8,7 @@ atomically (a side file and ``os.replace``) only when it is complete.
 
 from __future__ import annotations
 
-import contextlib
-import os
+import stat
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -25,8 +24,7 @@ from .index import EnvIndex, Index, Key, load_index
 from .recorder import Recorder
 from .redact import Redactor
 from .runid import kept_run_id
-from .store import Writer, is_gzip_path, iter_records, partial_path, shard_files
-from .writer import private_mode
+from .store import iter_records, replacing, shard_files
 
 __all__ = ["CONFLICT_POLICIES", "MergeConflict", "Merged", "from_eval_protocol", "merge", "redact"]
 
@@ -88,11 +86,11 @@ def _redact_file(
     src: Path, dst: Path, redactor: Redactor, progress: Progress | None
 ) -> Counter[str]:
     counts: Counter[str] = Counter()
-    side = dst.with_name(f"{dst.name}.{os.getpid()}.redact")
-    writer = Writer(side, gz=is_gzip_path(dst))
-    try:
-        with contextlib.suppress(OSError):
-            os.chmod(side, src.stat().st_mode & 0o777)  # a file that held secrets may be private
+    try:  # a file that held secrets may be private: the copy keeps its mode
+        mode = stat.S_IMODE(src.stat().st_mode)
+    except OSError:
+        mode = None
+    with replacing(dst, mode) as writer:
         for _, obj in iter_records(src):
             raw = dumps(obj)
             obj, count = _scrub(obj, raw, redactor)
@@ -101,12 +99,6 @@ def _redact_file(
                 raw = dumps(obj)
             writer.write(raw)
             _tick(progress)
-        writer.close()
-        os.replace(side, dst)
-    except BaseException:
-        writer.close()
-        side.unlink(missing_ok=True)
-        raise
     return counts
 
 
@@ -248,12 +240,9 @@ def merge(
     if on_conflict == "renumber":
         merged.prefixes = {str(path): p for (path, _), p in zip(indexes, prefixes, strict=True)}
     matcher = Matcher()
-    side = partial_path(out)
-    mode = private_mode(out)  # 0600, or the mode of the file it replaces
-    writer = Writer(side, gz=is_gzip_path(out), shared=False, exclusive=True, mode=mode)
-    recorder = Recorder(writer, Redactor())
     episodes: set[EnvIndex] = set()
-    try:
+    with replacing(out) as writer:  # 0600, or the mode of the file it replaces
+        recorder = Recorder(writer, Redactor())
         headers = [h for _, index in indexes for h in index.headers]  # one run stays one id
         recorder.header({"merged_from": [str(path) for path in inputs], **kept_run_id(headers)})
         for i, (_, index) in enumerate(indexes):
@@ -288,11 +277,5 @@ def merge(
                     recorder.outcome({**outcome, "env_index": rename(env)})
                     episodes.add(rename(env))
                     merged.outcomes += 1
-        recorder.writer.close()
-        os.replace(side, out)
-    except BaseException:
-        recorder.writer.close()
-        side.unlink(missing_ok=True)
-        raise
     merged.episodes = len(episodes)
     return merged

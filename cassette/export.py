@@ -11,7 +11,6 @@ same. pyarrow is the ``export`` extra.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,8 +27,7 @@ from .index import load_index
 from .recorder import Recorder
 from .redact import Redactor
 from .runid import RUN_ID, kept_run_id, set_run_id
-from .store import Writer, is_gzip_path, partial_path
-from .writer import private_mode
+from .store import replacing
 
 __all__ = ["Exported", "export_parquet", "import_parquet", "run_id_of"]
 
@@ -211,13 +209,9 @@ def import_parquet(src: Path, out: Path) -> Exported:
     headers = [h for h in headers if isinstance(h, dict) and isinstance(h.get("meta"), dict)]
     run_id = run_id_of(headers)
     matcher = Matcher()
-    side = partial_path(out)
-    writer = Writer(
-        side, gz=is_gzip_path(out), shared=False, exclusive=True, mode=private_mode(out)
-    )
-    recorder = Recorder(writer, Redactor())
     rows = sorted(inter.to_pylist(), key=lambda r: r["seq"])
-    try:
+    with replacing(out) as writer:
+        recorder = Recorder(writer, Redactor())
         if len(headers) == 1:  # the run's own header: its run id stays recomputable
             head = {**headers[0], "meta": {**headers[0]["meta"], RUN_ID: run_id}}
             recorder.writer.write(orjson.dumps(head))
@@ -252,10 +246,4 @@ def import_parquet(src: Path, out: Path) -> Exported:
                         "info": _loads(row["info"]) or {},
                     }
                 )
-        recorder.writer.close()
-        os.replace(side, out)
-    except BaseException:
-        recorder.writer.close()
-        side.unlink(missing_ok=True)
-        raise
     return Exported(len(rows), eps.num_rows, run_id, out.stat().st_size)

@@ -9,10 +9,12 @@ so a killed gzip recording is readable up to its last whole line.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,7 @@ import orjson
 from .errors import CassetteModeError
 from .lines import is_gzip_file as _is_gzip_file
 from .lines import read_records as iter_records
-from .writer import Writer, repair_gzip_tail
+from .writer import Writer, private_mode, repair_gzip_tail
 
 try:
     import fcntl
@@ -34,6 +36,7 @@ __all__ = [
     "iter_records",
     "partial_path",
     "repair_tail",
+    "replacing",
     "shard_files",
     "shard_name",
     "stale_shards",
@@ -76,6 +79,30 @@ def partial_path(path: Path) -> Path:
     replaces ``path``: ``<name>.<pid>.<random>.partial`` (created with ``O_EXCL``, so an
     earlier side file, or anything planted at a guessed name, is never written to)."""
     return path.with_name(f"{path.name}.{os.getpid()}.{secrets.token_hex(6)}.partial")
+
+
+@contextlib.contextmanager
+def replacing(out: Path, mode: int | None = None) -> Iterator[Writer]:
+    """A writer of a new file that replaces ``out`` when the block ends cleanly (a side
+    file from :func:`partial_path`, renamed over it); after an exception the side file is
+    removed and ``out`` is left as it was. ``mode``: its permission bits (default
+    :func:`~cassette.writer.private_mode` of ``out``), set when it is created."""
+    side = partial_path(out)
+    writer = Writer(
+        side,
+        gz=is_gzip_path(out),
+        shared=False,
+        exclusive=True,
+        mode=private_mode(out) if mode is None else mode,
+    )
+    try:
+        yield writer
+        writer.close()
+        os.replace(side, out)
+    except BaseException:
+        writer.close()
+        side.unlink(missing_ok=True)
+        raise
 
 
 # --- reading: iter_records is cassette.lines.read_records ------------------------------

@@ -6,6 +6,7 @@ import gzip
 import json
 import os
 import shutil
+import stat
 from pathlib import Path
 
 import pytest
@@ -57,7 +58,7 @@ def test_in_place_scrubs_every_secret_and_keeps_the_hashes(tmp_path: Path) -> No
         f"redacted 4 values in {path} (in place): header 1, interaction 2, outcome 1\n"
     )
     text = path.read_text()
-    assert secrets_in(text) == [] and not list(tmp_path.glob("*.redact"))
+    assert secrets_in(text) == [] and sorted(tmp_path.iterdir()) == [path]  # no side file
     after = [json.loads(line) for line in text.splitlines()]
     assert [x.get("request_sha256") for x in after] == [x.get("request_sha256") for x in before]
     # the second request's api_key is the first's: held once, by delta, and scrubbed there
@@ -68,6 +69,20 @@ def test_in_place_scrubs_every_secret_and_keeps_the_hashes(tmp_path: Path) -> No
     # the hash was of the live request: replaying it still matches
     with cassette.open(path, "replay") as cas:
         assert cas.call(REQUEST, live=lambda: {})["choices"][0]["message"]["content"] == "ok"
+
+
+def test_the_copy_keeps_the_mode_and_never_writes_through_a_planted_name(
+    tmp_path: Path,
+) -> None:
+    path = leaky(tmp_path / "a.jsonl")
+    path.chmod(0o640)
+    out = tmp_path / "clean.jsonl"
+    planted = tmp_path / f"clean.jsonl.{os.getpid()}.redact"  # the name it once used
+    planted.write_text("someone else's\n")
+    assert redact(str(path), str(out)).exit_code == 0
+    assert secrets_in(out.read_text()) == [] and stat.S_IMODE(out.stat().st_mode) == 0o640
+    assert planted.read_text() == "someone else's\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([path.name, out.name, planted.name])
 
 
 def test_a_second_run_finds_nothing_and_changes_nothing(tmp_path: Path) -> None:
