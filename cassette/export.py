@@ -29,7 +29,7 @@ from .redact import Redactor
 from .runid import RUN_ID, kept_run_id, set_run_id
 from .store import replacing
 
-__all__ = ["Exported", "export_parquet", "import_parquet", "run_id_of"]
+__all__ = ["Exported", "export_parquet", "import_parquet"]
 
 INSTALL_HINT = "pip install 'rollout-cassette[export]'"
 _HEADERS_KEY = b"cassette.headers"
@@ -54,12 +54,6 @@ def _pyarrow() -> Any:
 
 def _json(value: Any) -> bytes | None:
     return None if value is None else orjson.dumps(value)
-
-
-def run_id_of(headers: list[dict[str, Any]]) -> str:
-    """The run id of a cassette whose header lines are ``headers``: the ``meta.run_id``
-    they share (see :mod:`cassette.runid`), or one derived as before run ids were written."""
-    return set_run_id(headers)
 
 
 def export_parquet(src: Path, out: Path) -> Exported:
@@ -114,7 +108,7 @@ def _export(src: Path, out: Path) -> Exported:
     pa = _pyarrow()
     rows = _rows(src)
     headers, steps = rows.headers, rows.steps
-    run_id = run_id_of(headers)
+    run_id = set_run_id(headers)
     episodes: dict[str, list[Any]] = {
         k: []
         for k in (
@@ -207,7 +201,7 @@ def import_parquet(src: Path, out: Path) -> Exported:
         ) from None
     headers = orjson.loads((inter.schema.metadata or {}).get(_HEADERS_KEY, b"[]"))
     headers = [h for h in headers if isinstance(h, dict) and isinstance(h.get("meta"), dict)]
-    run_id = run_id_of(headers)
+    run_id = set_run_id(headers)
     matcher = Matcher()
     rows = sorted(inter.to_pylist(), key=lambda r: r["seq"])
     with replacing(out) as writer:
