@@ -51,7 +51,7 @@ def dump_event(event: Any, api_base: str | None) -> Json:
     keeps its ``_hidden_params`` too, under ``$private.$response``."""
     data = dump_response(event, api_base)
     inner = getattr(event, "response", None)
-    if isinstance(inner, BaseModel) and inner.__pydantic_private__:
+    if isinstance(inner, BaseModel) and any((inner.__pydantic_private__ or {}).values()):
         state = dump_state(inner.__pydantic_private__)
         _hide_base(state.get("_hidden_params"), api_base)
         data.setdefault(PRIVATE_KEY, {})[NESTED] = state

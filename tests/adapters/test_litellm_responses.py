@@ -33,6 +33,7 @@ from cassette.index import load_index
 from tests.adapters.test_litellm import (
     KEY,
     WEATHER,
+    Weather,
     args,
     litellm_leftovers,
     no_network,
@@ -184,8 +185,11 @@ def test_the_requests_are_the_model_input_and_json_params(
         calls(server.base_url)
         run(acalls(server.base_url))
         litellm.responses("A pond?", FAKED, extra_headers={"x-token": SECRET}, **where)
+        litellm.responses(input="Weather?", text_format=Weather, **args(server.base_url))
     requests = [e.request for _, e in sorted(load_index([path]).entries.items())]
     call = requests[2]["input"][0]  # the function call item litellm returned, as JSON
+    schema = requests[-1]["text_format"]["json_schema"]["schema"]  # the model's, as litellm's
+    assert schema["required"] == ["city", "days"]
     assert call["type"] == "function_call" and call["name"] == "get_weather"
     head = {"endpoint": "responses", "model": FAKED}
     native = {"endpoint": "responses", "model": NATIVE}
@@ -201,6 +205,8 @@ def test_the_requests_are_the_model_input_and_json_params(
         {**native, "input": [{"role": "user", "content": "And a sea?"}], "stream": True},
         {**head, "input": "And a river?", "stream": True},
         {**head, "input": "A pond?"},
+        {**head, "input": "Weather?", "text_format": {"type": "json_schema", "json_schema": {
+         "name": "Weather", "schema": schema, "strict": True}}},
     ]  # fmt: skip
     assert SECRET not in path.read_text() and KEY not in path.read_text()
 
