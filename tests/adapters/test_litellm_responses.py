@@ -315,3 +315,17 @@ def test_a_stream_closed_early_is_recorded_incomplete(make_server: MakeServer, p
         assert list(stream) == []
     line = json.loads(path.read_text().splitlines()[1])
     assert line["meta"].get("incomplete") is True
+
+
+def test_response_headers_keep_no_credentials(make_server: MakeServer) -> None:
+    """A Responses API reply carries the provider's headers twice (``additional_headers``
+    and ``headers``): neither keeps cookies or organisation ids in the cassette."""
+    from cassette.adapters._litellm_stream import dump_response
+
+    server = make_server("random")
+    reply = litellm.responses(input="A lake?", **args(server.base_url))
+    hidden = reply._hidden_params
+    hidden["headers"] |= {"set-cookie": f"session={SECRET}", "openai-organization": SECRET}
+    hidden["additional_headers"]["llm_provider-set-cookie"] = SECRET
+    stored = json.dumps(dump_response(reply, server.base_url))
+    assert SECRET not in stored and "content-type" in stored
