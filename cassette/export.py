@@ -23,6 +23,7 @@ from .errors import CassetteError
 from .export_arrays import number_array, text_array
 from .export_rows import interaction_rows, stream_rows
 from .export_table import Rows
+from .import_rows import checked_calls, checked_headers, checked_outcomes
 from .index import load_index
 from .recorder import Recorder
 from .redact import Redactor
@@ -184,60 +185,66 @@ def _card(src: Path, headers: list[dict[str, Any]], run_id: str, calls: int, epi
     return "\n".join(lines)
 
 
-def _loads(text: Any) -> Any:
-    return None if text is None else orjson.loads(text)
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())  # (Arrow's messages may span lines)
 
 
 def import_parquet(src: Path, out: Path) -> Exported:
-    """Write the export in directory ``src`` as the cassette file ``out`` (atomically)."""
+    """Write the export in directory ``src`` as the cassette file ``out`` (atomically);
+    rows that the cassette format cannot hold are refused (:mod:`cassette.import_rows`)."""
     pa = _pyarrow()
     try:
         inter = pa.parquet.read_table(src / "interactions.parquet")
         eps = pa.parquet.read_table(src / "episodes.parquet")
-    except (OSError, pa.ArrowInvalid) as exc:
+    except (OSError, pa.ArrowException) as exc:
         raise CassetteError(
-            f"{src} is not a `cassette export` directory ({exc}); name the directory that "
-            "holds interactions.parquet and episodes.parquet"
+            f"{src} is not a `cassette export` directory ({_one_line(exc)}); name the "
+            "directory that holds interactions.parquet and episodes.parquet"
         ) from None
-    headers = orjson.loads((inter.schema.metadata or {}).get(_HEADERS_KEY, b"[]"))
-    headers = [h for h in headers if isinstance(h, dict) and isinstance(h.get("meta"), dict)]
+    try:
+        headers = checked_headers(inter.schema.metadata, _HEADERS_KEY, src)
+        calls = list(checked_calls(pa, inter, src))
+        outcomes = list(checked_outcomes(pa, eps, src))
+    except (UnicodeDecodeError, pa.ArrowException) as exc:  # bytes damaged on disk
+        raise CassetteError(
+            f"{src} holds a damaged table ({_one_line(exc)}); export the cassette again with "
+            "`cassette export`"
+        ) from None
     run_id = set_run_id(headers)
     matcher = Matcher()
-    rows = sorted(inter.to_pylist(), key=lambda r: r["seq"])
     with replacing(out) as writer:
         recorder = Recorder(writer, Redactor())
         if len(headers) == 1:  # the run's own header: its run id stays recomputable
             head = {**headers[0], "meta": {**headers[0]["meta"], RUN_ID: run_id}}
-            recorder.writer.write(orjson.dumps(head))
+            recorder.writer.write(orjson.dumps(recorder.redactor.redact(head)[0]))
         else:  # the shards of a run, or none: their set's id
             recorder.header(kept_run_id(headers))
-        for row in rows:
-            env = orjson.loads(row["env_index_json"])
-            request = orjson.loads(row["request"])
-            response = _loads(row["response"])
-            chunks = _loads(row["stream_chunks"])
-            if chunks is not None:
-                response = {**(response or {}), "chunks": chunks}
-            sha = row["request_sha256"] or matcher.digest(request)
-            recorder.interaction(
-                env,
-                row["channel"],
-                row["step"],
-                request,
-                sha,
-                response,
-                _loads(row["error"]),
-                _loads(row["meta"]) or {},
-            )
-        for row in eps.to_pylist():
-            if row["has_outcome"]:
-                recorder.outcome(
-                    {
-                        "type": "outcome",
-                        "env_index": orjson.loads(row["env_index_json"]),
-                        "reward": row["reward"],
-                        "terminated": row["terminated"],
-                        "info": _loads(row["info"]) or {},
-                    }
+        for call in calls:
+            try:
+                recorder.interaction(
+                    call.env_index,
+                    call.channel,
+                    call.step,
+                    call.request,
+                    call.sha or matcher.digest(call.request),
+                    call.response,
+                    call.error,
+                    call.meta,
                 )
-    return Exported(len(rows), eps.num_rows, run_id, out.stat().st_size)
+            except CassetteError:
+                raise CassetteError(
+                    f"{src}: the call (env_index={call.env_index!r}, channel={call.channel!r}, "
+                    f"step={call.step}) holds a value a cassette cannot store (JSON nested "
+                    "deeper than 254 levels, say); fix that row of interactions.parquet"
+                ) from None
+        for done in outcomes:
+            recorder.outcome(
+                {
+                    "type": "outcome",
+                    "env_index": done.env_index,
+                    "reward": done.reward,
+                    "terminated": done.terminated,
+                    "info": done.info,
+                }
+            )
+    return Exported(len(calls), eps.num_rows, run_id, out.stat().st_size)

@@ -1,0 +1,223 @@
+"""`cassette import` of damaged or foreign datasets: tables with a column missing, of
+another type, null, holding text that is not JSON or JSON of the wrong shape, repeated
+keys, negative or huge steps, damaged header metadata, and Parquet files with flipped
+bits. The library raises only CassetteError (or writes a cassette that validates); the
+command line prints one ``error:`` line and no traceback."""
+
+from __future__ import annotations
+
+import os
+import random
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cassette.cli import main
+from cassette.errors import CassetteError
+from cassette.export import export_parquet, import_parquet
+from cassette.validate import validate
+from tests.helpers.fake_secrets import by_kind
+from tests.helpers.fuzz import make_base
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+NAMES = ("interactions.parquet", "episodes.parquet")
+
+_SETTINGS = settings(
+    max_examples=int(os.environ.get("CASSETTE_FUZZ_IMPORT_EXAMPLES", 60)),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    derandomize=os.environ.get("CASSETTE_FUZZ_RANDOM") is None,
+)
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("import")
+    out = tmp / "ds"
+    export_parquet(make_base(tmp / "base.jsonl"), out)
+    return out
+
+
+def _values(kind: str, count: int) -> Any:
+    return {
+        "null-text": pa.nulls(count, pa.string()),
+        "null": pa.nulls(count),
+        "garbage": pa.array(["{garbage"] * count),
+        "empty": pa.array([""] * count),
+        "int": pa.array([7] * count),
+        "huge": pa.array([2**63 - 1] * count),
+        "negative": pa.array([-1] * count),
+        "bool": pa.array([True] * count),
+        "float": pa.array([float("nan")] * count),
+        "json-list": pa.array(["[1,2]"] * count),
+        "json-str": pa.array(['"x"'] * count),
+        "json-true": pa.array(["true"] * count),
+        "json-object": pa.array(['{"a":1}'] * count),
+        "json-deep": pa.array(["[" * 300 + "]" * 300] * count),
+        "error-object": pa.array(['{"type":1,"message":"m"}'] * count),
+        "hex": pa.array(["0" * 64] * count),
+        "struct": pa.array([{"a": 1}] * count),
+    }[kind]
+
+
+KINDS = [
+    "drop",
+    "null-text",
+    "null",
+    "garbage",
+    "empty",
+    "int",
+    "huge",
+    "negative",
+    "bool",
+    "float",
+    "json-list",
+    "json-str",
+    "json-true",
+    "json-object",
+    "json-deep",
+    "error-object",
+    "hex",
+    "struct",
+    "first-row-only",
+    "repeat",
+]
+
+
+def _mutate(table: Any, column: str, kind: str) -> Any:
+    if kind == "drop":
+        return table.drop_columns([column])
+    if kind == "repeat":
+        return pa.concat_tables([table, table.slice(0, 1)])
+    at = table.column_names.index(column)
+    if kind == "first-row-only":  # one row changed, the rest kept
+        values = table.column(column).to_pylist()
+        values[0] = None
+        return table.set_column(at, column, pa.array(values, table.schema.field(column).type))
+    return table.set_column(at, column, _values(kind, table.num_rows))
+
+
+def _refusal(fn: Any, *args: Any) -> str | None:
+    """The message of the CassetteError ``fn(*args)`` raises, or None; any other
+    exception escapes."""
+    try:
+        fn(*args)
+    except CassetteError as exc:
+        return str(exc)
+    return None
+
+
+@_SETTINGS
+@given(data=st.data())
+def test_a_damaged_table_is_refused_with_a_cassette_error(
+    dataset: Path, tmp_path: Path, data: st.DataObject
+) -> None:
+    tables = {n: pq.read_table(dataset / n) for n in NAMES}
+    for _ in range(data.draw(st.integers(1, 2))):
+        name = data.draw(st.sampled_from(NAMES))
+        column = data.draw(st.sampled_from(tables[name].column_names))
+        kind = data.draw(st.sampled_from(KINDS))
+        tables[name] = _mutate(tables[name], column, kind)
+    if data.draw(st.booleans()):
+        heads = data.draw(st.sampled_from([b"{x", b"{}", b'["a"]', b"[{}]", b"null", b"7"]))
+        meta = {b"cassette.headers": heads}
+        tables[NAMES[0]] = tables[NAMES[0]].replace_schema_metadata(meta)
+    src = Path(tempfile.mkdtemp(dir=tmp_path))  # (one tmp_path for every example)
+    for name, table in tables.items():
+        pq.write_table(table, src / name)
+    out = src / "out.jsonl"
+    refused = _refusal(import_parquet, src, out)
+    if refused is not None:
+        assert "\n" not in refused
+        assert not out.exists()  # nothing half-written
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = validate(out)
+    assert report.ok, report.faults[:3]
+
+
+def test_flipped_bits_in_the_parquet_files_raise_only_cassette_errors(
+    dataset: Path, tmp_path: Path
+) -> None:
+    rnd = random.Random(7)
+    files = {n: (dataset / n).read_bytes() for n in NAMES}
+    for i in range(150):
+        src = tmp_path / f"d{i}"
+        src.mkdir()
+        name = rnd.choice(NAMES)
+        data = bytearray(files[name])
+        for _ in range(rnd.randint(1, 4)):
+            pos = rnd.randrange(len(data))
+            data[pos] ^= 1 << rnd.randrange(8)
+        (src / name).write_bytes(bytes(data))
+        other = NAMES[1] if name == NAMES[0] else NAMES[0]
+        (src / other).write_bytes(files[other])
+        refused = _refusal(import_parquet, src, tmp_path / f"o{i}.jsonl")
+        assert refused is None or "\n" not in refused
+
+
+@pytest.mark.parametrize(
+    ("column", "kind", "says"),
+    [
+        ("seq", "drop", "has no column seq"),
+        ("request", "garbage", "row 0: request is not JSON"),
+        ("request", "json-list", "row 0: request is list, not a JSON object"),
+        ("env_index_json", "null-text", "row 0: env_index_json is null"),
+        ("step", "negative", "step is -1, below 0"),
+        ("channel", "int", "column channel holds int values"),
+        ("response", "json-str", "response is str, not a JSON object or null"),
+        ("error", "error-object", "row 0: error type: Input should be a valid string"),
+        ("request_sha256", "garbage", "request_sha256 is not 64 hex digits"),
+    ],
+)
+def test_the_command_line_names_the_row_and_column(
+    dataset: Path, tmp_path: Path, column: str, kind: str, says: str
+) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    table = _mutate(pq.read_table(dataset / NAMES[0]), column, kind)
+    pq.write_table(table, src / NAMES[0])
+    (src / NAMES[1]).write_bytes((dataset / NAMES[1]).read_bytes())
+    result = CliRunner().invoke(main, ["import", str(src), str(tmp_path / "o.jsonl")])
+    assert result.exit_code == 2, result.output
+    assert isinstance(result.exception, SystemExit)
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.output
+    assert says in lines[0] and "cassette export" in lines[0]
+
+
+def test_a_dataset_without_its_card_imports(dataset: Path, tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in NAMES:  # README.md left out
+        (src / name).write_bytes((dataset / name).read_bytes())
+    done = import_parquet(src, tmp_path / "o.jsonl")
+    assert done.interactions == 12 and validate(tmp_path / "o.jsonl").ok
+
+
+def test_a_secret_in_the_header_metadata_never_reaches_the_cassette(
+    dataset: Path, tmp_path: Path
+) -> None:
+    secret = by_kind()["openai"][0].secrets[0]
+    table = pq.read_table(dataset / NAMES[0])
+    heads = orjson.loads(table.schema.metadata[b"cassette.headers"])
+    heads[0]["meta"]["note"] = f"key {secret}"
+    src = tmp_path / "src"
+    src.mkdir()
+    pq.write_table(
+        table.replace_schema_metadata({b"cassette.headers": orjson.dumps(heads)}), src / NAMES[0]
+    )
+    (src / NAMES[1]).write_bytes((dataset / NAMES[1]).read_bytes())
+    import_parquet(src, tmp_path / "o.jsonl")
+    written = (tmp_path / "o.jsonl").read_text()
+    assert secret not in written and '"note":"key ' in written
