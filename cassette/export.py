@@ -141,10 +141,11 @@ def _export(src: Path, out: Path) -> Exported:
     calls = len(rows)
     interactions = rows.table(pa, meta)
     del rows  # (the table holds the buffers)
-    pa.parquet.write_table(interactions, out / "interactions.parquet", compression="zstd")
+    write = {"compression": "zstd", "write_page_checksum": True}  # (import verifies them)
+    pa.parquet.write_table(interactions, out / "interactions.parquet", **write)
     del interactions
     table = _table(pa, episodes, meta)
-    pa.parquet.write_table(table, out / "episodes.parquet", compression="zstd")
+    pa.parquet.write_table(table, out / "episodes.parquet", **write)
     (out / "README.md").write_text(_card(src, headers, run_id, calls, len(episodes["steps"])))
     size = sum((out / n).stat().st_size for n in ("interactions.parquet", "episodes.parquet"))
     return Exported(calls, len(episodes["env_index"]), run_id, size)
@@ -194,8 +195,9 @@ def import_parquet(src: Path, out: Path) -> Exported:
     rows that the cassette format cannot hold are refused (:mod:`cassette.import_rows`)."""
     pa = _pyarrow()
     try:
-        inter = pa.parquet.read_table(src / "interactions.parquet")
-        eps = pa.parquet.read_table(src / "episodes.parquet")
+        read = {"page_checksum_verification": True}
+        inter = pa.parquet.read_table(src / "interactions.parquet", **read)
+        eps = pa.parquet.read_table(src / "episodes.parquet", **read)
     except (OSError, pa.ArrowException) as exc:
         raise CassetteError(
             f"{src} is not a `cassette export` directory ({_one_line(exc)}); name the "

@@ -24,6 +24,8 @@ from typing import Any
 import orjson
 
 from .canonical import conversation_field
+from .checksum import CHECKSUM_KEY, checksum, crc_of_slices
+from .codec import NotJSONError
 from .delta import LIT_KEY, SAME_ALL, _resolve, is_ref
 from .entry import check_header, check_interaction, validate_line
 from .errors import CassetteFormatError, CassetteWarning
@@ -144,6 +146,15 @@ def interaction_rows(index: Index) -> Rows:
     for env in index.episodes():  # (in the index's order; counted below)
         rows.steps[env] = 0
     for entry, built in _requests(index):
+        try:
+            entry.check()  # its meta.checksum: a damaged response is never exported
+        except CassetteFormatError as exc:
+            warnings.warn(
+                f"{entry.source}:{entry.line}: left out of the export: {_why(exc)}",
+                CassetteWarning,
+                stacklevel=2,
+            )
+            continue
         response, error = entry.served()  # (a lean line: one decode for both)
         rows.add(
             entry.env_index,
@@ -161,6 +172,29 @@ def interaction_rows(index: Index) -> Rows:
 
 class _GiveUp(Exception):
     """The stream holds something the index must judge."""
+
+
+_META = b',"meta":'
+
+
+def _damaged(line: bytes, sha: str, response: Any, error: Any, meta: dict[str, Any]) -> bool:
+    """Whether the ``response`` and ``error`` of ``line`` differ from what its
+    ``meta.checksum`` says was recorded. A line laid out as the recorder writes it is
+    checked on its response's bytes; any other (or one that fails that) by dumping
+    them again."""
+    want = meta[CHECKSUM_KEY]
+    if error is None:
+        end = len(line) - (line[-1:] == b"\n")
+        stop = end - len(orjson.dumps(meta)) - len(_META) - 1
+        marker = b'"request_sha256":"' + sha.encode() + b'","response":'
+        start = line.rfind(marker, 0, stop) + len(marker)
+        laid_out = start >= len(marker) and line.startswith(_META, stop)
+        if laid_out and "%08x" % crc_of_slices(line, start, stop) == want:  # noqa: UP031
+            return False
+    try:
+        return bool(checksum(response, error) != want)
+    except NotJSONError:
+        return True
 
 
 @dataclass(slots=True)
@@ -214,8 +248,10 @@ def _stream_file(path: Path, rows: Rows, keys: set[tuple[type, EnvIndex, str, in
                     raise _GiveUp
                 built = made
             response, meta = obj.get("response"), obj.get("meta") or {}
-            last[key[:3]] = _Last(step, built, response)
             sha, error, model = obj["request_sha256"], obj.get("error"), built.rest.get("model")
+            if CHECKSUM_KEY in meta and _damaged(line, sha, response, error, meta):
+                raise _GiveUp  # the index leaves it out, warning
+            last[key[:3]] = _Last(step, built, response)
             rows.add(env, channel, step, sha, built.json(), model, response, error, meta)
         elif kind == "outcome":
             validate_line(obj, spath, lineno)

@@ -20,6 +20,8 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
+from .checksum import CHECKSUM_KEY, checksum
+from .codec import NotJSONError
 from .errors import CassetteError
 from .records import ErrorInfo, Header
 
@@ -167,8 +169,8 @@ def checked_calls(pa: Any, table: Any, src: Path) -> Iterator[ImportedCall]:
         _typed(name, row, "request", request, dict, "a JSON object")
         response = _parsed(name, row, r, "response", dict, "a JSON object or null")
         chunks = _parsed(name, row, r, "stream_chunks", list, "a JSON array or null")
-        if chunks is not None:
-            response = {**(response or {}), "chunks": chunks}
+        if chunks is not None:  # where a stream's response holds them: first
+            response = {"chunks": chunks, **(response or {})}
         error = _parsed(name, row, r, "error", dict, "a JSON object or null")
         if error is not None:
             try:
@@ -180,7 +182,28 @@ def checked_calls(pa: Any, table: Any, src: Path) -> Iterator[ImportedCall]:
                     f"{name} row {row}: error {where}: {why['msg']}; {_FIX}"
                 ) from None
         meta = _parsed(name, row, r, "meta", dict, "a JSON object or null") or {}
+        if CHECKSUM_KEY in meta:
+            response = _as_recorded(name, row, meta[CHECKSUM_KEY], response, error)
         yield ImportedCall(env, r["channel"], r["step"], request, sha, response, error, meta)
+
+
+def _as_recorded(name: str, row: int, want: Any, response: Any, error: Any) -> Any:
+    """``response`` as it was recorded, its ``meta.checksum`` (``want``) verified: a
+    response or error changed since (a damaged file, an edit) is refused, so the import
+    never writes it with a new checksum that would let replay serve it."""
+    tries = [response]
+    if isinstance(response, dict) and "chunks" in response:  # (also with chunks last)
+        tries.append({k: v for k, v in response.items() if k != "chunks"} | response)
+    for made in tries:
+        try:
+            if checksum(made, error) == want:
+                return made
+        except NotJSONError:
+            break
+    raise CassetteError(
+        f"{name} row {row}: response or error is not what was recorded (meta.checksum does "
+        f"not match: the row was edited or damaged); {_FIX}"
+    )
 
 
 def _parsed(name: str, row: int, r: dict[str, Any], column: str, want: type, what: str) -> Any:
