@@ -25,7 +25,7 @@ import orjson
 from .redact import Redactor
 from .remote import Listing, fetch_all, private_dir, shard_bytes
 from .sink import Sink
-from .store import shard_name
+from .store import header_run, shard_name
 
 __all__ = ["PART_BYTES", "PART_SECONDS", "RemoteSink"]
 
@@ -45,11 +45,11 @@ def _heads(found: Listing) -> dict[str, dict[str, Any]]:
         data = got.get(path)
         if data is None:
             continue
-        if data[:2] == b"\x1f\x8b":
-            data = zlib.decompressobj(wbits=31).decompress(data)
         try:
+            if data[:2] == b"\x1f\x8b":
+                data = zlib.decompressobj(wbits=31).decompress(data)
             obj = orjson.loads(data.split(b"\n", 1)[0])
-        except orjson.JSONDecodeError:
+        except (zlib.error, orjson.JSONDecodeError):  # not a header: a shard to replace
             continue
         if isinstance(obj, dict):
             out[name] = obj
@@ -86,7 +86,7 @@ class RemoteSink:
         if record and directory and run:  # the shards of this run's other workers stay
             heads = _heads(found)
             for shard in found.shards.values():
-                if heads.get(shard.name, {}).get("meta", {}).get("run") == run:
+                if header_run(heads.get(shard.name, {})) == run:
                     keep.update(shard.paths())
         # append mode, or a worker of this run that opens its shard again: continue it
         cont = own is not None and (not record or bool(set(own_paths) & keep))

@@ -32,6 +32,7 @@ except ImportError:  # pragma: no cover - Windows
 
 __all__ = [
     "Writer",
+    "header_run",
     "is_gzip_path",
     "iter_records",
     "partial_path",
@@ -151,6 +152,12 @@ def _repair_plain(f: Any) -> bool:
     return True
 
 
+def header_run(header: dict[str, Any]) -> Any:
+    """The ``meta.run`` of a header line (None where its meta is not an object)."""
+    meta = header.get("meta")
+    return meta.get("run") if isinstance(meta, dict) else None
+
+
 def stale_shards(directory: Path, own: Path) -> list[Path]:
     """Shards a record run in ``directory`` replaces on a clean close: those present now,
     except this process's and those of the same ``$CASSETTE_RUN`` (workers of one run)."""
@@ -161,7 +168,7 @@ def stale_shards(directory: Path, own: Path) -> list[Path]:
             continue
         if run:
             header = next(iter_records(shard), (0, {}))[1]
-            if header.get("type") == "header" and header.get("meta", {}).get("run") == run:
+            if header.get("type") == "header" and header_run(header) == run:
                 continue
         stale.append(shard)
     return stale
