@@ -166,6 +166,8 @@ class RemoteSink:
         self._stop.set()
         self._thread.join()
         self._local.close()
+        if not self._spool.exists():  # append mode, and no call was made: no shard
+            return
         data = self._spool.read_bytes()
         self._fs.pipe_file(
             self.target_url, gzip.compress(data) if self.target_url.endswith(".gz") else data

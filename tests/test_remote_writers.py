@@ -62,3 +62,16 @@ def test_record_with_a_run_replaces_shards_with_odd_headers_on_disk(
     with cassette.open(tmp_path, "record") as cas:
         cas.call({"q": 1}, live=lambda: {"a": 1})
     assert sorted(p.name for p in tmp_path.iterdir()) == ["w1.jsonl"]
+
+
+@pytest.mark.parametrize("name", ["empty-a.jsonl", "empty-b.jsonl.gz", "empty-c/"])
+def test_append_that_makes_no_call_closes_and_writes_nothing(s3: S3, name: str) -> None:
+    import fsspec
+
+    url = s3.url(name)
+    with cassette.open(url, "append"):
+        pass  # (before: FileNotFoundError of the spool file on close)
+    assert not fsspec.filesystem("s3").exists(url.rstrip("/"))
+    with cassette.open(url, "append") as cas:  # and the next one records as usual
+        cas.call({"q": 1}, live=lambda: {"a": 1})
+    assert _calls(url) == 1
