@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from .errors import CassetteModeError
 from .redact import Redactor
 from .remote import Listing, fetch_all, private_dir, shard_bytes
 from .sink import Sink
@@ -56,6 +57,32 @@ def _heads(found: Listing) -> dict[str, dict[str, Any]]:
     return out
 
 
+_WRITING: set[tuple[str, str]] = set()  # (protocol, object) of the shards open here
+_WRITING_LOCK = threading.Lock()
+
+
+def _claim(found: Listing, target: str) -> tuple[str, str]:
+    """Mark the shard object ``target`` as written by this process until
+    :func:`_release`; refuse a second writer of it here. (Each writer uploads the whole
+    shard on close, so a second one would replace the first one's calls.)"""
+    key = (str(found.fs.protocol), target)
+    with _WRITING_LOCK:
+        if key in _WRITING:
+            raise CassetteModeError(
+                f"{found.url} already has a cassette open for writing in this process, "
+                f"whose shard {target.rsplit('/', 1)[-1]} this one would overwrite on close: "
+                "close the first one, or give each its own shard name (CASSETTE_SHARD, or "
+                "a directory URL per cassette)"
+            )
+        _WRITING.add(key)
+    return key
+
+
+def _release(key: tuple[str, str]) -> None:
+    with _WRITING_LOCK:
+        _WRITING.discard(key)
+
+
 class RemoteSink:
     """The write side of a cassette at a URL: a local :class:`Sink` on a spool file whose
     completed lines are uploaded as numbered parts, and the whole shard on close."""
@@ -69,11 +96,22 @@ class RemoteSink:
         meta: dict[str, Any],
         fsync: bool,
     ) -> None:
-        url, directory = found.url, found.directory
+        directory = found.directory
         self._fs = found.fs
         name = shard_name() if directory else found.root.rsplit("/", 1)[-1]
         self.target_url = f"{found.root}/{name}" if directory else found.root
         self._name = name
+        self._claim = _claim(found, self.target_url)
+        try:
+            self._open(found, record, redactor, meta, fsync)
+        except BaseException:
+            _release(self._claim)
+            raise
+
+    def _open(
+        self, found: Listing, record: bool, redactor: Redactor, meta: dict[str, Any], fsync: bool
+    ) -> None:
+        url, directory, name = found.url, found.directory, self._name
         self._session = secrets.token_hex(6)
         self._seq = 0
         self._sent = 0
@@ -163,26 +201,31 @@ class RemoteSink:
     def close(self) -> None:
         """Upload the whole shard, then delete the parts (and, in record mode, what the
         recording replaces)."""
-        self._stop.set()
-        self._thread.join()
-        self._local.close()
-        if not self._spool.exists():  # append mode, and no call was made: no shard
-            return
-        data = self._spool.read_bytes()
-        self._fs.pipe_file(
-            self.target_url, gzip.compress(data) if self.target_url.endswith(".gz") else data
-        )
-        gone = [p for p in [*self._replaced, *self._parts()] if p != self.target_url]
-        if gone:
-            self._fs.rm(gone)
+        try:
+            self._stop.set()
+            self._thread.join()
+            self._local.close()
+            if not self._spool.exists():  # append mode, and no call was made: no shard
+                return
+            data = self._spool.read_bytes()
+            gz = self.target_url.endswith(".gz")
+            self._fs.pipe_file(self.target_url, gzip.compress(data) if gz else data)
+            gone = [p for p in [*self._replaced, *self._parts()] if p != self.target_url]
+            if gone:
+                self._fs.rm(gone)
+        finally:
+            _release(self._claim)
 
     def abort(self, exc: BaseException | None) -> None:
         """Stop; what was recorded stays as parts (readers include them)."""
-        self._stop.set()
-        self._thread.join()
-        self._local.abort(None)
-        self._grow = self._local.side or self._spool
-        self.flush_part()
+        try:
+            self._stop.set()
+            self._thread.join()
+            self._local.abort(None)
+            self._grow = self._local.side or self._spool
+            self.flush_part()
+        finally:
+            _release(self._claim)
         if exc is not None:
             note = f"cassette: what this run recorded is in the parts of {self.target_url}"
             setattr(exc, "__notes__", [*getattr(exc, "__notes__", []), note])  # noqa: B010

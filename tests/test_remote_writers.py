@@ -1,6 +1,9 @@
-"""Record mode with ``$CASSETTE_RUN`` set reads the header of every shard already there:
-a shard whose header meta is not an object, or whose gzip bytes are damaged, is one to
-replace, not a crash (on S3 and on local disk)."""
+"""Object storage writers. Two cassettes open at once on one URL in one process share the
+default shard name, and each uploads the whole shard on close, so the second would
+replace the first one's calls: the second is refused at open. Record mode with
+``$CASSETTE_RUN`` set reads the header of every shard already there: a shard whose header
+meta is not an object, or whose gzip bytes are damaged, is one to replace, not a crash
+(on S3 and on local disk). An append that makes no call uploads nothing."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import cassette
+from cassette.errors import CassetteModeError
 from tests.helpers.s3server import S3, s3_server
 
 ODD_HEADS = {
@@ -75,3 +79,20 @@ def test_append_that_makes_no_call_closes_and_writes_nothing(s3: S3, name: str) 
     with cassette.open(url, "append") as cas:  # and the next one records as usual
         cas.call({"q": 1}, live=lambda: {"a": 1})
     assert _calls(url) == 1
+
+
+@pytest.mark.parametrize("mode", ["append", "record"])
+def test_a_second_writer_of_one_shard_in_a_process_is_refused(s3: S3, mode: str) -> None:
+    url = s3.url(f"two-{mode}/")
+    first = cassette.open(url, mode)
+    first.call({"q": "a"}, live=lambda: {"a": 1})
+    with pytest.raises(CassetteModeError, match="already has a cassette open for writing"):
+        cassette.open(url, mode)
+    first.call({"q": "b"}, live=lambda: {"b": 1}, env_index=1)
+    first.close()
+    with cassette.open(url, "append") as again:  # closed: the shard is free again
+        again.call({"q": "c"}, live=lambda: {"c": 1}, env_index=2)
+    assert _calls(url) == 3  # none lost
+    one = s3.url(f"one-{mode}.jsonl.gz")  # a single object as well
+    with cassette.open(one, mode), pytest.raises(CassetteModeError):
+        cassette.open(one, mode)
