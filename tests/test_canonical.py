@@ -13,15 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cassette
-from cassette.canonical import (
-    Difference,
-    Matcher,
-    canonical_bytes,
-    canonical_parts,
-    first_difference,
-    normalise_numbers,
-)
+from cassette.canonical import canonical_bytes, canonical_parts, normalise_numbers
 from cassette.codec import messages_finite
+from cassette.difference import Difference, first_difference
+from cassette.matching import Matcher
 from tests.helpers.strategies import json_values
 
 
@@ -56,10 +51,11 @@ steps = st.tuples(st.sampled_from(["extend", "same", "rewrite", "params", "input
 def test_chained_hashing_gives_the_plain_hash_whatever_the_next_request(
     steps: list[tuple[str, list[Any]]],
 ) -> None:
-    """sha256_from hashes only what a request adds to the previous one of its key; the
-    hash must be that of the whole canonical form, whatever the sequence."""
+    """A matcher hashes only what a request adds to the previous one of its key, going
+    on from that one's state; the hash must be that of the whole canonical form,
+    whatever the sequence (and a chain is never used twice)."""
     request: dict[str, Any] = {"model": "m", "messages": []}
-    chain = None
+    matcher = Matcher()
     for kind, extra in steps:
         if kind == "extend":
             request = {**request, "messages": [*request.get("messages", []), *extra]}
@@ -69,9 +65,10 @@ def test_chained_hashing_gives_the_plain_hash_whatever_the_next_request(
             request = {**request, "temperature": float(len(extra)), "a": extra}
         elif kind == "input":  # the conversation moves to another key
             request = {"model": "m", "input": extra}
-        parts = canonical_parts(request)
-        sha, chain = parts.sha256_from(chain)
-        assert sha == parts.sha256() == hashlib.sha256(naive_canonical(request)).hexdigest()
+        want = hashlib.sha256(naive_canonical(request)).hexdigest()
+        assert canonical_parts(request).sha256() == want
+        assert matcher.digest_parts(request, (0, "llm"))[0] == want
+        assert matcher.digest(request, (1, "llm")) == want  # (another key: its own chain)
 
 
 def test_parameters_are_normalised_the_conversation_is_kept_as_written() -> None:
