@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any as _Any
 
 from ._version import __version__
-from .canonical import DEFAULT_IGNORE, Matcher
 from .cassette import Cassette, ErrorCodec, Mode, open
 from .context import ContextExecutor, bind, current_episode, episode
 from .errors import (
@@ -24,6 +23,7 @@ from .errors import (
     CassetteWarning,
     RecordedError,
 )
+from .matching import DEFAULT_IGNORE, Matcher
 from .redact import Redactor
 
 

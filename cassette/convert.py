@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .canonical import Matcher
 from .cassette import open as open_cassette
 from .checksum import CHECKSUM_KEY, checksum
 from .codec import dumps
 from .errors import CassetteError
 from .index import EnvIndex, Index, Key, load_index
+from .matching import Matcher
 from .recorder import Recorder
 from .redact import Redactor
 from .runid import kept_run_id

@@ -18,12 +18,12 @@ from typing import Any
 import orjson
 
 from ._gc import paused_gc
-from .canonical import Matcher
 from .errors import CassetteError
 from .export_arrays import number_array, text_array
 from .export_rows import interaction_rows, stream_rows
 from .export_table import Rows
 from .index import load_index
+from .matching import Matcher
 from .recorder import Recorder
 from .redact import Redactor
 from .runid import RUN_ID, kept_run_id, set_run_id
