@@ -21,6 +21,7 @@ from .errors import (
     CassetteMismatch,
     CassetteMiss,
     CassetteModeError,
+    CassetteStorageError,
     CassetteWarning,
     RecordedError,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "CassetteMismatch",
     "CassetteMiss",
     "CassetteModeError",
+    "CassetteStorageError",
     "CassetteWarning",
     "ContextExecutor",
     "ErrorCodec",

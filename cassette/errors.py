@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 __all__ = [
@@ -10,6 +11,7 @@ __all__ = [
     "CassetteMismatch",
     "CassetteMiss",
     "CassetteModeError",
+    "CassetteStorageError",
     "CassetteWarning",
     "RecordedError",
 ]
@@ -43,6 +45,23 @@ class CassetteFormatError(CassetteError):
 
 class CassetteModeError(CassetteError):
     """An unknown mode, or an operation that the current mode does not allow."""
+
+
+class CassetteStorageError(CassetteError):
+    """An object store (an fsspec URL) failed: it could not be listed, read or written.
+
+    ``url`` is what failed; ``unreachable`` is True when the store could not be reached
+    (a refused connection, a timeout); ``kept`` is the local file that holds what a
+    recording could not upload (nothing recorded is lost), or None.
+    """
+
+    def __init__(
+        self, message: str, *, url: str = "", unreachable: bool = False, kept: Path | None = None
+    ) -> None:
+        super().__init__(message)
+        self.url = url
+        self.unreachable = unreachable
+        self.kept = kept
 
 
 class RecordedError(CassetteError):
