@@ -19,7 +19,7 @@ import orjson
 
 from ._gc import paused_gc
 from .canonical import Matcher
-from .errors import CassetteError
+from .errors import CassetteError, reporting_paths
 from .export_arrays import number_array, text_array
 from .export_rows import interaction_rows, stream_rows
 from .export_table import Rows
@@ -56,6 +56,7 @@ def _json(value: Any) -> bytes | None:
     return None if value is None else orjson.dumps(value)
 
 
+@reporting_paths
 def export_parquet(src: Path, out: Path) -> Exported:
     """Write ``src`` (a cassette file or shard directory) to the directory ``out``."""
     with paused_gc():  # millions of live objects: the collector's passes were most of it
@@ -188,6 +189,7 @@ def _loads(text: Any) -> Any:
     return None if text is None else orjson.loads(text)
 
 
+@reporting_paths
 def import_parquet(src: Path, out: Path) -> Exported:
     """Write the export in directory ``src`` as the cassette file ``out`` (atomically)."""
     pa = _pyarrow()
