@@ -20,9 +20,8 @@ import orjson
 from ._gc import paused_gc
 from .canonical import Matcher
 from .errors import CassetteError, reporting_paths
-from .export_arrays import number_array, text_array
 from .export_rows import interaction_rows, stream_rows
-from .export_table import Rows
+from .export_table import EPISODES, Rows, make_table
 from .index import load_index
 from .recorder import Recorder
 from .redact import Redactor
@@ -69,26 +68,6 @@ def export_parquet(src: Path, out: Path) -> Exported:
             ) from None
 
 
-_KINDS = {  # array typecodes of the number and flag columns
-    "seq": "q",
-    "step": "q",
-    "steps": "q",
-    "latency_ms": "d",
-    "reward": "d",
-    "terminated": "?",
-    "has_outcome": "?",
-}
-
-
-def _table(pa: Any, cols: dict[str, Any], meta: dict[bytes, bytes]) -> Any:
-    """A table of ``cols``: the numbers and flags typed, the rest UTF-8 bytes as strings."""
-    arrays = [
-        number_array(pa, values, _KINDS[key]) if key in _KINDS else text_array(pa, values)
-        for key, values in cols.items()
-    ]
-    return pa.Table.from_arrays(arrays, names=list(cols), metadata=meta)
-
-
 def _rows(src: Path) -> Rows:
     """The rows of ``src``: read as a stream, or, where it holds anything unusual, from
     its loaded index (which warns about or refuses what it must)."""
@@ -110,19 +89,7 @@ def _export(src: Path, out: Path) -> Exported:
     rows = _rows(src)
     headers, steps = rows.headers, rows.steps
     run_id = set_run_id(headers)
-    episodes: dict[str, list[Any]] = {
-        k: []
-        for k in (
-            "env_index",
-            "env_index_json",
-            "reward",
-            "terminated",
-            "info",
-            "steps",
-            "has_outcome",
-            "run_id",
-        )
-    }
+    episodes: dict[str, list[Any]] = {k: [] for k in EPISODES}
     for env in rows.episodes():
         outcome = rows.outcomes.get(env)
         for key, value in (
@@ -143,7 +110,7 @@ def _export(src: Path, out: Path) -> Exported:
     del rows  # (the table holds the buffers)
     pa.parquet.write_table(interactions, out / "interactions.parquet", compression="zstd")
     del interactions
-    table = _table(pa, episodes, meta)
+    table = make_table(pa, EPISODES, episodes, meta)
     pa.parquet.write_table(table, out / "episodes.parquet", compression="zstd")
     (out / "README.md").write_text(_card(src, headers, run_id, calls, len(episodes["steps"])))
     size = sum((out / n).stat().st_size for n in ("interactions.parquet", "episodes.parquet"))
