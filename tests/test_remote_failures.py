@@ -69,21 +69,22 @@ def closed_port(monkeypatch: pytest.MonkeyPatch, s3: S3) -> Iterator[str]:
     fsspec.filesystem("s3").clear_instance_cache()
 
 
+_CREDENTIALS = (  # where botocore looks for credentials, besides the files
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_PROFILE",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+)
+
+
 @pytest.fixture
 def no_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, s3: S3) -> Iterator[None]:
     none = str(tmp_path / "none")
-    _fresh_s3(
-        monkeypatch,
-        AWS_ACCESS_KEY_ID=None,
-        AWS_SECRET_ACCESS_KEY=None,
-        AWS_SESSION_TOKEN=None,
-        AWS_PROFILE=None,
-        AWS_SHARED_CREDENTIALS_FILE=none,
-        AWS_CONFIG_FILE=none,
-        AWS_EC2_METADATA_DISABLED="true",  # no instance-metadata lookup over the network
-        AWS_CONTAINER_CREDENTIALS_RELATIVE_URI=None,
-        AWS_CONTAINER_CREDENTIALS_FULL_URI=None,
-    )
+    files = {"AWS_SHARED_CREDENTIALS_FILE": none, "AWS_CONFIG_FILE": none}
+    # and no instance-metadata lookup over the network
+    _fresh_s3(monkeypatch, **dict.fromkeys(_CREDENTIALS), **files, AWS_EC2_METADATA_DISABLED="true")
     yield
     fsspec.filesystem("s3").clear_instance_cache()
 
