@@ -94,7 +94,8 @@ def path_error(exc: OSError) -> CassettePathError:
 
 def reporting_paths(fn: Callable[P, R]) -> Callable[P, R]:
     """``fn``, raising :class:`CassettePathError` where a path it reads or writes fails
-    (an :class:`OSError`): a public function that takes paths raises CassetteErrors only."""
+    (an :class:`OSError` that names it): a public function that takes paths raises
+    CassetteErrors for them."""
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -103,6 +104,8 @@ def reporting_paths(fn: Callable[P, R]) -> Callable[P, R]:
         except CassetteError:
             raise
         except OSError as exc:
+            if exc.filename is None:  # not about a path (a broken pipe): as it is
+                raise
             raise path_error(exc) from exc
 
     return wrapper

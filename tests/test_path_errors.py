@@ -144,3 +144,15 @@ def test_commands_say_it_in_one_line(tmp_path: Path, good: Path) -> None:
             assert result.exit_code == 2, (args, result.output)
             assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
             assert bad in result.stderr
+
+
+def test_an_os_error_about_no_path_stays_what_it_is(good: Path) -> None:
+    """A broken pipe under a progress bar is no path's fault: it is not made a path error
+    (the command line answers it as the exit of ``cassette diff A B | head``)."""
+
+    def progress(lines: int) -> None:
+        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+    with pytest.raises(BrokenPipeError) as info:
+        validate(good, progress=progress)
+    assert not isinstance(info.value, cassette.CassetteError)
