@@ -318,7 +318,8 @@ def upload(local: Path, url: str) -> None:
                 fs.rm(added)
                 fix = f"the objects it had added were removed; {CHECK}"
             except Exception:  # noqa: BLE001 - the store failed again: say what is left
-                fix = f"{CHECK}, then delete the objects it added: {', '.join(added)}"
+                left = ", ".join(map(fs.unstrip_protocol, added))
+                fix = f"{CHECK}, then delete the objects it added: {left}"
         raise failed("cannot upload", url, exc, fix) from exc
 
 

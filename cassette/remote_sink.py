@@ -41,7 +41,10 @@ def _heads(found: Listing) -> dict[str, dict[str, Any]]:
     firsts = {n: s.paths()[0] for n, s in found.shards.items() if s.paths()}
     if not firsts:
         return {}
-    got = found.fs.cat(list(firsts.values()), start=0, end=1 << 16, on_error="omit")
+    try:
+        got = found.fs.cat(list(firsts.values()), start=0, end=1 << 16, on_error="omit")
+    except Exception as exc:  # OSError, or a storage library's own
+        raise failed("cannot read", found.url, exc) from exc
     got = got if isinstance(got, dict) else {next(iter(firsts.values())): got}
     out = {}
     for name, path in firsts.items():
@@ -195,7 +198,8 @@ class RemoteSink:
             try:
                 self._fs.rm(gone)
             except Exception as exc:  # as above
-                fix = f"the recording is uploaded; delete what it replaces: {', '.join(gone)}"
+                left = ", ".join(map(self._fs.unstrip_protocol, gone))
+                fix = f"the recording is uploaded; delete what it replaces: {left}"
                 raise failed("cannot delete objects next to", self._shown, exc, fix) from exc
 
     def abort(self, exc: BaseException | None) -> None:
