@@ -20,6 +20,8 @@ from .errors import (
     CassetteMismatch,
     CassetteMiss,
     CassetteModeError,
+    CassettePathError,
+    CassetteStorageError,
     CassetteWarning,
     RecordedError,
 )
@@ -42,6 +44,8 @@ __all__ = [
     "CassetteMismatch",
     "CassetteMiss",
     "CassetteModeError",
+    "CassettePathError",
+    "CassetteStorageError",
     "CassetteWarning",
     "ContextExecutor",
     "ErrorCodec",

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from .checksum import CHECKSUM_KEY, checksum
 from .codec import dumps
 from .entry import Entry, EnvIndex, Key, ep_entry
-from .errors import CassetteError, CassetteFormatError, CassetteWarning
+from .errors import CassetteError, CassetteFormatError, CassetteWarning, reporting_paths
 from .lines import numbered_lines
 from .matching import Matcher
 from .records import FORMAT, LINE_ADAPTER, VERSION
@@ -358,6 +358,7 @@ def _files(path: Path, report: Report) -> list[Path]:
     return files
 
 
+@reporting_paths
 def validate(
     path: Path,
     *,
