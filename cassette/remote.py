@@ -160,10 +160,15 @@ class _Shard:
     sessions: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
 
     def paths(self) -> list[str]:
-        """Its object, then each session's parts in order."""
-        return ([self.whole] if self.whole else []) + [
-            p for parts in self.sessions.values() for _, p in sorted(parts)
-        ]
+        """Its object, then each session's parts in order: the sessions in the order they
+        were written (a session that continues a shard numbers its parts on from the last
+        one it found, so its first part sorts after theirs)."""
+        ordered = sorted(sorted(parts) for parts in self.sessions.values())
+        return ([self.whole] if self.whole else []) + [p for parts in ordered for _, p in parts]
+
+    def next_seq(self) -> int:
+        """The number a session that continues this shard gives its first part."""
+        return 1 + max((seq for parts in self.sessions.values() for seq, _ in parts), default=-1)
 
 
 @dataclass
@@ -248,8 +253,7 @@ def shard_bytes(found: Listing, name: str, blobs: dict[str, bytes]) -> bytes:
     data = _plain(blobs[shard.whole]) if shard.whole is not None else b""
     if data and not data.endswith(b"\n"):
         data += b"\n"
-    for _session, parts in sorted(shard.sessions.items(), key=lambda kv: min(kv[1])[1]):
-        data += b"".join(blobs[p] for _, p in sorted(parts))
+    data += b"".join(blobs[p] for p in shard.paths()[1 if shard.whole is not None else 0 :])
     return data
 
 

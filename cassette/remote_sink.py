@@ -119,7 +119,7 @@ class RemoteSink:
     ) -> None:
         url, directory, name = found.url, found.directory, self._name
         self._session = secrets.token_hex(6)
-        self._seq = 0
+        self._seq = self._first = 0
         self._sent = 0
         self._spool_dir = private_dir()
         spool = self._spool_dir / (name[:-3] if name.endswith(".gz") else name)
@@ -134,10 +134,11 @@ class RemoteSink:
                     keep.update(shard.paths())
         # append mode, or a worker of this run that opens its shard again: continue it
         cont = own is not None and (not record or bool(set(own_paths) & keep))
-        if cont:
-            only = Listing(url, found.fs, found.root, directory, {name: own})  # type: ignore[dict-item]
+        if own is not None and cont:
+            only = Listing(url, found.fs, found.root, directory, {name: own})
             spool.write_bytes(shard_bytes(only, name, fetch_all(only)))
             self._sent = spool.stat().st_size
+            self._seq = self._first = own.next_seq()  # (its parts sort after those found)
             self._replaced = own_paths
             record = False
         elif record:
@@ -205,7 +206,8 @@ class RemoteSink:
             self._sent += cut
 
     def _parts(self) -> list[str]:
-        return [f"{self.target_url}.{self._session}.{n:06d}.part" for n in range(self._seq)]
+        parts = range(self._first, self._seq)
+        return [f"{self.target_url}.{self._session}.{n:06d}.part" for n in parts]
 
     def _kept(self, path: Path, exc: BaseException) -> CassetteStorageError:
         """The error for a store that failed: ``path`` (what was recorded) stays on disk."""

@@ -15,7 +15,9 @@ import pytest
 
 import cassette
 from cassette.errors import CassetteModeError
+from cassette.validate import Report, validate
 from tests.helpers.s3server import S3, s3_server
+from tests.helpers.worker import request_for, response_for
 
 ODD_HEADS = {
     "meta-str.jsonl": b'{"type":"header","meta":"x"}\n',
@@ -32,6 +34,16 @@ def s3() -> Iterator[S3]:
     pytest.importorskip("moto.server")
     with s3_server() as server:
         yield server
+
+
+def _offline() -> dict[str, object]:
+    raise AssertionError("replay made a live call")
+
+
+def validate_url(url: str) -> Report:
+    from cassette.remote import listing, materialize
+
+    return validate(materialize(listing(url)))
 
 
 def _calls(url: str) -> int:
@@ -96,3 +108,46 @@ def test_a_second_writer_of_one_shard_in_a_process_is_refused(s3: S3, mode: str)
     one = s3.url(f"one-{mode}.jsonl.gz")  # a single object as well
     with cassette.open(one, mode), pytest.raises(CassetteModeError):
         cassette.open(one, mode)
+
+
+class _Stop(Exception):
+    pass
+
+
+def _record_then_fail(url: str, steps: list[int]) -> None:
+    with cassette.open(url, "record") as cas:
+        for step in steps:
+            cas.call(request_for(0, step), live=lambda s=step: response_for(0, s), step=step)
+        raise _Stop
+
+
+def test_a_worker_interrupted_again_and_again_keeps_its_calls_in_order(
+    s3: S3, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker of a run that dies (here: an exception, which leaves its parts as a kill
+    does) and opens its shard again continues it in a new session, three times; then
+    another worker of the run records and closes. Its sessions' parts are read in the
+    order they were written whatever their random names (here: each later than the one
+    before sorts first), so the first line is the header that names the run: the other
+    worker keeps the shard instead of deleting it as a stale one, and it validates."""
+    import cassette.remote_sink as remote_sink
+
+    names = iter(f"{c}" * 12 for c in "fedcba987654")  # each sorts before the one before
+
+    class Secrets:  # (the module's secrets, as seen by remote_sink alone)
+        token_hex = staticmethod(lambda n: next(names))
+
+    monkeypatch.setattr(remote_sink, "secrets", Secrets)
+    monkeypatch.setenv("CASSETTE_RUN", "run-1")
+    monkeypatch.setenv("CASSETTE_SHARD", "w1")
+    url = s3.url("again/")
+    for session in range(3):
+        with pytest.raises(_Stop):
+            _record_then_fail(url, [2 * session, 2 * session + 1])
+    monkeypatch.setenv("CASSETTE_SHARD", "w2")
+    with cassette.open(url, "record") as cas:
+        cas.call(request_for(1, 0), live=lambda: response_for(1, 0), env_index=1)
+    with cassette.open(url, "replay") as cas:
+        for step in range(6):
+            assert cas.call(request_for(0, step), live=_offline, step=step) == response_for(0, step)
+    assert validate_url(url).ok
