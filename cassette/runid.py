@@ -13,7 +13,11 @@ file and stays the same when the file is copied, moved or uploaded:
 
 A run id passed in ``meta`` is kept as it is (``cassette merge``, and ``cassette import``
 of a shard set's export, pass the id of what they read; the import of one file's export
-writes that file's header as it was). Appending to a file writes no header, so the file
+writes that file's header as it was), if it is an id: 1 to 64 letters, digits, ``-``,
+``_``, ``.`` or ``:``. Anything else there (a number, a line break, terminal escapes, a
+megabyte of text) is no id: the recorder derives one in its place, and readers name such
+a header as one without an id, so it never reaches a report, a dataset card or a
+terminal. Appending to a file writes no header, so the file
 keeps its first header's id. A set of files (a shard directory) is named by
 :func:`set_run_id`.
 """
@@ -21,6 +25,7 @@ keeps its first header's id. A set of files (a shard directory) is named by
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 from typing import Any
 
@@ -30,6 +35,7 @@ __all__ = [
     "NONCE",
     "RUN_ID",
     "derive",
+    "is_run_id",
     "kept_run_id",
     "new_nonce",
     "run_id_of",
@@ -38,6 +44,7 @@ __all__ = [
 ]
 
 RUN_ID = "run_id"  # the key of the id in a header's meta
+_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 NONCE = "run_nonce"  # the random part of a header that names no run
 
 
@@ -61,11 +68,16 @@ def derive(header: dict[str, Any]) -> str:
     return _digest(b"header:" + orjson.dumps(fields))
 
 
+def is_run_id(value: Any) -> bool:
+    """Whether ``value`` can be a run id (see the module docstring)."""
+    return isinstance(value, str) and _ID.fullmatch(value) is not None
+
+
 def stamp(header: dict[str, Any]) -> dict[str, Any]:
     """``header`` with ``meta.run_id`` set (and ``meta.run_nonce`` where no run is named),
     unless its meta holds a run id already."""
     meta = header["meta"]
-    if isinstance(meta.get(RUN_ID), str) and meta[RUN_ID]:
+    if is_run_id(meta.get(RUN_ID)):
         return header
     run = meta.get("run")
     if not (isinstance(run, str) and run):
@@ -78,7 +90,7 @@ def run_id_of(header: dict[str, Any]) -> str | None:
     """The run id a header holds, or None (a file written before run ids)."""
     meta = header.get("meta") if isinstance(header, dict) else None
     value = meta.get(RUN_ID) if isinstance(meta, dict) else None
-    return value if isinstance(value, str) and value else None
+    return value if is_run_id(value) else None
 
 
 def set_run_id(headers: list[dict[str, Any]]) -> str:
@@ -92,7 +104,9 @@ def set_run_id(headers: list[dict[str, Any]]) -> str:
         if len(distinct) == 1:
             return distinct[0]
         return _digest(("set:" + ",".join(distinct)).encode())
-    metas = [h.get("meta") or {} for h in headers if isinstance(h, dict)]
+    metas = [
+        m if isinstance(m := h.get("meta"), dict) else {} for h in headers if isinstance(h, dict)
+    ]
     runs = {str(m.get("run")) for m in metas}
     if len(runs) == 1 and metas and metas[0].get("run"):
         return _digest(f"run:{runs.pop()}".encode())
