@@ -24,7 +24,7 @@ from .matching import Matcher
 from .recorder import Recorder
 from .redact import Redactor
 from .runid import kept_run_id
-from .store import iter_records, replacing, shard_files
+from .store import holding, iter_records, replacing, shard_files
 
 __all__ = ["CONFLICT_POLICIES", "MergeConflict", "Merged", "from_eval_protocol", "merge", "redact"]
 
@@ -233,7 +233,17 @@ def merge(
     are valid; hashes, responses, errors and meta are kept. Keys held by two inputs raise
     :class:`MergeConflict` unless ``on_conflict`` says otherwise: ``first`` / ``last``
     keep such an episode from the first / last input that holds it, ``renumber`` prefixes
-    every env_index with its input's file stem (``"a/0"``)."""
+    every env_index with its input's file stem (``"a/0"``).
+
+    Processes appending to ``out`` wait until it is written (so an input that is ``out``
+    too, a merge in place, loses none of the lines they add meanwhile)."""
+    with holding(out):
+        return _merge(out, inputs, on_conflict, progress)
+
+
+def _merge(
+    out: Path, inputs: Sequence[Path], on_conflict: str, progress: Progress | None
+) -> Merged:
     if on_conflict not in CONFLICT_POLICIES:
         raise CassetteError(f"unknown on_conflict {on_conflict!r}; use one of {CONFLICT_POLICIES}")
     indexes = [(path, load_index([path])) for path in inputs]

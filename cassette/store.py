@@ -14,6 +14,7 @@ import os
 import re
 import secrets
 import socket
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from typing import Any
 import orjson
 
 from .errors import CassetteModeError
+from .gzmember import record_path
 from .lines import is_gzip_file as _is_gzip_file
 from .lines import read_records as iter_records
 from .writer import Writer, private_mode, repair_gzip_tail
@@ -33,6 +35,7 @@ except ImportError:  # pragma: no cover - Windows
 __all__ = [
     "Writer",
     "header_run",
+    "holding",
     "is_gzip_path",
     "iter_records",
     "partial_path",
@@ -44,6 +47,9 @@ __all__ = [
 ]
 
 _SHARD_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_HELD: set[tuple[int, int]] = set()  # (device, inode) of the files this process holds
 
 
 def is_gzip_path(path: Path) -> bool:
@@ -83,11 +89,45 @@ def partial_path(path: Path) -> Path:
 
 
 @contextlib.contextmanager
+def holding(path: Path) -> Iterator[None]:
+    """Hold the append lock of the file ``path`` (if it is one) until the block ends, so
+    the processes appending to it wait; a writer that waited then follows the file that
+    replaced it (see :class:`~cassette.writer.Writer`). Re-entrant in a process."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+    except OSError:  # none (yet), a link, unreadable: nothing appends to it through us
+        yield
+        return
+    try:
+        st = os.fstat(fd)
+        key = (st.st_dev, st.st_ino)
+        if fcntl is None or key in _HELD or not stat.S_ISREG(st.st_mode):
+            yield
+            return
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        _HELD.add(key)
+        try:
+            yield
+        finally:
+            _HELD.discard(key)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
 def replacing(out: Path, mode: int | None = None) -> Iterator[Writer]:
     """A writer of a new file that replaces ``out`` when the block ends cleanly (a side
     file from :func:`partial_path`, renamed over it); after an exception the side file is
     removed and ``out`` is left as it was. ``mode``: its permission bits (default
-    :func:`~cassette.writer.private_mode` of ``out``), set when it is created."""
+    :func:`~cassette.writer.private_mode` of ``out``), set when it is created. Processes
+    appending to ``out`` wait until it is replaced (:func:`holding`), then append to the
+    new file: none of their lines is lost with the old one."""
+    with holding(out), _replacing(out, mode) as writer:
+        yield writer
+
+
+@contextlib.contextmanager
+def _replacing(out: Path, mode: int | None) -> Iterator[Writer]:
     side = partial_path(out)
     writer = Writer(
         side,
@@ -100,6 +140,9 @@ def replacing(out: Path, mode: int | None = None) -> Iterator[Writer]:
         yield writer
         writer.close()
         os.replace(side, out)
+        # the member record of the old file's open gzip member (a writer's, or a killed
+        # one's) describes no member of the new one, which may come to have its inode
+        record_path(out).unlink(missing_ok=True)
     except BaseException:
         writer.close()
         side.unlink(missing_ok=True)

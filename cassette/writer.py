@@ -101,6 +101,31 @@ def _open_append(path: Path) -> int:
         raise _open_error(path, exc) from None
 
 
+def _names(path: Path, fd: int) -> bool:
+    """Whether ``fd`` is the file at ``path`` (or ``path`` names none: removed)."""
+    try:
+        now = os.stat(path)
+    except OSError:
+        return True
+    held = os.fstat(fd)
+    return (now.st_ino, now.st_dev) == (held.st_ino, held.st_dev)
+
+
+def _follow(path: Path, fd: int) -> tuple[int, bool]:
+    """(``fd``, False) if it (locked) is the file at ``path``; else (a locked descriptor
+    of the file at ``path`` now, True), ``fd`` closed. A rewrite in place (``cassette
+    redact``, ``merge``, ``import``) renames a new file over the old one, holding the old
+    one's lock from its read to its rename: what is written to the old file after that is
+    lost with it, and its member record is not the new file's."""
+    moved = False
+    while not _names(path, fd):
+        new = _open_append(path)
+        os.close(fd)  # (and its lock)
+        fd, moved = new, True
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd, moved
+
+
 def repair_gzip_tail(path: Path) -> bool:
     """Make the gzip file ``path`` end on a whole line in closed members, in place and
     under the file lock (never a rename: another process may hold it open)."""
@@ -108,6 +133,7 @@ def repair_gzip_tail(path: Path) -> bool:
     try:
         if fcntl is not None:
             fcntl.flock(fd, fcntl.LOCK_EX)
+            fd = _follow(path, fd)[0]  # (a file rewritten since: its member record is not ours)
         changed = close_open_member(path, fd)
         start, data, closed = last_member(path)
         if closed and (not data or data.endswith(b"\n")):
@@ -195,6 +221,7 @@ class Writer:
                 raise CassetteError(f"{self.path}: writer is closed; open the cassette again")
             if self._flock:
                 fcntl.flock(fd, fcntl.LOCK_EX)
+                fd = self._current(fd)
             try:
                 # a file of this writer's alone: its size is known, no fstat a line
                 known = self._size
@@ -219,6 +246,17 @@ class Writer:
             finally:
                 if self._flock:
                     fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def _current(self, fd: int) -> int:
+        """``fd`` (locked), or the file that replaced it at the path (see :func:`_follow`),
+        whose end this writer's open gzip member is not."""
+        fd, moved = _follow(self.path, fd)
+        if moved:
+            self._fd = fd
+            if self._member is not None:
+                self._member.drop()
+                self._member = None
+        return fd
 
     def _write_gz(self, fd: int, data: bytes, size: int) -> None:
         member = self._member
@@ -306,6 +344,9 @@ class Writer:
         try:
             if os.fstat(fd).st_size != member.end:
                 return  # another writer closed it already
+            if self.shared and not _names(self.path, fd):
+                return  # rewritten since (its lines are in the new file): the member
+                # record is another writer's now
             if member.end != member.start:
                 try:
                     write_all(fd, trailer(member.crc, member.size))
