@@ -67,6 +67,11 @@ def export_parquet(src: Path, out: Path) -> Exported:
                 f"{src} holds a value JSON cannot write ({exc}: a damaged line); run "
                 f"`cassette validate {src}`"
             ) from None
+        except OverflowError as exc:  # (a step beyond 2^63 - 1: Parquet's int64 column)
+            raise CassetteError(
+                f"{src} holds a number too large for the dataset's columns ({exc}: a step "
+                f"beyond 2^63 - 1, a damaged line?); run `cassette validate {src}`"
+            ) from None
 
 
 def _rows(src: Path) -> Rows:
