@@ -37,29 +37,46 @@ PART_BYTES = int(os.environ.get("CASSETTE_PART_BYTES", str(1 << 20)))
 
 
 def _heads(found: Listing) -> dict[str, dict[str, Any]]:
-    """Each shard's first line (its header), from the first 64 KiB of its first object."""
+    """Each shard's first line (its header), from the first 64 KiB of its first object,
+    or from the whole object where the line is longer (a header with a large meta)."""
     firsts = {n: s.paths()[0] for n, s in found.shards.items() if s.paths()}
     if not firsts:
         return {}
+    out: dict[str, dict[str, Any]] = {}
+    longer = _first_lines(found, firsts, 1 << 16, out)
+    if longer:
+        _first_lines(found, longer, None, out)
+    return out
+
+
+def _first_lines(
+    found: Listing, firsts: dict[str, str], end: int | None, out: dict[str, dict[str, Any]]
+) -> dict[str, str]:
+    """Put the first line of each object in ``firsts`` (read up to ``end``) in ``out``;
+    the objects whose first line goes on past ``end``."""
     try:
-        got = found.fs.cat(list(firsts.values()), start=0, end=1 << 16, on_error="omit")
+        got = found.fs.cat(list(firsts.values()), start=0, end=end, on_error="omit")
     except Exception as exc:  # OSError, or a storage library's own
         raise failed("cannot read", found.url, exc) from exc
     got = got if isinstance(got, dict) else {next(iter(firsts.values())): got}
-    out = {}
+    longer = {}
     for name, path in firsts.items():
         data = got.get(path)
-        if data is None:
+        if not isinstance(data, bytes):
             continue
+        cut = end is not None and len(data) >= end
         try:
             if data[:2] == b"\x1f\x8b":
                 data = zlib.decompressobj(wbits=31).decompress(data)
+            if cut and b"\n" not in data:
+                longer[name] = path
+                continue
             obj = orjson.loads(data.split(b"\n", 1)[0])
         except (zlib.error, orjson.JSONDecodeError):  # not a header: a shard to replace
             continue
         if isinstance(obj, dict):
             out[name] = obj
-    return out
+    return longer
 
 
 _WRITING: set[tuple[str, str]] = set()  # (protocol, object) of the shards open here

@@ -151,3 +151,18 @@ def test_a_worker_interrupted_again_and_again_keeps_its_calls_in_order(
         for step in range(6):
             assert cas.call(request_for(0, step), live=_offline, step=step) == response_for(0, step)
     assert validate_url(url).ok
+
+
+def test_workers_of_a_run_with_a_header_past_64_kib_keep_each_other(
+    s3: S3, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A record run reads the first 64 KiB of each shard for its header; a header longer
+    than that (a large ``meta``) is read whole, so the shard of another worker of the run
+    is kept, not deleted as a stale one (before: w1's calls were deleted by w2's close)."""
+    monkeypatch.setenv("CASSETTE_RUN", "run-big")
+    url = s3.url("big-header/")
+    for env, worker in enumerate(("w1", "w2")):
+        monkeypatch.setenv("CASSETTE_SHARD", worker)
+        with cassette.open(url, "record", meta={"config": "x" * 70_000}) as cas:
+            cas.call({"q": worker}, live=lambda w=worker: {"a": w}, env_index=env)
+    assert _calls(url) == 2
