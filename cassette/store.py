@@ -93,25 +93,41 @@ def holding(path: Path) -> Iterator[None]:
     """Hold the append lock of the file ``path`` (if it is one) until the block ends, so
     the processes appending to it wait; a writer that waited then follows the file that
     replaced it (see :class:`~cassette.writer.Writer`). Re-entrant in a process."""
-    try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
-    except OSError:  # none (yet), a link, unreadable: nothing appends to it through us
+    fd = _locked(path)
+    if fd is None:  # none (yet), a link, unreadable, held here: nothing to wait for
         yield
         return
+    st = os.fstat(fd)
+    key = (st.st_dev, st.st_ino)
+    _HELD.add(key)
     try:
-        st = os.fstat(fd)
-        key = (st.st_dev, st.st_ino)
-        if fcntl is None or key in _HELD or not stat.S_ISREG(st.st_mode):
-            yield
-            return
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        _HELD.add(key)
-        try:
-            yield
-        finally:
-            _HELD.discard(key)
+        yield
     finally:
+        _HELD.discard(key)
         os.close(fd)
+
+
+def _locked(path: Path) -> int | None:
+    """A descriptor of the regular file ``path`` holding its lock, taken once it is
+    still the file at ``path`` (another rewrite may have replaced it while this one
+    waited); None if there is none to lock, or this process holds it already."""
+    while True:
+        try:
+            fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+        except OSError:
+            return None
+        st = os.fstat(fd)
+        if fcntl is None or (st.st_dev, st.st_ino) in _HELD or not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            return None
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            now = os.stat(path)
+        except OSError:
+            now = None
+        if now is not None and (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino):
+            return fd
+        os.close(fd)  # replaced meanwhile: lock the new one
 
 
 @contextlib.contextmanager

@@ -100,3 +100,48 @@ def test_an_appender_in_the_same_process_follows_a_rewrite(tmp_path: Path) -> No
                 redact(path)  # (the same process: no deadlock on its own lock)
             cas.call(request_for(0, step), live=lambda s=step: response_for(0, s), step=step)
     _replays_all(path, range(1), 6)
+
+
+REWRITER = """
+import sys
+from pathlib import Path
+from cassette.convert import merge, redact
+path, stop, done = Path(sys.argv[1]), Path(sys.argv[2]), 0
+print("READY", flush=True)
+while not stop.exists():
+    if path.exists() and path.stat().st_size:
+        redact(path)
+        merge(path, [path], on_conflict="first")
+        done += 2
+print("REWRITES", done, flush=True)
+"""
+
+
+@pytest.mark.parametrize("name", ["d.jsonl", "d.jsonl.gz"])
+def test_two_rewriting_processes_and_two_appenders(
+    tmp_path: Path, workers: Workers, name: str
+) -> None:
+    """Two processes rewrite the file in place in a loop while two append: a rewrite that
+    waited for the lock while the other replaced the file locks the new one (before, it
+    held the old one's lock, and what was appended during its read was lost)."""
+    script = tmp_path / "rewriter.py"
+    script.write_text(REWRITER)
+    path, stop = tmp_path / name, tmp_path / "stop"
+    rewriters = Workers(script)
+    try:
+        loops = [rewriters.start(str(path), str(stop)) for _ in range(2)]
+        for proc in loops:
+            assert rewriters.read_line(proc) == "READY"
+        args = ("append", "--steps", "40", "--sleep", "0.002")
+        procs = [workers.start(str(path), *args, "--envs", str(env)) for env in (0, 1)]
+        for proc in procs:
+            out, err = workers.finish(proc)
+            assert proc.returncode == 0 and "LIVE 40" in out, err
+        stop.touch()
+        for proc in loops:
+            out, err = rewriters.finish(proc)
+            assert proc.returncode == 0 and "REWRITES" in out, err
+    finally:
+        stop.touch()
+        rewriters.cleanup()
+    _replays_all(path, range(2), 40)
