@@ -197,3 +197,28 @@ def test_a_store_that_refuses_is_one_line(place: Path, args: tuple[str, ...]) ->
     line = one_line_error(cassette_cli(*args, cwd=place, prelude=LOCKED_STORE))
     assert "NoCredentialsError: Unable to locate credentials" in line, line
     assert line.endswith("check the URL and its credentials"), line
+
+
+# Ctrl-C as the command opens its input: a real SIGINT, sent by the command to itself (with
+# Python's own handler, which a child of a background job would not inherit)
+CTRL_C = """
+import os, signal
+import cassette.remote
+signal.signal(signal.SIGINT, signal.default_int_handler)
+_local_or_url = cassette.remote.local_or_url
+def local_or_url(path):
+    os.kill(os.getpid(), signal.SIGINT)
+    return _local_or_url(path)
+cassette.remote.local_or_url = local_or_url
+"""
+
+
+@pytest.mark.parametrize("args", [("diff", "good.jsonl", "good.jsonl"), ("validate", "good.jsonl")])
+def test_ctrl_c_is_one_line_and_exit_130(place: Path, args: tuple[str, ...]) -> None:
+    """Not click's "Aborted!" with exit 1, which diff means as "the runs differ" and
+    validate as "faults found"; 130, as a shell reports a command stopped by SIGINT."""
+    proc = cassette_cli(*args, cwd=place, prelude=CTRL_C)
+    line = one_line_error(proc)
+    assert proc.returncode == 130, proc.stderr
+    assert line == f"error: interrupted; run `cassette {args[0]}` again to finish", line
+    assert "Aborted" not in proc.stderr and proc.stdout == ""
