@@ -72,8 +72,16 @@ def filesystem(url: str) -> tuple[Any, str]:
         raise CassetteError(f"{url} is a URL and reading it needs fsspec: {INSTALL_HINT}") from None
     try:
         fs, root = url_to_fs(url)
-    except (ImportError, ValueError) as exc:
-        raise CassetteError(f"cannot open {url} ({exc}); {INSTALL_HINT}") from None
+    except ImportError as exc:  # fsspec knows the scheme, its package is missing (gcsfs)
+        missing = getattr(exc.__cause__, "name", None) or exc.name
+        package = str(missing).partition(".")[0] if missing else "s3fs"
+        hint = INSTALL_HINT if package in {"fsspec", "s3fs"} else f"pip install {package}"
+        raise CassetteError(f"cannot open {url} ({exc}); {hint}") from None
+    except ValueError as exc:  # a scheme fsspec does not know (Protocol not known: foo)
+        raise CassetteError(
+            f"cannot open {url} ({exc}); check the URL: a local path, or a store fsspec "
+            "knows (s3://, gs://, memory://, file://, ...)"
+        ) from None
     return fs, str(root).rstrip("/")
 
 

@@ -4,6 +4,7 @@ the pytest plugin's directory, and the install hint without fsspec."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import subprocess
@@ -215,6 +216,26 @@ def test_a_url_without_fsspec_names_the_extra(tmp_path: Path) -> None:
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     ).stdout
     assert "pip install 'rollout-cassette[cloud]'" in out and len(out.strip().splitlines()) == 1
+
+
+def test_a_store_fsspec_needs_another_package_for_names_that_package() -> None:
+    """gs:// with the cloud extra installed (fsspec, s3fs; no gcsfs): the fix is `pip install
+    gcsfs`, not the extra the user already has."""
+    if importlib.util.find_spec("gcsfs") is not None:
+        pytest.skip("gcsfs is installed")
+    with pytest.raises(cassette.CassetteError) as caught:
+        cassette.open("gs://bucket/x.jsonl", "replay")
+    message = str(caught.value)
+    assert message.endswith("; pip install gcsfs"), message
+    assert "rollout-cassette[cloud]" not in message
+
+
+def test_a_scheme_fsspec_does_not_know_says_to_check_the_url() -> None:
+    with pytest.raises(cassette.CassetteError) as caught:
+        cassette.open("foo://bucket/x.jsonl", "replay")
+    message = str(caught.value)
+    assert "Protocol not known: foo" in message and "check the URL" in message, message
+    assert "pip install" not in message  # no package brings a store called foo
 
 
 def test_export_and_import_through_urls(s3: S3, tmp_path: Path) -> None:
