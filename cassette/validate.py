@@ -103,6 +103,7 @@ class _FileCheck:
         self.path, self.spath = path, str(path)
         self.report, self.seen, self.matcher = report, seen, matcher
         self.first = 0  # the line number of the first record (0: none yet)
+        self.junk = 0  # lines that no writer of cassettes wrote (not JSON, not an object)
         self.eval_protocol = False
         self.unparsed = 0  # lines that were not JSON: a delta base may have been one
         # per (env_index, channel): the last interaction and its full request (None: broken)
@@ -129,8 +130,11 @@ class _FileCheck:
                 except orjson.JSONDecodeError as exc:
                     if raw.endswith(b"\n"):
                         self.unparsed += 1
+                        self.junk += 1
                         self.fault(lineno, f"not valid JSON ({exc})")
                     else:
+                        if not raw.lstrip().startswith(b"{"):  # not a record cut short
+                            self.junk += 1
                         self.warn(
                             lineno,
                             "last line is cut short (a crash while writing?); "
@@ -140,6 +144,7 @@ class _FileCheck:
                 if isinstance(obj, dict):
                     yield lineno, obj
                 else:
+                    self.junk += 1
                     self.fault(lineno, f"expected a JSON object, got {type(obj).__name__}")
         except CassetteFormatError as exc:  # corrupt gzip data
             self.fault(lineno, _why(exc))
@@ -385,7 +390,9 @@ def validate(
                     done = last
         if progress is not None and last > done:
             progress(last - done)
-        if not check.first:
+        if not check.first and check.junk:  # each of its lines is a fault of its own
+            check.fault(0, "no line is a JSON object: not a cassette; check the file name")
+        elif not check.first:
             check.fault(0, "empty file; record into it, or delete it")
         for w in caught:
             if issubclass(w.category, CassetteWarning):

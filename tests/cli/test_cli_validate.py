@@ -103,6 +103,35 @@ def test_a_cut_short_last_line_is_a_warning_only(tmp_path: Path) -> None:
     assert result.stdout.splitlines()[-1].endswith(", 1 warning")
 
 
+@pytest.mark.parametrize(
+    ("content", "fault"),
+    [
+        (b"hello world\n", "not valid JSON"),
+        (b"[1, 2]\n", "expected a JSON object, got list"),
+        (b"\x89PNG\r\n\x1a\x00\x00\x00binary", "warning: last line is cut short"),
+    ],
+    ids=["text", "a JSON array", "binary"],
+)
+def test_a_file_that_is_not_a_cassette_is_not_called_empty(
+    tmp_path: Path, content: bytes, fault: str
+) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_bytes(content)
+    result = validate(str(path))
+    assert result.exit_code == 1, result.output
+    assert "empty file" not in result.stdout, result.stdout
+    assert f"{path}: no line is a JSON object: not a cassette; check the file name" in result.stdout
+    assert fault in result.stdout
+
+
+def test_a_file_holding_only_a_cut_short_record_is_empty(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"type":"header","format":"rollo')  # killed while writing its header
+    result = validate(str(path))
+    assert result.exit_code == 1, result.output
+    assert f"{path}: empty file; record into it, or delete it" in result.stdout
+
+
 def test_keys_are_unique_across_shards(tmp_path: Path) -> None:
     shards = tmp_path / "shards"
     shutil.copytree(GOLDEN / "shards", shards)
