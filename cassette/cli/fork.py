@@ -58,8 +58,9 @@ def fork(
     """
     import json
     import os
+    from pathlib import Path
 
-    from .run import bootstrap, cassette_path, spawn
+    from .run import bootstrap, cassette_path, readable_cassette, spawn
 
     console = Console()
     if command and command[0] == "--":
@@ -72,6 +73,8 @@ def fork(
         named[env] = int(step)
     if os.path.abspath(base) == os.path.abspath(new):
         console.fail(f"NEW is BASE ({base}); name another cassette for the fork", code=2)
+    if os.path.isfile(base):
+        readable_cassette(Path(base), console)  # not a cassette: one line, not the child's
     env_vars = {k: v for k, v in os.environ.items() if k != "CASSETTE_FORCE_MODE"}
     env_vars.update(
         CASSETTE_FORK_FROM=os.path.abspath(base),

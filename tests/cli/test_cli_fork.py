@@ -7,6 +7,11 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+from click.testing import CliRunner
+
+import cassette
+from cassette.cli import main
 from cassette.fork import fork_points
 from tests.cli.test_cli_run_auto import NOWHERE, SCRIPTS, cassette_run
 from tests.conftest import MakeServer
@@ -65,3 +70,29 @@ def test_a_url_for_new_is_passed_on_as_it_is(tmp_path: Path) -> None:
     args = ["fork", str(base), url, "--no-auto", "--", sys.executable, "-c", probe, str(seen)]
     assert CliRunner().invoke(main, args).exit_code == 0
     assert seen.read_text() == url  # not made a local path under the working directory
+
+
+PROBE = "print('the command ran')"
+
+
+def test_a_fork_of_a_base_that_is_not_a_cassette_is_one_line(tmp_path: Path) -> None:
+    base = tmp_path / "base.jsonl"
+    base.write_text("[1, 2]\n")
+    argv = ["fork", str(base), str(tmp_path / "new.jsonl"), "--", sys.executable, "-c", PROBE]
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"error: {base}:1: expected a JSON object, got list")
+    assert result.stderr.count("\n") == 1 and "the command ran" not in result.output
+
+
+def test_a_fork_into_a_read_only_directory_is_one_line(tmp_path: Path) -> None:
+    if not Path("/proc/self").is_dir():
+        pytest.skip("needs Linux's /proc")
+    base = tmp_path / "base.jsonl"
+    with cassette.open(base, "record") as cas:
+        cas.call({"messages": [{"role": "user", "content": "hi"}]}, live=lambda: {"ok": 1})
+    argv = ["fork", str(base), "/proc/self/new.jsonl", "--", sys.executable, "-c", PROBE]
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error: cannot record /proc/self/new.jsonl: /proc/self is")
+    assert "the command ran" not in result.output
