@@ -75,6 +75,8 @@ def fork(
         console.fail(f"NEW is BASE ({base}); name another cassette for the fork", code=2)
     if os.path.isfile(base):
         readable_cassette(Path(base), console)  # not a cassette: one line, not the child's
+    if named:
+        _named_in_base(console, base, named, channel)
     env_vars = {k: v for k, v in os.environ.items() if k != "CASSETTE_FORCE_MODE"}
     env_vars.update(
         CASSETTE_FORK_FROM=os.path.abspath(base),
@@ -88,3 +90,28 @@ def fork(
     if auto:
         env_vars.update(bootstrap(env_vars, offline=False))
     spawn(command, env_vars, console)
+
+
+def _named_in_base(console: Console, base: str, named: dict[str, int], channel: str) -> None:
+    """Each ``--at ENV=STEP`` names an episode of BASE with calls on ``channel``; one
+    that does not would fork nothing, silently (episodes that zero-code recording named
+    are hashes, as `cassette show BASE` lists them)."""
+    from .console import existing, load
+
+    index = load(console, existing(console, base))
+    envs = {str(env) for env, on, _ in index.entries if on == channel}
+    if not envs:
+        held = ", ".join(sorted({on for _, on, _ in index.entries})) or "none"
+        console.fail(
+            f"--channel {channel}: {base} holds no call on channel {channel} (it holds "
+            f"{held}); pass --channel with one of those"
+        )
+    for env, step in named.items():
+        if env not in envs:
+            shown = sorted(envs)[:10]
+            more = ", ..." if len(envs) > 10 else ""
+            console.fail(
+                f"--at {env}={step}: {base} has no episode {env} on channel {channel} (it "
+                f"holds {', '.join(shown)}{more}); name one of those, as `cassette show "
+                f"{base}` lists them"
+            )

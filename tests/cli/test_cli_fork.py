@@ -96,3 +96,27 @@ def test_a_fork_into_a_read_only_directory_is_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith("error: cannot record /proc/self/new.jsonl: /proc/self is")
     assert "the command ran" not in result.output
+
+
+def test_at_an_episode_or_channel_the_base_lacks_is_one_line(tmp_path: Path) -> None:
+    """--at 0=1 on a base whose episodes are named otherwise (zero-code recording names
+    them by hash) would fork nothing, silently."""
+    base = tmp_path / "base.jsonl"
+    with cassette.open(base, "record") as cas, cassette.episode("5466e2bc9a.0"):
+        cas.call({"messages": [{"role": "user", "content": "hi"}]}, live=lambda: {"ok": 1})
+    new = str(tmp_path / "new.jsonl")
+    command = ["--", sys.executable, "-c", PROBE]
+    result = CliRunner().invoke(main, ["fork", str(base), new, "--at", "0=1", *command])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"error: --at 0=1: {base} has no episode 0 on channel llm (it holds 5466e2bc9a.0); "
+        f"name one of those, as `cassette show {base}` lists them\n"
+    )
+    argv = ["fork", str(base), new, "--at", "0=1", "--channel", "agent", *command]
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"error: --channel agent: {base} holds no call on channel")
+    assert "the command ran" not in result.output
+    argv = ["fork", str(base), new, "--at", "5466e2bc9a.0=1", *command]  # the fix, followed
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 0, result.output
