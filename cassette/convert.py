@@ -47,10 +47,12 @@ def from_eval_protocol(src: Path, out: Path, *, progress: Progress | None = None
     becomes an interaction whose request is the messages before the last assistant message
     and whose response is that message as a chat completion. Returns the index of ``src``."""
     index = load_index([src])
+    if not index.eval_protocol and not (index.entries or index.outcomes or index.headers):
+        raise CassetteError(f"{src} holds no line; name an eval-protocol playback file")
     if not index.eval_protocol:
         raise CassetteError(
             f"{src} is not an eval-protocol playback file (lines of env_index, step, "
-            "messages); it is a cassette already"
+            f"messages); it is a cassette already: use it as it is (`cassette show {src}`)"
         )
     meta = {"converted_from": src.name, "source": "eval-protocol playback file"}
     with open_cassette(out, "record", meta=meta) as cas:

@@ -312,6 +312,7 @@ def test_cli_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
     assert "cassette validate" in result.stderr
     result = _run(str(A), str(B), "--env", "nope")
     assert result.exit_code == 2 and "neither run" in result.stderr
+    assert result.stderr.rstrip().endswith("; pick one of those")
     result = _run(str(A), str(B), "--format", "yaml")
     assert result.exit_code == 2
 
