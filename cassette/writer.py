@@ -45,6 +45,7 @@ except ImportError:  # pragma: no cover - Windows
 __all__ = [
     "Writer",
     "create_exclusive",
+    "make_parent",
     "open_by_live_writer",
     "private_mode",
     "repair_gzip_tail",
@@ -143,6 +144,18 @@ class _Member:
             self.record = None
 
 
+def make_parent(path: Path) -> None:
+    """Create the directories above ``path``; one that cannot be is a :class:`CassetteError`
+    (a read-only place), not the OS error."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CassetteError(
+            f"cannot create the directory {path.parent}: {exc.strerror or exc}; record into "
+            "a directory you can write to"
+        ) from None
+
+
 class Writer:
     """Appends whole lines to one file; safe across threads, tasks and processes."""
 
@@ -173,7 +186,7 @@ class Writer:
         self._member: _Member | None = None
         self._begin = 0  # where the line being written begins
         self._size: int | None = None  # the file's size (shared=False, after a write)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_parent(path)
         self._fd: int | None = create_exclusive(path, mode) if exclusive else _open_append(path)
 
     @property
