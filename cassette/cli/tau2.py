@@ -152,14 +152,26 @@ def _exists(path: Path) -> bool:
     return path.is_dir() or (path.is_file() and path.stat().st_size > 0)
 
 
-def _settle(options: Json, recorded: Json) -> Json:
+# what the fix of a missing setting shows (the models of `cassette tau2 --help`'s example)
+_EXAMPLE = "--domain mock --agent-llm openai/gpt-4.1-mini --user-llm openai/gpt-4.1-mini"
+
+
+def _settle(options: Json, recorded: Json, path: Path | None = None) -> Json:
+    """The run's settings: the options, else what the header of the replayed cassette at
+    ``path`` recorded (None: recording)."""
     config = {}
     for key in (*REQUIRED, *DEFAULTS):
         value = options.get(key)
         config[key] = value if value is not None else recorded.get(key, DEFAULTS.get(key))
     missing = [f"--{k.replace('_', '-')}" for k in REQUIRED if not config[k]]
+    if missing and path is not None and not recorded:
+        _fail(
+            f"{path} is not a `cassette tau2` recording (its header holds no tau2 settings); "
+            "name a cassette that `cassette tau2 --mode record` wrote, or replay the shipped "
+            "one with `cassette tau2 --bundled`"
+        )
     if missing:
-        _fail(f"{', '.join(missing)} required (a replay takes them from the cassette header)")
+        _fail(f"{', '.join(missing)} required to record, e.g. {_EXAMPLE}")
     return config
 
 
@@ -242,10 +254,14 @@ def tau2_command(
     try:
         if reads:
             if not _exists(path):
-                _fail(f"no cassette at {path}; record one with --mode record")
+                _fail(
+                    f"no cassette at {path}; check the path, record one with `cassette tau2 "
+                    f"--mode record {_EXAMPLE} {path}`, or replay the shipped one with "
+                    "`cassette tau2 --bundled`"
+                )
             cas = cassette.open(path, mode)
             header = (cas.index.headers or [{}])[0].get("meta") or {}
-            config = _settle(options, header.get("tau2") or {})
+            config = _settle(options, header.get("tau2") or {}, path)
             if not cas.forced:  # a miss names this command, not a variable
                 target = Path("runs/mock.jsonl") if bundled else path  # not the package's copy
                 cas.fix = _record_fix(target, config)
