@@ -151,8 +151,8 @@ def make_parent(path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CassetteError(
-            f"cannot create the directory {path.parent}: {exc.strerror or exc}; record into "
-            "a directory you can write to"
+            f"cannot create the directory {exc.filename or path.parent}: {exc.strerror or exc}; "
+            "record into a directory you can write to"
         ) from None
 
 
