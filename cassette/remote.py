@@ -16,12 +16,14 @@ Object stores have no append, so a URL is read and written through local copies:
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gzip
 import os
 import re
 import shutil
 import tempfile
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -85,6 +87,21 @@ def filesystem(url: str) -> tuple[Any, str]:
     return fs, str(root).rstrip("/")
 
 
+@contextlib.contextmanager
+def _storage(action: str, url: str) -> Iterator[None]:
+    """A storage library's own exception (botocore's NoCredentialsError, not an OSError)
+    as a :class:`CassetteError` naming it and the URL."""
+    try:
+        yield
+    except OSError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - what the store raised is the library's own
+        why = f"{type(exc).__name__}: {exc or type(exc).__name__}"
+        raise CassetteError(
+            f"cannot {action} {url}: {why}; check the URL and its credentials"
+        ) from None
+
+
 def _remove_private_dirs() -> None:
     for path in _TEMP:
         shutil.rmtree(path, ignore_errors=True)
@@ -131,17 +148,18 @@ def listing(url: str) -> Listing:
     one object, with the part objects of writers that have not closed yet."""
     fs, root = filesystem(url)
     directory = url.endswith("/")
-    if not directory:
+    with _storage("list", url):
+        if not directory:
+            try:
+                directory = bool(fs.isdir(root))
+            except OSError:
+                directory = False
+        parent = root if directory else root.rsplit("/", 1)[0] if "/" in root else root
+        fs.invalidate_cache(parent)  # other processes write here: list afresh
         try:
-            directory = bool(fs.isdir(root))
-        except OSError:
-            directory = False
-    parent = root if directory else root.rsplit("/", 1)[0] if "/" in root else root
-    fs.invalidate_cache(parent)  # other processes write here: list afresh
-    try:
-        info = fs.find(parent, maxdepth=1, detail=True)
-    except (FileNotFoundError, OSError):
-        info = {}
+            info = fs.find(parent, maxdepth=1, detail=True)
+        except (FileNotFoundError, OSError):
+            info = {}
     names = [k for k, v in info.items() if v.get("type") != "directory"]
     sizes = {str(k): int(info[k].get("size") or 0) for k in names}
     shards: dict[str, _Shard] = {}
@@ -200,7 +218,8 @@ def fetch_all(found: Listing) -> dict[str, bytes]:
     paths = found.paths()
     if not paths:
         return {}
-    got = found.fs.cat(paths, on_error="raise")
+    with _storage("read", found.url):
+        got = found.fs.cat(paths, on_error="raise")
     return {str(k): v for k, v in got.items()} if isinstance(got, dict) else {paths[0]: got}
 
 

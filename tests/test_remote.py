@@ -238,6 +238,32 @@ def test_a_scheme_fsspec_does_not_know_says_to_check_the_url() -> None:
     assert "pip install" not in message  # no package brings a store called foo
 
 
+class _NoCredentialsError(Exception):
+    """What s3fs raises without credentials (botocore's own, not an OSError)."""
+
+
+class _LockedStore(fsspec.AbstractFileSystem):  # type: ignore[misc]
+    protocol = "lockedlib"
+
+    def ls(self, path: str, detail: bool = True, **kwargs: object) -> list[object]:
+        raise _NoCredentialsError("Unable to locate credentials")
+
+    def cat_file(self, path: str, start: object = None, end: object = None, **kw: object) -> bytes:
+        raise _NoCredentialsError("Unable to locate credentials")
+
+
+@pytest.mark.parametrize("mode", ["replay", "auto", "append"])
+def test_a_store_that_refuses_is_a_cassette_error(mode: str) -> None:
+    """Not the storage library's exception out of cassette.open: the one root CassetteError."""
+    fsspec.register_implementation("lockedlib", _LockedStore, clobber=True)
+    with pytest.raises(cassette.CassetteError) as caught:
+        cassette.open("lockedlib://bucket/runs/a.jsonl", mode)
+    assert str(caught.value) == (
+        "cannot list lockedlib://bucket/runs/a.jsonl: _NoCredentialsError: Unable to locate "
+        "credentials; check the URL and its credentials"
+    )
+
+
 def test_export_and_import_through_urls(s3: S3, tmp_path: Path) -> None:
     pytest.importorskip("pyarrow")
     url = s3.url("exp/run/")
