@@ -237,11 +237,13 @@ class _FileCheck:
         here = f"{self.spath}:{lineno}"
         other = self.seen.setdefault(entry.key, here)
         if other != here:
+            # in another shard: the copy without the repeats is a merge of the directory
+            cassette = self.spath if other.startswith(f"{self.spath}:") else f"{self.path.parent}/"
             self.fault(
                 lineno,
                 f"key (env_index={env!r}, channel={channel!r}, step={entry.step}) is recorded "
                 f"twice (also {other}); readers serve the first: `cassette merge OUT "
-                f"{self.spath} --on-conflict first` writes a copy without the repeats",
+                f"{cassette} --on-conflict first` writes a copy without the repeats",
             )
         want = entry.meta.get(CHECKSUM_KEY)
         if want is not None and self.checksum_of(entry) != want:

@@ -105,6 +105,23 @@ def test_merge_first_repairs_a_file_with_repeated_keys(tmp_path: Path) -> None:
             assert _replay(out, 0, step) == _answer(0, step)
 
 
+def test_repeats_across_shards_name_the_merge_of_the_directory(tmp_path: Path) -> None:
+    """Two runs' files in one directory: the fix merges the directory (the cassette that was
+    opened), not the one shard the warning is about, whose copy keeps every repeat."""
+    shards = tmp_path / "runs"
+    for name in ("a.jsonl", "b.jsonl"):
+        with cassette.open(shards / name, "record") as cas:
+            _record(cas, 0, range(2))
+    with pytest.warns(cassette.CassetteWarning) as caught:
+        cassette.open(f"{shards}/", "replay").close()
+    (message,) = [str(w.message) for w in caught]
+    assert f"`cassette merge OUT {shards}/ --on-conflict first` writes a copy" in message
+    out = tmp_path / "fixed.jsonl"
+    fixed = CliRunner().invoke(main, ["merge", str(out), f"{shards}/", "--on-conflict", "first"])
+    assert fixed.exit_code == 0, fixed.output
+    assert "left out 2 repeated lines" in fixed.output and validate(out).ok
+
+
 # --- a broken delta chain --------------------------------------------------------------
 
 

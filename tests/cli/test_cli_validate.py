@@ -140,7 +140,8 @@ def test_keys_are_unique_across_shards(tmp_path: Path) -> None:
     assert result.exit_code == 1
     want = (
         f"{shards / 'w9.jsonl'}:2: key (env_index=0, channel='llm', step=0) is recorded "
-        f"twice (also {shards / 'w0.jsonl'}:2)"
+        f"twice (also {shards / 'w0.jsonl'}:2); readers serve the first: `cassette merge OUT "
+        f"{shards}/ --on-conflict first` writes a copy without the repeats"  # the directory's
     )
     assert want in result.stdout
 
