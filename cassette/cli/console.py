@@ -253,6 +253,8 @@ def load(console: Console, path: Path) -> Index:
 def writable(console: Console, out: str, force: bool) -> Path:
     """``out`` as a path, if it may be written: not a directory, and new unless ``force``.
     A URL is written to a local file that is uploaded when the command ends."""
+    if out.endswith(("/", os.sep)):  # a directory (a shard directory, for a cassette)
+        console.fail(f"{out} is a directory; name the output file, e.g. {out.rstrip('/')}.jsonl")
     target = _local_output(console, out, force)
     if target.is_dir():
         console.fail(f"{out} is a directory; name the output file, e.g. {out.rstrip('/')}.jsonl")

@@ -75,6 +75,23 @@ BAD_PATHS = [
 ]
 
 
+# an output named as a directory (Path() drops the "/", and a file of that name was written)
+OUT_DIRS = [
+    (("demo", "--out", "newdir/"), "--out newdir/ is a directory; name the file, e.g. --out new"),
+    (("demo", "--out", "s3://bucket/d.jsonl"), "--out s3://bucket/d.jsonl is a URL; name a local"),
+    (("merge", "newdir/", "good.jsonl"), "newdir/ is a directory; name the output file, e.g. new"),
+    (("redact", "good.jsonl", "newdir/"), "newdir/ is a directory; name the output file, e.g. ne"),
+]
+
+
+@pytest.mark.parametrize(("args", "says"), OUT_DIRS, ids=[" ".join(a) for a, _ in OUT_DIRS])
+def test_an_output_named_as_a_directory_is_one_line(
+    place: Path, args: tuple[str, ...], says: str
+) -> None:
+    assert says in one_line_error(cassette_cli(*args, cwd=place))
+    assert sorted(p.name for p in place.iterdir()) == ["empty", "good.jsonl"]  # nothing written
+
+
 @pytest.mark.parametrize(("args", "says"), BAD_PATHS, ids=[" ".join(a) for a, _ in BAD_PATHS])
 def test_a_bad_path_or_argument_is_one_line(place: Path, args: tuple[str, ...], says: str) -> None:
     assert says in one_line_error(cassette_cli(*args, cwd=place))
