@@ -83,7 +83,9 @@ def run(
     if mode is not None:
         env["CASSETTE_FORCE_MODE"] = mode.lower()
     if path is not None:
-        where = cassette_path(path, (mode or "").lower(), command, console)
+        # the mode the recorder opens with: --mode, else (zero-code) CASSETTE_MODE=auto
+        opens = (mode or ("auto" if auto else "")).lower()
+        where = cassette_path(path, opens, command, console)
         env["CASSETTE_PATH"] = where
         if auto:
             env.update(
@@ -110,7 +112,7 @@ def cassette_path(path: str, mode: str, command: tuple[str, ...], console: Conso
             f"no cassette at {path} to replay; check the path, or record it first: "
             f"{again} {shlex.join(command)}"
         )
-    if mode == "replay" and local.is_file():
+    if mode in {"replay", "auto"} and local.is_file():
         readable_cassette(local, console)
     if mode in {"record", "append"} or (mode == "auto" and not local.exists()):
         _writable_place(path, mode, console)

@@ -171,3 +171,20 @@ def test_a_read_only_cassette_may_be_re_recorded_but_not_appended_to(tmp_path: P
     assert run("--mode", "record", "--cassette", str(path), *command).exit_code == 0
     result = run("--mode", "append", "--cassette", str(path), *command)
     assert result.exit_code == 2 and "the file is read-only" in result.stderr
+
+
+def test_zero_code_recording_without_mode_checks_as_auto(tmp_path: Path) -> None:
+    """No --mode: a zero-code recorder opens with CASSETTE_MODE=auto, so a missing cassette
+    is recorded (its directory must be writable) and an existing one replayed (it must be
+    a cassette); --no-auto leaves the mode to the command's own code."""
+    if not Path("/proc/self").is_dir():
+        pytest.skip("needs Linux's /proc")
+    command = ["--", sys.executable, "-c", PROBE]
+    result = run("--cassette", "/proc/self/runs/a.jsonl", *command)
+    assert result.exit_code == 2 and "/proc/self is not writable" in result.stderr
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello world\n")
+    result = run("--cassette", str(notes), *command)
+    assert result.exit_code == 2 and result.stderr.startswith(f"error: {notes}:1: not valid JSON")
+    assert "the command ran" not in result.output
+    assert run("--no-auto", "--cassette", "/proc/self/runs/a.jsonl", *command).exit_code == 0
