@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any as _Any
 
 from ._version import __version__
-from .canonical import DEFAULT_IGNORE, Matcher
 from .cassette import Cassette, ErrorCodec, Mode, open
 from .context import ContextExecutor, bind, current_episode, episode
 from .errors import (
@@ -21,9 +20,12 @@ from .errors import (
     CassetteMismatch,
     CassetteMiss,
     CassetteModeError,
+    CassettePathError,
+    CassetteStorageError,
     CassetteWarning,
     RecordedError,
 )
+from .matching import DEFAULT_IGNORE, Matcher
 from .redact import Redactor
 
 
@@ -42,6 +44,8 @@ __all__ = [
     "CassetteMismatch",
     "CassetteMiss",
     "CassetteModeError",
+    "CassettePathError",
+    "CassetteStorageError",
     "CassetteWarning",
     "ContextExecutor",
     "ErrorCodec",

@@ -10,10 +10,10 @@ from types import TracebackType
 from typing import Any
 
 from . import streaming
-from .canonical import Matcher
 from .context import current_episode
 from .errors import CassetteError, CassetteMiss, CassetteModeError, RecordedError
 from .index import Entry, Key
+from .matching import Matcher
 from .modes import FIX, ErrorCodec, Mode, chosen_mode, default_error
 from .opening import open_parts
 from .recorder import line_meta, now_iso
@@ -146,7 +146,8 @@ class Cassette:
                 self.redactor.check_key,
             )
         if entry is not None:
-            entry.check()  # a line that cannot be served (broken delta chain, changed response)
+            if entry.broken is not None or not entry.checked:
+                entry.check()  # a line that cannot be served (broken delta chain, changed response)
             if self.match == "strict":
                 self.matcher.verify_entry(entry, request, self.fix)
             return entry

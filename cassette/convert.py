@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .canonical import Matcher
 from .cassette import open as open_cassette
 from .checksum import CHECKSUM_KEY, checksum
 from .codec import dumps
-from .errors import CassetteError
+from .errors import CassetteError, reporting_paths
 from .index import EnvIndex, Index, Key, load_index
+from .matching import Matcher
 from .recorder import Recorder
 from .redact import Redactor
 from .runid import kept_run_id
@@ -42,6 +42,7 @@ def _returns(value: Json | None) -> Callable[[], Json]:
     return lambda: value or {}
 
 
+@reporting_paths
 def from_eval_protocol(src: Path, out: Path, *, progress: Progress | None = None) -> Index:
     """Write the eval-protocol playback file ``src`` as the cassette ``out``: each line
     becomes an interaction whose request is the messages before the last assistant message
@@ -104,6 +105,7 @@ def _redact_file(
     return counts
 
 
+@reporting_paths
 def redact(
     src: Path,
     dst: Path | None = None,
@@ -220,6 +222,7 @@ def _plan(
     return skip
 
 
+@reporting_paths
 def merge(
     out: Path,
     inputs: Sequence[Path],

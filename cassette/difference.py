@@ -1,7 +1,7 @@
 """Why two JSON values differ: :func:`first_difference` finds the first path where they
 part (keys in sorted order, lists in order; ``True`` is not ``1``, ``1`` is not ``1.0``),
 and :meth:`Difference.describe` shows both values there, shortened around where two long
-strings part. Used by :meth:`cassette.canonical.Matcher.verify` and ``cassette diff``.
+strings part. Used by :meth:`cassette.matching.Matcher.verify` and ``cassette diff``.
 """
 
 from __future__ import annotations

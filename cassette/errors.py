@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+import errno
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
 
 __all__ = [
     "CassetteError",
@@ -10,9 +14,16 @@ __all__ = [
     "CassetteMismatch",
     "CassetteMiss",
     "CassetteModeError",
+    "CassettePathError",
+    "CassetteStorageError",
     "CassetteWarning",
     "RecordedError",
+    "path_error",
+    "reporting_paths",
 ]
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class CassetteError(Exception):
@@ -43,6 +54,78 @@ class CassetteFormatError(CassetteError):
 
 class CassetteModeError(CassetteError):
     """An unknown mode, or an operation that the current mode does not allow."""
+
+
+class CassettePathError(CassetteError, OSError):
+    """A path that cannot be read or written: missing, a directory where a file is needed
+    (or a file where a directory is), unreadable. One line naming it and the fix; also an
+    :class:`OSError` whose ``errno``, ``strerror`` and ``filename`` are the failure's, so
+    ``except OSError`` still catches it."""
+
+    def __init__(self, message: str, *, path: str = "", cause: OSError | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        if cause is not None:
+            self.errno, self.strerror = cause.errno, cause.strerror
+        self.filename = path or None
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def path_error(exc: OSError) -> CassettePathError:
+    """``exc`` (reading or writing the path it names) as one line that ends with the fix."""
+    if isinstance(exc, CassettePathError):
+        return exc
+    name = str(exc.filename if exc.filename is not None else "the path")
+    if exc.errno == errno.EISDIR and exc.filename2 is not None:  # os.replace onto a directory
+        name = str(exc.filename2)
+    why = {
+        errno.ENOENT: f"no such file or directory: {name}; check the path",
+        errno.EISDIR: f"{name} is a directory; name a file",
+        errno.ENOTDIR: f"{name}: a part of the path is a file, not a directory; check the path",
+        errno.EEXIST: f"{name} exists and is not a directory; check the path",
+        errno.EACCES: f"permission denied: {name}; check its permissions",
+        errno.EPERM: f"permission denied: {name}; check its permissions",
+        errno.ELOOP: f"{name}: a symbolic link that leads to itself; check the path",
+    }.get(exc.errno or 0, f"{name}: {exc.strerror or exc}; check the path and its permissions")
+    return CassettePathError(why, path=name, cause=exc)
+
+
+def reporting_paths(fn: Callable[P, R]) -> Callable[P, R]:
+    """``fn``, raising :class:`CassettePathError` where a path it reads or writes fails
+    (an :class:`OSError` that names it): a public function that takes paths raises
+    CassetteErrors for them."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        except CassetteError:
+            raise
+        except OSError as exc:
+            if exc.filename is None:  # not about a path (a broken pipe): as it is
+                raise
+            raise path_error(exc) from exc
+
+    return wrapper
+
+
+class CassetteStorageError(CassetteError):
+    """An object store (an fsspec URL) failed: it could not be listed, read or written.
+
+    ``url`` is what failed; ``unreachable`` is True when the store could not be reached
+    (a refused connection, a timeout); ``kept`` is the local file that holds what a
+    recording could not upload (nothing recorded is lost), or None.
+    """
+
+    def __init__(
+        self, message: str, *, url: str = "", unreachable: bool = False, kept: Path | None = None
+    ) -> None:
+        super().__init__(message)
+        self.url = url
+        self.unreachable = unreachable
+        self.kept = kept
 
 
 class RecordedError(CassetteError):

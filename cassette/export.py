@@ -18,12 +18,11 @@ from typing import Any
 import orjson
 
 from ._gc import paused_gc
-from .canonical import Matcher
-from .errors import CassetteError
-from .export_arrays import number_array, text_array
+from .errors import CassetteError, reporting_paths
 from .export_rows import interaction_rows, stream_rows
-from .export_table import Rows
+from .export_table import EPISODES, Rows, make_table
 from .index import load_index
+from .matching import Matcher
 from .recorder import Recorder
 from .redact import Redactor
 from .runid import RUN_ID, kept_run_id, set_run_id
@@ -56,6 +55,7 @@ def _json(value: Any) -> bytes | None:
     return None if value is None else orjson.dumps(value)
 
 
+@reporting_paths
 def export_parquet(src: Path, out: Path) -> Exported:
     """Write ``src`` (a cassette file or shard directory) to the directory ``out``."""
     with paused_gc():  # millions of live objects: the collector's passes were most of it
@@ -66,26 +66,6 @@ def export_parquet(src: Path, out: Path) -> Exported:
                 f"{src} holds a value JSON cannot write ({exc}: a damaged line); run "
                 f"`cassette validate {src}`"
             ) from None
-
-
-_KINDS = {  # array typecodes of the number and flag columns
-    "seq": "q",
-    "step": "q",
-    "steps": "q",
-    "latency_ms": "d",
-    "reward": "d",
-    "terminated": "?",
-    "has_outcome": "?",
-}
-
-
-def _table(pa: Any, cols: dict[str, Any], meta: dict[bytes, bytes]) -> Any:
-    """A table of ``cols``: the numbers and flags typed, the rest UTF-8 bytes as strings."""
-    arrays = [
-        number_array(pa, values, _KINDS[key]) if key in _KINDS else text_array(pa, values)
-        for key, values in cols.items()
-    ]
-    return pa.Table.from_arrays(arrays, names=list(cols), metadata=meta)
 
 
 def _rows(src: Path) -> Rows:
@@ -109,19 +89,7 @@ def _export(src: Path, out: Path) -> Exported:
     rows = _rows(src)
     headers, steps = rows.headers, rows.steps
     run_id = set_run_id(headers)
-    episodes: dict[str, list[Any]] = {
-        k: []
-        for k in (
-            "env_index",
-            "env_index_json",
-            "reward",
-            "terminated",
-            "info",
-            "steps",
-            "has_outcome",
-            "run_id",
-        )
-    }
+    episodes: dict[str, list[Any]] = {k: [] for k in EPISODES}
     for env in rows.episodes():
         outcome = rows.outcomes.get(env)
         for key, value in (
@@ -142,7 +110,7 @@ def _export(src: Path, out: Path) -> Exported:
     del rows  # (the table holds the buffers)
     pa.parquet.write_table(interactions, out / "interactions.parquet", compression="zstd")
     del interactions
-    table = _table(pa, episodes, meta)
+    table = make_table(pa, EPISODES, episodes, meta)
     pa.parquet.write_table(table, out / "episodes.parquet", compression="zstd")
     (out / "README.md").write_text(_card(src, headers, run_id, calls, len(episodes["steps"])))
     size = sum((out / n).stat().st_size for n in ("interactions.parquet", "episodes.parquet"))
@@ -188,6 +156,7 @@ def _loads(text: Any) -> Any:
     return None if text is None else orjson.loads(text)
 
 
+@reporting_paths
 def import_parquet(src: Path, out: Path) -> Exported:
     """Write the export in directory ``src`` as the cassette file ``out`` (atomically)."""
     pa = _pyarrow()

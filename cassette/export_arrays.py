@@ -11,9 +11,10 @@ Arrow array is made from those buffers without a copy; a number column is an
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["TextColumn", "number_array", "text_array"]
+__all__ = ["TextColumn", "number_array", "string_array", "text_array"]
 
 _INT32 = (1 << 31) - 1  # beyond this many bytes a column takes 64-bit offsets
 
@@ -43,18 +44,31 @@ class TextColumn:
         count = len(self.ends)
         if count == len(self.nulls):
             return pa.nulls(count, type=pa.string())
-        wide = len(self.buf) > _INT32
-        offsets = array("q" if wide else "i", [0])
-        offsets.fromlist(self.ends.tolist())
         validity = None
         if self.nulls:
-            bits = bytearray(b"\xff" * ((count + 7) // 8))
+            validity = bytearray(b"\xff" * ((count + 7) // 8))
             for i in self.nulls:
-                bits[i >> 3] &= 0xFF ^ (1 << (i & 7))
-            validity = pa.py_buffer(bits)
-        buffers = [validity, pa.py_buffer(offsets), pa.py_buffer(self.buf)]
-        typ = pa.large_string() if wide else pa.string()
-        return pa.Array.from_buffers(typ, count, buffers, null_count=len(self.nulls))
+                validity[i >> 3] &= 0xFF ^ (1 << (i & 7))
+        return string_array(pa, self.buf, self.ends.tolist(), validity, len(self.nulls))
+
+
+def string_array(
+    pa: Any, data: bytes | bytearray, ends: Iterable[int], validity: bytearray | None, nulls: int
+) -> Any:
+    """The one way a string array is made here: the UTF-8 ``data`` cut at ``ends`` (the
+    end offset of each value), null where the bit of ``validity`` is clear (``nulls`` of
+    them; None: no null), from buffers with no copy; ``large_string`` past 2 GiB."""
+    wide = len(data) > _INT32
+    offsets = array("q" if wide else "i", [0])
+    if isinstance(ends, list):
+        offsets.fromlist(ends)
+    else:
+        offsets.extend(ends)
+    count = len(offsets) - 1
+    buffers = [None if validity is None else pa.py_buffer(validity)]
+    buffers += [pa.py_buffer(offsets), pa.py_buffer(data)]
+    typ = pa.large_string() if wide else pa.string()
+    return pa.Array.from_buffers(typ, count, buffers, null_count=nulls)
 
 
 def text_array(pa: Any, values: list[bytes | None] | TextColumn) -> Any:

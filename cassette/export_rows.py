@@ -26,7 +26,7 @@ import orjson
 from .canonical import conversation_field
 from .delta import LIT_KEY, SAME_ALL, _resolve, is_ref
 from .entry import check_header, check_interaction, validate_line
-from .errors import CassetteFormatError, CassetteWarning
+from .errors import CassetteFormatError, CassetteWarning, reporting_paths
 from .export_table import Rows
 from .index import Entry, EnvIndex, Index, _why
 from .lines import numbered_lines
@@ -172,6 +172,7 @@ class _Last:
     response: Any
 
 
+@reporting_paths
 def stream_rows(src: Path) -> Rows | None:
     """The rows of the cassette ``src`` (a file or a shard directory) read line by line,
     or None where it holds anything but whole, well-formed lines of unique keys whose

@@ -2,40 +2,79 @@
 row as can be: repeated values (episode, channel, model) are kept as small ints and
 expanded when the table is made; JSON texts go into growing buffers
 (:class:`~cassette.export_arrays.TextColumn`); rare ones (errors, stream chunks) are
-kept only where present.
+kept only where present. The columns of both tables of an export, with their types, are
+declared here once (:data:`INTERACTIONS`, :data:`EPISODES`), and :func:`make_table` makes
+either table from them.
 """
 
 from __future__ import annotations
 
 import itertools
-from array import array
 from collections import Counter
 from typing import Any
 
 import orjson
 
-from .export_arrays import TextColumn, number_array, text_array
+from .export_arrays import TextColumn, number_array, string_array, text_array
 from .index import EnvIndex
 
-__all__ = ["COLUMNS", "Rows"]
+__all__ = ["EPISODES", "INTERACTIONS", "Rows", "make_table", "schema"]
 
-# the columns of the interactions table, in order
-COLUMNS = (
-    "seq",
-    "env_index",
-    "env_index_json",
-    "channel",
-    "step",
-    "request_sha256",
-    "model",
-    "request",
-    "response",
-    "stream_chunks",
-    "error",
-    "usage",
-    "latency_ms",
-    "meta",
-)
+# The columns of the two tables of an export, in order: name -> Arrow type (the name of
+# pyarrow's factory). The one list of them: the tables are made by make_table, which
+# refuses any other column or type, and the written files' schemas are tested against it.
+INTERACTIONS = {
+    "seq": "int64",
+    "env_index": "string",
+    "env_index_json": "string",
+    "channel": "string",
+    "step": "int64",
+    "request_sha256": "string",
+    "model": "string",
+    "request": "string",
+    "response": "string",
+    "stream_chunks": "string",
+    "error": "string",
+    "usage": "string",
+    "latency_ms": "float64",
+    "meta": "string",
+}
+EPISODES = {
+    "env_index": "string",
+    "env_index_json": "string",
+    "reward": "float64",
+    "terminated": "bool_",
+    "info": "string",
+    "steps": "int64",
+    "has_outcome": "bool_",
+    "run_id": "string",
+}
+_KINDS = {"int64": "q", "float64": "d", "bool_": "?"}  # array typecodes of numbers and flags
+
+
+def schema(pa: Any, columns: dict[str, str]) -> Any:
+    """The Arrow schema of a table of ``columns`` (:data:`INTERACTIONS`, :data:`EPISODES`)."""
+    return pa.schema([(name, getattr(pa, typ)()) for name, typ in columns.items()])
+
+
+def make_table(
+    pa: Any, columns: dict[str, str], values: dict[str, Any], metadata: dict[bytes, bytes]
+) -> Any:
+    """The table of ``columns`` from ``values`` (name -> an Arrow array, or a list: of
+    numbers or flags, typed as declared, or of UTF-8 bytes or None)."""
+    if list(values) != list(columns):
+        raise TypeError(f"the columns {list(values)} are not the declared {list(columns)}")
+    arrays = []
+    for name, value in values.items():
+        typ = columns[name]
+        if isinstance(value, list):
+            kind = _KINDS.get(typ)
+            value = number_array(pa, value, kind) if kind else text_array(pa, value)
+        declared = getattr(pa, typ)()
+        if value.type != declared and not (typ == "string" and value.type == pa.large_string()):
+            raise TypeError(f"column {name} is {value.type}, declared {declared}")
+        arrays.append(value)
+    return pa.Table.from_arrays(arrays, names=list(columns), metadata=metadata)
 
 
 class _Sparse:
@@ -55,21 +94,8 @@ class _Sparse:
         for row, value in zip(self.rows, self.values, strict=True):
             sizes[row] = len(value)
             bits[row >> 3] |= 1 << (row & 7)
-        return _from_parts(pa, count, b"".join(self.values), sizes, bits, count - len(self.rows))
-
-
-def _from_parts(
-    pa: Any, count: int, data: bytes, sizes: list[int], bits: bytearray | None, nulls: int
-) -> Any:
-    """A string array of ``count`` values: ``data`` cut in ``sizes``; null where the bit
-    of ``bits`` is not set."""
-    wide = len(data) > (1 << 31) - 1
-    offsets = array("q" if wide else "i", [0])
-    offsets.extend(itertools.accumulate(sizes))
-    validity = pa.py_buffer(bits) if bits is not None else None
-    typ = pa.large_string() if wide else pa.string()
-    buffers = [validity, pa.py_buffer(offsets), pa.py_buffer(data)]
-    return pa.Array.from_buffers(typ, count, buffers, null_count=nulls)
+        ends = itertools.accumulate(sizes)
+        return string_array(pa, b"".join(self.values), ends, bits, count - len(self.rows))
 
 
 def _repeated(pa: Any, texts: list[bytes], ids: list[int | None]) -> Any:
@@ -86,7 +112,7 @@ def _repeated(pa: Any, texts: list[bytes], ids: list[int | None]) -> Any:
     table = dict(enumerate(texts))
     table[None] = b""  # type: ignore[index]
     values = list(map(table.__getitem__, ids))  # type: ignore[arg-type]
-    return _from_parts(pa, count, b"".join(values), list(map(len, values)), bits, nulls)
+    return string_array(pa, b"".join(values), itertools.accumulate(map(len, values)), bits, nulls)
 
 
 class Rows:
@@ -172,16 +198,16 @@ class Rows:
         self.steps[env] += 1
 
     def table(self, pa: Any, metadata: dict[bytes, bytes]) -> Any:
-        """The rows as an Arrow table (the columns of :data:`COLUMNS`)."""
+        """The rows as an Arrow table (the columns of :data:`INTERACTIONS`)."""
         count = len(self)
         keys = list(self._slots)
         slots: list[int | None] = self.slot  # type: ignore[assignment]
         columns = {
-            "seq": number_array(pa, list(range(count)), "q"),
+            "seq": list(range(count)),
             "env_index": _repeated(pa, [str(k[1]).encode() for k in keys], slots),
             "env_index_json": _repeated(pa, [orjson.dumps(k[1]) for k in keys], slots),
             "channel": _repeated(pa, [k[2].encode() for k in keys], slots),
-            "step": number_array(pa, self.step, "q"),
+            "step": self.step,
             "request_sha256": _ascii(pa, self.sha),
             "model": _repeated(pa, [m.encode() for m in self._models], self.model),
             "request": self.request.array(pa),
@@ -189,10 +215,10 @@ class Rows:
             "stream_chunks": self.chunks.array(pa, count),
             "error": self.error.array(pa, count),
             "usage": self.usage.array(pa),
-            "latency_ms": number_array(pa, self.latency, "d"),
+            "latency_ms": self.latency,
             "meta": self.meta.array(pa),
         }
-        return pa.Table.from_arrays(list(columns.values()), names=list(columns), metadata=metadata)
+        return make_table(pa, INTERACTIONS, columns, metadata)
 
 
 def _ascii(pa: Any, values: list[str | None]) -> Any:
@@ -203,7 +229,4 @@ def _ascii(pa: Any, values: list[str | None]) -> Any:
     data = "".join(values).encode() if same else b""  # type: ignore[arg-type]
     if not same or len(data) != width * len(values):
         return text_array(pa, [None if v is None else v.encode() for v in values])
-    column = TextColumn()
-    column.buf = bytearray(data)
-    column.ends.fromlist(list(range(width, len(data) + 1, width)))
-    return column.array(pa)
+    return string_array(pa, data, range(width, len(data) + 1, width), None, 0)

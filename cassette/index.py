@@ -27,7 +27,7 @@ from .entry import (
     validate_line,
 )
 from .entry import EnvIndex as EnvIndex
-from .errors import CassetteFormatError, CassetteWarning
+from .errors import CassetteFormatError, CassetteWarning, reporting_paths
 from .lines import numbered_lines, parse_line, read_records
 from .store import shard_files
 
@@ -286,13 +286,15 @@ def _regular(path: Path) -> None:
         )
 
 
+@reporting_paths
 def load_index(paths: Iterable[Path], *, lean: bool = False) -> Index:
     """Load one or more files (or shard directories) into one index.
 
     The garbage collector is paused meanwhile: loading allocates millions of containers
     that all stay alive, and the collector's passes over them were most of the time.
     ``lean`` (replay): interactions keep their line's bytes (``cassette.lean.LeanEntry``),
-    decoded when served, so memory stays near the file's size.
+    decoded when served, so memory stays near the file's size. A path that cannot be read
+    raises :class:`~cassette.errors.CassettePathError`.
     """
     index = Index()
     with paused_gc():

@@ -117,7 +117,7 @@ class LeanEntry(Entry):
             payload = self.payload()
             return payload.get("response"), payload.get("error")
         try:
-            response = _loads(self.raw[self.tail + _AFTER : stop])
+            response = _loads(memoryview(self.raw)[self.tail + _AFTER : stop])  # (no copy)
         except orjson.JSONDecodeError:
             response = ()  # (the CRC matched: never seen) refused below
         if response is not None and type(response) is not dict:

@@ -16,28 +16,31 @@ Object stores have no append, so a URL is read and written through local copies:
 from __future__ import annotations
 
 import atexit
-import contextlib
 import gzip
 import os
 import re
 import shutil
 import tempfile
 import zlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import CassetteError
+from .errors import CassetteError, CassetteStorageError
 
 if TYPE_CHECKING:
     from .remote_sink import PART_BYTES, PART_SECONDS, RemoteSink
 
 __all__ = [
+    "CHECK",
     "PART_BYTES",
     "PART_SECONDS",
     "RemoteSink",
+    "described",
+    "discard",
+    "failed",
     "is_url",
+    "keep",
     "listing",
     "local_or_url",
     "materialize",
@@ -47,6 +50,17 @@ __all__ = [
 ]
 
 INSTALL_HINT = "pip install 'rollout-cassette[cloud]'"
+CHECK = "{check}"  # in the fix of :func:`failed`: what to check, for the kind of failure
+_CHECK_STORE = "check the URL and its credentials"
+_CHECK_ENDPOINT = "check the endpoint (AWS_ENDPOINT_URL for S3) and the network"
+# a failure to reach the store, by the name of the error's class or of one of its bases
+_UNREACHABLE = {
+    "ConnectionError",  # the builtin's subclasses, botocore's and requests'
+    "ClientConnectionError",  # aiohttp's (gcsfs, adlfs)
+    "ConnectionClosedError",
+    "Timeout",
+    "TimeoutError",
+}
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _SHARD_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
 _PART = re.compile(r"^(?P<shard>.+)\.(?P<session>[0-9a-f]{12})\.(?P<seq>\d{6})\.part$")
@@ -87,19 +101,30 @@ def filesystem(url: str) -> tuple[Any, str]:
     return fs, str(root).rstrip("/")
 
 
-@contextlib.contextmanager
-def _storage(action: str, url: str) -> Iterator[None]:
-    """A storage library's own exception (botocore's NoCredentialsError, not an OSError)
-    as a :class:`CassetteError` naming it and the URL."""
-    try:
-        yield
-    except OSError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - what the store raised is the library's own
-        why = f"{type(exc).__name__}: {exc or type(exc).__name__}"
-        raise CassetteError(
-            f"cannot {action} {url}: {why}; check the URL and its credentials"
-        ) from None
+def described(exc: BaseException) -> str:
+    """What a storage library raised, named (``NoCredentialsError: Unable to locate ...``)."""
+    text = str(exc) or type(exc).__name__
+    return text if isinstance(exc, OSError) else f"{type(exc).__name__}: {text}"
+
+
+def failed(
+    doing: str, url: str, exc: BaseException, fix: str = CHECK, *, kept: Path | None = None
+) -> CassetteStorageError:
+    """The one-line error for a store that failed while ``doing`` (``cannot upload``)
+    ``url``; :data:`CHECK` in ``fix`` becomes what to check (the endpoint when the store
+    could not be reached, else the URL and its credentials)."""
+    if isinstance(exc, CassetteStorageError):
+        return exc
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not e for e in seen):
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    unreachable = any(c.__name__ in _UNREACHABLE for e in seen for c in type(e).__mro__)
+    fix = fix.replace(CHECK, _CHECK_ENDPOINT if unreachable else _CHECK_STORE)
+    return CassetteStorageError(
+        f"{doing} {url}: {described(exc)}; {fix}", url=url, unreachable=unreachable, kept=kept
+    )
 
 
 def _remove_private_dirs() -> None:
@@ -108,11 +133,32 @@ def _remove_private_dirs() -> None:
 
 
 def private_dir() -> Path:
+    """A new private directory, removed when the process exits (unless :func:`keep`)."""
     path = tempfile.mkdtemp(prefix="cassette-url-")
     if not _TEMP:
         atexit.register(_remove_private_dirs)
     _TEMP.append(path)
     return Path(path)
+
+
+def _private_root(path: Path) -> str | None:
+    return next((p for p in _TEMP if path == Path(p) or Path(p) in path.parents), None)
+
+
+def discard(path: Path) -> None:
+    """Remove the private directory that holds ``path`` now, not at exit."""
+    root = _private_root(path)
+    if root is not None:
+        _TEMP.remove(root)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def keep(path: Path) -> Path:
+    """Keep the private directory that holds ``path`` when the process exits; ``path``."""
+    root = _private_root(path)
+    if root is not None:
+        _TEMP.remove(root)
+    return path
 
 
 @dataclass
@@ -148,7 +194,7 @@ def listing(url: str) -> Listing:
     one object, with the part objects of writers that have not closed yet."""
     fs, root = filesystem(url)
     directory = url.endswith("/")
-    with _storage("list", url):
+    try:
         if not directory:
             try:
                 directory = bool(fs.isdir(root))
@@ -158,8 +204,10 @@ def listing(url: str) -> Listing:
         fs.invalidate_cache(parent)  # other processes write here: list afresh
         try:
             info = fs.find(parent, maxdepth=1, detail=True)
-        except (FileNotFoundError, OSError):
+        except OSError:  # no such bucket or prefix (yet): nothing there
             info = {}
+    except Exception as exc:  # a storage library's own (botocore's)
+        raise failed("cannot list", url, exc) from exc
     names = [k for k, v in info.items() if v.get("type") != "directory"]
     sizes = {str(k): int(info[k].get("size") or 0) for k in names}
     shards: dict[str, _Shard] = {}
@@ -218,8 +266,10 @@ def fetch_all(found: Listing) -> dict[str, bytes]:
     paths = found.paths()
     if not paths:
         return {}
-    with _storage("read", found.url):
+    try:
         got = found.fs.cat(paths, on_error="raise")
+    except Exception as exc:  # OSError, or a storage library's own
+        raise failed("cannot read", found.url, exc) from exc
     return {str(k): v for k, v in got.items()} if isinstance(got, dict) else {paths[0]: got}
 
 
@@ -245,17 +295,40 @@ def materialize(url: str | Listing) -> Path:
 
 
 def upload(local: Path, url: str) -> None:
-    """Copy a local file, or a directory's shard files, to ``url`` (objects replaced)."""
+    """Copy a local file, or a directory's files, to ``url`` (objects replaced).
+
+    Each object is written whole or not at all (a store's put). When a directory's upload
+    fails, the objects it had added are removed again (those it replaced stay replaced).
+    Raises :class:`~cassette.errors.CassetteStorageError`.
+    """
     fs, root = filesystem(url)
-    if local.is_dir():
-        fs.pipe(
-            {f"{root}/{p.name}": p.read_bytes() for p in sorted(local.iterdir()) if p.is_file()}
-        )
-    else:
+    if not local.is_dir():
         data = local.read_bytes()
-        fs.pipe_file(
-            root, gzip.compress(data) if root.endswith(".gz") and data[:2] != b"\x1f\x8b" else data
-        )
+        if root.endswith(".gz") and data[:2] != b"\x1f\x8b":
+            data = gzip.compress(data)
+        try:
+            fs.pipe_file(root, data)
+        except Exception as exc:  # OSError, or a storage library's own
+            raise failed("cannot upload", url, exc, f"nothing was written; {CHECK}") from exc
+        return
+    objects = {f"{root}/{p.name}": p for p in sorted(local.iterdir()) if p.is_file()}
+    there = set(listing(url.rstrip("/") + "/").sizes)
+    added: list[str] = []
+    try:
+        for path, file in objects.items():  # one at a time: what was added is known
+            fs.pipe_file(path, file.read_bytes())
+            if path not in there:
+                added.append(path)
+    except Exception as exc:  # as above
+        fix = f"nothing was added there; {CHECK}"
+        if added:
+            try:
+                fs.rm(added)
+                fix = f"the objects it had added were removed; {CHECK}"
+            except Exception:  # noqa: BLE001 - the store failed again: say what is left
+                left = ", ".join(map(fs.unstrip_protocol, added))
+                fix = f"{CHECK}, then delete the objects it added: {left}"
+        raise failed("cannot upload", url, exc, fix) from exc
 
 
 def __getattr__(name: str) -> Any:  # the write side, imported on first use (it imports this)

@@ -6,11 +6,13 @@ completed lines a background thread uploads as numbered part objects
 close uploads the whole shard object and deletes the parts. A worker killed with SIGKILL
 loses only the lines not yet in a part; readers append a shard's parts to it. In record
 mode the objects the recording replaces are deleted on close, except the shards of this
-run's other workers (``$CASSETTE_RUN``).
+run's other workers (``$CASSETTE_RUN``). When the store cannot be written, nothing recorded
+is lost: the spool file is kept (not removed at exit) and the error names it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
 import secrets
@@ -22,8 +24,9 @@ from typing import Any
 
 import orjson
 
+from .errors import CassetteStorageError
 from .redact import Redactor
-from .remote import Listing, fetch_all, private_dir, shard_bytes
+from .remote import CHECK, Listing, failed, fetch_all, keep, private_dir, shard_bytes
 from .sink import Sink
 from .store import shard_name
 
@@ -38,7 +41,10 @@ def _heads(found: Listing) -> dict[str, dict[str, Any]]:
     firsts = {n: s.paths()[0] for n, s in found.shards.items() if s.paths()}
     if not firsts:
         return {}
-    got = found.fs.cat(list(firsts.values()), start=0, end=1 << 16, on_error="omit")
+    try:
+        got = found.fs.cat(list(firsts.values()), start=0, end=1 << 16, on_error="omit")
+    except Exception as exc:  # OSError, or a storage library's own
+        raise failed("cannot read", found.url, exc) from exc
     got = got if isinstance(got, dict) else {next(iter(firsts.values())): got}
     out = {}
     for name, path in firsts.items():
@@ -73,6 +79,7 @@ class RemoteSink:
         self._fs = found.fs
         name = shard_name() if directory else found.root.rsplit("/", 1)[-1]
         self.target_url = f"{found.root}/{name}" if directory else found.root
+        self._shown = f"{url.rstrip('/')}/{name}" if directory else url  # the URL, for messages
         self._name = name
         self._session = secrets.token_hex(6)
         self._seq = 0
@@ -137,7 +144,10 @@ class RemoteSink:
             if size > self._sent and (
                 time.monotonic() - last >= PART_SECONDS or size - self._sent >= PART_BYTES
             ):
-                self.flush_part()
+                # a store that fails: the lines stay in the spool file, and a later part
+                # or the close uploads them (or says where they are kept)
+                with contextlib.suppress(Exception):
+                    self.flush_part()
                 last = time.monotonic()
 
     def flush_part(self) -> None:
@@ -160,27 +170,54 @@ class RemoteSink:
     def _parts(self) -> list[str]:
         return [f"{self.target_url}.{self._session}.{n:06d}.part" for n in range(self._seq)]
 
+    def _kept(self, path: Path, exc: BaseException) -> CassetteStorageError:
+        """The error for a store that failed: ``path`` (what was recorded) stays on disk."""
+        kept = keep(path)
+        fix = (
+            f"what this run recorded is kept in {kept}; {CHECK}, then copy that file "
+            f"to {self._shown}"
+        )
+        return failed("cannot upload", self._shown, exc, fix, kept=kept)
+
     def close(self) -> None:
         """Upload the whole shard, then delete the parts (and, in record mode, what the
-        recording replaces)."""
+        recording replaces). Raises :class:`~cassette.errors.CassetteStorageError`, naming
+        the local file that keeps the recording, when the store cannot be written."""
         self._stop.set()
         self._thread.join()
         self._local.close()
         data = self._spool.read_bytes()
-        self._fs.pipe_file(
-            self.target_url, gzip.compress(data) if self.target_url.endswith(".gz") else data
-        )
+        try:
+            self._fs.pipe_file(
+                self.target_url, gzip.compress(data) if self.target_url.endswith(".gz") else data
+            )
+        except Exception as exc:  # OSError, or a storage library's own
+            raise self._kept(self._spool, exc) from exc
         gone = [p for p in [*self._replaced, *self._parts()] if p != self.target_url]
         if gone:
-            self._fs.rm(gone)
+            try:
+                self._fs.rm(gone)
+            except Exception as exc:  # as above
+                left = ", ".join(map(self._fs.unstrip_protocol, gone))
+                fix = f"the recording is uploaded; delete what it replaces: {left}"
+                raise failed("cannot delete objects next to", self._shown, exc, fix) from exc
 
     def abort(self, exc: BaseException | None) -> None:
-        """Stop; what was recorded stays as parts (readers include them)."""
+        """Stop; what was recorded stays as parts (readers include them), or, if the store
+        cannot be written, in a local file that ``exc`` gains a note about (raised when
+        ``exc`` is None)."""
         self._stop.set()
         self._thread.join()
         self._local.abort(None)
         self._grow = self._local.side or self._spool
-        self.flush_part()
+        try:
+            self.flush_part()
+        except Exception as err:  # as above
+            kept = self._kept(self._grow, err)
+            if exc is None:
+                raise kept from err
+            note = f"cassette: {kept}"
+        else:
+            note = f"cassette: what this run recorded is in the parts of {self._shown}"
         if exc is not None:
-            note = f"cassette: what this run recorded is in the parts of {self.target_url}"
             setattr(exc, "__notes__", [*getattr(exc, "__notes__", []), note])  # noqa: B010

@@ -21,12 +21,12 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from .canonical import Matcher
 from .checksum import CHECKSUM_KEY, checksum
 from .codec import dumps
 from .entry import Entry, EnvIndex, Key, ep_entry
-from .errors import CassetteError, CassetteFormatError, CassetteWarning
+from .errors import CassetteError, CassetteFormatError, CassetteWarning, reporting_paths
 from .lines import numbered_lines
+from .matching import Matcher
 from .records import FORMAT, LINE_ADAPTER, VERSION
 from .redact import REDACTED
 from .store import shard_files
@@ -365,6 +365,7 @@ def _files(path: Path, report: Report) -> list[Path]:
     return files
 
 
+@reporting_paths
 def validate(
     path: Path,
     *,

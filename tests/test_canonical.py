@@ -1,9 +1,8 @@
-"""Canonical hashing (property tests), ignore rules, the first differing path, and
-shortened values in a mismatch."""
+"""The canonical form (property tests), the first differing path, shortened values in
+a mismatch, and NaN refused (the matcher's chain and ignore rules: test_matching.py)."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -13,15 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cassette
-from cassette.canonical import (
-    Difference,
-    Matcher,
-    canonical_bytes,
-    canonical_parts,
-    first_difference,
-    normalise_numbers,
-)
+from cassette.canonical import canonical_bytes, normalise_numbers
 from cassette.codec import messages_finite
+from cassette.difference import Difference, first_difference
 from tests.helpers.strategies import json_values
 
 
@@ -42,38 +35,6 @@ def test_fast_canonical_equals_the_naive_walk(request: dict[str, Any]) -> None:
     assert canonical_bytes(request) == canonical_bytes(request)  # and again, from the cache
 
 
-conversations = st.lists(
-    st.fixed_dictionaries(
-        {"role": st.sampled_from(["user", "tool"]), "content": st.text(max_size=4)}
-    ),
-    max_size=4,
-)
-steps = st.tuples(st.sampled_from(["extend", "same", "rewrite", "params", "input"]), conversations)
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(steps, min_size=1, max_size=10))
-def test_chained_hashing_gives_the_plain_hash_whatever_the_next_request(
-    steps: list[tuple[str, list[Any]]],
-) -> None:
-    """sha256_from hashes only what a request adds to the previous one of its key; the
-    hash must be that of the whole canonical form, whatever the sequence."""
-    request: dict[str, Any] = {"model": "m", "messages": []}
-    chain = None
-    for kind, extra in steps:
-        if kind == "extend":
-            request = {**request, "messages": [*request.get("messages", []), *extra]}
-        elif kind == "rewrite":
-            request = {**request, "messages": extra}
-        elif kind == "params":
-            request = {**request, "temperature": float(len(extra)), "a": extra}
-        elif kind == "input":  # the conversation moves to another key
-            request = {"model": "m", "input": extra}
-        parts = canonical_parts(request)
-        sha, chain = parts.sha256_from(chain)
-        assert sha == parts.sha256() == hashlib.sha256(naive_canonical(request)).hexdigest()
-
-
 def test_parameters_are_normalised_the_conversation_is_kept_as_written() -> None:
     a = {"temperature": 1.0, "tools": [{"minimum": 0.0}], "messages": [{"n": 1.0}]}
     b = {"temperature": 1, "tools": [{"minimum": 0}], "messages": [{"n": 1.0}]}
@@ -88,50 +49,6 @@ def test_canonical_ignores_key_order_and_integral_float_spelling() -> None:
     assert canonical_bytes({"t": 0.5}) != canonical_bytes({"t": 0.25})
     assert canonical_bytes({"x": "1"}) != canonical_bytes({"x": 1})
     assert canonical_bytes({"x": True}) != canonical_bytes({"x": 1})
-
-
-def test_default_ignore_drops_transport_keys_from_the_hash() -> None:
-    m = Matcher()
-    a = {"model": "m", "messages": [], "api_key": "k1", "timeout": 3, "extra_headers": {"x": 1}}
-    b = {"model": "m", "messages": [], "api_key": "k2", "base_url": "http://elsewhere"}
-    assert m.digest(a) == m.digest(b)
-    assert Matcher(defaults=False).digest(a) != Matcher(defaults=False).digest(b)
-
-
-@pytest.mark.parametrize(
-    ("path", "before", "after"),
-    [
-        ("temperature", {"temperature": 1, "x": 1}, {"x": 1}),
-        ("metadata.trace", {"metadata": {"trace": 1, "k": 2}}, {"metadata": {"k": 2}}),
-        (
-            "messages[*].name",
-            {"messages": [{"role": "u", "name": "a"}, {"role": "v"}]},
-            {"messages": [{"role": "u"}, {"role": "v"}]},
-        ),
-        ("messages[1]", {"messages": [1, 2, 3]}, {"messages": [1, 3]}),
-        ("**.ts", {"a": {"ts": 1, "b": [{"ts": 2, "c": 3}]}, "ts": 0}, {"a": {"b": [{"c": 3}]}}),
-        (
-            "tools[*].function.description",
-            {"tools": [{"function": {"description": "d", "name": "n"}}]},
-            {"tools": [{"function": {"name": "n"}}]},
-        ),
-    ],
-)
-def test_ignore_paths(path: str, before: dict, after: dict) -> None:
-    m = Matcher([path], defaults=False)
-    assert m.normalise(before) == after
-    assert m.digest(before) == Matcher(defaults=False).digest(after)
-
-
-def test_ignore_does_not_mutate_the_request() -> None:
-    req = {"messages": [{"role": "u", "name": "a"}]}
-    Matcher(["messages[*].name"]).normalise(req)
-    assert req == {"messages": [{"role": "u", "name": "a"}]}
-
-
-def test_bad_ignore_path_is_a_clear_error() -> None:
-    with pytest.raises(ValueError, match="must end in a key"):
-        Matcher(["a.**"])
 
 
 def test_first_difference_names_the_path() -> None:

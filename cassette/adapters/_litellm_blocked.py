@@ -1,7 +1,8 @@
 """The litellm entry points that :func:`~cassette.adapters.litellm.patch_litellm` does not
-record (their answers are types it does not rebuild: Responses objects and events, images,
-audio, files): inside the block each raises a :class:`~cassette.errors.CassetteError`
-naming it, in every mode, instead of reaching the network unrecorded."""
+record (their answers are types it does not rebuild: images, audio, files, rankings, ...;
+or, for ``get_responses``/``delete_responses``, stored responses it does not keep): inside
+the block each raises a :class:`~cassette.errors.CassetteError` naming it, in every mode,
+instead of reaching the network unrecorded."""
 
 from __future__ import annotations
 
@@ -18,12 +19,12 @@ __all__ = ["UNRECORDED", "blocked_wrapper", "unrecorded"]
 
 # litellm's other model calls (those a litellm version lacks are skipped)
 UNRECORDED = (
-    "responses", "aresponses", "get_responses", "aget_responses", "delete_responses",
-    "adelete_responses", "image_generation", "aimage_generation", "image_edit", "aimage_edit",
-    "image_variation", "aimage_variation", "transcription", "atranscription", "speech",
-    "aspeech", "moderation", "amoderation", "rerank", "arerank", "ocr", "aocr", "search",
-    "asearch", "video_generation", "avideo_generation", "anthropic_messages",
-    "aanthropic_messages", "generate_content", "agenerate_content", "generate_content_stream",
+    "get_responses", "aget_responses", "delete_responses", "adelete_responses",
+    "image_generation", "aimage_generation", "image_edit", "aimage_edit", "image_variation",
+    "aimage_variation", "transcription", "atranscription", "speech", "aspeech", "moderation",
+    "amoderation", "rerank", "arerank", "ocr", "aocr", "search", "asearch",
+    "video_generation", "avideo_generation", "anthropic_messages", "aanthropic_messages",
+    "generate_content", "agenerate_content", "generate_content_stream",
     "agenerate_content_stream",
 )  # fmt: skip
 
@@ -43,8 +44,8 @@ def unrecorded(*modules: ModuleType) -> dict[int, tuple[str, Any]]:
 def _error(name: str) -> CassetteError:
     return CassetteError(
         f"litellm.{name} cannot be recorded by patch_litellm (it records completion, "
-        "embedding and text_completion and their async twins) and would reach the network "
-        f"unrecorded; call litellm.{name} outside the patch_litellm block"
+        "embedding, text_completion and responses and their async twins) and would reach "
+        f"the network unrecorded; call litellm.{name} outside the patch_litellm block"
     )
 
 

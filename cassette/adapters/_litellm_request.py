@@ -2,7 +2,8 @@
 <cassette.adapters.litellm.patch_litellm>` records (:data:`KINDS`) and the request dict of
 one call (:func:`build_request`): the model, the call's input (``messages``, ``input`` or
 ``prompt``) and the JSON parameters; never the transport, secrets, callbacks or litellm's
-own routing and logging arguments."""
+own routing and logging arguments (but a Responses API call's ``metadata``, which is sent
+to the model)."""
 
 from __future__ import annotations
 
@@ -60,13 +61,21 @@ class Kind:
         """A text completion: streams of ``TextCompletionResponse`` chunks."""
         return self.body == "prompt"
 
+    @property
+    def events(self) -> bool:
+        """A Responses API call: a ``ResponsesAPIResponse``, or streams of its events."""
+        return self.endpoint == "responses"
+
 
 KINDS = (
     Kind("completion", "messages"), Kind("acompletion", "messages"),
     Kind("embedding", "input", "embedding"), Kind("aembedding", "input", "embedding"),
     Kind("text_completion", "prompt", "text_completion"),
     Kind("atext_completion", "prompt", "text_completion"),
+    Kind("responses", "input", "responses"), Kind("aresponses", "input", "responses"),
 )  # fmt: skip
+# arguments that litellm's completion keeps to itself but the Responses API sends
+_SENT_BY_RESPONSES = frozenset(("metadata",))
 
 
 @functools.lru_cache(maxsize=1)
@@ -78,10 +87,12 @@ def _litellm_own() -> frozenset[str]:
     return frozenset(all_litellm_params) - PROMPT
 
 
-def _sent(name: str, value: Any) -> bool:
-    if value is None or name in TRANSPORT or name.endswith(_SECRET_SUFFIXES):
+def _sent(name: str, value: Any, kind: Kind) -> bool:
+    if value is None or name.endswith(_SECRET_SUFFIXES):
         return False
-    if name.startswith("_") or name in _litellm_own():
+    if kind.events and name in _SENT_BY_RESPONSES:
+        return True
+    if name in TRANSPORT or name.startswith("_") or name in _litellm_own():
         return False
     return not (callable(value) and not isinstance(value, type))
 
@@ -90,7 +101,8 @@ def build_request(arguments: Mapping[str, Any], kind: Kind = KINDS[0]) -> Json:
     """The request dict of a ``completion(**arguments)`` call (or of ``kind``'s entry
     point): model, input and the JSON parameters (``None`` means not given, as in litellm);
     not the transport, secrets, callbacks or litellm's own routing and logging arguments (a
-    Router adds a trace id). Other kinds than completion also carry ``"endpoint"``."""
+    Router adds a trace id), but a Responses API call's ``metadata``. Other kinds than
+    completion also carry ``"endpoint"``."""
     arguments = dict(arguments)
     engine = arguments.pop("engine", None)  # text_completion's other name for the model
     model = arguments.get("model") or engine
@@ -98,7 +110,7 @@ def build_request(arguments: Mapping[str, Any], kind: Kind = KINDS[0]) -> Json:
     given = arguments.get(kind.body, [] if kind.body == "messages" else None)
     request |= {"model": model, kind.body: given}
     for name, value in arguments.items():
-        if name in request or not _sent(name, value):
+        if name in request or not _sent(name, value, kind):
             continue
         if isinstance(value, type) and issubclass(value, BaseModel):  # response_format=Model
             value = _response_format(value)

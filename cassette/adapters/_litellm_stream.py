@@ -73,8 +73,9 @@ def _hide_base(hidden: Any, api_base: str | None) -> None:
         return
     for key in hidden.get(PRIVATE_KEY) or ():
         hidden.pop(key, None)
-    if "additional_headers" in hidden:
-        hidden["additional_headers"] = _headers(hidden["additional_headers"])
+    for key in ("additional_headers", "headers"):  # (a Responses API reply has both)
+        if key in hidden:
+            hidden[key] = _headers(hidden[key])
     base = hidden.get("api_base")
     if isinstance(base, str) and api_base and base.rstrip("/") == api_base.rstrip("/"):
         hidden["api_base"] = _API_BASE + base[len(base.rstrip("/")) :]

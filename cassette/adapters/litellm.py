@@ -9,20 +9,23 @@
         with cassette.episode(0):
             reply = litellm.completion(model="openai/gpt-4o-mini", messages=[...])
 
-Inside the block ``litellm.completion``, ``litellm.embedding`` and
-``litellm.text_completion`` and their async twins (and every module-level reference to them,
+Inside the block ``litellm.completion``, ``litellm.embedding``, ``litellm.text_completion``
+and ``litellm.responses`` and their async twins (and every module-level reference to them,
 ``from litellm import completion`` included) go through the cassette; litellm's other model
-calls (``responses``, ``image_generation``, ``transcription``, ... see
+calls (``get_responses``, ``image_generation``, ``transcription``, ... see
 ``_litellm_blocked.UNRECORDED``) raise a ``CassetteError`` naming them, in every mode,
 rather than reach the network unrecorded; leaving the block restores them all. Each call
 is keyed by the current :func:`cassette.episode` on channel ``"llm"``; the request is the
 model, the messages (``input``, ``prompt``) and the JSON parameters (never ``api_key``,
 ``api_base``, headers, timeouts, retries or callbacks; :mod:`._litellm_request`). Replay
-returns what litellm returned: a ``ModelResponse``, ``EmbeddingResponse`` or
-``TextCompletionResponse`` equal to the recorded one (``choices``, ``logprobs``, ``usage``,
-``_hidden_params``), or for ``stream=True`` a ``CustomStreamWrapper`` (a
-``TextCompletionStreamWrapper`` for ``text_completion``) that yields the recorded chunks
-one by one (``for`` and ``async for``). litellm's exceptions replay as the same type.
+returns what litellm returned: a ``ModelResponse``, ``EmbeddingResponse``,
+``TextCompletionResponse`` or ``ResponsesAPIResponse`` equal to the recorded one
+(``choices``, ``logprobs``, ``usage``, ``_hidden_params``), or for ``stream=True`` a
+``CustomStreamWrapper`` (a ``TextCompletionStreamWrapper`` for ``text_completion``, a
+``SyncResponsesAPIStreamingIterator`` / ``ResponsesAPIStreamingIterator`` of Responses API
+events for ``responses`` / ``aresponses``; :mod:`._litellm_responses`) that yields the
+recorded chunks one by one (``for`` and ``async for``). litellm's exceptions replay as the
+same type.
 Nothing reaches the network in replay. The response headers kept are the provider's, minus
 cookies and credentials; the ``api_base`` in ``_hidden_params`` is the one the replaying
 call passes.
@@ -100,7 +103,7 @@ class LiteLLMPatch:
                     twin = vars(main).get(kind.name[1:]) if kind.is_async else None
                     signed = twin if twin is not None and unnamed(function) else function
                     self.recorded[id(function)] = (kind, function, signed)
-        self.blocked = unrecorded(litellm, main)  # responses, image_generation, ...: raise
+        self.blocked = unrecorded(litellm, main)  # image_generation, speech, ...: raise
 
     # one call ----------------------------------------------------------------------------
     def _prepare(
@@ -114,6 +117,11 @@ class LiteLLMPatch:
 
     def _streams(self, kind: Kind, base: str | None) -> tuple[LiteLLMTee, Any, Any]:
         """(tee, stream wrapper type, assemble) of ``kind``'s streams."""
+        if kind.events:  # litellm 1.63 on: imported when first used
+            from . import _litellm_responses as responses
+
+            stream = responses.stream_type(kind.is_async)
+            return responses.ResponsesTee(base), stream, responses.assemble_response
         if kind.text:
             return LiteLLMTee(base, TEXT_CHUNK), LiteLLMTextStream, assemble_text
         return LiteLLMTee(base), LiteLLMStream, assemble
@@ -261,8 +269,8 @@ def _deferred(kind: Kind, exc: Exception) -> bool:
 
 @contextlib.contextmanager
 def patch_litellm(cas: Cassette, *, channel: str = "llm") -> Iterator[LiteLLMPatch]:
-    """Route ``litellm.completion``, ``embedding``, ``text_completion`` and their async
-    twins through ``cas`` inside the block, make litellm's other model calls raise a
+    """Route ``litellm.completion``, ``embedding``, ``text_completion``, ``responses`` and
+    their async twins through ``cas`` inside the block, make litellm's other model calls raise a
     ``CassetteError``, and restore them all (and every module-level reference to them) on
     exit."""
     patch = LiteLLMPatch(cas, channel)

@@ -11,7 +11,8 @@
 - every ``OpenAI``, ``AsyncOpenAI``, ``AzureOpenAI``, ``AsyncAzureOpenAI``, ``Anthropic``
   and ``AsyncAnthropic`` the program constructs is wrapped in place (``wrap_openai`` /
   ``wrap_anthropic``) when its constructor returns;
-- ``litellm.completion`` / ``acompletion`` go through ``patch_litellm``.
+- litellm's calls go through ``patch_litellm`` (completion, embedding, text_completion,
+  responses and their async twins; litellm's other model calls are refused).
 
 Calls key their episode by conversation (:mod:`cassette.autorecord.episodes`) unless
 ``cassette.episode()`` or ``$CASSETTE_EPISODE`` names one. The cassette is closed at exit

@@ -19,6 +19,7 @@ import click
 from .._gc import paused_gc
 
 if TYPE_CHECKING:
+    from ..errors import CassetteError
     from ..index import Index
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "Console",
     "count_lines",
     "existing",
+    "failing",
     "format_option",
     "large_bytes",
     "load",
@@ -33,14 +35,18 @@ __all__ = [
     "paused_gc",
     "plural",
     "reporting_warnings",
+    "scratch_dir",
     "size",
     "storage_error",
+    "upload_on_exit",
+    "uploaded",
     "working",
     "writable",
 ]
 
 Part = str | tuple[str, str | None]  # plain text, or (text, rich style)
 LARGE_BYTES = 16 << 20  # inputs at least this large get a progress bar (on a terminal)
+_UPLOADS = "cassette.uploads"  # click context meta: the (local, URL) pairs of the command
 
 
 format_option = click.option(
@@ -263,6 +269,11 @@ def writable(console: Console, out: str, force: bool) -> Path:
     return target
 
 
+def failing(console: Console, exc: CassetteError) -> NoReturn:
+    """``exc`` as one ``error:`` line; exit 1 for a store that cannot be reached, else 2."""
+    console.fail(str(exc), 1 if getattr(exc, "unreachable", False) else 2)
+
+
 def _local_input(console: Console, path: str) -> Path:
     """A local path for an input: a URL (``s3://...``) is fetched into a private copy."""
     from ..errors import CassetteError
@@ -272,22 +283,43 @@ def _local_input(console: Console, path: str) -> Path:
     if isinstance(local, Path):
         return local
     try:
-        return materialize(local)
+        copy = materialize(local)
     except CassetteError as exc:
-        console.fail(str(exc))
+        failing(console, exc)
     except Exception as exc:  # noqa: BLE001 - OSError, or a storage library's own (botocore's)
         console.fail(f"cannot read {path}: {storage_error(exc)}; check the URL and its credentials")
+    _discard_when_done(copy)
+    return copy
+
+
+def _discard_when_done(path: Path) -> None:
+    """Remove ``path``'s private directory when the running command ends."""
+    from ..remote import discard
+
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.call_on_close(lambda: discard(path))
+
+
+def scratch_dir() -> Path:
+    """A new private directory, removed when the running command ends."""
+    from ..remote import private_dir
+
+    path = private_dir()
+    _discard_when_done(path)
+    return path
 
 
 def storage_error(exc: Exception) -> str:
     """What a storage library raised, named (``NoCredentialsError: Unable to locate ...``)."""
-    text = str(exc) or type(exc).__name__
-    return text if isinstance(exc, OSError) else f"{type(exc).__name__}: {text}"
+    from ..remote import described
+
+    return described(exc)
 
 
 def _local_output(console: Console, out: str, force: bool) -> Path:
     """A local path for an output; for a URL, a private file uploaded to it when the
-    command ends (if the command wrote it)."""
+    command calls :func:`uploaded` (if the command wrote it)."""
     from ..errors import CassetteError
     from ..remote import listing, local_or_url, private_dir, remote_exists
 
@@ -297,7 +329,7 @@ def _local_output(console: Console, out: str, force: bool) -> Path:
     try:
         exists = not force and remote_exists(listing(local))
     except CassetteError as exc:
-        console.fail(str(exc))
+        failing(console, exc)
     except Exception as exc:  # noqa: BLE001 - as in _local_input
         console.fail(f"cannot list {out}: {storage_error(exc)}; check the URL and its credentials")
     if exists:
@@ -309,11 +341,30 @@ def _local_output(console: Console, out: str, force: bool) -> Path:
 
 
 def upload_on_exit(target: Path, url: str) -> None:
-    """Upload ``target`` to ``url`` when the running command ends, if it exists then."""
-    from ..remote import upload
+    """Have the running command upload ``target`` (a private file or directory) to ``url``
+    when it calls :func:`uploaded`, which it does once its output is complete. When the
+    command ends, ``target``'s private directory is removed, uploaded or not: a command
+    that fails uploads nothing and leaves no local copy behind."""
+    ctx = click.get_current_context()
+    ctx.meta.setdefault(_UPLOADS, []).append((target, url))
+    _discard_when_done(target)
 
-    def finish() -> None:
-        if target.exists():
-            upload(target, url)
 
-    click.get_current_context().call_on_close(finish)
+def uploaded(console: Console) -> None:
+    """Upload what the running command wrote for a URL (see :func:`upload_on_exit`); call
+    it before saying the command is done. A failed upload is one ``error:`` line (exit 1
+    when the store cannot be reached, else 2) and leaves no new object behind."""
+    from ..errors import CassetteError
+    from ..remote import discard, upload
+
+    ctx = click.get_current_context(silent=True)
+    pending: list[tuple[Path, str]] = ctx.meta.get(_UPLOADS, []) if ctx is not None else []
+    while pending:
+        target, url = pending.pop(0)
+        try:
+            if target.exists():
+                upload(target, url)
+        except CassetteError as exc:
+            failing(console, exc)
+        finally:
+            discard(target)

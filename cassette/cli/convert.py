@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..errors import CassetteError
-from .console import Console, existing, large_bytes, plural, size, working, writable
+from .console import Console, existing, large_bytes, plural, size, uploaded, working, writable
 
 __all__ = ["convert", "convert_command"]
 
@@ -57,4 +57,5 @@ def convert_command(
     counts = (
         f"{plural(len(index.entries), 'interaction')}, {plural(len(index.episodes()), 'episode')}"
     )
+    uploaded(console)
     console.print(f"converted {src} to {out}: {counts}")

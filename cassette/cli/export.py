@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..errors import CassetteError
-from .console import Console, existing, plural, upload_on_exit
+from .console import Console, existing, failing, plural, upload_on_exit, uploaded
 
 __all__ = ["export", "output_dir"]
 
@@ -21,7 +21,7 @@ def output_dir(console: Console, out: str, force: bool) -> Path:
         try:
             taken = bool(listing(out.rstrip("/") + "/").sizes)
         except CassetteError as exc:
-            console.fail(str(exc))
+            failing(console, exc)
         if taken and not force:
             console.fail(f"{out} holds files; pass --force to overwrite them, or name another")
         target = private_dir() / "export"
@@ -69,5 +69,6 @@ def export(path: str, out: str, fmt: str, force: bool) -> None:
         done = export_parquet(src, target)
     except CassetteError as exc:
         console.fail(str(exc))
+    uploaded(console)
     counts = f"{plural(done.interactions, 'interaction')}, {plural(done.episodes, 'episode')}"
     console.print(f"exported {path} to {out} ({fmt}): {counts}, run id {done.run_id}")

@@ -74,8 +74,8 @@ def user_error(exc: BaseException, command: str) -> tuple[str, int] | None:
         status = answered[0]
         text = getattr(status, "message", None) or str(status)
         return f"{url} answered {status.status_code} ({text}); {hint}", 1  # type: ignore[attr-defined]
-    if isinstance(exc, CassetteError):
-        return str(exc), 2
+    if isinstance(exc, CassetteError):  # exit 1: a store that cannot be reached
+        return str(exc), 1 if getattr(exc, "unreachable", False) else 2
     if isinstance(exc, OSError) and exc.filename is not None:
         return f"{exc.filename}: {exc.strerror or exc}; check the path and its permissions", 2
     return None

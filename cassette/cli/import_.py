@@ -7,13 +7,13 @@ from pathlib import Path
 import click
 
 from ..errors import CassetteError
-from .console import Console, plural, storage_error, writable
+from .console import Console, failing, plural, scratch_dir, uploaded, writable
 
 __all__ = ["import_command"]
 
 
 def _local_dataset(console: Console, src: str) -> Path:
-    from ..remote import filesystem, is_url, private_dir
+    from ..remote import failed, filesystem, is_url
 
     if not is_url(src):
         path = Path(src.removeprefix("file://"))
@@ -25,7 +25,7 @@ def _local_dataset(console: Console, src: str) -> Path:
         if not path.is_dir():
             console.fail(f"no such directory: {src}; name the directory `cassette export` wrote")
         return path
-    local = private_dir() / "dataset"
+    local = scratch_dir() / "dataset"
     local.mkdir()
     try:
         fs, root = filesystem(src)
@@ -40,8 +40,7 @@ def _local_dataset(console: Console, src: str) -> Path:
         if isinstance(data, bytes):
             (local / name).write_bytes(data)
         elif data is not None and not isinstance(data, FileNotFoundError):
-            why = storage_error(data)
-            console.fail(f"cannot read {src}: {why}; check the URL and its credentials")
+            failing(console, failed("cannot read", src, data))
         elif name == names[0]:
             console.fail(
                 f"{src} holds no {name}: not a `cassette export` dataset; name the URL "
@@ -71,4 +70,5 @@ def import_command(src: str, out: str, force: bool) -> None:
     except CassetteError as exc:
         console.fail(str(exc))
     counts = f"{plural(done.interactions, 'interaction')}, {plural(done.episodes, 'episode')}"
+    uploaded(console)
     console.print(f"imported {src} into {out}: {counts}, run id {done.run_id}")

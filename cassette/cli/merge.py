@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..errors import CassetteError
-from .console import Console, existing, large_bytes, plural, size, working, writable
+from .console import Console, existing, large_bytes, plural, size, uploaded, working, writable
 
 __all__ = ["merge", "merge_command"]
 
@@ -57,6 +57,7 @@ def merge_command(
             merged = merge(target, paths, on_conflict=on_conflict, progress=advance)
     except CassetteError as exc:  # a MergeConflict names the key and both files
         console.fail(str(exc))
+    uploaded(console)
     counts = f"{plural(merged.interactions, 'interaction')}, {plural(merged.outcomes, 'outcome')}"
     counts += f", {plural(merged.episodes, 'episode')}"
     console.print(f"merged {plural(len(paths), 'input')} into {out}: {counts}")

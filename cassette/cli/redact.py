@@ -16,6 +16,7 @@ from .console import (
     plural,
     size,
     upload_on_exit,
+    uploaded,
     working,
     writable,
 )
@@ -105,6 +106,7 @@ def redact_command(
         console.fail(str(exc))
     except OSError as exc:
         console.fail(f"cannot rewrite {out or src}: {exc.strerror}; check the path and permissions")
+    uploaded(console)
     where = f"{src} (in place)" if out is None else f"{src} into {out}"
     if not counts:
         console.print(f"nothing to redact in {where}")

@@ -70,7 +70,7 @@ def validate_command(
 ) -> bool:
     """Print every fault and warning of ``target``, then OK or the count of faults;
     returns whether it is OK."""
-    from ..canonical import Matcher
+    from ..matching import Matcher
     from ..validate import validate
 
     try:

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from .._gc import paused_gc
-from ..errors import CassetteError
 from ..index import Entry, EnvIndex, Index, load_index
 from ..inspect import cost_of, parse_args, response_calls, usage_totals
 from .align import align_calls
@@ -109,9 +108,7 @@ def _finish(run: RunSummary) -> None:
 def _load(run: str | os.PathLike[str] | Index, default: str) -> tuple[Index, str]:
     if isinstance(run, Index):
         return run, default
-    if not Path(run).exists():  # a CassetteError, as every error of the package
-        raise CassetteError(f"no such file or directory: {run}; check the path")
-    return load_index([Path(run)]), str(run)
+    return load_index([Path(run)]), str(run)  # a missing path: CassettePathError
 
 
 def _sort_key(env: EnvIndex) -> tuple[bool, Any]:

@@ -1,7 +1,7 @@
-"""patch_litellm and litellm's entry points it does not record (responses, image
-generation, transcription, speech, moderation, rerank, ...): inside the block each raises a
-CassetteError naming it, in every mode, and reaches no server; leaving the block restores
-them. Real litellm over real HTTP."""
+"""patch_litellm and litellm's entry points it does not record (get_responses and
+delete_responses, image generation, transcription, speech, moderation, rerank, ...): inside
+the block each raises a CassetteError naming it, in every mode, and reaches no server;
+leaving the block restores them. Real litellm over real HTTP."""
 
 from __future__ import annotations
 
@@ -77,8 +77,9 @@ def test_unrecorded_entry_points_raise_in_every_mode(
     path = tmp_path / "run.jsonl"
     recorded(path, server.base_url)
     names = refused()
-    assert {"responses", "aresponses", "image_generation", "transcription", "speech",
-            "moderation", "rerank"} <= set(names)  # fmt: skip
+    assert {"get_responses", "adelete_responses", "image_generation", "transcription",
+            "speech", "moderation", "rerank"} <= set(names)  # fmt: skip
+    assert not {"responses", "aresponses"} & set(names)  # recorded
     attempts = guard(monkeypatch)
     with cassette.open(path, mode) as cas, patch_litellm(cas), cassette.episode(0):
         for name in names:
@@ -111,7 +112,7 @@ def test_restored_on_exit(tmp_path: Path, make_server: MakeServer) -> None:
     server = make_server("random")
     originals = {n: getattr(litellm, n) for n in UNRECORDED if hasattr(litellm, n)}
     main = {n: vars(litellm.main)[n] for n in UNRECORDED if n in vars(litellm.main)}
-    assert {"responses", "moderation", "image_generation", "aresponses"} <= set(originals)
+    assert {"get_responses", "moderation", "image_generation", "aspeech"} <= set(originals)
     with cassette.open(tmp_path / "run.jsonl", "record") as cas, patch_litellm(cas):
         assert litellm.moderation is not originals["moderation"]
         assert litellm.main.speech is not main["speech"]
