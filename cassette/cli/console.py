@@ -32,6 +32,7 @@ __all__ = [
     "large_bytes",
     "load",
     "one_line",
+    "overwritten",
     "paused_gc",
     "plural",
     "reporting_warnings",
@@ -267,6 +268,12 @@ def writable(console: Console, out: str, force: bool) -> Path:
     if target.exists() and not force:
         console.fail(f"{out} exists; pass --force to overwrite it, or name another file")
     return target
+
+
+def overwritten(console: Console, out: str) -> Path:
+    """``out`` as a local path to write, replacing what is there; for a URL, a private file
+    that :func:`uploaded` sends to it (the command calls it once the file is complete)."""
+    return _local_output(console, out, True)
 
 
 def failing(console: Console, exc: CassetteError) -> NoReturn:
