@@ -45,15 +45,32 @@ class Tau2Results:
     outcomes: dict[int | str, Json] = field(default_factory=dict)  # as the cassette holds them
 
 
+def _commit_hash() -> str:
+    """tau2's ``get_commit_hash`` without git's "fatal: not a git repository" on stderr
+    (run_tasks asks git for the working directory's commit, for its results' metadata)."""
+    import subprocess
+
+    try:
+        found = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return found.stdout.strip().split("\n")[0]
+
+
 @contextlib.contextmanager
 def _quiet(on: bool) -> Iterator[None]:
     ConsoleDisplay = importlib.import_module("tau2.utils.display").ConsoleDisplay
-    before = ConsoleDisplay.console.quiet
+    run: Any = importlib.import_module("tau2.run")
+    before, asked = ConsoleDisplay.console.quiet, run.get_commit_hash
     ConsoleDisplay.console.quiet = on or before
+    if on:
+        run.get_commit_hash = _commit_hash
     try:
         yield
     finally:
-        ConsoleDisplay.console.quiet = before
+        ConsoleDisplay.console.quiet, run.get_commit_hash = before, asked
 
 
 def run_tau2(
@@ -148,6 +165,22 @@ def _tasks_fix(domain: str) -> str:
     return f"check --domain and --task-ids (each a task id of {domain})"
 
 
+def _local(given: str | None, mode: str) -> Path | None:
+    """CASSETTE as a local path; a URL is refused in one line (Path() would make s3://b/x
+    the local s3:/b/x), naming the `cassette merge` that copies it."""
+    from ..remote import is_url
+
+    if given is None or not is_url(given):
+        return None if given is None else Path(given.removeprefix("file://"))
+    local = "runs/mock.jsonl"
+    fix = (
+        f"record into a local file, then upload it: cassette merge {given} {local}"
+        if mode == "record"
+        else f"copy it first: cassette merge {local} {given}, then cassette tau2 {local}"
+    )
+    _fail(f"cassette tau2 takes a local CASSETTE, not the URL {given}; {fix}")
+
+
 def _exists(path: Path) -> bool:
     return path.is_dir() or (path.is_file() and path.stat().st_size > 0)
 
@@ -186,7 +219,7 @@ def _fmt(value: Any) -> str:
 
 
 @click.command("tau2", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("path", metavar="CASSETTE", type=click.Path(path_type=Path), required=False)
+@click.argument("given", metavar="CASSETTE", type=click.Path(), required=False)
 @click.option("--bundled", is_flag=True,
               help="Replay the tau2 mock run shipped with the package, not CASSETTE.")  # fmt: skip
 @click.option("--mode", type=click.Choice(["record", "replay", "append", "auto"]),
@@ -208,7 +241,7 @@ def _fmt(value: Any) -> str:
               help="Extra header meta when recording.")  # fmt: skip
 @click.option("-v", "--verbose", is_flag=True, help="Show tau2's own logs and progress.")
 def tau2_command(
-    path: Path | None, bundled: bool, mode: str, domain: str | None, task_ids: tuple[str, ...],
+    given: str | None, bundled: bool, mode: str, domain: str | None, task_ids: tuple[str, ...],
     num_trials: int | None, max_concurrency: int, agent_llm: str | None, user_llm: str | None,
     base_url: str | None, api_key: str | None, max_steps: int | None, seed: int | None,
     meta_items: tuple[str, ...], verbose: bool,
@@ -225,6 +258,7 @@ def tau2_command(
       cassette tau2 --mode record --domain mock --num-trials 2 \\
         --agent-llm openai/gpt-4.1-mini --user-llm openai/gpt-4.1-mini runs/mock.jsonl
     """
+    path = _local(given, mode)
     if bundled:
         if path is not None or mode != "replay":
             _fail("--bundled replays the shipped cassette; leave out CASSETTE and --mode")

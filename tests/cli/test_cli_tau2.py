@@ -152,6 +152,32 @@ def test_bundled_takes_no_cassette_and_no_cassette_needs_bundled(tmp_path: Path)
     assert neither.exit_code == 2 and "--bundled" in neither.output
 
 
+def test_bundled_outside_a_git_checkout_prints_nothing_of_git(tmp_path: Path) -> None:
+    """run_tasks asks git for the working directory's commit: outside a checkout git said
+    "fatal: not a git repository" on the terminal, above the README's table."""
+    from tests.helpers.cli import cassette_cli
+
+    env = {"GIT_CEILING_DIRECTORIES": str(tmp_path.parent)}  # no repository above it either
+    proc = cassette_cli("tau2", "--bundled", cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == "" and proc.stdout.startswith("episode ")
+    assert "9 episodes of mock, mean reward 0.556" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("mode", "fix"), [("replay", "copy it first"), ("record", "record into a local file")]
+)
+def test_a_url_cassette_is_refused_naming_the_merge_that_copies_it(mode: str, fix: str) -> None:
+    """Path() made s3://b/x.jsonl the local s3:/b/x.jsonl (a folder "s3:" was recorded)."""
+    url = "memory://bucket/mock.jsonl"
+    result = CliRunner().invoke(tau2_command, ["--mode", mode, url])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(
+        f"error: cassette tau2 takes a local CASSETTE, not the URL {url}; {fix}"
+    )
+    assert "cassette merge " in result.stderr
+
+
 def test_an_unknown_domain_or_task_is_one_line_naming_the_choices(tmp_path: Path) -> None:
     llms = ("--agent-llm", MODEL, "--user-llm", MODEL)
     for args, says in (
