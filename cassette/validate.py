@@ -192,6 +192,15 @@ class _FileCheck:
         else:
             for problem in _schema_faults(obj):
                 self.fault(lineno, f"header {problem}")
+        meta = obj.get("meta")
+        recorded = meta.get("ignore") if isinstance(meta, dict) else None
+        if lineno == self.first and isinstance(recorded, list) and recorded:
+            # the ignore rules the recording was made with (cassette.open writes them here):
+            # its hashes were made under them, as under those passed with --ignore
+            try:
+                self.matcher = Matcher([*self.matcher.ignore, *map(str, recorded)])
+            except (ValueError, CassetteError) as exc:  # a path that does not parse
+                self.fault(lineno, f"header meta.ignore: {exc}")
 
     def ep_line(self, lineno: int, obj: Json) -> None:
         self.report.lines["eval-protocol line"] += 1
