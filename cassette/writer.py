@@ -73,7 +73,11 @@ def _open_error(path: Path, exc: OSError) -> CassetteError:
             f"{path} is a symbolic link; cassette never writes through a link (a planted one "
             f"would send the transcript elsewhere): remove it or pass the real path"
         )
-    return CassetteError(f"cannot open {path} for writing: {exc}; check the path and its rights")
+    why = exc.strerror or str(exc)  # not the errno and the path again
+    return CassetteError(
+        f"cannot open {path} for writing ({why}); write it in a directory you can write to, "
+        "or change its rights"
+    )
 
 
 def create_exclusive(path: Path, mode: int = 0o600) -> int:

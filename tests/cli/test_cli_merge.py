@@ -162,3 +162,18 @@ def test_missing_inputs_and_no_inputs_exit_2(tmp_path: Path) -> None:
     result = merge(tmp_path / "o.jsonl")
     assert result.exit_code == 2 and result.stderr.count("\n") == 1
     assert "Missing argument 'IN...'" in result.stderr
+
+
+def test_an_output_that_cannot_be_created_is_one_plain_line() -> None:
+    """The reason once, then the fix (it read "[Errno 2] No such file or directory: '...'",
+    the side file's path twice)."""
+    if not Path("/proc/self").is_dir():
+        pytest.skip("needs Linux's /proc, where no file can be created")
+    result = merge("/proc/self/out.jsonl", RUN_A)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error: cannot open /proc/self/out.jsonl.")
+    assert result.stderr.endswith(
+        ".partial for writing (No such file or directory); write it in a directory you can "
+        "write to, or change its rights\n"
+    )
+    assert "Errno" not in result.stderr
