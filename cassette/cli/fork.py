@@ -10,7 +10,7 @@ __all__ = ["fork"]
 
 
 @click.command(context_settings={"allow_interspersed_args": True})
-@click.argument("base", type=click.Path(exists=True, dir_okay=True))
+@click.argument("base", type=click.Path())
 @click.argument("new", type=click.Path())
 @click.option(
     "--at",
@@ -58,11 +58,21 @@ def fork(
     """
     import json
     import os
+    import shlex
     from pathlib import Path
 
+    from ..remote import is_url
     from .run import bootstrap, cassette_path, readable_cassette, spawn
 
     console = Console()
+    if is_url(base):  # CASSETTE_FORK_FROM is a local path (abspath would mangle the URL)
+        rest = shlex.join([new, "--", *(command[1:] if command[:1] == ("--",) else command)])
+        console.fail(
+            f"BASE {base} is a URL; fork from a local copy: cassette merge base.jsonl {base}, "
+            f"then cassette fork base.jsonl {rest}"
+        )
+    if not os.path.exists(base):
+        console.fail(f"no such file or directory: {base}; check the path")
     if command and command[0] == "--":
         command = command[1:]
     named: dict[str, int] = {}

@@ -4,6 +4,7 @@ matching prefix replays, the rest goes live, NEW replays alone (issue 14)."""
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -120,3 +121,21 @@ def test_at_an_episode_or_channel_the_base_lacks_is_one_line(tmp_path: Path) -> 
     argv = ["fork", str(base), new, "--at", "5466e2bc9a.0=1", *command]  # the fix, followed
     result = CliRunner().invoke(main, argv)
     assert result.exit_code == 0, result.output
+
+
+def test_a_url_or_missing_base_is_one_line_with_a_fix(tmp_path: Path) -> None:
+    """Not click's "Path 's3://b/a.jsonl' does not exist": a URL base is not forked from
+    (CASSETTE_FORK_FROM is a local path), and the fix names the copy to make."""
+    new = str(tmp_path / "new.jsonl")
+    argv = ["fork", "s3://bucket/a.jsonl", new, "--", sys.executable, "-c", PROBE]
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        "error: BASE s3://bucket/a.jsonl is a URL; fork from a local copy: cassette merge "
+        f"base.jsonl s3://bucket/a.jsonl, then cassette fork base.jsonl "
+        f"{shlex.join([new, '--', sys.executable, '-c', PROBE])}\n"
+    )
+    missing = str(tmp_path / "nope.jsonl")
+    result = CliRunner().invoke(main, ["fork", missing, new, "--", sys.executable, "-c", PROBE])
+    assert result.exit_code == 2
+    assert result.stderr == f"error: no such file or directory: {missing}; check the path\n"
