@@ -25,7 +25,7 @@ import threading
 import zlib
 from pathlib import Path
 
-from .errors import CassetteError
+from .errors import CassetteError, path_error
 from .gzmember import (
     close_open_member,
     last_member,
@@ -149,15 +149,13 @@ class _Member:
 
 
 def make_parent(path: Path) -> None:
-    """Create the directories above ``path``; one that cannot be is a :class:`CassetteError`
-    (a read-only place), not the OS error."""
+    """Create the directories above ``path``; one that cannot be is a
+    :class:`~cassette.errors.CassettePathError` naming it (a read-only place, a file where
+    a directory goes), not the OS error: ``cassette.open`` let that out."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise CassetteError(
-            f"cannot create the directory {exc.filename or path.parent}: {exc.strerror or exc}; "
-            "record into a directory you can write to"
-        ) from None
+        raise path_error(exc) from exc
 
 
 class Writer:
