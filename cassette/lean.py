@@ -208,9 +208,7 @@ def _head(line: bytes, cut: int) -> tuple[EnvIndex, str, int, dict[str, Any] | N
     return env, channel, step, delta
 
 
-def lean_entry(
-    line: bytes, spath: str, lineno: int, deltas: dict[bytes, Any] | None = None
-) -> LeanEntry | None:
+def lean_entry(line: bytes, spath: str, lineno: int, deltas: dict[bytes, Any]) -> LeanEntry | None:
     """An interaction line as a :class:`LeanEntry`, parsing only its head (type, keys,
     delta) and finding its hash; None where the line is not laid out as the recorder
     writes it (the caller then parses it whole). ``deltas``: the deltas met so far in
@@ -225,7 +223,7 @@ def lean_entry(
     sha = line[start : start + 64]
     if line[start + 64 : start + 66] != b'",' or sha.translate(None, _HEX):
         return None
-    head = _plain_head(line, cut, deltas) if deltas is not None else None
+    head = _plain_head(line, cut, deltas)
     if head is None:
         head = _head(line, cut)
         if head is None:

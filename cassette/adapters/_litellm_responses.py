@@ -93,13 +93,14 @@ class _Events(_Replayed):
     completed_response: Any
     finished: bool
 
-    def _setup(
+    def __init__(
         self,
         source: Iterator[Json] | AsyncIterator[Json],
         tee: Tee,
-        first: Any,
-        live: Any,
-        api_base: str | None,
+        *,
+        first: Any = END,
+        live: Any = None,
+        api_base: str | None = None,
     ) -> None:
         if live is not None:
             vars(self).update(vars(live))
@@ -151,17 +152,6 @@ class LiteLLMResponsesStream(_Events, SyncResponsesAPIStreamingIterator):
     ``SyncResponsesAPIStreamingIterator`` of the stream's events (``for``, and ``async
     for``)."""
 
-    def __init__(
-        self,
-        source: Iterator[Json] | AsyncIterator[Json],
-        tee: Tee,
-        *,
-        first: Any = END,
-        live: Any = None,
-        api_base: str | None = None,
-    ) -> None:
-        self._setup(source, tee, first, live, api_base)
-
     def __aiter__(self) -> LiteLLMResponsesStream:
         return self
 
@@ -169,17 +159,6 @@ class LiteLLMResponsesStream(_Events, SyncResponsesAPIStreamingIterator):
 class LiteLLMAsyncResponsesStream(_Events, ResponsesAPIStreamingIterator):
     """What ``litellm.aresponses(..., stream=True)`` returns inside the patch: a
     ``ResponsesAPIStreamingIterator`` of the stream's events (``async for``)."""
-
-    def __init__(
-        self,
-        source: Iterator[Json] | AsyncIterator[Json],
-        tee: Tee,
-        *,
-        first: Any = END,
-        live: Any = None,
-        api_base: str | None = None,
-    ) -> None:
-        self._setup(source, tee, first, live, api_base)
 
 
 def stream_type(is_async: bool) -> type[_Events]:
