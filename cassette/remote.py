@@ -80,12 +80,18 @@ def local_or_url(path: str | os.PathLike[str]) -> str | Path:
     return text if is_url(text) else Path(text)
 
 
+# fsspec's package for a store other than s3:// (the cloud extra brings s3fs)
+_STORE_PACKAGES = {"gs": "gcsfs", "gcs": "gcsfs", "az": "adlfs", "abfs": "adlfs", "adl": "adlfs"}
+
+
 def filesystem(url: str) -> tuple[Any, str]:
     """(fsspec filesystem, path within it) for ``url``; a one-line hint without fsspec."""
     try:
         from fsspec.core import url_to_fs  # type: ignore[import-untyped, import-not-found, unused-ignore]
-    except ImportError:
-        raise CassetteError(f"{url} is a URL and reading it needs fsspec: {INSTALL_HINT}") from None
+    except ImportError:  # and the store's own package, which the cloud extra lacks (gcsfs)
+        more = _STORE_PACKAGES.get(url.partition("://")[0].lower())
+        hint = f"{INSTALL_HINT} {more}" if more else INSTALL_HINT
+        raise CassetteError(f"{url} is a URL and reading it needs fsspec: {hint}") from None
     try:
         fs, root = url_to_fs(url)
     except ImportError as exc:  # fsspec knows the scheme, its package is missing (gcsfs)

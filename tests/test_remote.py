@@ -200,11 +200,18 @@ def test_pytest_plugin_dir_is_a_url(s3: S3, pytester: pytest.Pytester) -> None:
     ).assert_outcomes(passed=1)
 
 
-def test_a_url_without_fsspec_names_the_extra(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("url", "hint"),
+    [
+        ("s3://b/x/", "pip install 'rollout-cassette[cloud]'"),
+        ("gs://b/x/", "pip install 'rollout-cassette[cloud]' gcsfs"),  # both, in one step
+    ],
+)
+def test_a_url_without_fsspec_names_the_extra(tmp_path: Path, url: str, hint: str) -> None:
     code = (
         "import sys; sys.modules['fsspec'] = None; sys.modules['fsspec.core'] = None\n"
         "import cassette\n"
-        "try:\n    cassette.open('s3://b/x/', 'replay')\n"
+        f"try:\n    cassette.open({url!r}, 'replay')\n"
         "except cassette.CassetteError as e:\n    print(e)\n"
     )
     out = subprocess.run(
@@ -215,7 +222,7 @@ def test_a_url_without_fsspec_names_the_extra(tmp_path: Path) -> None:
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     ).stdout
-    assert "pip install 'rollout-cassette[cloud]'" in out and len(out.strip().splitlines()) == 1
+    assert out.strip().endswith(f"needs fsspec: {hint}") and len(out.strip().splitlines()) == 1
 
 
 def test_a_store_fsspec_needs_another_package_for_names_that_package() -> None:
