@@ -219,3 +219,24 @@ def test_redact_keeps_the_checksum_true(tmp_path: Path) -> None:
     assert validate(path).ok
     with cassette.open(path, "replay") as cas:
         assert "[REDACTED]" in cas.call({"q": 1}, live=_no_live, env_index=0)["text"]
+
+
+# --- a file that is not a cassette -------------------------------------------------------
+
+
+def test_a_binary_file_without_a_newline_is_not_read_as_a_crash_cut_line(tmp_path: Path) -> None:
+    """Only the beginning of a record (``{``) with no newline is a line a crash cut short
+    (skipped with a warning); a binary file's bytes are not a cassette of 0 episodes."""
+    png = tmp_path / "picture.jsonl"
+    png.write_bytes(b"\x89PNG\r\x1a\x00\x00\x00\rIHDR\x00\x00")
+    with pytest.raises(cassette.CassetteFormatError, match=r"picture\.jsonl:1: not valid JSON"):
+        cassette.open(png, "replay")
+    result = CliRunner().invoke(main, ["stats", str(png)])
+    assert result.exit_code != 0 and "not valid JSON" in result.output
+    cut = tmp_path / "cut.jsonl"
+    with cassette.open(cut, "record") as cas:
+        _record(cas, 0, range(2))
+    cut.write_bytes(cut.read_bytes() + b'{"type":"interaction","env_index":0,"ch')
+    with pytest.warns(cassette.CassetteWarning, match="last line is cut short"):
+        cas = cassette.open(cut, "replay")
+    assert cas.call(_request(0, 1), live=_no_live, env_index=0, step=1) == _answer(0, 1)
