@@ -12,9 +12,7 @@ from __future__ import annotations
 import re
 import stat
 import warnings
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +28,7 @@ from .matching import Matcher
 from .records import FORMAT, LINE_ADAPTER, VERSION
 from .redact import REDACTED
 from .store import shard_files
+from .validate_report import Fault, Report
 
 __all__ = ["Fault", "Report", "validate"]
 
@@ -38,41 +37,6 @@ _MARK = REDACTED.encode()
 Json = dict[str, Any]
 _EP_KEYS = frozenset({"env_index", "step", "messages"})
 _PROGRESS_EVERY = 4096
-
-
-@dataclass(frozen=True)
-class Fault:
-    """One problem at ``path:line`` (line 0: the file as a whole)."""
-
-    path: str
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{where}: {self.message}"
-
-
-@dataclass
-class Report:
-    """What ``validate`` found: faults (the file is broken) and warnings (tolerated)."""
-
-    faults: list[Fault] = field(default_factory=list)
-    warnings: list[Fault] = field(default_factory=list)
-    files: int = 0
-    lines: Counter[str] = field(default_factory=Counter)
-    episodes: set[EnvIndex] = field(default_factory=set)
-
-    @property
-    def ok(self) -> bool:
-        return not self.faults
-
-    def summary(self) -> str:
-        kinds = ", ".join(f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in self.lines.items())
-        total = sum(self.lines.values())
-        files = f"{self.files} file{'s' if self.files != 1 else ''}"
-        episodes = f"{len(self.episodes)} episode{'s' if len(self.episodes) != 1 else ''}"
-        return f"{files}, {total} lines ({kinds or 'none'}), {episodes}"
 
 
 def _why(exc: CassetteFormatError) -> str:
