@@ -13,6 +13,7 @@ from . import streaming
 from .context import current_episode
 from .errors import CassetteError, CassetteMiss, CassetteModeError, RecordedError
 from .index import Entry, Key
+from .keys import check_key, outcome_line
 from .matching import Matcher
 from .modes import FIX, ErrorCodec, Mode, chosen_mode, default_error
 from .opening import open_parts
@@ -131,6 +132,8 @@ class Cassette:
             )
         env = env_index if env_index is not None else current_episode()
         env = 0 if env is None else env
+        if step is not None and (type(step) is not int or step < 0):
+            check_key(env, channel, step)  # a step the counters cannot take: refused
         mode = self.mode
         entry: Entry | None
         if mode is _REPLAY:
@@ -345,17 +348,11 @@ class Cassette:
         info: Json | None = None,
     ) -> None:
         """Record an episode's result (replay and passthrough check and write nothing)."""
+        env = env_index if env_index is not None else current_episode()
+        line = outcome_line(0 if env is None else env, reward, terminated, info)
         if self.mode not in (Mode.RECORD, Mode.APPEND):
             return
-        env = env_index if env_index is not None else current_episode()
-        self.redactor.check_key("env_index", env)
-        line: Json = {
-            "type": "outcome",
-            "env_index": 0 if env is None else env,
-            "reward": None if reward is None else float(reward),
-            "terminated": terminated,
-            "info": dict(info or {}),
-        }
+        self.redactor.check_key("env_index", line["env_index"])
         assert self._sink is not None  # record or append mode
         self._sink.recorder().outcome(line)
         self.index.outcomes[line["env_index"]] = line

@@ -48,10 +48,12 @@ def from_eval_protocol(src: Path, out: Path, *, progress: Progress | None = None
     becomes an interaction whose request is the messages before the last assistant message
     and whose response is that message as a chat completion. Returns the index of ``src``."""
     index = load_index([src])
+    if not index.eval_protocol and not (index.entries or index.outcomes or index.headers):
+        raise CassetteError(f"{src} holds no line; name an eval-protocol playback file")
     if not index.eval_protocol:
         raise CassetteError(
             f"{src} is not an eval-protocol playback file (lines of env_index, step, "
-            "messages); it is a cassette already"
+            f"messages); it is a cassette already: use it as it is (`cassette show {src}`)"
         )
     meta = {"converted_from": src.name, "source": "eval-protocol playback file"}
     with open_cassette(out, "record", meta=meta) as cas:
@@ -220,6 +222,23 @@ def _plan(
     return skip
 
 
+# header meta that names one file's run, not what its calls were recorded with
+_OWN_META = frozenset({"run_nonce", "run_id", "run", "merged_from"})
+
+
+def _shared_meta(headers: list[Json]) -> Json:
+    """The header meta every input agrees on (the ignore rules the hashes were made with,
+    tau2's settings, the caller's own keys), so a merged file keeps what they recorded."""
+    metas: list[Json] = [m if isinstance(m := h.get("meta"), dict) else {} for h in headers]
+    if not metas:
+        return {}
+    return {
+        key: value
+        for key, value in metas[0].items()
+        if key not in _OWN_META and all(key in m and m[key] == value for m in metas[1:])
+    }
+
+
 @reporting_paths
 def merge(
     out: Path,
@@ -257,7 +276,8 @@ def _merge(
     with replacing(out) as writer:  # 0600, or the mode of the file it replaces
         recorder = Recorder(writer, Redactor())
         headers = [h for _, index in indexes for h in index.headers]  # one run stays one id
-        recorder.header({"merged_from": [str(path) for path in inputs], **kept_run_id(headers)})
+        sources = {"merged_from": [str(path) for path in inputs], **kept_run_id(headers)}
+        recorder.header({**_shared_meta(headers), **sources})
         for i, (_, index) in enumerate(indexes):
 
             def rename(env: EnvIndex, i: int = i) -> EnvIndex:

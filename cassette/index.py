@@ -251,9 +251,12 @@ def _warn_damage(spath: str, broken: list[Entry], twice: list[tuple[Entry, Entry
             for old, new in twice[:3]
         )
         more = f" and {len(twice) - 3} more" if len(twice) > 3 else ""
+        # repeats across shards: the copy without them is a merge of the whole directory
+        across = any(old.source != new.source for old, new in twice)
+        cassette = f"{Path(spath).parent}/" if across else spath
         warnings.warn(
             f"{spath}: {len(twice)} key{'s' if len(twice) != 1 else ''} recorded twice: "
-            f"{shown}{more}; the first line of each is served. `cassette merge OUT {spath} "
+            f"{shown}{more}; the first line of each is served. `cassette merge OUT {cassette} "
             "--on-conflict first` writes a copy without the repeats",
             CassetteWarning,
             stacklevel=4,

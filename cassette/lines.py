@@ -137,11 +137,12 @@ def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def parse_line(path: Path, lineno: int, line: bytes, stacklevel: int = 2) -> dict[str, Any] | None:
     """One line as a JSON object; None (with a :class:`CassetteWarning`) for a last line
-    cut short by a crash; :class:`CassetteFormatError` for any other line that is not."""
+    cut short by a crash (the beginning of a record, ``{``, with no newline: not a binary
+    file's bytes); :class:`CassetteFormatError` for any other line that is not."""
     try:
         obj = orjson.loads(line)
     except orjson.JSONDecodeError as exc:
-        if not line.endswith(b"\n"):
+        if not line.endswith(b"\n") and line.startswith(b"{"):  # (a record's beginning)
             warnings.warn(
                 f"{path}:{lineno}: last line is cut short (a crash while writing?); "
                 "it was skipped. `cassette validate` checks the rest; appending repairs it.",

@@ -4,11 +4,13 @@ of a file at a time, so that no process's calls are lost to another's rename."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import weakref
 from pathlib import Path
 
 from .errors import CassetteError, CassetteModeError
+from .writer import make_parent
 
 try:
     import fcntl
@@ -30,14 +32,19 @@ class RecordLock:
         self._fd: int | None = None
         if fcntl is None:  # pragma: no cover - Windows: no advisory locks
             return
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_parent(target)
         while True:
             try:
                 fd = os.open(self.path, _FLAGS, 0o600)
             except OSError as exc:
+                fix = (
+                    "it is a link: remove it"
+                    if exc.errno == errno.ELOOP
+                    else "record into a directory you can write to, or change its rights"
+                )
                 raise CassetteError(
-                    f"cannot create the lock file {self.path}: {exc}; remove it if it is a "
-                    "link, or check the directory's rights"
+                    f"cannot record {target}: cannot create its lock file {self.path.name} "
+                    f"({exc.strerror or exc}); {fix}"
                 ) from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

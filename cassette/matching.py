@@ -71,7 +71,7 @@ class Matcher:
     """
 
     def __init__(self, ignore: Iterable[str] = (), *, defaults: bool = True) -> None:
-        self.ignore = tuple(ignore)
+        self.ignore = (ignore,) if isinstance(ignore, str) else tuple(ignore)  # one rule
         self._chains: dict[Hashable, HashChain] = {}  # by (env_index, channel)
         self._expected: dict[Hashable, str] = {}  # eval-protocol entries' digests, by key
         self._lock = threading.Lock()

@@ -80,16 +80,30 @@ def local_or_url(path: str | os.PathLike[str]) -> str | Path:
     return text if is_url(text) else Path(text)
 
 
+# fsspec's package for a store other than s3:// (the cloud extra brings s3fs)
+_STORE_PACKAGES = {"gs": "gcsfs", "gcs": "gcsfs", "az": "adlfs", "abfs": "adlfs", "adl": "adlfs"}
+
+
 def filesystem(url: str) -> tuple[Any, str]:
     """(fsspec filesystem, path within it) for ``url``; a one-line hint without fsspec."""
     try:
         from fsspec.core import url_to_fs  # type: ignore[import-untyped, import-not-found, unused-ignore]
-    except ImportError:
-        raise CassetteError(f"{url} is a URL and reading it needs fsspec: {INSTALL_HINT}") from None
+    except ImportError:  # and the store's own package, which the cloud extra lacks (gcsfs)
+        more = _STORE_PACKAGES.get(url.partition("://")[0].lower())
+        hint = f"{INSTALL_HINT} {more}" if more else INSTALL_HINT
+        raise CassetteError(f"{url} is a URL and reading it needs fsspec: {hint}") from None
     try:
         fs, root = url_to_fs(url)
-    except (ImportError, ValueError) as exc:
-        raise CassetteError(f"cannot open {url} ({exc}); {INSTALL_HINT}") from None
+    except ImportError as exc:  # fsspec knows the scheme, its package is missing (gcsfs)
+        missing = getattr(exc.__cause__, "name", None) or exc.name
+        package = str(missing).partition(".")[0] if missing else "s3fs"
+        hint = INSTALL_HINT if package in {"fsspec", "s3fs"} else f"pip install {package}"
+        raise CassetteError(f"cannot open {url} ({exc}); {hint}") from None
+    except ValueError as exc:  # a scheme fsspec does not know (Protocol not known: foo)
+        raise CassetteError(
+            f"cannot open {url} ({exc}); check the URL: a local path, or a store fsspec "
+            "knows (s3://, gs://, memory://, file://, ...)"
+        ) from None
     return fs, str(root).rstrip("/")
 
 

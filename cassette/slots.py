@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .entry import Entry, EnvIndex, Key
 from .errors import CassetteError
+from .keys import check_key
 
 __all__ = ["Slot", "Steps"]
 
@@ -87,6 +88,7 @@ class Steps:
             key = (env, channel, step)
             entry = entries.get(key) if entries is not None else None
             if entry is None and record:
+                check_key(env, channel, step)  # what the file cannot read back, refused
                 check("env_index", env)  # before the live call
                 check("channel", channel)
                 if key in self._written:

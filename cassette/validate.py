@@ -12,9 +12,7 @@ from __future__ import annotations
 import re
 import stat
 import warnings
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +28,7 @@ from .matching import Matcher
 from .records import FORMAT, LINE_ADAPTER, VERSION
 from .redact import REDACTED
 from .store import shard_files
+from .validate_report import Fault, Report
 
 __all__ = ["Fault", "Report", "validate"]
 
@@ -38,41 +37,6 @@ _MARK = REDACTED.encode()
 Json = dict[str, Any]
 _EP_KEYS = frozenset({"env_index", "step", "messages"})
 _PROGRESS_EVERY = 4096
-
-
-@dataclass(frozen=True)
-class Fault:
-    """One problem at ``path:line`` (line 0: the file as a whole)."""
-
-    path: str
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{where}: {self.message}"
-
-
-@dataclass
-class Report:
-    """What ``validate`` found: faults (the file is broken) and warnings (tolerated)."""
-
-    faults: list[Fault] = field(default_factory=list)
-    warnings: list[Fault] = field(default_factory=list)
-    files: int = 0
-    lines: Counter[str] = field(default_factory=Counter)
-    episodes: set[EnvIndex] = field(default_factory=set)
-
-    @property
-    def ok(self) -> bool:
-        return not self.faults
-
-    def summary(self) -> str:
-        kinds = ", ".join(f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in self.lines.items())
-        total = sum(self.lines.values())
-        files = f"{self.files} file{'s' if self.files != 1 else ''}"
-        episodes = f"{len(self.episodes)} episode{'s' if len(self.episodes) != 1 else ''}"
-        return f"{files}, {total} lines ({kinds or 'none'}), {episodes}"
 
 
 def _why(exc: CassetteFormatError) -> str:
@@ -103,6 +67,7 @@ class _FileCheck:
         self.path, self.spath = path, str(path)
         self.report, self.seen, self.matcher = report, seen, matcher
         self.first = 0  # the line number of the first record (0: none yet)
+        self.junk = 0  # lines that no writer of cassettes wrote (not JSON, not an object)
         self.eval_protocol = False
         self.unparsed = 0  # lines that were not JSON: a delta base may have been one
         # per (env_index, channel): the last interaction and its full request (None: broken)
@@ -129,8 +94,11 @@ class _FileCheck:
                 except orjson.JSONDecodeError as exc:
                     if raw.endswith(b"\n"):
                         self.unparsed += 1
+                        self.junk += 1
                         self.fault(lineno, f"not valid JSON ({exc})")
                     else:
+                        if not raw.lstrip().startswith(b"{"):  # not a record cut short
+                            self.junk += 1
                         self.warn(
                             lineno,
                             "last line is cut short (a crash while writing?); "
@@ -140,6 +108,7 @@ class _FileCheck:
                 if isinstance(obj, dict):
                     yield lineno, obj
                 else:
+                    self.junk += 1
                     self.fault(lineno, f"expected a JSON object, got {type(obj).__name__}")
         except CassetteFormatError as exc:  # corrupt gzip data
             self.fault(lineno, _why(exc))
@@ -187,6 +156,15 @@ class _FileCheck:
         else:
             for problem in _schema_faults(obj):
                 self.fault(lineno, f"header {problem}")
+        meta = obj.get("meta")
+        recorded = meta.get("ignore") if isinstance(meta, dict) else None
+        if lineno == self.first and isinstance(recorded, list) and recorded:
+            # the ignore rules the recording was made with (cassette.open writes them here):
+            # its hashes were made under them, as under those passed with --ignore
+            try:
+                self.matcher = Matcher([*self.matcher.ignore, *map(str, recorded)])
+            except (ValueError, CassetteError) as exc:  # a path that does not parse
+                self.fault(lineno, f"header meta.ignore: {exc}")
 
     def ep_line(self, lineno: int, obj: Json) -> None:
         self.report.lines["eval-protocol line"] += 1
@@ -232,11 +210,13 @@ class _FileCheck:
         here = f"{self.spath}:{lineno}"
         other = self.seen.setdefault(entry.key, here)
         if other != here:
+            # in another shard: the copy without the repeats is a merge of the directory
+            cassette = self.spath if other.startswith(f"{self.spath}:") else f"{self.path.parent}/"
             self.fault(
                 lineno,
                 f"key (env_index={env!r}, channel={channel!r}, step={entry.step}) is recorded "
                 f"twice (also {other}); readers serve the first: `cassette merge OUT "
-                f"{self.spath} --on-conflict first` writes a copy without the repeats",
+                f"{cassette} --on-conflict first` writes a copy without the repeats",
             )
         want = entry.meta.get(CHECKSUM_KEY)
         if want is not None and self.checksum_of(entry) != want:
@@ -386,7 +366,9 @@ def validate(
                     done = last
         if progress is not None and last > done:
             progress(last - done)
-        if not check.first:
+        if not check.first and check.junk:  # each of its lines is a fault of its own
+            check.fault(0, "no line is a JSON object: not a cassette; check the file name")
+        elif not check.first:
             check.fault(0, "empty file; record into it, or delete it")
         for w in caught:
             if issubclass(w.category, CassetteWarning):

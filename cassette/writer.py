@@ -25,7 +25,7 @@ import threading
 import zlib
 from pathlib import Path
 
-from .errors import CassetteError
+from .errors import CassetteError, path_error
 from .gzmember import (
     close_open_member,
     last_member,
@@ -45,6 +45,7 @@ except ImportError:  # pragma: no cover - Windows
 __all__ = [
     "Writer",
     "create_exclusive",
+    "make_parent",
     "open_by_live_writer",
     "private_mode",
     "repair_gzip_tail",
@@ -72,7 +73,11 @@ def _open_error(path: Path, exc: OSError) -> CassetteError:
             f"{path} is a symbolic link; cassette never writes through a link (a planted one "
             f"would send the transcript elsewhere): remove it or pass the real path"
         )
-    return CassetteError(f"cannot open {path} for writing: {exc}; check the path and its rights")
+    why = exc.strerror or str(exc)  # not the errno and the path again
+    return CassetteError(
+        f"cannot open {path} for writing ({why}); write it in a directory you can write to, "
+        "or change its rights"
+    )
 
 
 def create_exclusive(path: Path, mode: int = 0o600) -> int:
@@ -169,6 +174,16 @@ class _Member:
             self.record = None
 
 
+def make_parent(path: Path) -> None:
+    """Create the directories above ``path``; one that cannot be is a
+    :class:`~cassette.errors.CassettePathError` naming it (a read-only place, a file where
+    a directory goes), not the OS error: ``cassette.open`` let that out."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise path_error(exc) from exc
+
+
 class Writer:
     """Appends whole lines to one file; safe across threads, tasks and processes."""
 
@@ -199,7 +214,7 @@ class Writer:
         self._member: _Member | None = None
         self._begin = 0  # where the line being written begins
         self._size: int | None = None  # the file's size (shared=False, after a write)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_parent(path)
         self._fd: int | None = create_exclusive(path, mode) if exclusive else _open_append(path)
 
     @property

@@ -105,6 +105,23 @@ def test_merge_first_repairs_a_file_with_repeated_keys(tmp_path: Path) -> None:
             assert _replay(out, 0, step) == _answer(0, step)
 
 
+def test_repeats_across_shards_name_the_merge_of_the_directory(tmp_path: Path) -> None:
+    """Two runs' files in one directory: the fix merges the directory (the cassette that was
+    opened), not the one shard the warning is about, whose copy keeps every repeat."""
+    shards = tmp_path / "runs"
+    for name in ("a.jsonl", "b.jsonl"):
+        with cassette.open(shards / name, "record") as cas:
+            _record(cas, 0, range(2))
+    with pytest.warns(cassette.CassetteWarning) as caught:
+        cassette.open(f"{shards}/", "replay").close()
+    (message,) = [str(w.message) for w in caught]
+    assert f"`cassette merge OUT {shards}/ --on-conflict first` writes a copy" in message
+    out = tmp_path / "fixed.jsonl"
+    fixed = CliRunner().invoke(main, ["merge", str(out), f"{shards}/", "--on-conflict", "first"])
+    assert fixed.exit_code == 0, fixed.output
+    assert "left out 2 repeated lines" in fixed.output and validate(out).ok
+
+
 # --- a broken delta chain --------------------------------------------------------------
 
 
@@ -202,3 +219,24 @@ def test_redact_keeps_the_checksum_true(tmp_path: Path) -> None:
     assert validate(path).ok
     with cassette.open(path, "replay") as cas:
         assert "[REDACTED]" in cas.call({"q": 1}, live=_no_live, env_index=0)["text"]
+
+
+# --- a file that is not a cassette -------------------------------------------------------
+
+
+def test_a_binary_file_without_a_newline_is_not_read_as_a_crash_cut_line(tmp_path: Path) -> None:
+    """Only the beginning of a record (``{``) with no newline is a line a crash cut short
+    (skipped with a warning); a binary file's bytes are not a cassette of 0 episodes."""
+    png = tmp_path / "picture.jsonl"
+    png.write_bytes(b"\x89PNG\r\x1a\x00\x00\x00\rIHDR\x00\x00")
+    with pytest.raises(cassette.CassetteFormatError, match=r"picture\.jsonl:1: not valid JSON"):
+        cassette.open(png, "replay")
+    result = CliRunner().invoke(main, ["stats", str(png)])
+    assert result.exit_code != 0 and "not valid JSON" in result.output
+    cut = tmp_path / "cut.jsonl"
+    with cassette.open(cut, "record") as cas:
+        _record(cas, 0, range(2))
+    cut.write_bytes(cut.read_bytes() + b'{"type":"interaction","env_index":0,"ch')
+    with pytest.warns(cassette.CassetteWarning, match="last line is cut short"):
+        cas = cassette.open(cut, "replay")
+    assert cas.call(_request(0, 1), live=_no_live, env_index=0, step=1) == _answer(0, 1)

@@ -4,12 +4,14 @@ hash) and the ignore rules."""
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import cassette
 from cassette.canonical import canonical_parts
 from cassette.matching import Matcher
 from tests.test_canonical import naive_canonical
@@ -90,3 +92,16 @@ def test_ignore_does_not_mutate_the_request() -> None:
 def test_bad_ignore_path_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="must end in a key"):
         Matcher(["a.**"])
+
+
+def test_one_ignore_rule_may_be_given_as_a_str(tmp_path: Path) -> None:
+    """``ignore="temperature"`` is one rule, not eleven one-letter ones."""
+    path = tmp_path / "c.jsonl"
+    answer = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "a"}}]}
+    asked = {"model": "m", "temperature": 0.1, "messages": [{"role": "user", "content": "q"}]}
+    assert Matcher("temperature").ignore == ("temperature",)
+    with cassette.open(path, "record", ignore="temperature") as cas:
+        cas.call(asked, live=lambda: answer)
+    assert cas.meta["ignore"] == ["temperature"]
+    with cassette.open(path, "replay", ignore="temperature") as cas:
+        assert cas.call({**asked, "temperature": 0.9}, live=lambda: {}) == answer

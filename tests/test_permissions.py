@@ -159,6 +159,31 @@ def test_append_refuses_a_link_at_the_cassette_path(tmp_path: Path, name: str) -
     assert victim.read_bytes() == b""
 
 
+def test_a_link_planted_at_the_lock_file_is_refused_naming_it(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"")
+    path = tmp_path / "c.jsonl"
+    path.with_name("c.jsonl.lock").symlink_to(victim)
+    with pytest.raises(cassette.CassetteError) as caught:
+        record(path)
+    assert str(caught.value) == (
+        f"cannot record {path}: cannot create its lock file c.jsonl.lock (Too many levels of "
+        "symbolic links); it is a link: remove it"
+    )
+    assert victim.read_bytes() == b""
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("mode", ["record", "append"])
+def test_a_directory_that_cannot_be_created_is_a_cassette_error(mode: str) -> None:
+    """Not the OS's FileNotFoundError or PermissionError: the one root CassetteError
+    (/proc/self takes no new directory, whoever asks)."""
+    with pytest.raises(cassette.CassetteError) as caught:
+        record("/proc/self/runs/a.jsonl", mode)
+    assert str(caught.value) == "no such file or directory: /proc/self/runs; check the path"
+    assert isinstance(caught.value, cassette.CassettePathError)
+
+
 # --- shard names and directories -------------------------------------------------------
 
 

@@ -4,6 +4,7 @@ the pytest plugin's directory, and the install hint without fsspec."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import subprocess
@@ -199,11 +200,18 @@ def test_pytest_plugin_dir_is_a_url(s3: S3, pytester: pytest.Pytester) -> None:
     ).assert_outcomes(passed=1)
 
 
-def test_a_url_without_fsspec_names_the_extra(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("url", "hint"),
+    [
+        ("s3://b/x/", "pip install 'rollout-cassette[cloud]'"),
+        ("gs://b/x/", "pip install 'rollout-cassette[cloud]' gcsfs"),  # both, in one step
+    ],
+)
+def test_a_url_without_fsspec_names_the_extra(tmp_path: Path, url: str, hint: str) -> None:
     code = (
         "import sys; sys.modules['fsspec'] = None; sys.modules['fsspec.core'] = None\n"
         "import cassette\n"
-        "try:\n    cassette.open('s3://b/x/', 'replay')\n"
+        f"try:\n    cassette.open({url!r}, 'replay')\n"
         "except cassette.CassetteError as e:\n    print(e)\n"
     )
     out = subprocess.run(
@@ -214,7 +222,53 @@ def test_a_url_without_fsspec_names_the_extra(tmp_path: Path) -> None:
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     ).stdout
-    assert "pip install 'rollout-cassette[cloud]'" in out and len(out.strip().splitlines()) == 1
+    assert out.strip().endswith(f"needs fsspec: {hint}") and len(out.strip().splitlines()) == 1
+
+
+def test_a_store_fsspec_needs_another_package_for_names_that_package() -> None:
+    """gs:// with the cloud extra installed (fsspec, s3fs; no gcsfs): the fix is `pip install
+    gcsfs`, not the extra the user already has."""
+    if importlib.util.find_spec("gcsfs") is not None:
+        pytest.skip("gcsfs is installed")
+    with pytest.raises(cassette.CassetteError) as caught:
+        cassette.open("gs://bucket/x.jsonl", "replay")
+    message = str(caught.value)
+    assert message.endswith("; pip install gcsfs"), message
+    assert "rollout-cassette[cloud]" not in message
+
+
+def test_a_scheme_fsspec_does_not_know_says_to_check_the_url() -> None:
+    with pytest.raises(cassette.CassetteError) as caught:
+        cassette.open("foo://bucket/x.jsonl", "replay")
+    message = str(caught.value)
+    assert "Protocol not known: foo" in message and "check the URL" in message, message
+    assert "pip install" not in message  # no package brings a store called foo
+
+
+class _NoCredentialsError(Exception):
+    """What s3fs raises without credentials (botocore's own, not an OSError)."""
+
+
+class _LockedStore(fsspec.AbstractFileSystem):  # type: ignore[misc]
+    protocol = "lockedlib"
+
+    def ls(self, path: str, detail: bool = True, **kwargs: object) -> list[object]:
+        raise _NoCredentialsError("Unable to locate credentials")
+
+    def cat_file(self, path: str, start: object = None, end: object = None, **kw: object) -> bytes:
+        raise _NoCredentialsError("Unable to locate credentials")
+
+
+@pytest.mark.parametrize("mode", ["replay", "auto", "append"])
+def test_a_store_that_refuses_is_a_cassette_error(mode: str) -> None:
+    """Not the storage library's exception out of cassette.open: the one root CassetteError."""
+    fsspec.register_implementation("lockedlib", _LockedStore, clobber=True)
+    with pytest.raises(cassette.CassetteError) as caught:
+        cassette.open("lockedlib://bucket/runs/a.jsonl", mode)
+    assert str(caught.value) == (
+        "cannot list lockedlib://bucket/runs/a.jsonl: _NoCredentialsError: Unable to locate "
+        "credentials; check the URL and its credentials"
+    )
 
 
 def test_export_and_import_through_urls(s3: S3, tmp_path: Path) -> None:

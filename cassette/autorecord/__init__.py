@@ -237,7 +237,7 @@ def start() -> None:
         for name in _Finder.names:
             if name in sys.modules:
                 _patch(name, sys.modules[name])
-    atexit.register(stop)
+    atexit.register(_at_exit)
     if threading.current_thread() is threading.main_thread():
         previous = signal.getsignal(signal.SIGTERM)
         if previous in (signal.SIG_DFL, None):
@@ -250,8 +250,17 @@ def start() -> None:
             signal.signal(signal.SIGTERM, on_term)
 
 
-def stop() -> None:
-    """Close the cassette and undo every patch (atexit runs it)."""
+def _at_exit() -> None:
+    """:func:`stop` at interpreter exit. A program that died of an uncaught exception (its
+    traceback printed, so ``sys.last_value`` set; Ctrl-C too) has its cassette aborted, not
+    closed: a ``record`` run then leaves the old cassette untouched, as after an exception
+    in a ``with cassette.open(...)`` block, and says where its calls are."""
+    failed = getattr(sys, "last_value", None)
+    stop(failed if isinstance(failed, BaseException) else None)
+
+
+def stop(failed: BaseException | None = None) -> None:
+    """Close the cassette (abort it if the program ``failed``) and undo every patch."""
     state = _STATE
     with state.lock:
         if not state.started:
@@ -266,5 +275,10 @@ def stop() -> None:
                 undo()
             state.restore.clear()
             cas, state.cas, state.auto = state.cas, None, None
-            if cas is not None:
+            if cas is not None and failed is None:
                 cas.close()
+            elif cas is not None:
+                notes = len(getattr(failed, "__notes__", []))
+                cas.abort(failed)  # its traceback is printed already: print the note here
+                for note in getattr(failed, "__notes__", [])[notes:]:
+                    print(note, file=sys.stderr)

@@ -32,6 +32,7 @@ __all__ = [
     "large_bytes",
     "load",
     "one_line",
+    "overwritten",
     "paused_gc",
     "plural",
     "reporting_warnings",
@@ -259,12 +260,20 @@ def load(console: Console, path: Path) -> Index:
 def writable(console: Console, out: str, force: bool) -> Path:
     """``out`` as a path, if it may be written: not a directory, and new unless ``force``.
     A URL is written to a local file that is uploaded when the command ends."""
+    if out.endswith(("/", os.sep)):  # a directory (a shard directory, for a cassette)
+        console.fail(f"{out} is a directory; name the output file, e.g. {out.rstrip('/')}.jsonl")
     target = _local_output(console, out, force)
     if target.is_dir():
         console.fail(f"{out} is a directory; name the output file, e.g. {out.rstrip('/')}.jsonl")
     if target.exists() and not force:
         console.fail(f"{out} exists; pass --force to overwrite it, or name another file")
     return target
+
+
+def overwritten(console: Console, out: str) -> Path:
+    """``out`` as a local path to write, replacing what is there; for a URL, a private file
+    that :func:`uploaded` sends to it (the command calls it once the file is complete)."""
+    return _local_output(console, out, True)
 
 
 def failing(console: Console, exc: CassetteError) -> NoReturn:

@@ -359,6 +359,8 @@ def demo(live: bool, model: str | None, out: str | None, force: bool, bundled: b
     """
     import os
 
+    from ..remote import is_url
+
     console = Console()
     if bundled:
         chosen = [
@@ -368,6 +370,10 @@ def demo(live: bool, model: str | None, out: str | None, force: bool, bundled: b
             console.fail(f"--bundled only replays the shipped cassette; drop {', '.join(chosen)}")
         replay_bundled(console)
         return
+    if out and is_url(out):  # the demo reads its recording back from a local file
+        console.fail(f"--out {out} is a URL; name a local file, e.g. --out demo.jsonl")
+    if out and out.endswith(("/", os.sep)):  # Path() would drop the slash and write a file
+        console.fail(f"--out {out} is a directory; name the file, e.g. --out {out}demo.jsonl")
     if out and not force and _not_a_demo(Path(out)):  # an earlier demo is overwritten
         console.fail(f"{out} exists and is not a demo recording; pass --force to overwrite it")
     if live and not os.environ.get("OPENAI_API_KEY"):

@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING
 import click
 
 from ..errors import CassetteError
-from .console import Console, existing, large_bytes, load, size, working
+from .console import (
+    Console,
+    existing,
+    large_bytes,
+    load,
+    overwritten,
+    size,
+    uploaded,
+    working,
+)
 
 if TYPE_CHECKING:
     from ..diff import ManyDiff, RunDiff
@@ -236,11 +245,14 @@ def print_many(console: Console, many: ManyDiff, fmt: str) -> None:
 
 
 def write_html(console: Console, page: str, out: str) -> None:
-    """Write the page to ``out`` and say so on stderr; exit 2 if it cannot be written."""
+    """Write the page to ``out`` (a URL: uploaded) and say so on stderr; exit 2 if it
+    cannot be written."""
+    target = overwritten(console, out)  # a URL's private file: not a local folder "s3:"
     try:
-        Path(out).write_text(page, encoding="utf-8")
+        target.write_text(page, encoding="utf-8")
     except OSError as exc:
         console.fail(f"cannot write {out}: {exc.strerror}; check the path")
+    uploaded(console)
     click.echo(f"wrote {out}", err=True)
 
 

@@ -10,7 +10,7 @@ __all__ = ["fork"]
 
 
 @click.command(context_settings={"allow_interspersed_args": True})
-@click.argument("base", type=click.Path(exists=True, dir_okay=True))
+@click.argument("base", type=click.Path())
 @click.argument("new", type=click.Path())
 @click.option(
     "--at",
@@ -58,10 +58,21 @@ def fork(
     """
     import json
     import os
+    import shlex
+    from pathlib import Path
 
-    from .run import bootstrap, cassette_path, spawn
+    from ..remote import is_url
+    from .run import bootstrap, cassette_path, readable_cassette, spawn
 
     console = Console()
+    if is_url(base):  # CASSETTE_FORK_FROM is a local path (abspath would mangle the URL)
+        rest = shlex.join([new, "--", *(command[1:] if command[:1] == ("--",) else command)])
+        console.fail(
+            f"BASE {base} is a URL; fork from a local copy: cassette merge base.jsonl {base}, "
+            f"then cassette fork base.jsonl {rest}"
+        )
+    if not os.path.exists(base):
+        console.fail(f"no such file or directory: {base}; check the path")
     if command and command[0] == "--":
         command = command[1:]
     named: dict[str, int] = {}
@@ -72,6 +83,10 @@ def fork(
         named[env] = int(step)
     if os.path.abspath(base) == os.path.abspath(new):
         console.fail(f"NEW is BASE ({base}); name another cassette for the fork", code=2)
+    if os.path.isfile(base):
+        readable_cassette(Path(base), console)  # not a cassette: one line, not the child's
+    if named:
+        _named_in_base(console, base, named, channel)
     env_vars = {k: v for k, v in os.environ.items() if k != "CASSETTE_FORCE_MODE"}
     env_vars.update(
         CASSETTE_FORK_FROM=os.path.abspath(base),
@@ -85,3 +100,28 @@ def fork(
     if auto:
         env_vars.update(bootstrap(env_vars, offline=False))
     spawn(command, env_vars, console)
+
+
+def _named_in_base(console: Console, base: str, named: dict[str, int], channel: str) -> None:
+    """Each ``--at ENV=STEP`` names an episode of BASE with calls on ``channel``; one
+    that does not would fork nothing, silently (episodes that zero-code recording named
+    are hashes, as `cassette show BASE` lists them)."""
+    from .console import existing, load
+
+    index = load(console, existing(console, base))
+    envs = {str(env) for env, on, _ in index.entries if on == channel}
+    if not envs:
+        held = ", ".join(sorted({on for _, on, _ in index.entries})) or "none"
+        console.fail(
+            f"--channel {channel}: {base} holds no call on channel {channel} (it holds "
+            f"{held}); pass --channel with one of those"
+        )
+    for env, step in named.items():
+        if env not in envs:
+            shown = sorted(envs)[:10]
+            more = ", ..." if len(envs) > 10 else ""
+            console.fail(
+                f"--at {env}={step}: {base} has no episode {env} on channel {channel} (it "
+                f"holds {', '.join(shown)}{more}); name one of those, as `cassette show "
+                f"{base}` lists them"
+            )

@@ -89,6 +89,12 @@ def _quiet_stdout() -> None:
         os.close(devnull)
 
 
+def _again(ctx: click.Context) -> str:
+    """The fix for an interrupted command: run it again (named when it is known)."""
+    sub = ctx.invoked_subcommand
+    return f"run `cassette {sub}` again to finish" if sub else "run the command again"
+
+
 class _OneLineUsage(click.UsageError):
     def show(self, file: Any = None) -> None:
         click.echo(f"error: {self.format_message()}", err=True)
@@ -128,6 +134,10 @@ class OneLineGroup(click.Group):
         except BrokenPipeError:  # `cassette diff A B | head`: the reader has what it wanted
             _quiet_stdout()
             sys.exit(141)  # as a process killed by SIGPIPE, what a shell reports for `yes | head`
+        except KeyboardInterrupt:  # Ctrl-C: not click's "Aborted!" and exit 1, which means
+            # "the runs differ" to diff and "faults" to validate; 130 as a shell reports SIGINT
+            click.echo(f"error: interrupted; {_again(ctx)}", err=True)
+            sys.exit(130)
         except Exception as exc:  # a user error or a network failure: one line, no traceback
             found = user_error(exc, ctx.invoked_subcommand or "")
             if found is None:

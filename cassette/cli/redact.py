@@ -53,6 +53,8 @@ def redact(
     from ..remote import is_url
 
     path = existing(console, src)
+    if out is not None and out.endswith("/") and not path.is_dir():  # Path() drops the "/"
+        console.fail(f"{out} is a directory; name the output file, e.g. {out.rstrip('/')}.jsonl")
     if is_url(src) and out is None:  # in place: the scrubbed copy goes back to the URL
         upload_on_exit(path, src)
     elif out is not None and is_url(out):

@@ -6,12 +6,13 @@ litellm calls of a Python command are recorded or replayed with no change to its
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
 from .console import Console
 
-__all__ = ["bootstrap", "cassette_path", "run", "spawn"]
+__all__ = ["bootstrap", "cassette_path", "readable_cassette", "run", "spawn"]
 
 
 def bootstrap(env: dict[str, str], *, offline: bool) -> dict[str, str]:
@@ -82,7 +83,9 @@ def run(
     if mode is not None:
         env["CASSETTE_FORCE_MODE"] = mode.lower()
     if path is not None:
-        where = cassette_path(path, (mode or "").lower(), command, console)
+        # the mode the recorder opens with: --mode, else (zero-code) CASSETTE_MODE=auto
+        opens = (mode or ("auto" if auto else "")).lower()
+        where = cassette_path(path, opens, command, console)
         env["CASSETTE_PATH"] = where
         if auto:
             env.update(
@@ -109,10 +112,50 @@ def cassette_path(path: str, mode: str, command: tuple[str, ...], console: Conso
             f"no cassette at {path} to replay; check the path, or record it first: "
             f"{again} {shlex.join(command)}"
         )
+    if mode in {"replay", "auto"} and local.is_file():
+        readable_cassette(local, console)
+    if mode in {"record", "append"} or (mode == "auto" and not local.exists()):
+        _writable_place(path, mode, console)
     where = os.path.abspath(local)
     if path.endswith(("/", os.sep)):  # a shard directory: abspath drops the slash
         where += os.sep
     return where
+
+
+def readable_cassette(local: Path, console: Console) -> None:
+    """Fail here, in one line, if the first line of ``local`` is not a record (a file that
+    is not a cassette), rather than with a traceback at the child's first call."""
+    import warnings
+
+    from ..errors import CassetteError
+    from ..lines import read_records
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a cut-short last line: the child warns of it
+            next(read_records(local), None)
+    except CassetteError as exc:
+        console.fail(str(exc))
+    except OSError as exc:
+        console.fail(f"cannot read {local}: {exc.strerror or exc}; check its permissions")
+
+
+def _writable_place(path: str, mode: str, console: Console) -> None:
+    """Fail here, in one line, if the cassette at ``path`` cannot be written (a read-only
+    directory), rather than with a traceback at the child's first call."""
+    import os
+
+    local = Path(path)
+    place = local if path.endswith(("/", os.sep)) or local.is_dir() else local.parent
+    while not place.exists() and place != place.parent:
+        place = place.parent  # the directories the recorder would create
+    if not os.access(place, os.W_OK):
+        console.fail(
+            f"cannot record {path}: {place} is not writable; record into a directory you can "
+            "write to, or change its rights"
+        )
+    if mode == "append" and local.is_file() and not os.access(local, os.W_OK):
+        console.fail(f"cannot append to {path}: the file is read-only; change its rights")
 
 
 def spawn(command: tuple[str, ...], env: dict[str, str], console: Console) -> None:

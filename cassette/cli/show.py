@@ -62,7 +62,8 @@ def _show(
     index = load(console, existing(console, path))
     channels = sorted({key[1] for key in index.entries})
     if channel is not None and channel not in channels:
-        console.fail(f"no channel {channel} in {path} (it holds {', '.join(channels) or 'none'})")
+        held = ", ".join(channels) or "none"
+        console.fail(f"no channel {channel} in {path} (it holds {held}); pick one of those")
     if env is not None and not any(str(e) == env for e in index.episodes()):
         held = ", ".join(str(e) for e in index.episodes()[:10]) or "none"
         console.fail(f"no episode {env} in {path} (it holds {held}); pick one of those")

@@ -45,15 +45,32 @@ class Tau2Results:
     outcomes: dict[int | str, Json] = field(default_factory=dict)  # as the cassette holds them
 
 
+def _commit_hash() -> str:
+    """tau2's ``get_commit_hash`` without git's "fatal: not a git repository" on stderr
+    (run_tasks asks git for the working directory's commit, for its results' metadata)."""
+    import subprocess
+
+    try:
+        found = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return found.stdout.strip().split("\n")[0]
+
+
 @contextlib.contextmanager
 def _quiet(on: bool) -> Iterator[None]:
     ConsoleDisplay = importlib.import_module("tau2.utils.display").ConsoleDisplay
-    before = ConsoleDisplay.console.quiet
+    run: Any = importlib.import_module("tau2.run")
+    before, asked = ConsoleDisplay.console.quiet, run.get_commit_hash
     ConsoleDisplay.console.quiet = on or before
+    if on:
+        run.get_commit_hash = _commit_hash
     try:
         yield
     finally:
-        ConsoleDisplay.console.quiet = before
+        ConsoleDisplay.console.quiet, run.get_commit_hash = before, asked
 
 
 def run_tau2(
@@ -148,18 +165,46 @@ def _tasks_fix(domain: str) -> str:
     return f"check --domain and --task-ids (each a task id of {domain})"
 
 
+def _local(given: str | None, mode: str) -> Path | None:
+    """CASSETTE as a local path; a URL is refused in one line (Path() would make s3://b/x
+    the local s3:/b/x), naming the `cassette merge` that copies it."""
+    from ..remote import is_url
+
+    if given is None or not is_url(given):
+        return None if given is None else Path(given.removeprefix("file://"))
+    local = "runs/mock.jsonl"
+    fix = (
+        f"record into a local file, then upload it: cassette merge {given} {local}"
+        if mode == "record"
+        else f"copy it first: cassette merge {local} {given}, then cassette tau2 {local}"
+    )
+    _fail(f"cassette tau2 takes a local CASSETTE, not the URL {given}; {fix}")
+
+
 def _exists(path: Path) -> bool:
     return path.is_dir() or (path.is_file() and path.stat().st_size > 0)
 
 
-def _settle(options: Json, recorded: Json) -> Json:
+# what the fix of a missing setting shows (the models of `cassette tau2 --help`'s example)
+_EXAMPLE = "--domain mock --agent-llm openai/gpt-4.1-mini --user-llm openai/gpt-4.1-mini"
+
+
+def _settle(options: Json, recorded: Json, path: Path | None = None) -> Json:
+    """The run's settings: the options, else what the header of the replayed cassette at
+    ``path`` recorded (None: recording)."""
     config = {}
     for key in (*REQUIRED, *DEFAULTS):
         value = options.get(key)
         config[key] = value if value is not None else recorded.get(key, DEFAULTS.get(key))
     missing = [f"--{k.replace('_', '-')}" for k in REQUIRED if not config[k]]
+    if missing and path is not None and not recorded:
+        _fail(
+            f"{path} is not a `cassette tau2` recording (its header holds no tau2 settings); "
+            "name a cassette that `cassette tau2 --mode record` wrote, or replay the shipped "
+            "one with `cassette tau2 --bundled`"
+        )
     if missing:
-        _fail(f"{', '.join(missing)} required (a replay takes them from the cassette header)")
+        _fail(f"{', '.join(missing)} required to record, e.g. {_EXAMPLE}")
     return config
 
 
@@ -174,7 +219,7 @@ def _fmt(value: Any) -> str:
 
 
 @click.command("tau2", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("path", metavar="CASSETTE", type=click.Path(path_type=Path), required=False)
+@click.argument("given", metavar="CASSETTE", type=click.Path(), required=False)
 @click.option("--bundled", is_flag=True,
               help="Replay the tau2 mock run shipped with the package, not CASSETTE.")  # fmt: skip
 @click.option("--mode", type=click.Choice(["record", "replay", "append", "auto"]),
@@ -196,7 +241,7 @@ def _fmt(value: Any) -> str:
               help="Extra header meta when recording.")  # fmt: skip
 @click.option("-v", "--verbose", is_flag=True, help="Show tau2's own logs and progress.")
 def tau2_command(
-    path: Path | None, bundled: bool, mode: str, domain: str | None, task_ids: tuple[str, ...],
+    given: str | None, bundled: bool, mode: str, domain: str | None, task_ids: tuple[str, ...],
     num_trials: int | None, max_concurrency: int, agent_llm: str | None, user_llm: str | None,
     base_url: str | None, api_key: str | None, max_steps: int | None, seed: int | None,
     meta_items: tuple[str, ...], verbose: bool,
@@ -213,6 +258,7 @@ def tau2_command(
       cassette tau2 --mode record --domain mock --num-trials 2 \\
         --agent-llm openai/gpt-4.1-mini --user-llm openai/gpt-4.1-mini runs/mock.jsonl
     """
+    path = _local(given, mode)
     if bundled:
         if path is not None or mode != "replay":
             _fail("--bundled replays the shipped cassette; leave out CASSETTE and --mode")
@@ -242,10 +288,14 @@ def tau2_command(
     try:
         if reads:
             if not _exists(path):
-                _fail(f"no cassette at {path}; record one with --mode record")
+                _fail(
+                    f"no cassette at {path}; check the path, record one with `cassette tau2 "
+                    f"--mode record {_EXAMPLE} {path}`, or replay the shipped one with "
+                    "`cassette tau2 --bundled`"
+                )
             cas = cassette.open(path, mode)
             header = (cas.index.headers or [{}])[0].get("meta") or {}
-            config = _settle(options, header.get("tau2") or {})
+            config = _settle(options, header.get("tau2") or {}, path)
             if not cas.forced:  # a miss names this command, not a variable
                 target = Path("runs/mock.jsonl") if bundled else path  # not the package's copy
                 cas.fix = _record_fix(target, config)

@@ -32,7 +32,8 @@ __all__ = ["validate", "validate_command"]
     multiple=True,
     metavar="PATH",
     help="An ignore rule the cassette was recorded with, e.g. temperature or "
-    "'messages[*].name' (it changes request_sha256); repeatable.",
+    "'messages[*].name' (it changes request_sha256), where its header does not name it "
+    "(meta.ignore, which is used as well); repeatable.",
 )
 @format_option
 def validate(path: str, ignore: tuple[str, ...], fmt: str) -> None:

@@ -125,7 +125,9 @@ def _select(envs: list[EnvIndex], env: EnvIndex) -> EnvIndex:
     if isinstance(env, str) and re.fullmatch(r"-?\d+", env) and int(env) in envs:
         return int(env)
     shown = ", ".join(repr(e) for e in envs[:8]) + (", …" if len(envs) > 8 else "")
-    raise ValueError(f"episode {env!r} is in neither run (episodes: {shown or 'none'})")
+    raise ValueError(
+        f"episode {env!r} is in neither run (episodes: {shown or 'none'}); pick one of those"
+    )
 
 
 def _outcome_view(outcome: Json | None) -> Json | None:

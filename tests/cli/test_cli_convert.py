@@ -75,7 +75,15 @@ def test_an_existing_out_needs_force(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("make", "says"),
     [
-        (lambda d: GOLDEN / "run_a.jsonl", "is not an eval-protocol playback file"),
+        (
+            lambda d: GOLDEN / "run_a.jsonl",
+            "run_a.jsonl is not an eval-protocol playback file (lines of env_index, step, "
+            "messages); it is a cassette already: use it as it is (`cassette show ",
+        ),
+        (
+            lambda d: (d / "empty.jsonl", (d / "empty.jsonl").touch())[0],
+            "empty.jsonl holds no line; name an eval-protocol playback file",
+        ),
         (lambda d: d / "missing.jsonl", "no such file or directory"),
         (
             lambda d: _write(d / "no_answer.jsonl", [{"role": "user", "content": "hi"}]),

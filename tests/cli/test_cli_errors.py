@@ -75,6 +75,23 @@ BAD_PATHS = [
 ]
 
 
+# an output named as a directory (Path() drops the "/", and a file of that name was written)
+OUT_DIRS = [
+    (("demo", "--out", "newdir/"), "--out newdir/ is a directory; name the file, e.g. --out new"),
+    (("demo", "--out", "s3://bucket/d.jsonl"), "--out s3://bucket/d.jsonl is a URL; name a local"),
+    (("merge", "newdir/", "good.jsonl"), "newdir/ is a directory; name the output file, e.g. new"),
+    (("redact", "good.jsonl", "newdir/"), "newdir/ is a directory; name the output file, e.g. ne"),
+]
+
+
+@pytest.mark.parametrize(("args", "says"), OUT_DIRS, ids=[" ".join(a) for a, _ in OUT_DIRS])
+def test_an_output_named_as_a_directory_is_one_line(
+    place: Path, args: tuple[str, ...], says: str
+) -> None:
+    assert says in one_line_error(cassette_cli(*args, cwd=place))
+    assert sorted(p.name for p in place.iterdir()) == ["empty", "good.jsonl"]  # nothing written
+
+
 @pytest.mark.parametrize(("args", "says"), BAD_PATHS, ids=[" ".join(a) for a, _ in BAD_PATHS])
 def test_a_bad_path_or_argument_is_one_line(place: Path, args: tuple[str, ...], says: str) -> None:
     assert says in one_line_error(cassette_cli(*args, cwd=place))
@@ -197,3 +214,28 @@ def test_a_store_that_refuses_is_one_line(place: Path, args: tuple[str, ...]) ->
     line = one_line_error(cassette_cli(*args, cwd=place, prelude=LOCKED_STORE))
     assert "NoCredentialsError: Unable to locate credentials" in line, line
     assert line.endswith("check the URL and its credentials"), line
+
+
+# Ctrl-C as the command opens its input: a real SIGINT, sent by the command to itself (with
+# Python's own handler, which a child of a background job would not inherit)
+CTRL_C = """
+import os, signal
+import cassette.remote
+signal.signal(signal.SIGINT, signal.default_int_handler)
+_local_or_url = cassette.remote.local_or_url
+def local_or_url(path):
+    os.kill(os.getpid(), signal.SIGINT)
+    return _local_or_url(path)
+cassette.remote.local_or_url = local_or_url
+"""
+
+
+@pytest.mark.parametrize("args", [("diff", "good.jsonl", "good.jsonl"), ("validate", "good.jsonl")])
+def test_ctrl_c_is_one_line_and_exit_130(place: Path, args: tuple[str, ...]) -> None:
+    """Not click's "Aborted!" with exit 1, which diff means as "the runs differ" and
+    validate as "faults found"; 130, as a shell reports a command stopped by SIGINT."""
+    proc = cassette_cli(*args, cwd=place, prelude=CTRL_C)
+    line = one_line_error(proc)
+    assert proc.returncode == 130, proc.stderr
+    assert line == f"error: interrupted; run `cassette {args[0]}` again to finish", line
+    assert "Aborted" not in proc.stderr and proc.stdout == ""

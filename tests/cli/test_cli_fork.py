@@ -4,9 +4,15 @@ matching prefix replays, the rest goes live, NEW replays alone (issue 14)."""
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 
+import pytest
+from click.testing import CliRunner
+
+import cassette
+from cassette.cli import main
 from cassette.fork import fork_points
 from tests.cli.test_cli_run_auto import NOWHERE, SCRIPTS, cassette_run
 from tests.conftest import MakeServer
@@ -65,3 +71,71 @@ def test_a_url_for_new_is_passed_on_as_it_is(tmp_path: Path) -> None:
     args = ["fork", str(base), url, "--no-auto", "--", sys.executable, "-c", probe, str(seen)]
     assert CliRunner().invoke(main, args).exit_code == 0
     assert seen.read_text() == url  # not made a local path under the working directory
+
+
+PROBE = "print('the command ran')"
+
+
+def test_a_fork_of_a_base_that_is_not_a_cassette_is_one_line(tmp_path: Path) -> None:
+    base = tmp_path / "base.jsonl"
+    base.write_text("[1, 2]\n")
+    argv = ["fork", str(base), str(tmp_path / "new.jsonl"), "--", sys.executable, "-c", PROBE]
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"error: {base}:1: expected a JSON object, got list")
+    assert result.stderr.count("\n") == 1 and "the command ran" not in result.output
+
+
+def test_a_fork_into_a_read_only_directory_is_one_line(tmp_path: Path) -> None:
+    if not Path("/proc/self").is_dir():
+        pytest.skip("needs Linux's /proc")
+    base = tmp_path / "base.jsonl"
+    with cassette.open(base, "record") as cas:
+        cas.call({"messages": [{"role": "user", "content": "hi"}]}, live=lambda: {"ok": 1})
+    argv = ["fork", str(base), "/proc/self/new.jsonl", "--", sys.executable, "-c", PROBE]
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error: cannot record /proc/self/new.jsonl: /proc/self is")
+    assert "the command ran" not in result.output
+
+
+def test_at_an_episode_or_channel_the_base_lacks_is_one_line(tmp_path: Path) -> None:
+    """--at 0=1 on a base whose episodes are named otherwise (zero-code recording names
+    them by hash) would fork nothing, silently."""
+    base = tmp_path / "base.jsonl"
+    with cassette.open(base, "record") as cas, cassette.episode("5466e2bc9a.0"):
+        cas.call({"messages": [{"role": "user", "content": "hi"}]}, live=lambda: {"ok": 1})
+    new = str(tmp_path / "new.jsonl")
+    command = ["--", sys.executable, "-c", PROBE]
+    result = CliRunner().invoke(main, ["fork", str(base), new, "--at", "0=1", *command])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"error: --at 0=1: {base} has no episode 0 on channel llm (it holds 5466e2bc9a.0); "
+        f"name one of those, as `cassette show {base}` lists them\n"
+    )
+    argv = ["fork", str(base), new, "--at", "0=1", "--channel", "agent", *command]
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"error: --channel agent: {base} holds no call on channel")
+    assert "the command ran" not in result.output
+    argv = ["fork", str(base), new, "--at", "5466e2bc9a.0=1", *command]  # the fix, followed
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 0, result.output
+
+
+def test_a_url_or_missing_base_is_one_line_with_a_fix(tmp_path: Path) -> None:
+    """Not click's "Path 's3://b/a.jsonl' does not exist": a URL base is not forked from
+    (CASSETTE_FORK_FROM is a local path), and the fix names the copy to make."""
+    new = str(tmp_path / "new.jsonl")
+    argv = ["fork", "s3://bucket/a.jsonl", new, "--", sys.executable, "-c", PROBE]
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        "error: BASE s3://bucket/a.jsonl is a URL; fork from a local copy: cassette merge "
+        f"base.jsonl s3://bucket/a.jsonl, then cassette fork base.jsonl "
+        f"{shlex.join([new, '--', sys.executable, '-c', PROBE])}\n"
+    )
+    missing = str(tmp_path / "nope.jsonl")
+    result = CliRunner().invoke(main, ["fork", missing, new, "--", sys.executable, "-c", PROBE])
+    assert result.exit_code == 2
+    assert result.stderr == f"error: no such file or directory: {missing}; check the path\n"

@@ -51,8 +51,32 @@ def test_shards_merge_into_one_valid_file(tmp_path: Path) -> None:
     assert_serves_like(out, GOLDEN / "shards")
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     shards_id = load_index([GOLDEN / "shards"]).headers[0]["meta"]["run_id"]
-    assert lines[0]["meta"] == {"merged_from": [str(GOLDEN / "shards")], "run_id": shards_id}
+    assert lines[0]["meta"] == {
+        "source": "tests/fixtures/cli/make_golden.py (scripted, deterministic)",  # all agree
+        "merged_from": [str(GOLDEN / "shards")],  # not "worker", which each shard names
+        "run_id": shards_id,
+    }
     assert sum("delta" in line for line in lines) == 4  # deltas re-encoded in the output
+
+
+def test_the_header_meta_the_inputs_agree_on_is_kept(tmp_path: Path) -> None:
+    """The ignore rules the hashes were made with, tau2's settings: without them a merged
+    tau2 run was "not a `cassette tau2` recording" and a merge of a run recorded with
+    ignore rules failed `cassette validate`."""
+    request = {"model": "m", "temperature": 0.5, "messages": [{"role": "user", "content": "x"}]}
+    for name, tau2 in (("a.jsonl", {"domain": "mock"}), ("b.jsonl", {"domain": "airline"})):
+        meta = {"tau2": tau2}
+        with cassette.open(tmp_path / name, "record", ignore=["temperature"], meta=meta) as cas:
+            cas.call(request, live=lambda: {"a": 1}, env_index=name)
+    out = tmp_path / "one.jsonl"
+    assert merge(out, tmp_path / "a.jsonl").exit_code == 0
+    meta = json.loads(out.read_text().splitlines()[0])["meta"]
+    assert meta["ignore"] == ["temperature"] and meta["tau2"] == {"domain": "mock"}
+    assert CliRunner().invoke(main, ["validate", str(out)]).exit_code == 0
+    both = tmp_path / "both.jsonl"
+    assert merge(both, tmp_path / "a.jsonl", tmp_path / "b.jsonl").exit_code == 0
+    meta = json.loads(both.read_text().splitlines()[0])["meta"]
+    assert meta["ignore"] == ["temperature"] and "tau2" not in meta  # the runs disagree
 
 
 def test_hashes_and_meta_are_kept(tmp_path: Path) -> None:
@@ -138,3 +162,18 @@ def test_missing_inputs_and_no_inputs_exit_2(tmp_path: Path) -> None:
     result = merge(tmp_path / "o.jsonl")
     assert result.exit_code == 2 and result.stderr.count("\n") == 1
     assert "Missing argument 'IN...'" in result.stderr
+
+
+def test_an_output_that_cannot_be_created_is_one_plain_line() -> None:
+    """The reason once, then the fix (it read "[Errno 2] No such file or directory: '...'",
+    the side file's path twice)."""
+    if not Path("/proc/self").is_dir():
+        pytest.skip("needs Linux's /proc, where no file can be created")
+    result = merge("/proc/self/out.jsonl", RUN_A)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error: cannot open /proc/self/out.jsonl.")
+    assert result.stderr.endswith(
+        ".partial for writing (No such file or directory); write it in a directory you can "
+        "write to, or change its rights\n"
+    )
+    assert "Errno" not in result.stderr

@@ -3,6 +3,7 @@ and CASSETTE_PATH set, its exit code ours."""
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from pathlib import Path
@@ -132,3 +133,58 @@ def test_a_url_is_passed_on_as_it_is(tmp_path: Path) -> None:
     argv = ["--cassette", f"file://{local}", "--", sys.executable, "-c", probe, str(seen)]
     assert run(*argv).exit_code == 0
     assert seen.read_text() == str(local)
+
+
+PROBE = "print('the command ran')"
+
+
+def test_a_replay_of_a_file_that_is_not_a_cassette_is_one_line(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello world\n")
+    result = run("--mode", "replay", "--cassette", str(notes), "--", sys.executable, "-c", PROBE)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"error: {notes}:1: not valid JSON")
+    assert result.stderr.count("\n") == 1 and "the command ran" not in result.output
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("mode", ["record", "append", "auto"])
+def test_recording_into_a_read_only_directory_is_one_line(mode: str) -> None:
+    """/proc/self is read-only to every user, root too (a chmod 0555 directory is not)."""
+    where = "/proc/self/runs/eval.jsonl"
+    result = run("--mode", mode, "--cassette", where, "--", sys.executable, "-c", PROBE)
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"error: cannot record {where}: /proc/self is not writable; record into a directory "
+        "you can write to, or change its rights\n"
+    )
+    assert "the command ran" not in result.output
+
+
+def test_a_read_only_cassette_may_be_re_recorded_but_not_appended_to(tmp_path: Path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root writes to read-only files")
+    path = tmp_path / "a.jsonl"
+    path.write_text("")
+    path.chmod(0o444)
+    command = ["--", sys.executable, "-c", PROBE]
+    assert run("--mode", "record", "--cassette", str(path), *command).exit_code == 0
+    result = run("--mode", "append", "--cassette", str(path), *command)
+    assert result.exit_code == 2 and "the file is read-only" in result.stderr
+
+
+def test_zero_code_recording_without_mode_checks_as_auto(tmp_path: Path) -> None:
+    """No --mode: a zero-code recorder opens with CASSETTE_MODE=auto, so a missing cassette
+    is recorded (its directory must be writable) and an existing one replayed (it must be
+    a cassette); --no-auto leaves the mode to the command's own code."""
+    if not Path("/proc/self").is_dir():
+        pytest.skip("needs Linux's /proc")
+    command = ["--", sys.executable, "-c", PROBE]
+    result = run("--cassette", "/proc/self/runs/a.jsonl", *command)
+    assert result.exit_code == 2 and "/proc/self is not writable" in result.stderr
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello world\n")
+    result = run("--cassette", str(notes), *command)
+    assert result.exit_code == 2 and result.stderr.startswith(f"error: {notes}:1: not valid JSON")
+    assert "the command ran" not in result.output
+    assert run("--no-auto", "--cassette", "/proc/self/runs/a.jsonl", *command).exit_code == 0

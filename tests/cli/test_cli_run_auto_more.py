@@ -61,3 +61,43 @@ def test_azure_clients_are_recorded_too(make_server: MakeServer, tmp_path: Path)
     replayed = cassette_run("--mode", "replay", "--cassette", str(path), *command)
     assert replayed.returncode == 0, replayed.stderr
     assert replayed.stdout == recorded.stdout
+
+
+# two calls, then: a clean end ("ok"), an uncaught exception ("error") or Ctrl-C ("ctrl-c")
+ENDINGS = """
+import os, signal, sys
+from openai import OpenAI
+client = OpenAI(base_url=sys.argv[1], api_key="sk-any", max_retries=0)
+for n in range(2):
+    client.chat.completions.create(model="m", messages=[{"role": "user", "content": f"{n}"}])
+client.close()
+if sys.argv[2] == "ctrl-c":
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    os.kill(os.getpid(), signal.SIGINT)
+if sys.argv[2] != "ok":
+    raise RuntimeError("the eval broke")
+"""
+
+
+@pytest.mark.parametrize(("ending", "code"), [("error", 1), ("ctrl-c", 130)])
+def test_a_re_record_that_dies_leaves_the_old_cassette_untouched(
+    make_server: MakeServer, tmp_path: Path, ending: str, code: int
+) -> None:
+    """As after an exception in a `with cassette.open(...)` block: the program's calls are
+    kept in the side file, which the last line names, and the cassette is the old one (it
+    used to be replaced by the two calls of the broken run, at exit)."""
+    server = make_server("random")
+    path = tmp_path / "e.jsonl"
+    command = ["--mode", "record", "--cassette", str(path), "--", sys.executable, "-c", ENDINGS]
+    first = cassette_run(*command, server.base_url, "ok")
+    assert first.returncode == 0, first.stderr
+    before = path.read_bytes()
+    broken = cassette_run(*command, server.base_url, ending)
+    assert broken.returncode == code, broken.stderr
+    assert path.read_bytes() == before
+    (side,) = tmp_path.glob("e.jsonl.*.partial")
+    assert broken.stderr.splitlines()[-1] == (
+        f"cassette: {path} was left untouched; what this run recorded is in {side} (open it "
+        "with mode='replay' to inspect)"
+    )
+    assert len(load_index([side]).entries) == 2

@@ -86,7 +86,7 @@ def test_shards_and_eval_protocol_files_show_too() -> None:
     [
         (["missing.jsonl"], "no such file or directory: missing.jsonl"),
         ([RUN_A, "--env", "7"], "no episode 7 in"),
-        ([RUN_A, "--channel", "tools"], "no channel tools in"),
+        ([RUN_A, "--channel", "tools"], "(it holds llm, mcp); pick one of those"),
         ([], "Missing argument 'PATH'"),
     ],
 )

@@ -103,12 +103,30 @@ def test_a_replay_with_another_model_fails_naming_the_episode(offline: None) -> 
 
 
 def test_missing_cassette_and_missing_settings(tmp_path: Path) -> None:
-    missing = CliRunner().invoke(tau2_command, [str(tmp_path / "none.jsonl")])
-    assert missing.exit_code == 2 and "no cassette at" in missing.output
+    none = tmp_path / "none.jsonl"
+    missing = CliRunner().invoke(tau2_command, [str(none)])
+    assert missing.exit_code == 2 and missing.stderr == (
+        f"error: no cassette at {none}; check the path, record one with `cassette tau2 --mode "
+        "record --domain mock --agent-llm openai/gpt-4.1-mini --user-llm openai/gpt-4.1-mini "
+        f"{none}`, or replay the shipped one with `cassette tau2 --bundled`\n"
+    )
     bare = CliRunner().invoke(tau2_command, ["--mode", "record", str(tmp_path / "a.jsonl")])
     assert bare.exit_code == 2
-    assert "--domain, --agent-llm, --user-llm required" in bare.output
+    needed = "--domain, --agent-llm, --user-llm required to record, e.g. --domain mock "
+    assert needed in bare.output
+    assert "a replay takes them" not in bare.output  # this is no replay
     assert not (tmp_path / "a.jsonl").exists()
+
+
+def test_a_replay_of_a_cassette_tau2_did_not_record_says_so(tmp_path: Path) -> None:
+    """The demo's cassette (or any other run's) has no tau2 settings in its header: not
+    "--domain, --agent-llm, --user-llm required", as if the user had left them out."""
+    other = tmp_path / "demo.jsonl"
+    other.write_bytes(bundled("demo").read_bytes())
+    result = CliRunner().invoke(tau2_command, [str(other)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"error: {other} is not a `cassette tau2` recording")
+    assert result.stderr.endswith("or replay the shipped one with `cassette tau2 --bundled`\n")
 
 
 def test_fixture_is_a_valid_cassette() -> None:
@@ -132,6 +150,32 @@ def test_bundled_takes_no_cassette_and_no_cassette_needs_bundled(tmp_path: Path)
     assert both.exit_code == 2 and "leave out CASSETTE and --mode" in both.output
     neither = CliRunner().invoke(tau2_command, [])
     assert neither.exit_code == 2 and "--bundled" in neither.output
+
+
+def test_bundled_outside_a_git_checkout_prints_nothing_of_git(tmp_path: Path) -> None:
+    """run_tasks asks git for the working directory's commit: outside a checkout git said
+    "fatal: not a git repository" on the terminal, above the README's table."""
+    from tests.helpers.cli import cassette_cli
+
+    env = {"GIT_CEILING_DIRECTORIES": str(tmp_path.parent)}  # no repository above it either
+    proc = cassette_cli("tau2", "--bundled", cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == "" and proc.stdout.startswith("episode ")
+    assert "9 episodes of mock, mean reward 0.556" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("mode", "fix"), [("replay", "copy it first"), ("record", "record into a local file")]
+)
+def test_a_url_cassette_is_refused_naming_the_merge_that_copies_it(mode: str, fix: str) -> None:
+    """Path() made s3://b/x.jsonl the local s3:/b/x.jsonl (a folder "s3:" was recorded)."""
+    url = "memory://bucket/mock.jsonl"
+    result = CliRunner().invoke(tau2_command, ["--mode", mode, url])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(
+        f"error: cassette tau2 takes a local CASSETTE, not the URL {url}; {fix}"
+    )
+    assert "cassette merge " in result.stderr
 
 
 def test_an_unknown_domain_or_task_is_one_line_naming_the_choices(tmp_path: Path) -> None:

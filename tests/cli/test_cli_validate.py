@@ -103,6 +103,35 @@ def test_a_cut_short_last_line_is_a_warning_only(tmp_path: Path) -> None:
     assert result.stdout.splitlines()[-1].endswith(", 1 warning")
 
 
+@pytest.mark.parametrize(
+    ("content", "fault"),
+    [
+        (b"hello world\n", "not valid JSON"),
+        (b"[1, 2]\n", "expected a JSON object, got list"),
+        (b"\x89PNG\r\n\x1a\x00\x00\x00binary", "warning: last line is cut short"),
+    ],
+    ids=["text", "a JSON array", "binary"],
+)
+def test_a_file_that_is_not_a_cassette_is_not_called_empty(
+    tmp_path: Path, content: bytes, fault: str
+) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_bytes(content)
+    result = validate(str(path))
+    assert result.exit_code == 1, result.output
+    assert "empty file" not in result.stdout, result.stdout
+    assert f"{path}: no line is a JSON object: not a cassette; check the file name" in result.stdout
+    assert fault in result.stdout
+
+
+def test_a_file_holding_only_a_cut_short_record_is_empty(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"type":"header","format":"rollo')  # killed while writing its header
+    result = validate(str(path))
+    assert result.exit_code == 1, result.output
+    assert f"{path}: empty file; record into it, or delete it" in result.stdout
+
+
 def test_keys_are_unique_across_shards(tmp_path: Path) -> None:
     shards = tmp_path / "shards"
     shutil.copytree(GOLDEN / "shards", shards)
@@ -111,7 +140,8 @@ def test_keys_are_unique_across_shards(tmp_path: Path) -> None:
     assert result.exit_code == 1
     want = (
         f"{shards / 'w9.jsonl'}:2: key (env_index=0, channel='llm', step=0) is recorded "
-        f"twice (also {shards / 'w0.jsonl'}:2)"
+        f"twice (also {shards / 'w0.jsonl'}:2); readers serve the first: `cassette merge OUT "
+        f"{shards}/ --on-conflict first` writes a copy without the repeats"  # the directory's
     )
     assert want in result.stdout
 
@@ -127,7 +157,11 @@ def test_ignore_rules_of_the_recording_are_passed_on(tmp_path: Path) -> None:
     path = tmp_path / "ignored.jsonl"
     with cassette.open(path, "record", ignore=["temperature"]) as cas:
         cas.call({"messages": [], "temperature": 0.7}, live=lambda: {"ok": True})
-    result = validate(str(path))
+    # the header holds the rules (meta.ignore): a fresh recording is valid as it is
+    assert validate(str(path)).exit_code == 0, validate(str(path)).output
+    header, *rest = path.read_text().splitlines(keepends=True)
+    path.write_text(header.replace('"ignore":["temperature"],', "") + "".join(rest))
+    result = validate(str(path))  # a header without them: they must be passed
     assert result.exit_code == 1
     assert "pass them with --ignore" in result.stdout
     assert validate(str(path), "--ignore", "temperature").exit_code == 0

@@ -286,6 +286,22 @@ def test_cli_exit_1_when_different_with_text() -> None:
     assert "\x1b[" not in out  # not a terminal: no colour
 
 
+def test_cli_html_to_a_url_is_uploaded_not_a_local_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--html s3://...` used to write ./s3:/bucket/...; it goes to the store, as every
+    other output of the command line does (here fsspec's in-memory store)."""
+    fsspec = pytest.importorskip("fsspec")
+    monkeypatch.chdir(tmp_path)
+    url = "memory://newuser5-reports/diff.html"
+    result = _run(str(A), str(B), "--html", url)
+    assert result.exit_code == 1, result.output
+    assert f"wrote {url}" in result.stderr
+    page = fsspec.filesystem("memory").cat("/newuser5-reports/diff.html")
+    assert page.startswith(b"<!doctype html>")
+    assert list(tmp_path.iterdir()) == []  # no local folder named "memory:"
+
+
 def test_cli_json_markdown_and_html(tmp_path: Path) -> None:
     result = _run(str(A), str(B), "--format", "json", "--env", "1")
     assert result.exit_code == 1
@@ -312,6 +328,7 @@ def test_cli_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
     assert "cassette validate" in result.stderr
     result = _run(str(A), str(B), "--env", "nope")
     assert result.exit_code == 2 and "neither run" in result.stderr
+    assert result.stderr.rstrip().endswith("; pick one of those")
     result = _run(str(A), str(B), "--format", "yaml")
     assert result.exit_code == 2
 
