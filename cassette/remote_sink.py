@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from .errors import CassetteModeError, CassetteStorageError
+from .errors import CassetteError, CassetteModeError, CassetteStorageError
 from .redact import Redactor
 from .remote import CHECK, Listing, failed, fetch_all, keep, private_dir, shard_bytes
 from .sink import Sink
@@ -169,6 +169,8 @@ class RemoteSink:
         )
         self._grow = self._local.side or spool
         self._spool = spool
+        self._directory = directory
+        self._found_size = found.sizes.get(self.target_url)  # the shard object, if any
         self._upload_lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="cassette-parts", daemon=True)
@@ -251,10 +253,9 @@ class RemoteSink:
         if not self._spool.exists():  # append mode, and no call was made: no shard
             return
         data = self._spool.read_bytes()
+        target = self._free_target()
         try:
-            self._fs.pipe_file(
-                self.target_url, gzip.compress(data) if self.target_url.endswith(".gz") else data
-            )
+            self._fs.pipe_file(target, gzip.compress(data) if target.endswith(".gz") else data)
         except Exception as exc:  # OSError, or a storage library's own
             raise self._kept(self._spool, exc) from exc
         gone = [p for p in [*self._replaced, *self._parts()] if p != self.target_url]
@@ -265,6 +266,29 @@ class RemoteSink:
                 left = ", ".join(map(self._fs.unstrip_protocol, gone))
                 fix = f"the recording is uploaded; delete what it replaces: {left}"
                 raise failed("cannot delete objects next to", self._shown, exc, fix) from exc
+
+    def _free_target(self) -> str:
+        """Where the whole shard goes: its object, unless another process wrote that
+        object since this one listed it (two processes that share a shard name): then,
+        in a directory, an object of this session's own (readers take every shard);
+        for a single object, nowhere (:class:`CassetteError` names the local copy)."""
+        try:
+            now = self._fs.info(self.target_url).get("size")
+        except FileNotFoundError:
+            now = None
+        except Exception:  # noqa: BLE001 - cannot tell: as before, the shard's object
+            return self.target_url
+        if now == self._found_size:
+            return self.target_url
+        if self._directory:
+            stem, dot, ext = self._name.partition(".")
+            return f"{self.target_url.rsplit('/', 1)[0]}/{stem}.{self._session}{dot}{ext}"
+        kept = keep(self._spool)
+        raise CassetteError(
+            f"{self._shown} was written by another process while this one recorded into it "
+            f"(two writers of one object); what this one recorded is kept in {kept}: "
+            f"merge it with `cassette merge`, then upload the result"
+        )
 
     def abort(self, exc: BaseException | None) -> None:
         """Stop; what was recorded stays as parts (readers include them), or, if the store

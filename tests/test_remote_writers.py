@@ -16,6 +16,7 @@ import pytest
 import cassette
 from cassette.errors import CassetteModeError
 from cassette.validate import Report, validate
+from tests.helpers.procs import Workers
 from tests.helpers.s3server import S3, s3_server
 from tests.helpers.worker import request_for, response_for
 
@@ -166,3 +167,35 @@ def test_workers_of_a_run_with_a_header_past_64_kib_keep_each_other(
         with cassette.open(url, "record", meta={"config": "x" * 70_000}) as cas:
             cas.call({"q": worker}, live=lambda w=worker: {"a": w}, env_index=env)
     assert _calls(url) == 2
+
+
+def test_two_processes_sharing_a_shard_name_both_keep_their_calls(
+    s3: S3, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two worker processes append into one S3 directory under the same CASSETTE_SHARD
+    (unsupported, but a copied job config does it). The second to close finds the shard
+    object written by the first since it listed it, and uploads its own shard under a
+    name of its session instead of replacing it (before: the first one's calls were
+    lost)."""
+    monkeypatch.setenv("CASSETTE_SHARD", "same")
+    url = s3.url("shared-name/")
+    workers = Workers()
+    try:
+        procs = []
+        for env in (0, 1):
+            go = tmp_path / f"go{env}"
+            proc = workers.start(url, "append", "--envs", str(env), "--steps", "4",
+                                 "--pause-after", "2", "--go", str(go))  # fmt: skip
+            assert workers.read_line(proc).startswith("READY 2")
+            procs.append((proc, go))
+        for proc, go in procs:  # the first closes, then the second
+            go.touch()
+            out, err = workers.finish(proc)
+            assert proc.returncode == 0 and "LIVE 4" in out, err
+    finally:
+        workers.cleanup()
+    with cassette.open(url, "replay") as cas:
+        for env in (0, 1):
+            for step in range(4):
+                got = cas.call(request_for(env, step), live=_offline, env_index=env, step=step)
+                assert got == response_for(env, step)
