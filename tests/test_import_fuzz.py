@@ -272,3 +272,46 @@ def test_an_env_index_nested_deep_is_named_not_dumped(dataset: Path, tmp_path: P
     (src / NAMES[1]).write_bytes((dataset / NAMES[1]).read_bytes())
     with pytest.raises(CassetteError, match="env_index_json holds a list, not an int"):
         import_parquet(src, tmp_path / "o.jsonl")  # (before: orjson's recursion TypeError)
+
+
+def test_secrets_in_an_imported_dataset_never_reach_the_cassette(
+    dataset: Path, tmp_path: Path
+) -> None:
+    """A dataset from elsewhere holding secrets: split across two stream chunks, in a
+    message, in a request header. The import scrubs them as a recording does."""
+    table = pq.read_table(dataset / NAMES[0])
+    chunks = table.column("stream_chunks").to_pylist()
+    row = next(i for i, c in enumerate(chunks) if c is not None)
+    requests = table.column("request").to_pylist()
+    metas = [  # (checksums dropped: the rows were edited)
+        orjson.dumps({k: v for k, v in orjson.loads(m).items() if k != "checksum"}).decode()
+        for m in table.column("meta").to_pylist()
+    ]
+    for kind, samples in sorted(by_kind().items()):
+        sample = samples[0]
+        text = f"the key is {sample.text}, keep it"
+        cut = len(text) // 2
+        chunks[row] = orjson.dumps(
+            [
+                {"choices": [{"index": 0, "delta": {"content": part}}]}
+                for part in (text[:cut], text[cut:])
+            ]
+        ).decode()
+        requests[0] = orjson.dumps(
+            {
+                "model": "m",
+                "messages": [{"role": "user", "content": text}],
+                "headers": {"Authorization": "Bearer " + "Z" * 32},
+            }
+        ).decode()
+        edited = table
+        for column, values in (("stream_chunks", chunks), ("request", requests), ("meta", metas)):
+            at = edited.column_names.index(column)
+            edited = edited.set_column(at, column, pa.array(values, pa.string()))
+        src = Path(tempfile.mkdtemp(dir=tmp_path))
+        pq.write_table(edited, src / NAMES[0])
+        (src / NAMES[1]).write_bytes((dataset / NAMES[1]).read_bytes())
+        import_parquet(src, src / "o.jsonl")
+        raw = (src / "o.jsonl").read_bytes()
+        assert not [s for s in sample.secrets if s.encode() in raw], kind
+        assert b"Z" * 32 not in raw
