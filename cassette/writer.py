@@ -121,14 +121,28 @@ def _follow(path: Path, fd: int) -> tuple[int, bool]:
     of the file at ``path`` now, True), ``fd`` closed. A rewrite in place (``cassette
     redact``, ``merge``, ``import``) renames a new file over the old one, holding the old
     one's lock from its read to its rename: what is written to the old file after that is
-    lost with it, and its member record is not the new file's."""
-    moved = False
-    while not _names(path, fd):
-        new = _open_append(path)
-        os.close(fd)  # (and its lock)
-        fd, moved = new, True
-        fcntl.flock(fd, fcntl.LOCK_EX)
-    return fd, moved
+    lost with it, and its member record is not the new file's. If the new one cannot be
+    opened (a planted link) the error is raised with ``fd`` open and unlocked."""
+    now = fd
+    while not _names(path, now):
+        try:
+            new = _open_append(path)
+        except BaseException:
+            if now != fd:
+                os.close(now)  # (and its lock)
+            else:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            raise
+        if now != fd:
+            os.close(now)
+        else:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        now = new
+        fcntl.flock(now, fcntl.LOCK_EX)
+    if now == fd:
+        return fd, False
+    os.close(fd)
+    return now, True
 
 
 def repair_gzip_tail(path: Path) -> bool:

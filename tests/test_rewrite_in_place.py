@@ -145,3 +145,25 @@ def test_two_rewriting_processes_and_two_appenders(
         stop.touch()
         rewriters.cleanup()
     _replays_all(path, range(2), 40)
+
+
+def test_a_file_replaced_by_a_link_is_refused_and_its_lock_released(tmp_path: Path) -> None:
+    import fcntl
+    import os
+
+    path, elsewhere = tmp_path / "e.jsonl", tmp_path / "elsewhere.jsonl"
+    elsewhere.write_bytes(b"")
+    with cassette.open(path, "append") as cas:
+        cas.call(request_for(0, 0), live=lambda: response_for(0, 0), step=0)
+        old = os.open(path, os.O_RDONLY)
+        link = tmp_path / "link"
+        link.symlink_to(elsewhere)
+        os.replace(link, path)  # a link planted where the cassette was
+        try:
+            with pytest.raises(cassette.CassetteError, match="symbolic link"):
+                cas.call(request_for(0, 1), live=lambda: response_for(0, 1), step=1)
+            fcntl.flock(old, fcntl.LOCK_EX | fcntl.LOCK_NB)  # (the old file's lock is free)
+        finally:
+            os.close(old)
+        path.unlink()
+    assert elsewhere.read_bytes() == b""  # nothing written through the link
