@@ -264,11 +264,11 @@ def _plain(data: bytes) -> bytes:
 def shard_bytes(found: Listing, name: str, blobs: dict[str, bytes]) -> bytes:
     """A shard's lines: its object (decompressed), then each unclosed session's parts."""
     shard = found.shards[name]
-    data = _plain(blobs[shard.whole]) if shard.whole is not None else b""
-    if data and not data.endswith(b"\n"):
-        data += b"\n"
-    data += b"".join(blobs[p] for p in shard.paths()[1 if shard.whole is not None else 0 :])
-    return data
+    pieces = [_plain(blobs[shard.whole])] if shard.whole is not None else []
+    pieces += [blobs[p] for p in shard.paths()[1 if shard.whole is not None else 0 :]]
+    # each object ends on a line of its own: a part cut short (damaged) spoils its last
+    # line alone, not the first line of the next one too
+    return b"".join(p if not p or p.endswith(b"\n") else p + b"\n" for p in pieces)
 
 
 def fetch_all(found: Listing) -> dict[str, bytes]:

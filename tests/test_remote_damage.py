@@ -79,3 +79,25 @@ def test_a_damaged_part_is_never_served_wrong(s3: S3, how: str, which: int) -> N
                 served.append(step)
     assert which not in served  # the damaged call is refused
     assert set(range(which)) <= set(served)  # what came before is intact
+
+
+def test_a_part_cut_short_spoils_its_own_last_line_alone(s3: S3) -> None:
+    """Objects are read back one after the other: a part cut short mid-line (damaged in
+    the store) leaves that line unreadable, but the first line of the next part stays
+    whole, so `validate` names one line and the rest is read (before, the next
+    part's first line was glued to the cut one: two calls spoiled)."""
+    from cassette.remote import listing, materialize
+    from cassette.validate import validate
+
+    url = s3.url("cut-part/")
+    with pytest.raises(_Stop):
+        _record_in_parts(url)
+    fs = fsspec.filesystem("s3")
+    parts = sorted(fs.find(url.removeprefix("s3://")))
+    data = fs.cat(parts[2])
+    fs.pipe_file(parts[2], data[: len(data) - 40])  # its only line, cut short
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = validate(materialize(listing(url)))
+    assert [f.line for f in report.faults if "not valid JSON" in f.message] == [4]
+    assert report.lines["interaction"] == 5  # the five other calls' lines read whole
