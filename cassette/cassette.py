@@ -151,8 +151,12 @@ class Cassette:
         if entry is not None:
             if entry.broken is not None or not entry.checked:
                 entry.check()  # a line that cannot be served (broken delta chain, changed response)
-            if self.match == "strict":
-                self.matcher.verify_entry(entry, request, self.fix)
+            if self.match == "strict":  # (Matcher.verify_entry, its common case inline)
+                want = entry.sha
+                if want is None:  # an eval-protocol line: the digest of its messages
+                    self.matcher.verify_entry(entry, request, self.fix)
+                elif (got := self.matcher.digest_parts(request, (env, channel))[0]) != want:
+                    self.matcher.explain(entry, request, got, self.fix)
             return entry
         slot = Slot(env, channel, key[2], mode is not _PASSTHROUGH)
         if slot.write:  # hashed now: what cannot be recorded is refused before the live call
@@ -180,8 +184,10 @@ class Cassette:
 
     # --- serving and recording ----------------------------------------------------------
 
-    def _serve(self, entry: Entry, errors: ErrorCodec | None) -> Json:
-        response, error = entry.served()
+    def _unservable(
+        self, entry: Entry, response: Json | None, error: Json | None, errors: ErrorCodec | None
+    ) -> Json:
+        """What a recorded line that holds no response raises: its error, rebuilt."""
         if error is not None:
             raise self._rebuild_error(error, errors)
         if response is None:
@@ -241,8 +247,11 @@ class Cassette:
         """Serve ``request`` from the recording, or call ``live()`` and record its result."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         slot = self._begin(request, env_index, channel, step)
-        if not isinstance(slot, Slot):
-            return self._serve(slot, errors)
+        if not isinstance(slot, Slot):  # served
+            response, error = slot.served()
+            if error is None and response is not None:
+                return response
+            return self._unservable(slot, response, error, errors)
         started = time.perf_counter()
         try:
             response = live()
@@ -265,8 +274,11 @@ class Cassette:
         """Async twin of :meth:`call`; ``live`` returns an awaitable."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         slot = self._begin(request, env_index, channel, step)
-        if not isinstance(slot, Slot):
-            return self._serve(slot, errors)
+        if not isinstance(slot, Slot):  # served
+            response, error = slot.served()
+            if error is None and response is not None:
+                return response
+            return self._unservable(slot, response, error, errors)
         started = time.perf_counter()
         try:
             response = await live()

@@ -166,7 +166,7 @@ class Matcher:
         if want is not None:
             got = self.digest_parts(request, (entry.env_index, entry.channel))[0]
             if got != want:
-                self._differs(entry, request, got, fix)
+                self.explain(entry, request, got, fix)
             return
         want = self._expected.get(entry.key)
         if want is None:
@@ -179,9 +179,9 @@ class Matcher:
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         got = self.digest(request, (entry.env_index, entry.channel))
         if got != want:
-            self._differs(entry, request, got, fix)
+            self.explain(entry, request, got, fix)
 
-    def _differs(self, entry: Entry, request: dict[str, Any], got: str, fix: str) -> None:
+    def explain(self, entry: Entry, request: dict[str, Any], got: str, fix: str) -> None:
         """Raise :class:`CassetteMismatch` naming where ``request`` (which hashes to
         ``got``, not to the recorded hash) parts from the recorded request, unless the two
         are equal under this matcher's rules (recorded under other ignore rules)."""

@@ -8,6 +8,7 @@ is a call made live: its key and whether its result is recorded.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -42,6 +43,7 @@ class Steps:
         self._counters: dict[tuple[EnvIndex, str], int] = {}
         self._written: set[Key] = set()
         self._served: set[Key] = set()
+        self._next: dict[tuple[EnvIndex, str], Callable[[], int]] = {}  # serve's counters
 
     def serve(
         self,
@@ -54,15 +56,21 @@ class Steps:
         """The recorded entry of the next call of (``env``, ``channel``) (``step``, if
         given), marked served; ``miss(key)`` is raised if there is none (replay mode)."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
-        with self._lock:
-            if step is None:
-                step = self._counters.get((env, channel), 0)
-            self._counters[(env, channel)] = step + 1
-            key = (env, channel, step)
-            entry = entries.get(key)
-            if entry is None:
-                raise miss(key)
-            self._served.add(key)
+        # no lock: each counter is an itertools.count, whose next() is atomic, and the
+        # dict and set operations are too (a replay-mode cassette takes no other key)
+        counter = (env, channel)
+        if step is None:
+            nxt = self._next.get(counter)
+            if nxt is None:
+                nxt = self._next.setdefault(counter, itertools.count().__next__)
+            step = nxt()
+        else:
+            self._next[counter] = itertools.count(step + 1).__next__
+        key = (env, channel, step)
+        entry = entries.get(key)
+        if entry is None:
+            raise miss(key)
+        self._served.add(key)
         return entry
 
     def take(
