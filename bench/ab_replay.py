@@ -20,7 +20,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -29,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 def child(envs: int, passes: int) -> None:
     """Run under one tree: record, replay ``passes`` times, print the per-call figure."""
     sys.path.insert(0, str(HERE))
-    from bench_core import STEPS, Workload, _never, record
+    from bench_core import STEPS, Workload, episode_seconds, record
 
     import cassette
 
@@ -40,13 +39,7 @@ def child(envs: int, passes: int) -> None:
         record(path, run)
         for _ in range(passes):
             cas = cassette.open(path, "replay")
-            call = cas.call
-            for env, ep in enumerate(run):
-                t0 = time.perf_counter()
-                for request, _ in ep:
-                    got = call(request, live=_never, env_index=env)
-                times.append(time.perf_counter() - t0)
-                assert got == ep[-1][1], "replay served a different response"
+            times += [episode_seconds(cas, env, ep) for env, ep in enumerate(run)]
             assert not cas.unused()
             cas.close()
     print(json.dumps({"per_call": statistics.quantiles(times, n=4)[0] / STEPS}))

@@ -216,6 +216,18 @@ def record(path: Path, run: list[Episode]) -> None:
                 cas.call(request, live=_const(response), env_index=env)
 
 
+def episode_seconds(cas: cassette.Cassette, env: int, ep: Episode) -> float:
+    """perf_counter seconds of the ``cas.call`` loop of one episode, strict; its last
+    answer is checked against the recorded one."""
+    call = cas.call
+    t0 = time.perf_counter()
+    for request, _ in ep:
+        got = call(request, live=_never, env_index=env)
+    elapsed = time.perf_counter() - t0
+    assert got == ep[-1][1], "replay served a different response"
+    return elapsed
+
+
 class Replayer:
     """Replays a recorded run one episode at a time, reopening the cassette (untimed)
     after its last episode, so that runs of any size can be interleaved."""
@@ -232,14 +244,7 @@ class Replayer:
             self.close()
             self.cas = cassette.open(self.path, "replay")
             self.next = 0
-        env = self.next
-        ep = self.run[env]
-        call = self.cas.call
-        t0 = time.perf_counter()
-        for request, _ in ep:
-            got = call(request, live=_never, env_index=env)
-        elapsed = time.perf_counter() - t0
-        assert got == ep[-1][1], "replay served a different response"
+        elapsed = episode_seconds(self.cas, self.next, self.run[self.next])
         self.next += 1
         return elapsed
 
@@ -400,14 +405,7 @@ def child_lean(kind: str, path: str, calls: str) -> None:
         cas = cassette.open(path, "replay")
         cas.index = index
     run = Workload(LEAN_SEED).run(int(calls))
-    call = cas.call
-    times = []
-    for env, ep in enumerate(run):
-        t0 = time.perf_counter()
-        for request, _ in ep:
-            got = call(request, live=_never, env_index=env)
-        times.append(time.perf_counter() - t0)
-        assert got == ep[-1][1], "replay served a different response"
+    times = [episode_seconds(cas, env, ep) for env, ep in enumerate(run)]
     assert not cas.unused(), "replay left recorded interactions unused"
     per_call = statistics.quantiles(times, n=4)[0] / STEPS
     print(json.dumps({"seconds": elapsed, "rss": grew, "how": how, "per_call": per_call}))

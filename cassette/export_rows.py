@@ -30,7 +30,7 @@ from .delta import LIT_KEY, SAME_ALL, _resolve, is_ref
 from .entry import check_header, check_interaction, validate_line
 from .errors import CassetteFormatError, CassetteWarning, reporting_paths
 from .export_table import Rows
-from .index import Entry, EnvIndex, Index, _why
+from .index import Entry, EnvIndex, Index, reason_of, warn_left_out
 from .lines import numbered_lines
 from .store import shard_files
 
@@ -128,12 +128,7 @@ def _requests(index: Index) -> Iterator[tuple[Entry, _Request]]:
                 built = _whole(entry.full_request())
             except CassetteFormatError as exc:
                 entry.broken = exc
-                warnings.warn(
-                    f"{entry.source}:{entry.line}: left out, its request cannot be rebuilt "
-                    f"({_why(exc)}); run `cassette validate {entry.source}`",
-                    CassetteWarning,
-                    stacklevel=3,
-                )
+                warn_left_out(entry, exc, stacklevel=3)
                 continue
         pending[entry] = built
         yield entry, built
@@ -150,7 +145,7 @@ def interaction_rows(index: Index) -> Rows:
             entry.check()  # its meta.checksum: a damaged response is never exported
         except CassetteFormatError as exc:
             warnings.warn(
-                f"{entry.source}:{entry.line}: left out of the export: {_why(exc)}",
+                f"{entry.source}:{entry.line}: left out of the export: {reason_of(exc)}",
                 CassetteWarning,
                 stacklevel=2,
             )

@@ -92,21 +92,27 @@ class Index:
                 except CassetteFormatError as exc:
                     entry.broken = exc
             if entry.broken is not None:
-                warnings.warn(
-                    f"{entry.source}:{entry.line}: left out, its request cannot be rebuilt "
-                    f"({_why(entry.broken)}); run `cassette validate {entry.source}`",
-                    CassetteWarning,
-                    stacklevel=2,
-                )
+                warn_left_out(entry, entry.broken, stacklevel=2)
                 continue
             last[entry] = full
             yield entry, full
 
 
-def _why(exc: CassetteFormatError) -> str:
-    text = str(exc)
-    prefix = f"{exc.path}:{exc.line}: "
-    return text.removeprefix(prefix).split("; run `cassette validate")[0]
+def reason_of(exc: CassetteFormatError) -> str:
+    """The reason of a reader error, without its path:line prefix and its advice."""
+    text = str(exc).removeprefix(f"{exc.path}:{exc.line}: ")
+    return text.split("; fix or delete the line")[0].split("; run `cassette validate")[0]
+
+
+def warn_left_out(entry: Entry, exc: CassetteFormatError, stacklevel: int) -> None:
+    """Warn that ``entry`` is left out of a walk of full requests, as ``exc`` says why
+    (``stacklevel``: as the caller's own ``warnings.warn`` would take it)."""
+    warnings.warn(
+        f"{entry.source}:{entry.line}: left out, its request cannot be rebuilt "
+        f"({reason_of(exc)}); run `cassette validate {entry.source}`",
+        CassetteWarning,
+        stacklevel=stacklevel + 1,
+    )
 
 
 def _base_of(

@@ -23,6 +23,7 @@ from .checksum import CHECKSUM_KEY, checksum
 from .codec import dumps
 from .entry import Entry, EnvIndex, Key, ep_entry
 from .errors import CassetteError, CassetteFormatError, CassetteWarning, reporting_paths
+from .index import reason_of
 from .lines import numbered_lines
 from .matching import Matcher
 from .records import FORMAT, LINE_ADAPTER, VERSION
@@ -37,14 +38,6 @@ _MARK = REDACTED.encode()
 Json = dict[str, Any]
 _EP_KEYS = frozenset({"env_index", "step", "messages"})
 _PROGRESS_EVERY = 4096
-
-
-def _why(exc: CassetteFormatError) -> str:
-    """The reason of a reader error, without its path:line prefix and its advice."""
-    text = str(exc)
-    prefix = f"{exc.path}:{exc.line}: "
-    text = text[len(prefix) :] if text.startswith(prefix) else text
-    return text.split("; fix or delete the line")[0].split("; run `cassette validate")[0]
 
 
 def _schema_faults(obj: Json) -> list[str]:
@@ -111,7 +104,7 @@ class _FileCheck:
                     self.junk += 1
                     self.fault(lineno, f"expected a JSON object, got {type(obj).__name__}")
         except CassetteFormatError as exc:  # corrupt gzip data
-            self.fault(lineno, _why(exc))
+            self.fault(lineno, reason_of(exc))
 
     def line(self, lineno: int, obj: Json) -> None:
         kind = obj.get("type")
@@ -171,7 +164,7 @@ class _FileCheck:
         try:
             entry = ep_entry(obj, self.spath, lineno)
         except CassetteFormatError as exc:
-            self.fault(lineno, _why(exc))
+            self.fault(lineno, reason_of(exc))
             return
         self.report.episodes.add(entry.env_index)
         other = self.seen.setdefault(entry.key, f"{self.spath}:{lineno}")
@@ -298,7 +291,7 @@ class _FileCheck:
         try:
             return entry.rebuild(base_full)
         except CassetteFormatError as exc:
-            self.fault(entry.line, _why(exc))
+            self.fault(entry.line, reason_of(exc))
             return None
 
 

@@ -8,7 +8,6 @@ for ``aresponses``)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from types import MappingProxyType
 from typing import Any
 
@@ -19,7 +18,6 @@ from litellm.responses.streaming_iterator import (  # litellm 1.63 on: imported 
 from pydantic import BaseModel
 
 from ._litellm_stream import (
-    END,
     LiteLLMTee,
     _hide_base,
     _Replayed,
@@ -27,7 +25,7 @@ from ._litellm_stream import (
     dump_response,
     load_response,
 )
-from ._objects import PRIVATE_KEY, STREAM_KEY, Tee, dump_state, load_state
+from ._objects import PRIVATE_KEY, dump_state, load_state
 from ._openai_stream import assemble_response
 
 __all__ = [
@@ -93,20 +91,10 @@ class _Events(_Replayed):
     completed_response: Any
     finished: bool
 
-    def __init__(
-        self,
-        source: Iterator[Json] | AsyncIterator[Json],
-        tee: Tee,
-        *,
-        first: Any = END,
-        live: Any = None,
-        api_base: str | None = None,
-    ) -> None:
+    def _adopt(self, head: Json, live: Any, api_base: str | None) -> None:
         if live is not None:
             vars(self).update(vars(live))
         else:
-            head = first.get(STREAM_KEY) if isinstance(first, dict) else None
-            head = head if isinstance(head, dict) else {}
             hidden = load_state(dict(head.get("_hidden_params") or {}))
             _show_base(hidden, api_base)
             vars(self).update(
@@ -118,7 +106,6 @@ class _Events(_Replayed):
             )
         self.completed_response = None
         self.finished = False
-        self._start(source, tee, first, live)
 
     def _take(self, data: Json) -> Any:
         event = super()._take(data)

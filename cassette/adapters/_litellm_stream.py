@@ -190,13 +190,26 @@ class _Replayed:
 
     chunks: list[Any]
 
-    def _start(
-        self, source: Iterator[Json] | AsyncIterator[Json], tee: Tee, first: Any, live: Any
+    def __init__(
+        self,
+        source: Iterator[Json] | AsyncIterator[Json],
+        tee: Tee,
+        *,
+        first: Any = END,
+        live: Any = None,
+        api_base: str | None = None,
     ) -> None:
+        head = first.get(STREAM_KEY) if isinstance(first, dict) else None
+        self._adopt(head if isinstance(head, dict) else {}, live, api_base)
         self.completion_stream = source
         self.chunks = []
         self._closed = False
         self._source, self._tee, self._first, self._live = source, tee, first, live
+
+    def _adopt(self, head: Json, live: Any, api_base: str | None) -> None:
+        """Take the live wrapper's attributes (``live``), or on replay the stream's own
+        state from the head the recording keeps with its first chunk."""
+        raise NotImplementedError
 
     def _next_data(self) -> Json:
         if self._first is not END:
@@ -260,20 +273,10 @@ class LiteLLMStream(_Replayed, CustomStreamWrapper):
     live chunks (and has the live wrapper's attributes); on replay it yields the recorded
     chunks, rebuilt as ``ModelResponseStream``."""
 
-    def __init__(
-        self,
-        source: Iterator[Json] | AsyncIterator[Json],
-        tee: Tee,
-        *,
-        first: Any = END,
-        live: Any = None,
-        api_base: str | None = None,
-    ) -> None:
+    def _adopt(self, head: Json, live: Any, api_base: str | None) -> None:
         if live is not None:
             vars(self).update(vars(live))
-        head = first.get(STREAM_KEY) if isinstance(first, dict) else None
-        if live is None:
-            head = head if isinstance(head, dict) else {}
+        else:
             hidden = load_state(dict(head.get("_hidden_params") or {}))
             _show_base(hidden, api_base)
             self.model = head.get("model")
@@ -284,7 +287,6 @@ class LiteLLMStream(_Replayed, CustomStreamWrapper):
             self.response_uptil_now = ""
             self.sent_last_chunk = False
             self.stream_options = None
-        self._start(source, tee, first, live)
 
     def __del__(self) -> None:  # the live wrapper cleans up after itself
         pass
@@ -295,19 +297,9 @@ class LiteLLMTextStream(_Replayed, TextCompletionStreamWrapper):
     stream=True)``): the live ``TextCompletionResponse`` chunks while recording, the
     recorded ones rebuilt on replay, with the stream's model, provider and options."""
 
-    def __init__(
-        self,
-        source: Iterator[Json] | AsyncIterator[Json],
-        tee: Tee,
-        *,
-        first: Any = END,
-        live: Any = None,
-        api_base: str | None = None,
-    ) -> None:
-        head = first.get(STREAM_KEY) if isinstance(first, dict) else None
-        state = vars(live) if live is not None else load_state(head or {})
+    def _adopt(self, head: Json, live: Any, api_base: str | None) -> None:
+        state = vars(live) if live is not None else load_state(head)
         vars(self).update(_TEXT_DEFAULTS | state)
-        self._start(source, tee, first, live)
 
 
 _TEXT_DEFAULTS: Json = {
