@@ -112,6 +112,20 @@ class Weather(BaseModel):
     days: int
 
 
+def router(base: str, model: str = "openai/scripted") -> Any:
+    """A ``litellm.Router`` with one deployment, "fast", on the scripted server. Made
+    inside a running loop: litellm starts its cache-sync task there, not on a loop of its
+    own that it never closes."""
+
+    async def make() -> Any:
+        deployment = {"model": model, "api_base": base, "api_key": KEY}
+        return Router(
+            model_list=[{"model_name": "fast", "litellm_params": deployment}], num_retries=0
+        )
+
+    return run(make())
+
+
 def args(base: str, **kwargs: Any) -> dict[str, Any]:
     return {"model": "openai/scripted", "api_base": base, "api_key": KEY, "num_retries": 0,
             "max_retries": 0, **kwargs}  # fmt: skip
@@ -264,18 +278,10 @@ def test_concurrent_episodes_get_their_own_answers(
 def test_a_router_records_and_replays_offline(
     make_server: MakeServer, path: Path, request: pytest.FixtureRequest
 ) -> None:
-    async def make(base: str) -> Any:
-        # inside a running loop: litellm starts its cache-sync task there, not on a loop of
-        # its own that it never closes
-        deployment = {"model": "openai/scripted", "api_base": base, "api_key": KEY}
-        return Router(
-            model_list=[{"model_name": "fast", "litellm_params": deployment}], num_retries=0
-        )
-
     def calls(base: str) -> list[Any]:
-        router = run(make(base))
-        first = router.completion(model="fast", messages=USER)
-        return [first, run(router.acompletion(model="fast", messages=USER, temperature=0.1))]
+        routed = router(base)
+        first = routed.completion(model="fast", messages=USER)
+        return [first, run(routed.acompletion(model="fast", messages=USER, temperature=0.1))]
 
     server = make_server("random")
     with cassette.open(path, "record") as cas, patch_litellm(cas):

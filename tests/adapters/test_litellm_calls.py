@@ -16,7 +16,6 @@ import litellm
 import openai
 import pytest
 from litellm import EmbeddingResponse, TextCompletionResponse
-from litellm.router import Router
 from litellm.text_completions.streaming_iterator import TextCompletionStreamWrapper
 
 import cassette
@@ -29,6 +28,7 @@ from tests.adapters.test_litellm import (
     litellm_leftovers,
     no_network,
     path,
+    router,
     run,
 )
 from tests.conftest import MakeServer
@@ -185,17 +185,11 @@ def test_errors_replay_as_litellm_exceptions(
 def test_a_router_embeds_and_completes_text_offline(
     make_server: MakeServer, path: Path, request: pytest.FixtureRequest
 ) -> None:
-    async def make(base: str) -> Any:
-        deployment = {"model": "openai/scripted", "api_base": base, "api_key": KEY}
-        return Router(
-            model_list=[{"model_name": "fast", "litellm_params": deployment}], num_retries=0
-        )
-
     def routed(base: str) -> list[Any]:
-        router = run(make(base))
-        embedded = router.embedding(model="fast", input=RIVER)
-        text = run(router.atext_completion(model="fast", prompt="A lake is"))
-        return [embedded, run(router.aembedding(model="fast", input="x")), text]
+        fast = router(base)
+        embedded = fast.embedding(model="fast", input=RIVER)
+        text = run(fast.atext_completion(model="fast", prompt="A lake is"))
+        return [embedded, run(fast.aembedding(model="fast", input="x")), text]
 
     server = make_server("random")
     with cassette.open(path, "record") as cas, patch_litellm(cas):

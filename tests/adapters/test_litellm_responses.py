@@ -23,7 +23,6 @@ from litellm.responses.streaming_iterator import (
     ResponsesAPIStreamingIterator,
     SyncResponsesAPIStreamingIterator,
 )
-from litellm.router import Router
 from litellm.types.llms.openai import ResponsesAPIResponse
 
 import cassette
@@ -38,6 +37,7 @@ from tests.adapters.test_litellm import (
     litellm_leftovers,
     no_network,
     path,
+    router,
     run,
 )
 from tests.conftest import MakeServer
@@ -254,20 +254,14 @@ def test_errors_replay_as_litellm_exceptions(
 def test_a_router_responds_offline(
     make_server: MakeServer, path: Path, request: pytest.FixtureRequest
 ) -> None:
-    async def make(base: str) -> Any:
-        deployment = {"model": NATIVE, "api_base": base, "api_key": KEY}
-        return Router(
-            model_list=[{"model_name": "fast", "litellm_params": deployment}], num_retries=0
-        )
-
     async def astream(router: Any) -> list[Any]:
         stream = await router.aresponses(model="fast", input="A sea?", stream=True)
         return [event async for event in stream]  # (the Router wraps the stream in its own)
 
     def routed(base: str) -> list[Any]:
-        router = run(make(base))
-        first = router.responses(model="fast", input="A lake?")
-        return [first, run(router.aresponses(model="fast", input="A river?")), run(astream(router))]
+        fast = router(base, NATIVE)
+        first = fast.responses(model="fast", input="A lake?")
+        return [first, run(fast.aresponses(model="fast", input="A river?")), run(astream(fast))]
 
     server = make_server("random")
     with cassette.open(path, "record") as cas, patch_litellm(cas) as patch:
