@@ -106,14 +106,19 @@ def _open_append(path: Path) -> int:
         raise _open_error(path, exc) from None
 
 
-def _names(path: Path, fd: int) -> bool:
-    """Whether ``fd`` is the file at ``path`` (or ``path`` names none: removed)."""
+def _identity(fd: int) -> tuple[int, int]:
+    held = os.fstat(fd)
+    return held.st_ino, held.st_dev
+
+
+def _names(path: Path, fd: int, held: tuple[int, int] | None = None) -> bool:
+    """Whether ``fd`` (whose (inode, device) is ``held``, if known) is the file at
+    ``path`` (or ``path`` names none: removed)."""
     try:
         now = os.stat(path)
     except OSError:
         return True
-    held = os.fstat(fd)
-    return (now.st_ino, now.st_dev) == (held.st_ino, held.st_dev)
+    return (now.st_ino, now.st_dev) == (held or _identity(fd))
 
 
 def _follow(path: Path, fd: int) -> tuple[int, bool]:
@@ -230,6 +235,7 @@ class Writer:
         self._size: int | None = None  # the file's size (shared=False, after a write)
         make_parent(path)
         self._fd: int | None = create_exclusive(path, mode) if exclusive else _open_append(path)
+        self._held = _identity(self._fd) if self._flock else None  # (inode, device) of _fd
 
     @property
     def closed(self) -> bool:
@@ -279,9 +285,12 @@ class Writer:
     def _current(self, fd: int) -> int:
         """``fd`` (locked), or the file that replaced it at the path (see :func:`_follow`),
         whose end this writer's open gzip member is not."""
+        if _names(self.path, fd, self._held):  # (one stat a line: fd's own is known)
+            return fd
         fd, moved = _follow(self.path, fd)
         if moved:
             self._fd = fd
+            self._held = _identity(fd)
             if self._member is not None:
                 self._member.drop()
                 self._member = None
