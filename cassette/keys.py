@@ -18,21 +18,22 @@ __all__ = ["check_key", "outcome_line"]
 _INT64 = 2**63
 
 
-def _env_fault(env: Any) -> str | None:
+def _check_env(env: Any) -> None:
     if isinstance(env, str):
-        return None
+        return
     if isinstance(env, int) and not isinstance(env, bool) and -_INT64 <= env < _INT64:
-        return None
-    return f"env_index must be an int (64-bit) or a str, not {type(env).__name__} ({env!r})"
+        return
+    raise CassetteError(
+        f"env_index must be an int (64-bit) or a str, not {type(env).__name__} ({env!r}); "
+        "pass an int or a str (an episode's number or name)"
+    )
 
 
 def check_key(env: Any, channel: Any, step: Any) -> None:
     """Raise :class:`CassetteError` unless (``env``, ``channel``, ``step``) can be written
     as a line's key and read back: an int or str env_index, a str channel, an int step of
     0 or more."""
-    fault = _env_fault(env)
-    if fault is not None:
-        raise CassetteError(f"{fault}; pass an int or a str (an episode's number or name)")
+    _check_env(env)
     if type(channel) is not str and not isinstance(channel, str):
         raise CassetteError(
             f"channel must be a str, not {type(channel).__name__} ({channel!r}); pass a str "
@@ -82,9 +83,7 @@ def outcome_line(env: Any, reward: Any, terminated: Any, info: Any) -> dict[str,
     """The outcome line of an episode, or :class:`CassetteError` naming the value that
     the file format cannot hold: ``env`` as :func:`check_key`'s, ``reward`` a finite
     number or None, ``terminated`` a bool or None, ``info`` a mapping of JSON values."""
-    fault = _env_fault(env)
-    if fault is not None:
-        raise CassetteError(f"{fault}; pass an int or a str (an episode's number or name)")
+    _check_env(env)
     if info is not None and not isinstance(info, Mapping):
         raise CassetteError(
             f"info must be a dict or None, not {type(info).__name__}; pass a dict of JSON values"
