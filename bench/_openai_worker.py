@@ -543,7 +543,7 @@ def agent_bench(base_url: str, episodes: int, steps: int, repeats: int, tmp: Pat
     with cassette.open(path, "replay") as cas:  # the requests, as the adapter builds them
         wrapped = wrap_openai(dead, cas)
         spy = wrapped.chat.completions.create
-        from cassette.adapters._openai_request import build_request
+        from cassette.adapters.openai._request import build_request
 
         def record_call(**kwargs: Any) -> Any:
             calls.append((None, json.loads(json.dumps(build_request("c", None, kwargs)))))

@@ -389,7 +389,7 @@ def child_lean(kind: str, path: str, calls: str) -> None:
     """Run in a subprocess: open ``path`` lean (``cassette.open``) or eager (the pre-lean
     reader), print seconds and peak-RSS growth of the open; then replay every call of
     the (f) workload, strict, and print the lower quartile of the episode times / STEPS."""
-    from cassette.index import load_index
+    from cassette.storage.index import load_index
 
     gc.collect()
     before, how = peak_rss()
@@ -838,7 +838,7 @@ def message_bytes(path: Path) -> int:
     """The bytes a cassette spends on messages (module docstring, (e)): each stored
     element of every interaction's conversation list, as written, and each message of
     its response."""
-    from cassette.delta import response_candidates
+    from cassette.format.delta import response_candidates
 
     total = 0
     with open(path, "rb") as f:

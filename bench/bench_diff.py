@@ -41,7 +41,7 @@ import cassette
 from cassette.diff import diff_runs
 from cassette.diff.report import render_json, render_markdown
 from cassette.diff.stats import paired_stats
-from cassette.index import load_index
+from cassette.storage.index import load_index
 
 Json = dict[str, Any]
 MODEL = "gpt-4o-mini"

@@ -12,7 +12,7 @@ Parquet export of a 100k-interaction cassette.
     127.0.0.1, started and stopped here). Reported: calls/s and the ratio S3 / disk.
 (b) replay: the whole set opened once in replay mode (S3: one listing, parallel reads)
     and every call served, strict matching. Reported as (a).
-(c) export: the local set (100k interactions) to Parquet with ``cassette.export``;
+(c) export: the local set (100k interactions) to Parquet with ``cassette.dataset.export``;
     MB/s of JSONL read, and the Parquet size against the JSONL and a ``.jsonl.gz`` of
     the same lines (gzip level 6).
 
@@ -35,7 +35,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import cassette
-from cassette.export import export_parquet
+from cassette.dataset.export import export_parquet
 
 SYSTEM = {"role": "system", "content": "You are a terse assistant. " * 8}
 

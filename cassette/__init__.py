@@ -12,8 +12,6 @@ from __future__ import annotations
 from typing import Any as _Any
 
 from ._version import __version__
-from .cassette import Cassette, ErrorCodec, Mode, open
-from .context import ContextExecutor, bind, current_episode, episode
 from .errors import (
     CassetteError,
     CassetteFormatError,
@@ -25,13 +23,15 @@ from .errors import (
     CassetteWarning,
     RecordedError,
 )
-from .matching import DEFAULT_IGNORE, Matcher
 from .redact import Redactor
+from .replay.cassette import Cassette, ErrorCodec, Mode, open
+from .replay.context import ContextExecutor, bind, current_episode, episode
+from .replay.matching import DEFAULT_IGNORE, Matcher
 
 
 def json_schema() -> dict[str, _Any]:
-    """The JSON Schema of one line of a cassette file (:func:`cassette.records.json_schema`)."""
-    from .records import json_schema as schema  # pydantic models load on first use
+    """The JSON Schema of one line of a cassette file (:func:`.format.models.json_schema`)."""
+    from .format.models import json_schema as schema  # pydantic models load on first use
 
     return schema()
 

@@ -32,11 +32,11 @@ from typing import Any
 
 import orjson
 
-from ..context import current_episode
+from ..replay.context import current_episode
+from ..types import Json
 
 __all__ = ["EPISODE_VARIABLE", "AutoEpisodes", "conversation"]
 
-Json = dict[str, Any]
 EPISODE_VARIABLE = "CASSETTE_EPISODE"  # names the episode of every call without one
 _NESTED: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "cassette_auto_nested", default=False

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from .._gc import paused_gc
+from ..storage.gc import paused_gc
 
 if TYPE_CHECKING:
     from ..errors import CassetteError
-    from ..index import Index
+    from ..storage.index import Index
 
 __all__ = [
     "LARGE_BYTES",
@@ -182,7 +182,7 @@ def plural(count: int, word: str) -> str:
 
 def existing(console: Console, path: str) -> Path:
     """An input cassette: a file, or a directory holding shard files."""
-    from ..store import shard_files
+    from ..storage.store import shard_files
 
     target = _local_input(console, path)
     if not target.exists():
@@ -202,7 +202,7 @@ def size(path: Path) -> int:
 
 def count_lines(path: Path) -> int | None:
     """Lines of a plain file or shard directory (a progress total); None for gzip."""
-    from ..store import shard_files
+    from ..storage.store import shard_files
 
     total = 0
     for file in shard_files(path) if path.is_dir() else [path]:
@@ -246,7 +246,7 @@ def working(
 def load(console: Console, path: Path) -> Index:
     """The index of a cassette; a bad file is one ``error:`` line and exit 2."""
     from ..errors import CassetteError
-    from ..index import load_index
+    from ..storage.index import load_index
 
     with working(console, f"reading {path.name}", show=size(path) >= LARGE_BYTES):
         try:
@@ -284,7 +284,7 @@ def failing(console: Console, exc: CassetteError) -> NoReturn:
 def _local_input(console: Console, path: str) -> Path:
     """A local path for an input: a URL (``s3://...``) is fetched into a private copy."""
     from ..errors import CassetteError
-    from ..remote import local_or_url, materialize
+    from ..storage.remote import local_or_url, materialize
 
     local = local_or_url(path)
     if isinstance(local, Path):
@@ -301,7 +301,7 @@ def _local_input(console: Console, path: str) -> Path:
 
 def _discard_when_done(path: Path) -> None:
     """Remove ``path``'s private directory when the running command ends."""
-    from ..remote import discard
+    from ..storage.remote import discard
 
     ctx = click.get_current_context(silent=True)
     if ctx is not None:
@@ -310,7 +310,7 @@ def _discard_when_done(path: Path) -> None:
 
 def scratch_dir() -> Path:
     """A new private directory, removed when the running command ends."""
-    from ..remote import private_dir
+    from ..storage.remote import private_dir
 
     path = private_dir()
     _discard_when_done(path)
@@ -319,7 +319,7 @@ def scratch_dir() -> Path:
 
 def storage_error(exc: Exception) -> str:
     """What a storage library raised, named (``NoCredentialsError: Unable to locate ...``)."""
-    from ..remote import described
+    from ..storage.remote import described
 
     return described(exc)
 
@@ -328,7 +328,7 @@ def _local_output(console: Console, out: str, force: bool) -> Path:
     """A local path for an output; for a URL, a private file uploaded to it when the
     command calls :func:`uploaded` (if the command wrote it)."""
     from ..errors import CassetteError
-    from ..remote import listing, local_or_url, private_dir, remote_exists
+    from ..storage.remote import listing, local_or_url, private_dir, remote_exists
 
     local = local_or_url(out)
     if isinstance(local, Path):
@@ -362,7 +362,7 @@ def uploaded(console: Console) -> None:
     it before saying the command is done. A failed upload is one ``error:`` line (exit 1
     when the store cannot be reached, else 2) and leaves no new object behind."""
     from ..errors import CassetteError
-    from ..remote import discard, upload
+    from ..storage.remote import discard, upload
 
     ctx = click.get_current_context(silent=True)
     pending: list[tuple[Path, str]] = ctx.meta.get(_UPLOADS, []) if ctx is not None else []

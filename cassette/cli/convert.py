@@ -46,7 +46,7 @@ def convert_command(
 ) -> None:
     """Convert the eval-protocol playback file ``path`` (given as ``src``) into ``target``
     (given as ``out``) and say how many interactions and episodes it wrote."""
-    from ..convert import from_eval_protocol
+    from ..dataset.convert import from_eval_protocol
 
     big = size(path) >= large
     try:

@@ -21,8 +21,9 @@ from typing import Any
 
 import click
 
-from ..cassette import Cassette
-from ..context import episode
+from ..replay.cassette import Cassette
+from ..replay.context import episode
+from ..types import Json
 from .console import Console, plural
 
 __all__ = [
@@ -39,7 +40,6 @@ __all__ = [
     "show_transcripts",
 ]
 
-Json = dict[str, Any]
 Chat = Callable[[list[Json]], Json]
 
 TASKS: list[str] = [
@@ -203,7 +203,7 @@ def run_demo(path: Path, *, live: bool = False, model: str | None = None) -> Dem
     import openai
 
     from ..adapters.openai import wrap_openai
-    from ..cassette import open as open_cassette
+    from ..replay.cassette import open as open_cassette
 
     server: Any = None
     if live:
@@ -255,8 +255,8 @@ def show_transcripts(console: Console, transcripts: list[Transcript]) -> None:
 def replay_bundled(console: Console) -> None:
     """``cassette demo --bundled``: replay the bundled demo cassette with no model, and show
     it (:func:`cassette.testing.bundled`)."""
-    from ..cassette import open as open_cassette
     from ..errors import CassetteError
+    from ..replay.cassette import open as open_cassette
     from ..testing.bundled import bundled
 
     def no_model(request: Json) -> Json:
@@ -359,7 +359,7 @@ def demo(live: bool, model: str | None, out: str | None, force: bool, bundled: b
     """
     import os
 
-    from ..remote import is_url
+    from ..storage.remote import is_url
 
     console = Console()
     if bundled:

@@ -15,7 +15,7 @@ __all__ = ["export", "output_dir"]
 def output_dir(console: Console, out: str, force: bool) -> Path:
     """The local directory to write ``out`` to (for a URL, a private one uploaded when
     the command ends); refused if it holds files, unless ``force``."""
-    from ..remote import is_url, listing, private_dir
+    from ..storage.remote import is_url, listing, private_dir
 
     if is_url(out):
         try:
@@ -60,7 +60,7 @@ def export(path: str, out: str, fmt: str, force: bool) -> None:
       cassette export runs/a.jsonl runs/a-dataset/
       cassette export s3://bucket/runs/a/ s3://bucket/datasets/a/
     """
-    from ..export import export_parquet
+    from ..dataset.export import export_parquet
 
     console = Console()
     src = existing(console, path)

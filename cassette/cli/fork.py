@@ -61,7 +61,7 @@ def fork(
     import shlex
     from pathlib import Path
 
-    from ..remote import is_url
+    from ..storage.remote import is_url
     from .run import bootstrap, cassette_path, readable_cassette, spawn
 
     console = Console()

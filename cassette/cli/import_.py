@@ -13,7 +13,7 @@ __all__ = ["import_command"]
 
 
 def _local_dataset(console: Console, src: str) -> Path:
-    from ..remote import failed, filesystem, is_url
+    from ..storage.remote import failed, filesystem, is_url
 
     if not is_url(src):
         path = Path(src.removeprefix("file://"))
@@ -60,7 +60,7 @@ def import_command(src: str, out: str, force: bool) -> None:
     Examples:
       cassette import runs/a-dataset/ runs/a-again.jsonl
     """
-    from ..export import import_parquet
+    from ..dataset.export import import_parquet
 
     console = Console()
     dataset = _local_dataset(console, src)

@@ -49,7 +49,7 @@ def merge_command(
 ) -> None:
     """Merge ``paths`` into ``target`` (given as ``out``) and say what it wrote, dropped
     and renumbered."""
-    from ..convert import merge
+    from ..dataset.convert import merge
 
     big = sum(size(path) for path in paths) >= large
     try:

@@ -50,7 +50,7 @@ def redact(
       cassette redact runs/a.jsonl shared/a.jsonl --key session_id --pattern 'tok_\\w+'
     """
     console = Console()
-    from ..remote import is_url
+    from ..storage.remote import is_url
 
     path = existing(console, src)
     if out is not None and out.endswith("/") and not path.is_dir():  # Path() drops the "/"
@@ -88,7 +88,7 @@ def redact_command(
 ) -> None:
     """Scrub ``path`` (given as ``src``) into ``out`` (in place when None) and say how many
     values were replaced per line type."""
-    from ..convert import redact
+    from ..dataset.convert import redact
     from ..redact import Redactor
 
     for pattern in patterns:

@@ -101,7 +101,7 @@ def cassette_path(path: str, mode: str, command: tuple[str, ...], console: Conso
     import os
     import shlex
 
-    from ..remote import local_or_url
+    from ..storage.remote import local_or_url
 
     local = local_or_url(path)
     if not isinstance(local, os.PathLike):
@@ -128,7 +128,7 @@ def readable_cassette(local: Path, console: Console) -> None:
     import warnings
 
     from ..errors import CassetteError
-    from ..lines import read_records
+    from ..storage.lines import read_records
 
     try:
         with warnings.catch_warnings():

@@ -7,18 +7,18 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..delta import is_ref
+from ..dataset.inspect import content_text, json_text, response_message, tool_calls, usage_of
 from ..errors import CassetteError
-from ..inspect import content_text, json_text, response_message, tool_calls, usage_of
-from ..runid import set_run_id
+from ..format.delta import is_ref
+from ..format.runid import set_run_id
+from ..types import EnvIndex, Json
 from .console import Console, existing, format_option, load, plural, reporting_warnings
 
 if TYPE_CHECKING:
-    from ..index import Entry, EnvIndex, Index
+    from ..storage.index import Entry, Index
 
 __all__ = ["episode_records", "episode_transcripts", "show"]
 
-Json = dict[str, Any]
 Segment = tuple[str, str | None]  # (text, style); a line of output is a list of segments
 ROLE_STYLES = {"system": "dim", "user": "cyan", "assistant": "green", "tool": "yellow"}
 

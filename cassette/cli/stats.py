@@ -10,15 +10,14 @@ from typing import Any
 
 import click
 
+from ..dataset.inspect import cost_of, tool_calls, usage_of
 from ..errors import CassetteError
-from ..index import Index
-from ..inspect import cost_of, tool_calls, usage_of
-from ..runid import set_run_id
+from ..format.runid import set_run_id
+from ..storage.index import Index
+from ..types import Json
 from .console import Console, existing, format_option, load, plural
 
 __all__ = ["compute_stats", "percentile", "stats", "stats_rows"]
-
-Json = dict[str, Any]
 
 
 def _json_safe(value: Any) -> Any:

@@ -21,14 +21,14 @@ from typing import Any, NoReturn
 
 import click
 
-from ..cassette import Cassette
+from ..replay.cassette import Cassette
+from ..types import Json
 
 __all__ = ["Tau2Results", "run_tau2", "tau2_command"]
 
 # litellm fetches its model cost map from the network at import unless told otherwise.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-Json = dict[str, Any]
 DEFAULTS: Json = {"task_ids": None, "num_trials": 1, "max_steps": 100, "max_errors": 10}
 DEFAULTS["seed"] = 300  # run_tasks' default
 REQUIRED = ("domain", "agent_llm", "user_llm")
@@ -168,7 +168,7 @@ def _tasks_fix(domain: str) -> str:
 def _local(given: str | None, mode: str) -> Path | None:
     """CASSETTE as a local path; a URL is refused in one line (Path() would make s3://b/x
     the local s3:/b/x), naming the `cassette merge` that copies it."""
-    from ..remote import is_url
+    from ..storage.remote import is_url
 
     if given is None or not is_url(given):
         return None if given is None else Path(given.removeprefix("file://"))

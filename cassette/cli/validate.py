@@ -20,7 +20,7 @@ from .console import (
 )
 
 if TYPE_CHECKING:
-    from ..validate import Fault
+    from ..dataset.validate import Fault
 
 __all__ = ["validate", "validate_command"]
 
@@ -71,8 +71,8 @@ def validate_command(
 ) -> bool:
     """Print every fault and warning of ``target``, then OK or the count of faults;
     returns whether it is OK."""
-    from ..matching import Matcher
-    from ..validate import validate
+    from ..dataset.validate import validate
+    from ..replay.matching import Matcher
 
     try:
         Matcher(ignore)

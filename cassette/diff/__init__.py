@@ -4,7 +4,7 @@
 result records, :mod:`.rules` what is left out, :mod:`.compare` how two steps are
 compared, :mod:`.stats` / :mod:`.align` / :mod:`.causes` / :mod:`.noise` the paired
 statistics, aligned tool calls, grouped causes and noise floor, :mod:`.forks` the fork
-points of a run made by :func:`cassette.fork`, :mod:`.many` many runs
+points of a run made by :func:`cassette.replay.fork`, :mod:`.many` many runs
 against one, and :mod:`.report` renders a :class:`RunDiff` as text, JSON, Markdown or HTML.
 """
 

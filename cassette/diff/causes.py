@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..index import EnvIndex
+from ..types import EnvIndex
 from .types import Divergence, EpisodeDiff, Json, _Data
 
 __all__ = ["CAUSES", "SHORT", "CauseGroup", "classify", "group_causes", "sentence"]

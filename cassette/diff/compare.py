@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..delta import decode_messages
-from ..difference import Difference, first_difference, format_path
-from ..index import Entry, EnvIndex, Index
+from ..format.delta import decode_messages
+from ..format.difference import Difference, first_difference, format_path
+from ..storage.index import Entry, Index
+from ..types import EnvIndex
 from .rules import Rules
 from .types import Divergence, Json
 

@@ -1,4 +1,4 @@
-"""Fork points in a diff: a cassette made by :func:`cassette.fork` records where each
+"""Fork points in a diff: a cassette made by :func:`cassette.replay.fork` records where each
 episode left its base as one interaction on channel ``"fork"``. The diff takes those
 records out of the trajectories (they are not calls) and shows them per episode."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..fork import FORK_CHANNEL
-from ..index import EnvIndex
+from ..replay.fork import FORK_CHANNEL
+from ..types import EnvIndex
 from .compare import Channels
 
 if TYPE_CHECKING:

@@ -7,7 +7,8 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from ..index import EnvIndex, Index
+from ..storage.index import Index
+from ..types import EnvIndex
 from .noise import noise_floor
 from .run import diff_runs
 from .types import Json, RunDiff

@@ -1,7 +1,7 @@
 """What a diff leaves out, and comparing two parts of a step once that is left out.
 
 The volatile fields (generated ids, clocks), the transport keys of
-:data:`cassette.matching.DEFAULT_IGNORE` and the user's ignore paths are dropped, and
+:data:`cassette.replay.matching.DEFAULT_IGNORE` and the user's ignore paths are dropped, and
 JSON-string tool arguments are parsed, by a tree of rules walked alongside the data
 (copying only what changes). The default rules also have hand-written fast paths for
 the common shapes (a chat completion, a chat request).
@@ -12,13 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..inspect import parse_args
-from ..matching import DEFAULT_IGNORE, Matcher
-from ..paths import parse_path
+from ..dataset.inspect import parse_args
+from ..format.paths import parse_path
+from ..replay.matching import DEFAULT_IGNORE, Matcher
+from ..types import Json
 
 __all__ = ["VOLATILE", "Rules"]
-
-Json = dict[str, Any]
 
 
 def _words(text: str) -> tuple[str, ...]:

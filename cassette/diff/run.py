@@ -18,9 +18,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from .._gc import paused_gc
-from ..index import Entry, EnvIndex, Index, load_index
-from ..inspect import cost_of, parse_args, response_calls, usage_totals
+from ..dataset.inspect import cost_of, parse_args, response_calls, usage_totals
+from ..storage.gc import paused_gc
+from ..storage.index import Entry, Index, load_index
+from ..types import EnvIndex
 from .align import align_calls
 from .causes import classify, group_causes
 from .compare import Channels, Comparer, divergence, group_by_episode

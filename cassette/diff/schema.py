@@ -4,13 +4,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from ..types import Json
 from .causes import CAUSES
 
 __all__ = ["SCHEMA"]
-
-Json = dict[str, Any]
 
 
 def _obj(props: Json, required: list[str] | None = None) -> Json:

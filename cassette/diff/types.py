@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
-from ..index import EnvIndex, Index
+from ..storage.index import Index
+from ..types import EnvIndex, Json
 
 if TYPE_CHECKING:
     from .align import AlignedCall
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Divergence", "EpisodeDiff", "Json", "RunDiff", "RunSummary", "Status", "ToolCall"]
 
-Json = dict[str, Any]
 Status = Literal["identical", "diverged", "only_a", "only_b"]
 _NO_JSON = {"json": False}  # fields left out of to_dict()
 
@@ -98,7 +98,7 @@ class EpisodeDiff(_Data):
     # why it diverged (cassette.diff.causes), and both tool-call sequences aligned
     cause: str | None = None
     alignment: list[AlignedCall] = field(default_factory=list)
-    # where B (or A) forked from its base (cassette.fork): base, base_run, channel, step, why
+    # where B (or A) forked from its base (cassette.replay.fork): base, base_run, channel, step, why
     fork: Json | None = None
     _extra = ("delta", "change")
 

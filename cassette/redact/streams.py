@@ -18,7 +18,6 @@ from typing import Any
 
 __all__ = ["is_token_list", "scrub_chunks"]
 
-Json = dict[str, Any]
 Path = tuple[Any, ...]
 Spans = Callable[[str], list[tuple[int, int]]]
 _IDS = ("type", "item_id", "output_index", "content_index", "index")

@@ -14,9 +14,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from ..types import Json
+
 __all__ = ["error_body", "messages_answer", "parse_messages"]
 
-Json = dict[str, Any]
 _ERROR_TYPES = {
     400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
     404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",

@@ -8,11 +8,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..types import Json
 from .schema_values import requested_json
 
 __all__ = ["Conversation", "parse_chat", "parse_responses", "text_of"]
-
-Json = dict[str, Any]
 
 
 def text_of(content: Any) -> str:

@@ -16,12 +16,13 @@ from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
+from ..types import Json
+
 if TYPE_CHECKING:
     from .server import ScriptedServer
 
 __all__ = ["OTHER_ROUTES", "Handler", "ModelHTTPServer", "dumps", "error_body", "other_answer"]
 
-Json = dict[str, Any]
 _AZURE_DEPLOYMENT = re.compile(r"^(/openai)?/deployments/[^/]+(?=/)")
 _ERROR_KINDS: dict[int, tuple[str, str | None]] = {
     400: ("invalid_request_error", None), 401: ("invalid_request_error", "invalid_api_key"),

@@ -12,11 +12,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..types import Json
 from .handler import dumps
 
 __all__ = ["chat_answer", "responses_answer", "split_words"]
-
-Json = dict[str, Any]
 
 
 def split_words(text: str, words: int) -> list[str]:

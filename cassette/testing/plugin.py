@@ -75,7 +75,7 @@ from .plugin_settings import (
 from .unused import UNUSED_PROPERTY as _UNUSED
 
 if TYPE_CHECKING:
-    from ..cassette import Cassette
+    from ..replay.cassette import Cassette
 
 __all__ = [
     "DEFAULT_DIR",
@@ -159,8 +159,8 @@ def cassette(request: pytest.FixtureRequest) -> Iterator[Cassette]:
     """An open :class:`cassette.Cassette` for this test, at
     ``<--cassette-dir>/<module>/<test>.jsonl`` in ``--cassette-mode`` (default replay);
     ``@pytest.mark.cassette(path=, mode=, match=, ignore=)`` overrides (``pytest --markers``)."""
-    from ..cassette import open as open_cassette
-    from ..modes import PYTEST_FIX
+    from ..replay.cassette import open as open_cassette
+    from ..replay.modes import PYTEST_FIX
 
     item = request.node
     assert isinstance(item, pytest.Item)
@@ -197,7 +197,7 @@ def cassette(request: pytest.FixtureRequest) -> Iterator[Cassette]:
 
 
 def _finish(item: pytest.Item, state: _TestState) -> None:
-    from ..cassette import Mode
+    from ..replay.cassette import Mode
 
     cas = state.cas
     setup, call = state.reports.get("setup"), state.reports.get("call")

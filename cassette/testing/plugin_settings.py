@@ -60,8 +60,8 @@ SETTINGS = pytest.StashKey[Settings]()
 
 
 def is_url(path: object) -> bool:
-    """``scheme://...`` (not ``file://``): :func:`cassette.remote.is_url`, imported late."""
-    from .. import remote
+    """``scheme://...`` (not ``file://``): :func:`cassette.storage.remote.is_url`, imported late."""
+    from ..storage import remote
 
     return remote.is_url(path)
 

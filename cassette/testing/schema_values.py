@@ -19,9 +19,10 @@ import secrets
 from collections.abc import Iterable
 from typing import Any
 
+from ..types import Json
+
 __all__ = ["find_schema", "json_answer", "requested_json", "schema_value", "tool_arguments"]
 
-Json = dict[str, Any]
 _MAX_DEPTH = 8
 _FORMATS = {
     "date-time": "2024-05-06T07:08:09Z",

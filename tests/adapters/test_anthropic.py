@@ -19,9 +19,9 @@ anthropic = pytest.importorskip("anthropic")
 
 import cassette  # noqa: E402
 from cassette import CassetteError, CassetteMismatch  # noqa: E402
-from cassette.adapters._anthropic_errors import AnthropicErrors  # noqa: E402
 from cassette.adapters.anthropic import is_wrapped, wrap_anthropic  # noqa: E402
-from cassette.index import load_index  # noqa: E402
+from cassette.adapters.anthropic._errors import AnthropicErrors  # noqa: E402
+from cassette.storage.index import load_index  # noqa: E402
 from tests.conftest import MakeServer  # noqa: E402
 
 NOWHERE = "http://127.0.0.1:9"  # the discard port: nothing listens there

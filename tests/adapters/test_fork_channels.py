@@ -13,7 +13,7 @@ from openai import AsyncOpenAI
 import cassette
 from cassette.adapters.mcp import mcp_session
 from cassette.adapters.openai import wrap_openai
-from cassette.fork import fork, fork_points
+from cassette.replay.fork import fork, fork_points
 from cassette.testing import mcp_server
 from tests.conftest import MakeServer
 

@@ -33,7 +33,7 @@ from pydantic import BaseModel
 import cassette
 from cassette import CassetteError, CassetteMismatch
 from cassette.adapters.litellm import LiteLLMStream, patch_litellm
-from cassette.index import load_index
+from cassette.storage.index import load_index
 from tests.conftest import MakeServer
 
 T = TypeVar("T")

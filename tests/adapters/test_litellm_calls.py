@@ -21,7 +21,7 @@ from litellm.text_completions.streaming_iterator import TextCompletionStreamWrap
 import cassette
 from cassette import CassetteMismatch
 from cassette.adapters.litellm import patch_litellm
-from cassette.index import load_index
+from cassette.storage.index import load_index
 from tests.adapters.test_litellm import (
     KEY,
     args,

@@ -28,7 +28,7 @@ from litellm.types.llms.openai import ResponsesAPIResponse
 import cassette
 from cassette import CassetteMismatch
 from cassette.adapters.litellm import patch_litellm
-from cassette.index import load_index
+from cassette.storage.index import load_index
 from tests.adapters.test_litellm import (
     KEY,
     WEATHER,
@@ -314,7 +314,7 @@ def test_a_stream_closed_early_is_recorded_incomplete(make_server: MakeServer, p
 def test_response_headers_keep_no_credentials(make_server: MakeServer) -> None:
     """A Responses API reply carries the provider's headers twice (``additional_headers``
     and ``headers``): neither keeps cookies or organisation ids in the cassette."""
-    from cassette.adapters._litellm_stream import dump_response
+    from cassette.adapters.litellm._stream import dump_response
 
     server = make_server("random")
     reply = litellm.responses(input="A lake?", **args(server.base_url))

@@ -21,7 +21,7 @@ from openai.types.responses import Response
 import cassette
 from cassette import CassetteError, CassetteMismatch
 from cassette.adapters.openai import wrap_openai
-from cassette.index import Entry, load_index
+from cassette.storage.index import Entry, load_index
 from tests.conftest import MakeServer
 
 USER = [{"role": "user", "content": "What is the weather like in Paris tomorrow?"}]

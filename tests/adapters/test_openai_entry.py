@@ -20,7 +20,7 @@ from openai import AsyncOpenAI, OpenAI
 
 import cassette
 from cassette.adapters.openai import wrap_openai
-from cassette.index import load_index
+from cassette.storage.index import load_index
 from tests.conftest import MakeServer
 
 USER = [{"role": "user", "content": "What is the weather like in Paris tomorrow?"}]

@@ -21,7 +21,7 @@ from openai._resource import SyncAPIResource
 import cassette
 from cassette import CassetteError
 from cassette.adapters.openai import wrap_openai
-from cassette.index import load_index
+from cassette.storage.index import load_index
 from tests.adapters.test_openai_entry import KEY, NOWHERE, offline
 from tests.conftest import MakeServer
 

@@ -17,7 +17,7 @@ from openai import OpenAI
 
 import cassette
 from cassette.adapters.tau2 import CHANNELS, env_index_for, patch_tau2, trial_for_seed
-from cassette.index import load_index
+from cassette.storage.index import load_index
 from fixtures.tau2_server import Tau2Server
 from tests.helpers.tau2 import MARKS, litellm_garbage  # noqa: F401 - autouse fixture
 

@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 import cassette
-from cassette.adapters._openai_errors import OpenAIErrors
+from cassette.adapters.openai._errors import OpenAIErrors
 from cassette.cli import main
-from cassette.index import load_index
+from cassette.storage.index import load_index
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = "import sys; from cassette.cli import main; sys.exit(main())"

@@ -220,13 +220,13 @@ def test_a_store_that_refuses_is_one_line(place: Path, args: tuple[str, ...]) ->
 # Python's own handler, which a child of a background job would not inherit)
 CTRL_C = """
 import os, signal
-import cassette.remote
+import cassette.storage.remote
 signal.signal(signal.SIGINT, signal.default_int_handler)
-_local_or_url = cassette.remote.local_or_url
+_local_or_url = cassette.storage.remote.local_or_url
 def local_or_url(path):
     os.kill(os.getpid(), signal.SIGINT)
     return _local_or_url(path)
-cassette.remote.local_or_url = local_or_url
+cassette.storage.remote.local_or_url = local_or_url
 """
 
 

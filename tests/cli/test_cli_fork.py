@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 import cassette
 from cassette.cli import main
-from cassette.fork import fork_points
+from cassette.replay.fork import fork_points
 from tests.cli.test_cli_run_auto import NOWHERE, SCRIPTS, cassette_run
 from tests.conftest import MakeServer
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner, Result
 
 import cassette
 from cassette.cli import main
-from cassette.index import load_index
+from cassette.storage.index import load_index
 
 GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "cli"
 RUN_A, RUN_B = GOLDEN / "run_a.jsonl", GOLDEN / "run_b.jsonl"

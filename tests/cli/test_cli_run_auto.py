@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import cassette
-from cassette.index import load_index
+from cassette.storage.index import load_index
 from tests.conftest import MakeServer
 
 SCRIPTS = Path(__file__).parents[1] / "fixtures" / "autorecord"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cassette.index import load_index
+from cassette.storage.index import load_index
 from tests.cli.test_cli_run_auto import NOWHERE, cassette_run
 from tests.conftest import MakeServer
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 
 import cassette
 from cassette.cli.tau2 import tau2_command
-from cassette.index import load_index
+from cassette.storage.index import load_index
 from cassette.testing import bundled
 from fixtures.tau2_server import Tau2Server
 from tests.helpers.tau2 import MARKS, litellm_garbage  # noqa: F401 - autouse fixture

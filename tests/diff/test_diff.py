@@ -15,7 +15,7 @@ from click.testing import CliRunner
 import cassette
 from cassette.cli import main
 from cassette.diff import VOLATILE, RunDiff, diff_runs, tool_calls_of
-from cassette.index import Entry, load_index
+from cassette.storage.index import Entry, load_index
 
 GOLDEN = Path(__file__).resolve().parent.parent / "fixtures" / "diff"
 A, RERUN, B = GOLDEN / "run_a.jsonl", GOLDEN / "run_a_rerun.jsonl", GOLDEN / "run_b.jsonl"

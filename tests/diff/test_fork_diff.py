@@ -1,4 +1,4 @@
-"""cassette diff BASE NEW where NEW is a fork of BASE (cassette.fork): the "fork" records
+"""cassette diff BASE NEW where NEW is a fork of BASE (cassette.replay.fork): the "fork" records
 are not calls; each forked episode shows where it forked, in every format (issue 14)."""
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from cassette.cli import main
 from cassette.diff import RunDiff, diff_runs
 from cassette.diff.report import render_html, render_json, render_markdown, render_text
 from cassette.diff.schema import SCHEMA
-from cassette.fork import fork
-from cassette.index import load_index
-from cassette.runid import set_run_id
+from cassette.format.runid import set_run_id
+from cassette.replay.fork import fork
+from cassette.storage.index import load_index
 from tests.conftest import MakeServer
-from tests.test_fork import run_loops
+from tests.replay.test_fork import run_loops
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """Valid cassettes to mutate, the mutations, and the readers a fuzzed file is put through
-(tests/test_fuzz_reader.py)."""
+(tests/storage/test_fuzz_reader.py)."""
 
 from __future__ import annotations
 
@@ -15,14 +15,20 @@ import orjson
 from hypothesis import strategies as st
 
 import cassette
-from cassette.adapters._openai_errors import OpenAIErrors
+from cassette.adapters.openai._errors import OpenAIErrors
 from cassette.cli.show import episode_transcripts
 from cassette.cli.stats import compute_stats
+from cassette.dataset.inspect import (
+    response_calls,
+    response_message,
+    tool_calls,
+    usage_of,
+    usage_totals,
+)
+from cassette.dataset.validate import validate
 from cassette.diff import diff_runs
 from cassette.errors import CassetteError
-from cassette.index import load_index
-from cassette.inspect import response_calls, response_message, tool_calls, usage_of, usage_totals
-from cassette.validate import validate
+from cassette.storage.index import load_index
 
 Json = dict[str, Any]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import cassette
-from cassette import store
+from cassette.storage import store
 
 
 def answer(env: int | str, n: int) -> dict[str, Any]:

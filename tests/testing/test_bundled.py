@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import cassette
+from cassette.dataset.validate import validate
 from cassette.testing import bundled
-from cassette.validate import validate
 
 
 @pytest.mark.parametrize("name", ["demo", "tau2_mock"])

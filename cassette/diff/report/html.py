@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from ..._gc import paused_gc
+from ...storage.gc import paused_gc
 from ..compare import group_by_episode
 from ..forks import fork_line, forks_line, take_forks
 from ..types import EpisodeDiff, RunDiff

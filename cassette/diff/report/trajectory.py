@@ -13,13 +13,13 @@ from typing import Any
 
 import orjson
 
-from ...index import Entry
-from ...inspect import item_call, message_calls
+from ...dataset.inspect import item_call, message_calls
+from ...storage.index import Entry
+from ...types import Json
 from ..compare import Channels
 
 __all__ = ["Call", "Message", "StepView", "episode_views", "merged_keys"]
 
-Json = dict[str, Any]
 Key = tuple[str, int]
 MAX_TEXT = 4000
 

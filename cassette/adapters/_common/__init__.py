@@ -1,0 +1,1 @@
+"""The _common layer."""

@@ -1,0 +1,139 @@
+"""What the HTTP-level adapters (``_openai_http``, ``_anthropic_http``) share: a read HTTP
+response as a response dict (``"$http"``: status and the headers an adapter keeps), a
+stream's events as chunk dicts and back (``"$sse"``: an event kept as it came), and the
+byte streams that replay those events to the SDK's HTTP library."""
+
+from __future__ import annotations
+
+import base64
+import functools
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+import orjson
+
+from ...types import Json
+
+__all__ = [
+    "EVENTS_TYPE",
+    "HTTP",
+    "JSON_TYPE",
+    "SECRET_WORDS",
+    "SSE",
+    "byte_streams",
+    "chunk_of",
+    "encode_event",
+    "http_meta",
+    "response_dict",
+]
+
+HTTP = "$http"  # the key of a response dict that holds status and headers
+SSE = "$sse"  # an event kept as it came: {"$sse": {"event": name, "data": text}}
+JSON_TYPE = "application/json"
+EVENTS_TYPE = "text/event-stream"
+SECRET_WORDS = ("auth", "cookie", "key", "secret", "token", "session")
+
+
+def http_meta(response: Any, usual: str, kept: Callable[[str], bool]) -> Json:
+    """Status (unless 200) and the ``kept`` headers of ``response``; a content type that
+    starts with ``usual`` is left out."""
+    headers = {
+        k: v
+        for k, v in response.headers.items()
+        if kept(k) and not (k == "content-type" and v.startswith(usual))
+    }
+    meta: Json = {}
+    if response.status_code != 200:
+        meta["status"] = response.status_code
+    if headers:
+        meta["headers"] = headers
+    return meta
+
+
+def response_dict(response: Any, kept: Callable[[str], bool]) -> Json:
+    """The response dict of a read HTTP response: its JSON body, ``"$http"`` added when
+    status or headers are worth keeping; any other body whole inside ``"$http"``."""
+    content = response.content
+    if "json" in response.headers.get("content-type", ""):
+        try:
+            body = orjson.loads(content)
+        except orjson.JSONDecodeError:
+            body = None
+        if isinstance(body, dict) and HTTP not in body:
+            meta = http_meta(response, JSON_TYPE, kept)
+            if meta:
+                body[HTTP] = meta
+            return body
+    meta = http_meta(response, "\0", kept)
+    meta["base64"] = base64.b64encode(content).decode()
+    return {HTTP: meta}
+
+
+def encode_event(chunk: Json) -> bytes:
+    """One event of a stream as the server sends it."""
+    kept = chunk.get(SSE)
+    if isinstance(kept, dict):
+        event, lines = kept.get("event"), str(kept.get("data", "")).split("\n")
+        data = b"".join(b"data: " + line.encode() + b"\n" for line in lines)
+    else:
+        kind = chunk.get("type")
+        event, data = (kind if isinstance(kind, str) else None), b"data: " + orjson.dumps(chunk)
+        data += b"\n"
+    return (b"event: " + event.encode() + b"\n" if event else b"") + data + b"\n"
+
+
+def chunk_of(sse: Any) -> Json:
+    """A received event as a chunk dict: its JSON data, unless it would not come back the
+    same way (an event name other than its ``type``, data that is not a JSON object)."""
+    try:
+        data = orjson.loads(sse.data)
+    except orjson.JSONDecodeError:
+        data = None
+    if isinstance(data, dict) and HTTP not in data and SSE not in data:
+        kind = data.get("type")
+        if sse.event == (kind if isinstance(kind, str) else None):
+            return data
+    return {SSE: {"event": sse.event, "data": sse.data}}
+
+
+@functools.lru_cache(maxsize=4)
+def byte_streams(module: Any) -> tuple[Any, Any]:
+    """The HTTP library's byte stream classes, fed from a cassette's chunks (and a
+    closing ``data: [DONE]`` if built with ``done``)."""
+
+    def iterate(self: Any) -> Iterator[bytes]:
+        try:
+            if self.first is not None:
+                yield encode_event(self.first)
+            for chunk in self.chunks:
+                yield encode_event(chunk)
+            if self.done:
+                yield b"data: [DONE]\n\n"
+        finally:
+            self.close()
+
+    def close(self: Any) -> None:
+        self.chunks.close()
+
+    async def aiterate(self: Any) -> AsyncIterator[bytes]:
+        try:
+            if self.first is not None:
+                yield encode_event(self.first)
+            async for chunk in self.chunks:
+                yield encode_event(chunk)
+            if self.done:
+                yield b"data: [DONE]\n\n"
+        finally:
+            await self.aclose()
+
+    async def aclose(self: Any) -> None:
+        await self.chunks.aclose()
+
+    def init(self: Any, first: Json | None, chunks: Any, done: bool) -> None:
+        self.first, self.chunks, self.done = first, chunks, done
+
+    sync = type("CassetteEvents", (module.SyncByteStream,), {"__init__": init})
+    sync.__iter__, sync.close = iterate, close  # type: ignore[attr-defined]
+    aio = type("AsyncCassetteEvents", (module.AsyncByteStream,), {"__init__": init})
+    aio.__aiter__, aio.aclose = aiterate, aclose  # type: ignore[attr-defined]
+    return sync, aio

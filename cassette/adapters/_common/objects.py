@@ -1,0 +1,317 @@
+"""Python objects in a cassette: stored with their type and private state, rebuilt as the
+same object, and streams of them teed to the caller while recording.
+
+A pydantic model is stored as its JSON dump (``exclude_unset``) plus ``"$type"``
+(``"module:QualName"``), ``"$private"`` (its ``__pydantic_private__``, e.g. litellm's
+``_hidden_params``) and ``"$attrs"`` (underscore attributes set on the instance, e.g.
+litellm's ``_response_ms``). It is rebuilt through the type's own constructor (which makes
+the nested objects the library makes), then the fields that the constructor dropped are put
+back, so the rebuilt object equals the stored one and dumps the same JSON.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import importlib
+import warnings
+from collections import deque
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
+from typing import Any, cast
+
+from pydantic import BaseModel
+
+from ...errors import CassetteError, CassetteWarning
+from ...format.codec import dumps, loads
+from ...types import Json
+
+__all__ = [
+    "ATTRS_KEY",
+    "PRIVATE_KEY",
+    "STREAM_KEY",
+    "TYPE_KEY",
+    "Tee",
+    "dump_object",
+    "dump_state",
+    "load_object",
+    "load_state",
+    "plain",
+    "rebuild",
+    "type_path",
+]
+
+TYPE_KEY = "$type"
+PRIVATE_KEY = "$private"
+ATTRS_KEY = "$attrs"
+STREAM_KEY = "$stream"  # on a stream's first chunk: what the stream object was
+DIFF, GONE = "$diff", "$gone"  # a chunk's private state relative to the chunk before
+_META = (TYPE_KEY, PRIVATE_KEY, ATTRS_KEY, STREAM_KEY)
+_SKIP = object()  # a private value that cannot be stored (a client, a lock, ...)
+
+
+def plain(value: Any, what: str = "value") -> Any:
+    """A JSON-able deep copy: pydantic models dumped, dataclasses and tuples converted."""
+    try:
+        return loads(dumps(value))
+    except TypeError as exc:  # orjson.JSONEncodeError is a TypeError
+        raise CassetteError(
+            f"cannot store the policy's {what} in a cassette: {exc}; pass JSON-able data "
+            "(dicts, lists, str, numbers, pydantic models, dataclasses)"
+        ) from None
+
+
+def type_path(obj: Any) -> str | None:
+    """``"module:QualName"`` of ``obj``'s class, or None for plain data."""
+    if obj is None or isinstance(obj, (dict, list, str, int, float, bool)):
+        return None
+    cls = type(obj)
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+@functools.lru_cache(maxsize=256)
+def resolve(path: str) -> type[Any] | None:
+    """The pydantic model or dataclass named ``path``, or None (never another callable)."""
+    module, _, qualname = path.partition(":")
+    try:
+        obj: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError, ValueError):
+        return None
+    if not isinstance(obj, type):
+        return None
+    if issubclass(obj, BaseModel) or dataclasses.is_dataclass(obj):
+        return obj
+    return None  # never call an arbitrary callable named by a file
+
+
+# --- dump ---------------------------------------------------------------------------------
+
+
+def dump_state(value: Any) -> Any:
+    """Best-effort JSON of private state (models tagged with ``$type``); what cannot be
+    stored (a client, a lock) is left out."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, BaseModel):
+        return dump_object(value)
+    if isinstance(value, Mapping):
+        out = {str(k): dump_state(v) for k, v in value.items()}
+        return {k: v for k, v in out.items() if v is not _SKIP}
+    if isinstance(value, (list, tuple)):
+        return [v for v in map(dump_state, value) if v is not _SKIP]
+    try:
+        return loads(dumps(value))
+    except TypeError:
+        return _SKIP
+
+
+def dump_object(obj: Any, what: str = "response") -> Json:
+    """The JSON of a pydantic model (with ``$type``, ``$private``, ``$attrs``), a dataclass
+    (with ``$type``) or a dict."""
+    if isinstance(obj, dict):
+        return cast(Json, plain(obj, what))
+    if isinstance(obj, BaseModel):
+        body = cast(Json, plain(obj.model_dump(mode="json", exclude_unset=True), what))
+        body[TYPE_KEY] = type_path(obj)
+        private = dump_state(obj.__pydantic_private__ or {})
+        if private:
+            body[PRIVATE_KEY] = private
+        fields = type(obj).model_fields
+        attrs = dump_state({k: v for k, v in vars(obj).items() if k[:1] == "_" and k not in fields})
+        if attrs:
+            body[ATTRS_KEY] = attrs
+        return body
+    body = plain(obj, what)
+    if not isinstance(body, dict):
+        raise CassetteError(
+            f"cannot store a {type(obj).__name__} as an object; pass a dict, a pydantic "
+            "model or a dataclass"
+        )
+    body[TYPE_KEY] = type_path(obj)
+    return body
+
+
+# --- rebuild ------------------------------------------------------------------------------
+
+
+def load_state(value: Any) -> Any:
+    if isinstance(value, dict):
+        if isinstance(value.get(TYPE_KEY), str):
+            return rebuild(value[TYPE_KEY], value, warn=False)
+        return {k: load_state(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [load_state(v) for v in value]
+    return value
+
+
+def _reconcile(obj: Any, data: Any) -> None:
+    """Put back the fields that a constructor dropped (litellm deletes ``logprobs=None``
+    and sets it again afterwards), recursively, and mark the stored ones as set."""
+    if isinstance(obj, BaseModel) and isinstance(data, dict):
+        fields = type(obj).model_fields
+        extra = obj.__pydantic_extra__ or {}
+        present = vars(obj)
+        for key, value in data.items():
+            if key in _META:
+                continue
+            if key in present or key in extra:
+                if isinstance(value, (dict, list)):  # what may hold models
+                    _reconcile(present[key] if key in present else extra[key], value)
+            elif key in fields:
+                present[key] = value
+        obj.__pydantic_fields_set__.update(k for k in data if k in fields)
+    elif isinstance(obj, list) and isinstance(data, list):
+        for item, value in zip(obj, data, strict=False):
+            _reconcile(item, value)
+
+
+def _construct(cls: type[BaseModel], body: Json) -> BaseModel:
+    try:
+        return cls(**body)  # the type's own constructor builds what the library builds
+    except (TypeError, ValueError):  # ValidationError is a ValueError
+        pass
+    try:
+        return cls.model_validate(body)
+    except (TypeError, ValueError):  # a loose model
+        return cls.model_construct(**body)
+
+
+def rebuild(path: str | None, data: Any, *, warn: bool = True) -> Any:
+    """Rebuild ``data`` (from :func:`dump_object`) as the type recorded at ``path``."""
+    if path is None or not isinstance(data, dict):
+        return data
+    body = {k: v for k, v in data.items() if k not in _META}
+    cls = resolve(path)
+    if cls is not None and issubclass(cls, BaseModel):
+        obj = _construct(cls, body)
+        _reconcile(obj, body)
+        private = obj.__pydantic_private__
+        if private is not None:
+            for key, value in (data.get(PRIVATE_KEY) or {}).items():
+                if key in type(obj).__private_attributes__:
+                    private[key] = load_state(value)
+        for key, value in (data.get(ATTRS_KEY) or {}).items():
+            vars(obj)[key] = load_state(value)
+        return obj
+    if cls is not None:
+        with contextlib.suppress(TypeError):
+            return cls(**body)
+    if warn:
+        warnings.warn(
+            f"cassette: cannot rebuild the recorded type {path!r} from {sorted(body)} (not "
+            "importable here, not a pydantic model or dataclass, or its fields changed); "
+            "returning the recorded dict. Install the package that defines it, or re-record",
+            CassetteWarning,
+            stacklevel=3,
+        )
+    return body
+
+
+def load_object(data: Json, default: str | None = None) -> Any:
+    """Rebuild a dict from :func:`dump_object` as its ``$type`` (else ``default``)."""
+    path = data.get(TYPE_KEY)
+    path = path if isinstance(path, str) else default
+    if path is None:
+        return {k: v for k, v in data.items() if k != STREAM_KEY}
+    return rebuild(path, data)
+
+
+# --- streams ------------------------------------------------------------------------------
+
+
+class Tee:
+    """Chunk objects <-> chunk dicts around ``cas.stream``: while recording, the live
+    objects are handed to the caller as they are (their dicts go to the cassette); on
+    replay, the recorded dicts are rebuilt. ``head()`` describes the stream object itself;
+    it is stored on the first chunk under ``$stream``.
+
+    Private state is dumped again when the live stream ends, into the dicts already handed
+    to the cassette (recorded at the end): litellm updates its chunks' ``_hidden_params``
+    (usage) after the last chunk. A chunk's private state is then stored as its difference
+    from the chunk before (``{"$diff": ...}``): litellm's differ in a timestamp.
+    """
+
+    def __init__(
+        self,
+        dump: Callable[[Any], Json] = dump_object,
+        load: Callable[[Json], Any] = load_object,
+        head: Callable[[], Json] | None = None,
+    ) -> None:
+        self.dump, self.load, self.head = dump, load, head
+        self._live: deque[Any] = deque()
+        self._sent: list[tuple[Any, Json]] = []
+        self._private: Any = None  # the private state of the chunk replayed last
+
+    def _out(self, item: Any) -> Json:
+        data = self.dump(item)
+        if not self._sent and self.head is not None:
+            data[STREAM_KEY] = self.head()
+        self._live.append(item)
+        self._sent.append((item, data))
+        return data
+
+    def finish(self) -> None:
+        """The live stream ended: refresh the private state of what was sent."""
+        for item, data in self._sent:
+            fresh = self.dump(item)
+            for key in (PRIVATE_KEY, ATTRS_KEY):
+                if key in fresh:
+                    data[key] = fresh[key]
+        if self._sent and self.head is not None:
+            self._sent[0][1][STREAM_KEY] = self.head()
+        before = None
+        for _, data in self._sent:
+            private = data.get(PRIVATE_KEY)
+            if isinstance(before, dict) and isinstance(private, dict):
+                data[PRIVATE_KEY] = {DIFF: _diff(before, private)}
+            before = private
+
+    def live(self, items: Iterable[Any]) -> Iterator[Json]:
+        for item in items:
+            yield self._out(item)
+        self.finish()
+
+    async def alive(self, items: AsyncIterable[Any]) -> AsyncIterator[Json]:
+        async for item in items:
+            yield self._out(item)
+        self.finish()
+
+    def take(self, data: Json) -> Any:
+        """The object for the chunk dict that the cassette's iterator just gave."""
+        if self._live:
+            return self._live.popleft()
+        private = data.get(PRIVATE_KEY)
+        if isinstance(private, dict) and DIFF in private and isinstance(self._private, dict):
+            private = _patch(self._private, private[DIFF])
+            data = {**data, PRIVATE_KEY: private}
+        self._private = private
+        return self.load(data)
+
+
+def _diff(before: Json, after: Json) -> Json:
+    """What changed from ``before`` to ``after`` (nested dicts as their own difference)."""
+    out: Json = {}
+    for key, value in after.items():
+        old = before.get(key, _SKIP)
+        if old == value:
+            continue
+        both = isinstance(old, dict) and isinstance(value, dict)
+        out[key] = {DIFF: _diff(old, value)} if both else value
+    gone = [key for key in before if key not in after]
+    if gone:
+        out[GONE] = gone
+    return out
+
+
+def _patch(before: Json, diff: Json) -> Json:
+    out = dict(before)
+    for key in diff.get(GONE, ()):
+        out.pop(key, None)
+    for key, value in diff.items():
+        if key == GONE:
+            continue
+        nested = isinstance(value, dict) and DIFF in value and isinstance(out.get(key), dict)
+        out[key] = _patch(out[key], value[DIFF]) if nested else value
+    return out

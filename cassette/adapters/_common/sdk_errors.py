@@ -1,0 +1,127 @@
+"""API errors of a Stainless-built SDK (openai, anthropic) in a cassette: :class:`SdkErrors`,
+the :class:`cassette.ErrorCodec` that each SDK's adapter sets up with its own module.
+
+Status errors keep their status code, the HTTP body as the server sent it and the headers
+the SDK's subclass keeps; replay rebuilds them with the client's own
+``_make_status_error_from_response``, so class, message, ``body``, ``code`` and
+``request_id`` are what the SDK makes of that response. Imports neither SDK.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, ClassVar
+
+from ...errors import CassetteError
+from ...format import codec
+from ...types import Json
+
+__all__ = ["SdkErrors", "http_module"]
+
+_BUILTINS: dict[str, type[Exception]] = {
+    f"builtins.{cls.__name__}": cls for cls in (TypeError, ValueError, RuntimeError)
+}
+
+
+def http_module(client: Any, sdk: str) -> Any:
+    """The HTTP library ``client`` (of the SDK named ``sdk``) runs on: ``httpx2`` or
+    ``httpx``, found from its HTTP client's class."""
+    for cls in type(client._client).__mro__:
+        module = sys.modules.get(cls.__module__.partition(".")[0])
+        if cls.__module__.startswith((sdk, "builtins")) or module is None:
+            continue
+        if hasattr(module, "Response") and hasattr(module, "Request"):
+            return module
+    raise CassetteError(  # pragma: no cover - every SDK release runs on httpx or httpx2
+        f"cannot tell the HTTP library of {type(client._client).__name__}; "
+        f"pass an {sdk} client built on httpx or httpx2"
+    )
+
+
+class SdkErrors:
+    """The error codec of one client; a subclass names its SDK and the headers it keeps."""
+
+    sdk: ClassVar[Any]  # the SDK's module: its APIStatusError, APITimeoutError, ...
+    wrap_body: ClassVar[bool] = False  # the SDK keeps only the "error" member of a body
+
+    def __init__(self, client: Any, path: str, method: str = "POST") -> None:
+        self.client, self.path, self.method = client, path, method.upper()
+        self.http = http_module(client, self.sdk.__name__)
+
+    @staticmethod
+    def kept_header(name: str) -> bool:
+        raise NotImplementedError
+
+    def request(self) -> Any:
+        url = self.path if "://" in self.path else str(self.client.base_url).rstrip("/") + self.path
+        return self.http.Request(self.method, url)
+
+    def response(self, status: int, content: bytes = b"", headers: Json | None = None) -> Any:
+        return self.http.Response(status, headers=headers, content=content, request=self.request())
+
+    def dump(self, exc: BaseException) -> Json | None:
+        sdk = self.sdk
+        data: Json
+        if isinstance(exc, sdk.APIStatusError):
+            data = {"kind": "status", "status_code": exc.status_code}
+            headers = exc.response.headers
+            data["headers"] = {k: v for k, v in headers.items() if self.kept_header(k)}
+            try:
+                data["body"] = exc.response.json()
+            except Exception:  # noqa: BLE001 - not JSON, or never read: keep what the SDK kept
+                if exc.body is None or isinstance(exc.body, str):
+                    data["text"] = exc.body or ""
+                else:
+                    data["body"] = {"error": exc.body} if self.wrap_body else exc.body
+        elif isinstance(exc, sdk.APITimeoutError):
+            data = {"kind": "timeout"}
+        elif isinstance(exc, sdk.APIConnectionError):
+            data = {"kind": "connection"}
+        elif type(exc) is sdk.APIError:  # an error event inside a stream
+            data = {"kind": "api", "body": getattr(exc, "body", None)}
+        else:
+            return None
+        name = f"{sdk.__name__}.{type(exc).__name__}"
+        return {"type": name, "message": str(exc), "data": data}
+
+    def load(self, info: Json) -> BaseException | None:
+        """The SDK's exception for a recorded error; None (replayed as a RecordedError)
+        when the line does not hold one this codec wrote (an edited or damaged line)."""
+        data = info.get("data") or {}
+        if not isinstance(data, dict):
+            return None
+        message = str(info.get("message") or "")
+        builtin = _BUILTINS.get(str(info.get("type", "")))
+        if builtin is not None:  # raised by the SDK before sending: a wrong argument
+            return builtin(message)
+        if not str(info.get("type", "")).startswith(self.sdk.__name__ + "."):
+            return None
+        kind = data.get("kind")
+        if kind == "status":
+            return self._status_error(data)
+        if kind == "timeout":
+            return self.sdk.APITimeoutError(request=self.request())  # type: ignore[no-any-return]
+        if kind == "connection":
+            error = self.sdk.APIConnectionError(message=message, request=self.request())
+            return error  # type: ignore[no-any-return]
+        if kind == "api":
+            return self.sdk.APIError(message, self.request(), body=data.get("body"))  # type: ignore[no-any-return]
+        return None
+
+    def _status_error(self, data: Json) -> BaseException | None:
+        status, headers = data.get("status_code"), data.get("headers")
+        if type(status) is not int or not 100 <= status <= 599:
+            return None
+        if headers is not None and not (
+            isinstance(headers, dict) and all(isinstance(v, str) for v in headers.values())
+        ):
+            return None
+        try:
+            content = codec.dumps(data["body"]) if "body" in data else str(data.get("text", ""))
+        except CassetteError:
+            return None
+        raw = content if isinstance(content, bytes) else content.encode()
+        error: BaseException = self.client._make_status_error_from_response(
+            self.response(status, raw, headers)
+        )
+        return error

@@ -1,0 +1,46 @@
+"""litellm exceptions in a cassette: :class:`LiteLLMErrors`, the :class:`cassette.ErrorCodec`
+of the litellm adapter and of the tau2 patch (which calls litellm). It needs no litellm
+import: it rebuilds a type only if ``litellm.exceptions`` is already loaded."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+
+from ...types import Json
+
+__all__ = ["LiteLLMErrors"]
+
+
+class LiteLLMErrors:
+    """Stores litellm exceptions and rebuilds them as their own type on replay."""
+
+    def dump(self, exc: BaseException) -> Json | None:
+        cls = type(exc)
+        if not cls.__module__.startswith("litellm"):
+            return None
+        data = {
+            k: v
+            for k in ("llm_provider", "model", "status_code")
+            if isinstance(v := getattr(exc, k, None), (str, int))
+        }
+        kind = f"litellm.{cls.__name__}"
+        message = str(getattr(exc, "message", None) or exc).removeprefix(f"{kind}: ")
+        return {"type": kind, "message": message, "data": data}
+
+    def load(self, info: Json) -> BaseException | None:
+        kind = str(info.get("type") or "")
+        exceptions = sys.modules.get("litellm.exceptions")
+        if not kind.startswith("litellm.") or exceptions is None:
+            return None
+        cls = getattr(exceptions, kind.partition(".")[2], None)
+        if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+            return None
+        data = info.get("data") or {}
+        args = {"message": str(info.get("message") or ""), "status_code": 500}
+        args |= {k: data.get(k, "") for k in ("llm_provider", "model")} | data
+        try:
+            params = inspect.signature(cls).parameters
+            return cls(**{k: v for k, v in args.items() if k in params})
+        except Exception:  # noqa: BLE001 - a type we cannot rebuild is replayed as RecordedError
+            return None

@@ -1,0 +1,153 @@
+"""litellm's Responses API in a cassette: the events of a ``responses(..., stream=True)``
+stream as response dicts (with the private state of an event's ``response``, secrets and
+the api_base left out; a ``ResponsesAPIResponse`` itself is a plain
+:func:`~._litellm_stream.dump_response`), and the iterators that hand them over:
+:class:`LiteLLMResponsesStream` (a ``SyncResponsesAPIStreamingIterator``, for
+``responses``) and :class:`LiteLLMAsyncResponsesStream` (a ``ResponsesAPIStreamingIterator``,
+for ``aresponses``)."""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Any
+
+from litellm.responses.streaming_iterator import (  # litellm 1.63 on: imported on first use
+    ResponsesAPIStreamingIterator,
+    SyncResponsesAPIStreamingIterator,
+)
+from pydantic import BaseModel
+
+from ...types import Json
+from .._common.assemble import assemble_response
+from .._common.objects import PRIVATE_KEY, dump_state, load_state
+from ._stream import (
+    LiteLLMTee,
+    _hide_base,
+    _Replayed,
+    _show_base,
+    dump_response,
+    load_response,
+)
+
+__all__ = [
+    "LiteLLMAsyncResponsesStream",
+    "LiteLLMResponsesStream",
+    "ResponsesTee",
+    "assemble_response",
+    "dump_event",
+    "load_event",
+    "stream_type",
+]
+
+EVENT = "litellm.types.llms.openai:ResponseCompletedEvent"  # an event that lost its $type
+NESTED = "$response"  # in an event's private state: that of the event's ``response``
+_FINAL = ("response.completed", "response.incomplete", "response.failed")
+
+
+def dump_event(event: Any, api_base: str | None) -> Json:
+    """A stream event as a response dict; its ``response`` (a ``ResponsesAPIResponse``)
+    keeps its ``_hidden_params`` too, under ``$private.$response``."""
+    data = dump_response(event, api_base)
+    inner = getattr(event, "response", None)
+    if isinstance(inner, BaseModel) and any((inner.__pydantic_private__ or {}).values()):
+        state = dump_state(inner.__pydantic_private__)
+        _hide_base(state.get("_hidden_params"), api_base)
+        data.setdefault(PRIVATE_KEY, {})[NESTED] = state
+    return data
+
+
+def load_event(data: Json, api_base: str | None) -> Any:
+    """The event of :func:`dump_event`, rebuilt as its own type."""
+    private = data.get(PRIVATE_KEY)
+    nested = private.get(NESTED) if isinstance(private, dict) else None
+    event = load_response(data, api_base, EVENT)
+    inner = getattr(event, "response", None)
+    if isinstance(nested, dict) and isinstance(inner, BaseModel):
+        state = inner.__pydantic_private__
+        if state is not None:
+            for key, value in nested.items():
+                if key in type(inner).__private_attributes__:
+                    state[key] = load_state(value)
+            _show_base(state.get("_hidden_params"), api_base)
+    return event
+
+
+class ResponsesTee(LiteLLMTee):
+    """The events of a Responses API stream (see :class:`LiteLLMTee`)."""
+
+    def _dump(self, chunk: Any) -> Json:
+        return dump_event(chunk, self.api_base)
+
+    def _load(self, data: Json) -> Any:
+        return load_event(data, self.api_base)
+
+
+class _Events(_Replayed):
+    """A Responses API stream over a cassette stream: the live events while recording (and
+    the live iterator's attributes), the recorded ones rebuilt on replay, with the stream's
+    model, provider and ``_hidden_params``; ``completed_response`` is the terminal event
+    once it went by and ``finished`` says the stream ended, as on litellm's iterators."""
+
+    completed_response: Any
+    finished: bool
+
+    def _adopt(self, head: Json, live: Any, api_base: str | None) -> None:
+        if live is not None:
+            vars(self).update(vars(live))
+        else:
+            hidden = load_state(dict(head.get("_hidden_params") or {}))
+            _show_base(hidden, api_base)
+            vars(self).update(
+                _DEFAULTS,
+                model=head.get("model"),
+                custom_llm_provider=head.get("custom_llm_provider"),
+                _hidden_params=hidden,
+                _raw_response_headers=MappingProxyType({}),
+            )
+        self.completed_response = None
+        self.finished = False
+
+    def _take(self, data: Json) -> Any:
+        event = super()._take(data)
+        if data.get("type") in _FINAL:
+            self.completed_response = event
+        return event
+
+    def __next__(self) -> Any:
+        try:
+            return super().__next__()
+        except StopIteration:
+            self.finished = True
+            raise
+
+    async def __anext__(self) -> Any:
+        try:
+            return await super().__anext__()
+        except StopAsyncIteration:
+            self.finished = True
+            raise
+
+
+_DEFAULTS: Json = {
+    "response": None, "logging_obj": None, "responses_api_provider_config": None,
+    "litellm_metadata": None, "request_data": {}, "call_type": None,
+}  # fmt: skip
+
+
+class LiteLLMResponsesStream(_Events, SyncResponsesAPIStreamingIterator):
+    """What ``litellm.responses(..., stream=True)`` returns inside the patch: a
+    ``SyncResponsesAPIStreamingIterator`` of the stream's events (``for``, and ``async
+    for``)."""
+
+    def __aiter__(self) -> LiteLLMResponsesStream:
+        return self
+
+
+class LiteLLMAsyncResponsesStream(_Events, ResponsesAPIStreamingIterator):
+    """What ``litellm.aresponses(..., stream=True)`` returns inside the patch: a
+    ``ResponsesAPIStreamingIterator`` of the stream's events (``async for``)."""
+
+
+def stream_type(is_async: bool) -> type[_Events]:
+    """The iterator class of a ``responses`` (``aresponses``) stream."""
+    return LiteLLMAsyncResponsesStream if is_async else LiteLLMResponsesStream

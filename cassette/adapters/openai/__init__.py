@@ -1,0 +1,324 @@
+"""Record and replay the openai SDK: ``wrap_openai(client, cas)``.
+
+.. code-block:: python
+
+    import cassette
+    from cassette.adapters.openai import wrap_openai
+    from openai import OpenAI
+
+    with cassette.open("runs/a.jsonl", mode="auto") as cas:
+        client = wrap_openai(OpenAI(), cas)            # still an openai.OpenAI
+        with cassette.episode(0):
+            reply = client.chat.completions.create(model="gpt-4o-mini", messages=[...])
+
+The wrapped client is a copy (``client.with_options()``); the client passed in is left as
+it was. Every call that sends a request goes through the cassette, on channel ``"llm"`` of
+the current :func:`cassette.episode`, as a request dict: the JSON body the SDK sends plus
+``"endpoint"`` (``"chat.completions"``, ``"embeddings"``, ``"GET models"``; never host,
+API key, headers or timeout). The same call gives the same dict whatever its entry point,
+so a cassette recorded through ``create`` replays through ``with_raw_response.create``.
+
+- ``chat.completions.create`` and ``responses.create`` (not streamed) take a fast path at
+  the resource: the request dict from the arguments, the reply validated into the SDK type.
+- Everything else (streams, ``with_raw_response``, ``with_streaming_response``, ``parse``,
+  the stream helpers, ``client.post``/``get``, pages, embeddings, images, files, ...) is
+  caught in the client's ``request``, where the SDK turns options into an HTTP request:
+  see :mod:`cassette.adapters.openai._http`. Replies come back as the SDK's own objects.
+- What cannot be recorded raises :class:`cassette.CassetteError` naming it, in every mode:
+  multipart file uploads, raw request bodies, websocket connections (``realtime``).
+- API errors replay as the same ``openai`` exception; response headers worth reading
+  (request id, rate limits) are recorded, never secrets, never in the hash.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import inspect
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
+
+import pydantic
+from openai import AsyncOpenAI, OpenAI
+from openai._constants import OVERRIDE_CAST_TO_HEADER, RAW_RESPONSE_HEADER
+from openai._models import FinalRequestOptions
+from openai.types.chat import ChatCompletion, completion_create_params
+
+from ...errors import CassetteError
+from ...replay.cassette import Cassette
+from ...types import Json
+from ._errors import OpenAIErrors
+from ._http import LIVE, Recorder, adapter, response_dict, without_http
+from ._request import build_request, materialise
+
+__all__ = ["OpenAIErrors", "build_request", "wrap_openai"]
+
+ClientT = TypeVar("ClientT", bound="OpenAI | AsyncOpenAI")
+_CONTROL = frozenset({RAW_RESPONSE_HEADER, OVERRIDE_CAST_TO_HEADER})
+_RECORDER = "_cassette_recorder"
+_WEBSOCKET_CODE = ("openai.resources.", "openai._websocket")
+
+
+@dataclass(frozen=True)
+class _Endpoint:
+    name: str  # the request's "endpoint"
+    path: str
+    result: Any  # the SDK type of a reply
+    params: Any  # the SDK's TypedDict of the body
+
+
+CHAT = _Endpoint(
+    "chat.completions",
+    "/chat/completions",
+    ChatCompletion,
+    completion_create_params.CompletionCreateParamsNonStreaming,
+)
+
+
+@functools.lru_cache(maxsize=1)
+def _responses_endpoint() -> _Endpoint | None:
+    try:  # the Responses API arrived in openai 1.66; imported on first use (~0.1 s)
+        from openai.types.responses import Response, response_create_params
+    except ImportError:  # pragma: no cover - older SDKs
+        return None
+    params = response_create_params.ResponseCreateParamsNonStreaming
+    return _Endpoint("responses", "/responses", Response, params)
+
+
+# --- create: the fast path ----------------------------------------------------------------
+
+
+class _Create:
+    """What a replaced ``create`` needs: the recorder, the endpoint, the resource's own
+    ``create``; requests are built and replies validated here."""
+
+    def __init__(self, recorder: Recorder, endpoint: _Endpoint, create: Any) -> None:
+        self.recorder, self.endpoint, self.create = recorder, endpoint, create
+        self.cas, self.channel = recorder.cas, recorder.channel
+        self.errors = recorder.errors("POST", endpoint.path)
+        signature = inspect.signature(create)
+        self.accepts = frozenset(signature.parameters)
+        self.required = frozenset(
+            name
+            for name, p in signature.parameters.items()
+            if p.default is p.empty and p.kind is p.KEYWORD_ONLY
+        )
+        self.adapter = adapter(endpoint.result)
+        self._ok: Any = None
+        self._options: dict[Any, FinalRequestOptions] = {}
+
+    def respond(self, data: Json, headers: Mapping[str, Any]) -> Any:
+        """What ``with_raw_response`` / ``with_streaming_response`` return for a reply: the
+        client's own ``_process_response`` over the HTTP response rebuilt from it (an
+        awaitable for an async client)."""
+        client = self.recorder.client
+        try:
+            key: Any = frozenset(headers.items())
+        except TypeError:
+            key = None
+        template = self._options.get(key)
+        if template is None:
+            template = FinalRequestOptions.construct(
+                method="post", url=self.endpoint.path, headers=dict(headers)
+            )
+            if key is not None:
+                self._options[key] = template
+        options = copy.copy(template)  # the SDK sets its headers anew, never changes them
+        cast_to = client._maybe_override_cast_to(self.endpoint.result, options)
+        response = self.recorder.response(options, data)
+        return self.recorder.cls._process_response(
+            client,
+            cast_to=cast_to,
+            options=options,
+            response=response,
+            stream=False,
+            stream_cls=None,
+        )
+
+    def request(self, kwargs: Mapping[str, Any]) -> Json:
+        if not (kwargs.keys() <= self.accepts and self.required <= kwargs.keys()):
+            inspect.signature(self.create).bind(**kwargs)  # the SDK's own TypeError
+        return build_request(self.endpoint.name, self.endpoint.params, kwargs)
+
+    def raw_kwargs(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        """The arguments that make the SDK hand back the live HTTP response, read."""
+        headers = {
+            k: v for k, v in (kwargs.get("extra_headers") or {}).items() if k not in _CONTROL
+        }
+        headers[RAW_RESPONSE_HEADER] = "raw"
+        return {**kwargs, "extra_headers": headers}
+
+    def build(self, data: Json) -> Any:
+        """The SDK object of a reply, built the way the client builds what it receives.
+
+        Validating the JSON with pydantic gives the same object as the SDK's lenient
+        construction (both keep unknown fields) at a twentieth of the cost; data that does
+        not validate goes the SDK's own way (constructed leniently, or its strict error).
+        """
+        data = without_http(data)
+        try:
+            return self.adapter.validate_python(data)
+        except pydantic.ValidationError:
+            if self._ok is None:
+                self._ok = self.errors.response(200, headers={"content-type": "application/json"})
+            cls = self.recorder.cls
+            return cls._process_response_data(
+                self.recorder.client, data=data, cast_to=self.endpoint.result, response=self._ok
+            )
+
+
+def _sync_create(call: _Create) -> Callable[..., Any]:
+    def live(kwargs: dict[str, Any]) -> Json:
+        token = LIVE.set(True)
+        try:
+            raw = call.create(**call.raw_kwargs(kwargs))
+        finally:
+            LIVE.reset(token)
+        return response_dict(raw.http_response)
+
+    def create(**kwargs: Any) -> Any:
+        if kwargs.get("stream"):  # streams go the SDK's way, to the client's request()
+            return call.create(**kwargs)
+        kwargs = materialise(kwargs)
+        request = call.request(kwargs)
+        data = call.cas.call(
+            request, live=lambda: live(kwargs), channel=call.channel, errors=call.errors
+        )
+        headers = kwargs.get("extra_headers")
+        if headers and _CONTROL & headers.keys():  # with_raw/streaming_response
+            return call.respond(data, headers)
+        return call.build(data)
+
+    return create
+
+
+def _async_create(call: _Create) -> Callable[..., Any]:
+    async def live(kwargs: dict[str, Any]) -> Json:
+        token = LIVE.set(True)
+        try:
+            raw = await call.create(**call.raw_kwargs(kwargs))
+        finally:
+            LIVE.reset(token)
+        return response_dict(raw.http_response)
+
+    async def create(**kwargs: Any) -> Any:
+        if kwargs.get("stream"):  # streams go the SDK's way, to the client's request()
+            return await call.create(**kwargs)
+        kwargs = materialise(kwargs)
+        request = call.request(kwargs)
+        data = await call.cas.acall(
+            request, live=lambda: live(kwargs), channel=call.channel, errors=call.errors
+        )
+        headers = kwargs.get("extra_headers")
+        if headers and _CONTROL & headers.keys():  # with_raw/streaming_response
+            return await call.respond(data, headers)
+        return call.build(data)
+
+    return create
+
+
+def _install(client: Any, resource: Any, endpoint: _Endpoint | None) -> Any:
+    """Put the fast ``create`` on a resource of a wrapped client, the first time the
+    caller reaches it."""
+    recorder = vars(client).get(_RECORDER)
+    if recorder is None or endpoint is None or "create" in vars(resource):
+        return resource
+    factory = _async_create if isinstance(client, AsyncOpenAI) else _sync_create
+    vars(resource)["create"] = factory(_Create(recorder, endpoint, resource.create))
+    return resource
+
+
+# --- the wrapped client's class -----------------------------------------------------------
+
+
+def _refuse_websocket() -> CassetteError:
+    frame: Any = sys._getframe(2)
+    while frame is not None and not type(frame.f_locals.get("self")).__module__.startswith(
+        _WEBSOCKET_CODE
+    ):
+        frame = frame.f_back
+    who = type(frame.f_locals["self"]).__name__ if frame is not None else "the SDK"
+    return CassetteError(
+        f"{who} of connect() opens a websocket connection, which a cassette cannot record "
+        "or replay; open it with a client that wrap_openai did not wrap"
+    )
+
+
+_CLASSES: dict[type[Any], type[Any]] = {}
+
+
+def _wrapped_class(cls: type[Any]) -> type[Any]:
+    """A subclass of the client's class, same name, that installs the fast ``create`` on
+    ``chat.completions`` and ``responses`` when they are first used (the SDK builds its
+    resources lazily, and touching them all costs up to a second), and refuses websocket
+    connections (they read ``auth_headers`` from the SDK's realtime code)."""
+    made = _CLASSES.get(cls)
+    if made is not None:
+        return made
+    parent_chat: Any = getattr(cls, "chat", None)
+    parent_responses: Any = getattr(cls, "responses", None)
+    parent_auth = cls.auth_headers
+
+    def chat(self: Any) -> Any:
+        found = parent_chat.__get__(self, cls)
+        _install(self, found.completions, CHAT)
+        return found
+
+    def responses(self: Any) -> Any:
+        return _install(self, parent_responses.__get__(self, cls), _responses_endpoint())
+
+    def auth_headers(self: Any) -> Any:
+        caller = sys._getframe(1).f_globals.get("__name__", "")
+        if _RECORDER in vars(self) and caller.startswith(_WEBSOCKET_CODE):
+            raise _refuse_websocket()
+        return parent_auth.__get__(self, cls)
+
+    namespace: dict[str, Any] = {
+        "__module__": cls.__module__,
+        "__qualname__": cls.__qualname__,
+        "__doc__": cls.__doc__,
+        "_cassette_base": cls,
+        "auth_headers": property(auth_headers),
+    }
+    lazy = {"chat": (parent_chat, chat), "responses": (parent_responses, responses)}
+    for name, (parent, hook) in lazy.items():
+        if parent is not None:  # else the SDK builds it in __init__: wrap_openai installs it
+            namespace[name] = functools.cached_property(hook)
+    made = type(cls.__name__, (cls,), namespace)
+    for name in lazy:
+        if name in namespace:
+            namespace[name].__set_name__(made, name)
+    _CLASSES[cls] = made
+    return made
+
+
+def wrap_openai(client: ClientT, cas: Cassette, *, channel: str = "llm") -> ClientT:
+    """A copy of ``client`` (an ``OpenAI`` or ``AsyncOpenAI``, and still one) whose every
+    request goes through ``cas``; ``client`` itself is left unchanged."""
+    if not isinstance(client, (OpenAI, AsyncOpenAI)):
+        raise TypeError(f"wrap_openai takes an openai.OpenAI or AsyncOpenAI, not {client!r}")
+    base: type[Any] = getattr(type(client), "_cassette_base", type(client))
+    copy_of: Any = base.copy  # the class's copy: a wrapped client copies unwrapped
+    wrapped = copy_of(client)
+    wrapped.__class__ = _wrapped_class(base)
+    recorder = Recorder(wrapped, cas, channel)
+    aio = isinstance(wrapped, AsyncOpenAI)
+    vars(wrapped)["request"] = recorder.async_request() if aio else recorder.sync_request()
+    vars(wrapped)[_RECORDER] = recorder
+    vars(wrapped)["_process_response_data"] = recorder.process_response_data()
+    for name, endpoint in (("chat", CHAT), ("responses", None)):  # SDKs that build them eagerly
+        if name in vars(wrapped):
+            resource = vars(wrapped)[name]
+            _install(
+                wrapped,
+                resource.completions if endpoint else resource,
+                endpoint or _responses_endpoint(),
+            )
+
+    def copy(**options: Any) -> Any:
+        return wrap_openai(copy_of(wrapped, **options), cas, channel=channel)
+
+    vars(wrapped).update(copy=copy, with_options=copy)
+    return cast(ClientT, wrapped)

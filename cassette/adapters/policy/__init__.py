@@ -1,0 +1,395 @@
+"""Record and replay a policy: an OpenAI-style function, or an eval-protocol policy object.
+
+``wrap_policy(fn, cas)`` returns a drop-in replacement for ``fn`` whose calls go through
+``cas.call``/``cas.acall``: recording calls ``fn`` and stores its answer, replay serves the
+answer and never calls ``fn``. Two conventions are understood:
+
+* **openai**: ``fn(messages, tools=None, **kwargs)`` (sync or async) returns an OpenAI-style
+  response: a dict, a pydantic model (``ChatCompletion``) or anything with ``model_dump``.
+  The request is ``{"messages", "tools", **kwargs}``; the episode is ``cassette.episode``
+  unless the call passes ``env_index=`` (consumed by the wrapper). Replay rebuilds the
+  recorded type, named by the response's ``"$type"`` key (``"module:QualName"``), through
+  its own constructor, with its private attributes (litellm's ``_hidden_params``).
+  A policy may also return a sync or async iterator of chunks (a generator, litellm's
+  ``CustomStreamWrapper``): it is recorded as a stream and replayed chunk by chunk, each
+  chunk rebuilt as its own type (a ``CustomStreamWrapper`` comes back as one). A stream
+  that failed while recording raises its error on replay when the policy is called,
+  before any chunk.
+* **eval_protocol**: ``await policy(tool_schemas, env_index, conversation_history)`` returns
+  ``(tool_calls, usage, finish_reason)`` and appends the assistant message to the history
+  in place. The wrapper is an object with the same ``__call__`` that delegates every other
+  attribute (``add_tool_response``, ``model_id``, ...) to the policy. The request is
+  ``{"tools": tool_schemas, "messages": history before the call}``; the response holds the
+  tool calls, usage, finish reason and the messages the policy appended (one appended
+  message is stored as ``"message"``, so the next request refers to it instead of copying
+  it). Replay rebuilds the tool calls (``MCPToolCall``) and usage (``CompletionUsage``) as
+  recorded and appends the same messages, so the rollout goes on identically. (Older
+  eval-protocol policies return ``(tool_calls, usage)``; replay keeps that shape.)
+  ``wrapper._make_llm_call(messages, tools)``, which some eval-protocol rollout processors
+  call directly, is recorded too, as an openai-style call.
+
+Types are rebuilt only if they are pydantic models or dataclasses; anything else (or a
+type that cannot be imported) comes back as the recorded dict, with a ``CassetteWarning``.
+While recording (``record``/``passthrough``) the policy is called first and its answer (or
+stream, handed over chunk by chunk) goes to the cassette; in ``append`` a new stream is
+read whole before it is handed over.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any, Literal, cast
+
+from ...errors import CassetteError
+from ...replay.cassette import Cassette
+from ...replay.modes import Mode
+from ...types import Json
+from .._common.objects import Tee, dump_object, plain, rebuild, type_path
+from ._stream import (
+    PolicyStream,
+    replayed_stream,
+    stream_info,
+    stream_kind,
+    stream_of,
+    stream_tee,
+)
+
+__all__ = ["PolicyStream", "RecordedPolicy", "wrap_policy"]
+
+Style = Literal["auto", "openai", "eval_protocol"]
+TYPE_KEY = "$type"
+_EP_PARAMS = frozenset({"tool_schemas", "conversation_history"})
+_LIVE_FIRST = (Mode.RECORD, Mode.PASSTHROUGH)  # modes that never serve a recording
+
+
+def _split(response: Json) -> tuple[str | None, Json]:
+    body = dict(response)
+    path = body.pop(TYPE_KEY, None)
+    return (path if isinstance(path, str) else None), body
+
+
+# --- the openai convention --------------------------------------------------------------
+
+
+def _is_async(fn: Any) -> bool:
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    if inspect.iscoroutinefunction(fn):
+        return True
+    return not inspect.isfunction(fn) and inspect.iscoroutinefunction(type(fn).__call__)
+
+
+def _openai_request(args: tuple[Any, ...], kwargs: Json) -> Json:
+    rest = dict(kwargs)
+    messages = args[0] if args else rest.pop("messages", None)
+    tools = args[1] if len(args) > 1 else rest.pop("tools", None)
+    request: Json = {"messages": messages, "tools": tools}
+    if len(args) > 2:
+        request["args"] = list(args[2:])
+    request.update(rest)
+    return cast(Json, plain(request, "request"))
+
+
+def _openai_response(result: Any) -> Json:
+    if isinstance(result, dict):
+        return cast(Json, plain(result, "response"))
+    if inspect.isawaitable(result):
+        if inspect.iscoroutine(result):
+            result.close()
+        raise CassetteError(
+            "the wrapped policy returned an awaitable but is not an async function; declare "
+            "it `async def` (e.g. `async def fn(*a, **k): return await f(*a, **k)`) so that "
+            "wrap_policy returns an async wrapper"
+        )
+    if not callable(getattr(result, "model_dump", None)):
+        raise CassetteError(
+            f"the wrapped policy returned {type(result).__name__}; an OpenAI-style policy "
+            "returns a dict, a model with model_dump() (such as ChatCompletion) or an "
+            "iterator of chunks"
+        )
+    return dump_object(result)
+
+
+def _openai_result(response: Json) -> Any:
+    if isinstance(response.get("chunks"), list) and TYPE_KEY not in response:
+        return replayed_stream(response)
+    path, body = _split(response)
+    return rebuild(path, plain(body))  # a copy: the caller may change what it gets
+
+
+class _Call:
+    """One call of a wrapped openai-style policy."""
+
+    def __init__(self, cas: Cassette, channel: str, env_index: int | str | None) -> None:
+        self.cas, self.channel, self.env_index = cas, channel, env_index
+        self.got: list[Any] = []
+
+    def fail(self, request: Json, exc: BaseException) -> None:
+        def live() -> Json:
+            raise exc
+
+        self.cas.call(request, live, env_index=self.env_index, channel=self.channel)
+
+    def answer(self, request: Json, result: Any) -> Any:
+        """Record a live answer or stream (record/passthrough: the policy ran first)."""
+        kind = stream_kind(result)
+        if kind is None:
+            response = _openai_response(result)
+            self.cas.call(request, lambda: response, env_index=self.env_index, channel=self.channel)
+            return result
+        return self._stream(request, result, kind, prefer_async=not kind[0])
+
+    async def aanswer(self, request: Json, result: Any) -> Any:
+        kind = stream_kind(result)
+        if kind is None:
+            response = _openai_response(result)
+
+            async def live() -> Json:
+                return response
+
+            await self.cas.acall(request, live, env_index=self.env_index, channel=self.channel)
+            return result
+        return self._stream(request, result, kind, prefer_async=kind[1])
+
+    def _stream(
+        self, request: Json, result: Any, kind: tuple[bool, bool], *, prefer_async: bool
+    ) -> Any:
+        tee = stream_tee(result, kind)
+        keys: Json = {"env_index": self.env_index, "channel": self.channel}
+        source: Iterator[Json] | AsyncIterator[Json]
+        if prefer_async:
+            source = self.cas.astream(request, lambda: tee.alive(result), **keys)
+        else:
+            source = self.cas.stream(request, lambda: tee.live(result), **keys)
+        return stream_of(source, tee, stream_info(result, kind), live=result)
+
+    def drained(self, result: Any, chunks: list[Json], tee: Tee, kind: tuple[bool, bool]) -> Json:
+        """A stream read whole (append mode): the caller gets it from the live chunks."""
+        self.got.append(stream_of(iter(chunks), tee, stream_info(result, kind), live=result))
+        return {"chunks": chunks}
+
+    def live(self, result: Any) -> Json:
+        kind = stream_kind(result)
+        if kind is None:
+            response = _openai_response(result)
+            self.got.append(result)
+            return response
+        if not kind[0]:
+            raise CassetteError(
+                "the wrapped policy returned an async iterator but is not an async function; "
+                "declare it `async def` so that wrap_policy returns an async wrapper"
+            )
+        tee = stream_tee(result, kind)
+        return self.drained(result, list(tee.live(result)), tee, kind)
+
+    async def alive(self, result: Any) -> Json:
+        kind = stream_kind(result)
+        if kind is None or not kind[1]:
+            return self.live(result)
+        tee = stream_tee(result, kind)
+        return self.drained(result, [c async for c in tee.alive(result)], tee, kind)
+
+
+def _wrap_openai(fn: Callable[..., Any], cas: Cassette, channel: str) -> Callable[..., Any]:
+    if _is_async(fn):
+
+        @functools.wraps(fn)
+        async def awrapper(*args: Any, env_index: int | str | None = None, **kwargs: Any) -> Any:
+            request = _openai_request(args, kwargs)
+            call = _Call(cas, channel, env_index)
+            if cas.mode in _LIVE_FIRST:
+                try:
+                    result = fn(*args, **kwargs)
+                    if inspect.isawaitable(result):
+                        result = await result
+                except Exception as exc:
+                    call.fail(request, exc)
+                    raise
+                return await call.aanswer(request, result)
+
+            async def live() -> Json:
+                result = fn(*args, **kwargs)
+                if inspect.isawaitable(result):
+                    result = await result
+                return await call.alive(result)
+
+            response = await cas.acall(request, live, env_index=env_index, channel=channel)
+            return call.got[0] if call.got else _openai_result(response)
+
+        return awrapper
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, env_index: int | str | None = None, **kwargs: Any) -> Any:
+        request = _openai_request(args, kwargs)
+        call = _Call(cas, channel, env_index)
+        if cas.mode in _LIVE_FIRST:
+            try:
+                result = fn(*args, **kwargs)
+                if inspect.isawaitable(result):
+                    _openai_response(result)  # refused: the wrapper must be async
+            except Exception as exc:
+                call.fail(request, exc)
+                raise
+            return call.answer(request, result)
+        response = cas.call(
+            request, lambda: call.live(fn(*args, **kwargs)), env_index=env_index, channel=channel
+        )
+        return call.got[0] if call.got else _openai_result(response)
+
+    return wrapper
+
+
+# --- the eval-protocol convention -------------------------------------------------------
+
+
+def _tool_call_dict(call: Any, common: str | None) -> Json:
+    data = plain(call, "tool call")
+    if not isinstance(data, dict):
+        raise CassetteError(f"a tool call must be an object, not {type(call).__name__}")
+    path = type_path(call)
+    if path != common:
+        data[TYPE_KEY] = path
+    return cast(Json, data)
+
+
+def _ep_response(result: Any, appended: list[Any]) -> Json:
+    # (tool_calls, usage, finish_reason); older eval-protocol returned no finish_reason
+    if not isinstance(result, (tuple, list)) or len(result) not in (2, 3):
+        raise CassetteError(
+            "an eval-protocol policy returns (tool_calls, usage, finish_reason), not "
+            f"{type(result).__name__}; wrap it with style='openai' if it is a chat function"
+        )
+    calls, usage = result[0], result[1]
+    common = type_path(calls[0]) if calls else None
+    response: Json = {
+        "tool_calls": [_tool_call_dict(c, common) for c in calls],
+        "usage": plain(usage, "usage"),
+        "$types": {"tool_call": common, "usage": type_path(usage)},
+    }
+    if len(result) == 3:
+        response["finish_reason"] = plain(result[2], "finish_reason")
+    messages = plain(appended, "appended messages")
+    if len(messages) == 1 and isinstance(messages[0], dict):
+        response["message"] = messages[0]  # the next request refers to it ($ref)
+    else:
+        response["appended"] = messages
+    return response
+
+
+def _ep_result(response: Json) -> tuple[tuple[Any, ...], list[Any]]:
+    types = response.get("$types") or {}
+    common = types.get("tool_call")
+    calls = []
+    for data in response.get("tool_calls") or []:
+        path, body = _split(data)
+        calls.append(rebuild(path or common, plain(body)))
+    usage = rebuild(types.get("usage"), plain(response.get("usage")))
+    result: tuple[Any, ...] = (calls, usage)
+    if "finish_reason" in response:
+        result = (calls, usage, response["finish_reason"])
+    appended = [response["message"]] if "message" in response else response.get("appended", [])
+    return result, cast(list[Any], plain(appended))
+
+
+class RecordedPolicy:
+    """An eval-protocol policy whose ``__call__`` goes through a cassette.
+
+    Every other attribute is the wrapped policy's (read and written through), and
+    ``isinstance(wrapper, type(policy))`` holds, so rollout code takes it as the policy.
+    """
+
+    __slots__ = ("_cas", "_channel", "_policy", "_raw_llm")
+
+    def __init__(self, policy: Any, cas: Cassette, channel: str = "llm") -> None:
+        object.__setattr__(self, "_policy", policy)
+        object.__setattr__(self, "_cas", cas)
+        object.__setattr__(self, "_channel", channel)
+        object.__setattr__(self, "_raw_llm", None)
+
+    @property
+    def __wrapped__(self) -> Any:
+        return self._policy
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type[Any]:  # isinstance() checks see the wrapped policy's class
+        return type(self._policy)
+
+    async def __call__(
+        self, tool_schemas: Any, env_index: int | str, conversation_history: list[Any]
+    ) -> tuple[Any, ...]:
+        request: Json = {
+            "tools": plain(tool_schemas, "tool schemas"),
+            "messages": plain(conversation_history, "conversation history"),
+        }
+        got: list[tuple[Any, ...]] = []
+
+        async def live() -> Json:
+            start = len(conversation_history)
+            result = self._policy(tool_schemas, env_index, conversation_history)
+            if inspect.isawaitable(result):
+                result = await result
+            response = _ep_response(result, conversation_history[start:])
+            got.append(result)
+            return response
+
+        response = await self._cas.acall(request, live, env_index=env_index, channel=self._channel)
+        if got:
+            return got[0]
+        result, appended = _ep_result(response)
+        conversation_history.extend(appended)
+        return result
+
+    def __getattr__(self, name: str) -> Any:
+        policy = object.__getattribute__(self, "_policy")
+        value = getattr(policy, name)
+        if name == "_make_llm_call" and callable(value):  # the chat call some rollouts make
+            wrapped = object.__getattribute__(self, "_raw_llm")
+            if wrapped is None or wrapped.__wrapped__ != value:
+                wrapped = _wrap_openai(value, self._cas, self._channel)
+                object.__setattr__(self, "_raw_llm", wrapped)
+            return wrapped
+        return value
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._policy, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        delattr(self._policy, name)
+
+    def __repr__(self) -> str:
+        return f"<RecordedPolicy {self._policy!r} on {self._cas!r}>"
+
+
+# --- entry point ------------------------------------------------------------------------
+
+
+def _detect(fn: Any) -> Style:
+    if hasattr(fn, "add_tool_response") or any(
+        c.__name__ == "PlaybackPolicyBase" for c in type(fn).__mro__
+    ):
+        return "eval_protocol"
+    try:
+        params = set(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return "openai"
+    return "eval_protocol" if params & _EP_PARAMS else "openai"
+
+
+def wrap_policy(fn: Any, cas: Cassette, *, style: Style = "auto", channel: str = "llm") -> Any:
+    """Return ``fn`` wrapped so that its calls are recorded to / replayed from ``cas``.
+
+    ``style="auto"`` takes an object with ``add_tool_response`` (or a callable with a
+    ``conversation_history``/``tool_schemas`` parameter) as an eval-protocol policy and
+    anything else as an OpenAI-style chat function.
+    """
+    if not callable(fn):
+        raise TypeError(f"wrap_policy needs a callable, not {type(fn).__name__}")
+    if style == "auto":
+        style = _detect(fn)
+    if style == "eval_protocol":
+        return RecordedPolicy(fn, cas, channel)
+    if style == "openai":
+        return _wrap_openai(fn, cas, channel)
+    raise ValueError(f"unknown style {style!r}; use 'auto', 'openai' or 'eval_protocol'")

@@ -1,0 +1,313 @@
+"""Cassettes made from other files, as functions that print nothing: eval-protocol playback
+files to cassettes, secret scrubbing of existing files, and merging shards or runs.
+
+Everything that writes interactions goes through the real recorder, so what comes out is
+delta-encoded and redacted like any recording, and every output replaces its target
+atomically (a side file and ``os.replace``) only when it is complete.
+"""
+
+from __future__ import annotations
+
+import stat
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import CassetteError, reporting_paths
+from ..format.checksum import CHECKSUM_KEY, checksum
+from ..format.codec import dumps
+from ..format.runid import kept_run_id
+from ..redact import Redactor
+from ..replay.cassette import open as open_cassette
+from ..replay.matching import Matcher
+from ..storage.index import Index, Key, load_index
+from ..storage.recorder import Recorder
+from ..storage.store import holding, iter_records, replacing, shard_files
+from ..types import EnvIndex, Json
+
+__all__ = ["CONFLICT_POLICIES", "MergeConflict", "Merged", "from_eval_protocol", "merge", "redact"]
+
+Progress = Callable[[int], None]
+CONFLICT_POLICIES = ("error", "first", "last", "renumber")
+
+
+def _tick(progress: Progress | None) -> None:
+    if progress is not None:
+        progress(1)
+
+
+def _returns(value: Json | None) -> Callable[[], Json]:
+    return lambda: value or {}
+
+
+@reporting_paths
+def from_eval_protocol(src: Path, out: Path, *, progress: Progress | None = None) -> Index:
+    """Write the eval-protocol playback file ``src`` as the cassette ``out``: each line
+    becomes an interaction whose request is the messages before the last assistant message
+    and whose response is that message as a chat completion. Returns the index of ``src``."""
+    index = load_index([src])
+    if not index.eval_protocol and not (index.entries or index.outcomes or index.headers):
+        raise CassetteError(f"{src} holds no line; name an eval-protocol playback file")
+    if not index.eval_protocol:
+        raise CassetteError(
+            f"{src} is not an eval-protocol playback file (lines of env_index, step, "
+            f"messages); it is a cassette already: use it as it is (`cassette show {src}`)"
+        )
+    meta = {"converted_from": src.name, "source": "eval-protocol playback file"}
+    with open_cassette(out, "record", meta=meta) as cas:
+        for entry in index.entries.values():
+            cas.call(
+                entry.request,
+                live=_returns(entry.response),
+                env_index=entry.env_index,
+                step=entry.step,
+            )
+            _tick(progress)
+    return index
+
+
+# --- redact -------------------------------------------------------------------------------
+
+
+def _scrub(obj: Json, raw: bytes, redactor: Redactor) -> tuple[Json, int]:
+    # streamed chunks as the text they make together, request headers, then the walk
+    out, count = redactor.redact_line(obj, raw, dumps)
+    if not count or out == obj:  # nothing changed
+        return obj, 0
+    if obj.get("type") == "interaction":
+        found = out.get("meta")
+        meta: Json = found if isinstance(found, dict) else {}
+        out["meta"] = {**meta, "redacted": int(meta.get("redacted") or 0) + count}
+        if CHECKSUM_KEY in meta:  # of what the line serves now
+            out["meta"][CHECKSUM_KEY] = checksum(out.get("response"), out.get("error"))
+    return out, count
+
+
+def _redact_file(
+    src: Path, dst: Path, redactor: Redactor, progress: Progress | None
+) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    try:  # a file that held secrets may be private: the copy keeps its mode
+        mode = stat.S_IMODE(src.stat().st_mode)
+    except OSError:
+        mode = None
+    with replacing(dst, mode) as writer:
+        for _, obj in iter_records(src):
+            raw = dumps(obj)
+            obj, count = _scrub(obj, raw, redactor)
+            if count:
+                counts[str(obj.get("type", "eval-protocol"))] += count
+                raw = dumps(obj)
+            writer.write(raw)
+            _tick(progress)
+    return counts
+
+
+@reporting_paths
+def redact(
+    src: Path,
+    dst: Path | None = None,
+    *,
+    redactor: Redactor | None = None,
+    progress: Progress | None = None,
+) -> Counter[str]:
+    """Scrub secrets from the cassette ``src`` (a file or a shard directory) into ``dst``
+    (default: in place). Interactions keep their request_sha256 and gain ``meta.redacted``.
+    Returns the number of values replaced per line type."""
+    redactor = redactor or Redactor()
+    if not src.is_dir():
+        return _redact_file(src, dst or src, redactor, progress)
+    counts: Counter[str] = Counter()
+    for shard in shard_files(src):
+        target = (dst or src) / shard.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        counts.update(_redact_file(shard, target, redactor, progress))
+    return counts
+
+
+# --- merge --------------------------------------------------------------------------------
+
+
+class MergeConflict(CassetteError):
+    """Two inputs of a merge hold the same key (or an outcome of the same episode)."""
+
+
+@dataclass
+class Merged:
+    """What :func:`merge` wrote."""
+
+    interactions: int = 0
+    outcomes: int = 0
+    episodes: int = 0
+    dropped: list[tuple[EnvIndex, str]] = field(default_factory=list)  # (episode, input)
+    prefixes: dict[str, str] = field(default_factory=dict)  # input -> renumber prefix
+    repeats: int = 0  # lines of a key recorded twice in one input (the first is kept)
+    unusable: list[str] = field(default_factory=list)  # "path:line: why" of lines left out
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for suffix in (".gz", ".jsonl", ".ndjson", ".json"):
+        name = name.removesuffix(suffix)
+    return name or "input"
+
+
+def _prefixes(paths: Sequence[Path]) -> list[str]:
+    out: list[str] = []
+    for path in paths:
+        stem, n = _stem(path), 1
+        while (stem if n == 1 else f"{stem}-{n}") in out:
+            n += 1
+        out.append(stem if n == 1 else f"{stem}-{n}")
+    return out
+
+
+def _conflicts(indexes: Sequence[tuple[Path, Index]]) -> Iterator[tuple[EnvIndex, str]]:
+    """(episode, message) for each key or outcome held by two inputs."""
+    owners: dict[Key, str] = {}
+    outcome_owner: dict[EnvIndex, Path] = {}
+    for path, index in indexes:
+        for key, entry in index.entries.items():
+            where = f"{entry.source or path}:{entry.line}"
+            first = owners.setdefault(key, where)
+            if first != where:
+                env, channel, step = key
+                yield (
+                    env,
+                    (
+                        f"key (env_index={env!r}, channel={channel!r}, step={step}) is in both "
+                        f"{first} and {where}"
+                    ),
+                )
+        for env in index.outcomes:
+            first_path = outcome_owner.setdefault(env, path)
+            if first_path != path:
+                yield env, f"the outcome of env_index={env!r} is in both {first_path} and {path}"
+
+
+def _plan(
+    indexes: Sequence[tuple[Path, Index]], on_conflict: str, merged: Merged
+) -> list[set[EnvIndex]]:
+    """Per input, the episodes to leave out (first/last keep each conflicting episode
+    whole, from the first or last input that holds it)."""
+    skip: list[set[EnvIndex]] = [set() for _ in indexes]
+    for path, index in indexes:
+        if index.duplicates and on_conflict == "error":
+            old, new = index.duplicates[0]
+            raise MergeConflict(
+                f"key (env_index={new.env_index!r}, channel={new.channel!r}, step={new.step}) "
+                f"is recorded twice in {path} (lines {old.line} and {new.line}); pass "
+                "--on-conflict first to keep the first line of each key (what readers serve)"
+            )
+        merged.repeats += len(index.duplicates)
+    if on_conflict == "renumber":
+        return skip
+    clashing: dict[EnvIndex, None] = {}
+    for env, message in _conflicts(indexes):
+        if on_conflict == "error":
+            raise MergeConflict(
+                f"{message}; pass --on-conflict first|last|renumber to say which to keep"
+            )
+        clashing.setdefault(env, None)
+    held = [set(index.episodes()) for _, index in indexes]
+    for env in clashing:
+        holders = [i for i, envs in enumerate(held) if env in envs]
+        keep = holders[0] if on_conflict == "first" else holders[-1]
+        for i in holders:
+            if i != keep:
+                skip[i].add(env)
+                merged.dropped.append((env, str(indexes[i][0])))
+    return skip
+
+
+# header meta that names one file's run, not what its calls were recorded with
+_OWN_META = frozenset({"run_nonce", "run_id", "run", "merged_from"})
+
+
+def _shared_meta(headers: list[Json]) -> Json:
+    """The header meta every input agrees on (the ignore rules the hashes were made with,
+    tau2's settings, the caller's own keys), so a merged file keeps what they recorded."""
+    metas: list[Json] = [m if isinstance(m := h.get("meta"), dict) else {} for h in headers]
+    if not metas:
+        return {}
+    return {
+        key: value
+        for key, value in metas[0].items()
+        if key not in _OWN_META and all(key in m and m[key] == value for m in metas[1:])
+    }
+
+
+@reporting_paths
+def merge(
+    out: Path,
+    inputs: Sequence[Path],
+    *,
+    on_conflict: str = "error",
+    progress: Progress | None = None,
+) -> Merged:
+    """Merge cassettes (files, shard directories, eval-protocol files) into the one file
+    ``out``. Every full request is rebuilt and recorded again, so the deltas of the output
+    are valid; hashes, responses, errors and meta are kept. Keys held by two inputs raise
+    :class:`MergeConflict` unless ``on_conflict`` says otherwise: ``first`` / ``last``
+    keep such an episode from the first / last input that holds it, ``renumber`` prefixes
+    every env_index with its input's file stem (``"a/0"``).
+
+    Processes appending to ``out`` wait until it is written (so an input that is ``out``
+    too, a merge in place, loses none of the lines they add meanwhile)."""
+    with holding(out):
+        return _merge(out, inputs, on_conflict, progress)
+
+
+def _merge(
+    out: Path, inputs: Sequence[Path], on_conflict: str, progress: Progress | None
+) -> Merged:
+    if on_conflict not in CONFLICT_POLICIES:
+        raise CassetteError(f"unknown on_conflict {on_conflict!r}; use one of {CONFLICT_POLICIES}")
+    indexes = [(path, load_index([path])) for path in inputs]
+    merged = Merged()
+    skip = _plan(indexes, on_conflict, merged)
+    prefixes = _prefixes([path for path, _ in indexes])
+    if on_conflict == "renumber":
+        merged.prefixes = {str(path): p for (path, _), p in zip(indexes, prefixes, strict=True)}
+    matcher = Matcher()
+    episodes: set[EnvIndex] = set()
+    with replacing(out) as writer:  # 0600, or the mode of the file it replaces
+        recorder = Recorder(writer, Redactor())
+        headers = [h for _, index in indexes for h in index.headers]  # one run stays one id
+        sources = {"merged_from": [str(path) for path in inputs], **kept_run_id(headers)}
+        recorder.header({**_shared_meta(headers), **sources})
+        for i, (_, index) in enumerate(indexes):
+
+            def rename(env: EnvIndex, i: int = i) -> EnvIndex:
+                return f"{prefixes[i]}/{env}" if on_conflict == "renumber" else env
+
+            for entry, request in index.iter_full():
+                if entry.env_index in skip[i]:
+                    continue
+                try:
+                    entry.check()  # a damaged response is left out, not given a new checksum
+                except CassetteError as exc:
+                    merged.unusable.append(str(exc).split("; run `cassette validate")[0])
+                    continue
+                env = rename(entry.env_index)
+                sha = entry.sha or matcher.digest(request)
+                meta = {k: v for k, v in entry.meta.items() if k != CHECKSUM_KEY}
+                recorder.interaction(
+                    env, entry.channel, entry.step, request, sha, entry.response, entry.error, meta
+                )
+                episodes.add(env)
+                merged.interactions += 1
+                _tick(progress)
+            merged.unusable.extend(
+                str(e.broken).split("; ")[0]
+                for e in index.entries.values()
+                if e.broken is not None and e.env_index not in skip[i]
+            )
+            for env, outcome in index.outcomes.items():
+                if env not in skip[i]:
+                    recorder.outcome({**outcome, "env_index": rename(env)})
+                    episodes.add(rename(env))
+                    merged.outcomes += 1
+    merged.episodes = len(episodes)
+    return merged

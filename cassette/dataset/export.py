@@ -1,0 +1,226 @@
+"""A cassette as a publishable dataset: two Parquet tables and a dataset card.
+
+``export_parquet(src, out)`` writes ``out/interactions.parquet`` (one row per recorded
+call: env_index, channel, step, request_sha256, the full request and the response as
+JSON, stream chunks, usage, latency), ``out/episodes.parquet`` (one row per episode:
+reward, terminated, info, steps, run id) and ``out/README.md``, a dataset card whose
+YAML names both tables, so ``datasets.load_dataset(out)``, duckdb and pandas read them.
+``import_parquet(out, dst)`` turns the export back into a cassette that replays the
+same. pyarrow is the ``export`` extra.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..errors import CassetteError, reporting_paths
+from ..format.runid import RUN_ID, kept_run_id, set_run_id
+from ..redact import Redactor
+from ..replay.matching import Matcher
+from ..storage.gc import paused_gc
+from ..storage.index import load_index
+from ..storage.recorder import Recorder
+from ..storage.store import replacing
+from .export_rows import interaction_rows, stream_rows
+from .export_table import EPISODES, Rows, make_table
+from .import_rows import checked_calls, checked_headers, checked_outcomes
+
+__all__ = ["Exported", "export_parquet", "import_parquet"]
+
+INSTALL_HINT = "pip install 'rollout-cassette[export]'"
+_HEADERS_KEY = b"cassette.headers"
+
+
+@dataclass
+class Exported:
+    interactions: int
+    episodes: int
+    run_id: str
+    bytes: int
+
+
+def _pyarrow() -> Any:
+    try:
+        import pyarrow  # type: ignore[import-untyped, import-not-found, unused-ignore]
+        import pyarrow.parquet  # type: ignore[import-untyped, import-not-found, unused-ignore]
+    except ImportError:
+        raise CassetteError(f"Parquet export and import need pyarrow: {INSTALL_HINT}") from None
+    return pyarrow
+
+
+def _json(value: Any) -> bytes | None:
+    return None if value is None else orjson.dumps(value)
+
+
+@reporting_paths
+def export_parquet(src: Path, out: Path) -> Exported:
+    """Write ``src`` (a cassette file or shard directory) to the directory ``out``."""
+    with paused_gc():  # millions of live objects: the collector's passes were most of it
+        try:
+            return _export(src, out)
+        except orjson.JSONEncodeError as exc:
+            raise CassetteError(
+                f"{src} holds a value JSON cannot write ({exc}: a damaged line); run "
+                f"`cassette validate {src}`"
+            ) from None
+        except OverflowError as exc:  # (a step beyond 2^63 - 1: Parquet's int64 column)
+            raise CassetteError(
+                f"{src} holds a number too large for the dataset's columns ({exc}: a step "
+                f"beyond 2^63 - 1, a damaged line?); run `cassette validate {src}`"
+            ) from None
+
+
+def _rows(src: Path) -> Rows:
+    """The rows of ``src``: read as a stream, or, where it holds anything unusual, from
+    its loaded index (which warns about or refuses what it must)."""
+    if src.is_file() or src.is_dir():  # (not a pipe: the index refuses those)
+        streamed = stream_rows(src)
+        if streamed is not None:
+            return streamed
+    index = load_index([src])
+    if index.eval_protocol:
+        raise CassetteError(
+            f"{src} is an eval-protocol playback file; convert it first with "
+            "`cassette convert --from ep`"
+        )
+    return interaction_rows(index)
+
+
+def _export(src: Path, out: Path) -> Exported:
+    pa = _pyarrow()
+    rows = _rows(src)
+    headers, steps = rows.headers, rows.steps
+    run_id = set_run_id(headers)
+    episodes: dict[str, list[Any]] = {k: [] for k in EPISODES}
+    for env in rows.episodes():
+        outcome = rows.outcomes.get(env)
+        for key, value in (
+            ("env_index", str(env).encode()),
+            ("env_index_json", _json(env)),
+            ("reward", None if outcome is None else outcome.get("reward")),
+            ("terminated", None if outcome is None else outcome.get("terminated")),
+            ("info", _json(None if outcome is None else outcome.get("info"))),
+            ("steps", steps.get(env, 0)),
+            ("has_outcome", outcome is not None),
+            ("run_id", run_id.encode()),
+        ):
+            episodes[key].append(value)
+    meta = {_HEADERS_KEY: orjson.dumps(headers)}
+    out.mkdir(parents=True, exist_ok=True)
+    calls = len(rows)
+    interactions = rows.table(pa, meta)
+    del rows  # (the table holds the buffers)
+    write = {"compression": "zstd", "write_page_checksum": True}  # (import verifies them)
+    pa.parquet.write_table(interactions, out / "interactions.parquet", **write)
+    del interactions
+    table = make_table(pa, EPISODES, episodes, meta)
+    pa.parquet.write_table(table, out / "episodes.parquet", **write)
+    (out / "README.md").write_text(_card(src, headers, run_id, calls, len(episodes["steps"])))
+    size = sum((out / n).stat().st_size for n in ("interactions.parquet", "episodes.parquet"))
+    return Exported(calls, len(episodes["env_index"]), run_id, size)
+
+
+def _card(src: Path, headers: list[dict[str, Any]], run_id: str, calls: int, episodes: int) -> str:
+    metas = [h.get("meta", {}) for h in headers]
+    producer = sorted({str(h.get("producer")) for h in headers}) or ["unknown"]
+    created = sorted(str(h.get("created_at")) for h in headers)
+    lines = [
+        "---",
+        "configs:",
+        "- config_name: interactions",
+        "  data_files: interactions.parquet",
+        "  default: true",
+        "- config_name: episodes",
+        "  data_files: episodes.parquet",
+        "tags:",
+        "- rollout-cassette",
+        "- agent-trajectories",
+        "---",
+        "",
+        f"# Rollout cassette `{src.name}`",
+        "",
+        f"- run id: `{run_id}`",
+        f"- {calls} recorded calls in {episodes} episodes",
+        f"- recorded {created[0] if created else '?'} to {created[-1] if created else '?'}"
+        f" by {', '.join(producer)}",
+        f"- run meta: `{orjson.dumps(metas[0] if len(metas) == 1 else metas).decode()}`",
+        "",
+        "Two tables: `interactions` (one row per call; `request`, `response`, `stream_chunks`,",
+        "`error`, `usage` and `meta` are JSON text) and `episodes` (reward, terminated, info,",
+        "steps, run id). Load with `datasets.load_dataset(<dir>, 'interactions')`, pandas",
+        "`read_parquet` or duckdb; `cassette import <dir> run.jsonl` turns it back into a",
+        "cassette that replays offline.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())  # (Arrow's messages may span lines)
+
+
+@reporting_paths
+def import_parquet(src: Path, out: Path) -> Exported:
+    """Write the export in directory ``src`` as the cassette file ``out`` (atomically);
+    rows that the cassette format cannot hold are refused (:mod:`cassette.dataset.import_rows`)."""
+    pa = _pyarrow()
+    try:
+        read = {"page_checksum_verification": True}
+        inter = pa.parquet.read_table(src / "interactions.parquet", **read)
+        eps = pa.parquet.read_table(src / "episodes.parquet", **read)
+    except (OSError, pa.ArrowException) as exc:
+        raise CassetteError(
+            f"{src} is not a `cassette export` directory ({_one_line(exc)}); name the "
+            "directory that holds interactions.parquet and episodes.parquet"
+        ) from None
+    try:
+        headers = checked_headers(inter.schema.metadata, _HEADERS_KEY, src)
+        calls = list(checked_calls(pa, inter, src))
+        outcomes = list(checked_outcomes(pa, eps, src))
+    except (UnicodeDecodeError, pa.ArrowException) as exc:  # bytes damaged on disk
+        raise CassetteError(
+            f"{src} holds a damaged table ({_one_line(exc)}); export the cassette again with "
+            "`cassette export`"
+        ) from None
+    run_id = set_run_id(headers)
+    matcher = Matcher()
+    with replacing(out) as writer:
+        recorder = Recorder(writer, Redactor())
+        if len(headers) == 1:  # the run's own header: its run id stays recomputable
+            head = {**headers[0], "meta": {**headers[0]["meta"], RUN_ID: run_id}}
+            recorder.writer.write(orjson.dumps(recorder.redactor.redact(head)[0]))
+        else:  # the shards of a run, or none: their set's id
+            recorder.header(kept_run_id(headers))
+        for call in calls:
+            try:
+                recorder.interaction(
+                    call.env_index,
+                    call.channel,
+                    call.step,
+                    call.request,
+                    call.sha or matcher.digest(call.request),
+                    call.response,
+                    call.error,
+                    call.meta,
+                )
+            except CassetteError:
+                raise CassetteError(
+                    f"{src}: the call (env_index={call.env_index!r}, channel={call.channel!r}, "
+                    f"step={call.step}) holds a value a cassette cannot store (JSON nested "
+                    "deeper than 254 levels, say); fix that row of interactions.parquet"
+                ) from None
+        for done in outcomes:
+            recorder.outcome(
+                {
+                    "type": "outcome",
+                    "env_index": done.env_index,
+                    "reward": done.reward,
+                    "terminated": done.terminated,
+                    "info": done.info,
+                }
+            )
+    return Exported(len(calls), eps.num_rows, run_id, out.stat().st_size)

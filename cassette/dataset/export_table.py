@@ -1,0 +1,232 @@
+"""The rows of ``cassette export``'s interactions table, gathered with as little work a
+row as can be: repeated values (episode, channel, model) are kept as small ints and
+expanded when the table is made; JSON texts go into growing buffers
+(:class:`~cassette.dataset.export_arrays.TextColumn`); rare ones (errors, stream chunks) are
+kept only where present. The columns of both tables of an export, with their types, are
+declared here once (:data:`INTERACTIONS`, :data:`EPISODES`), and :func:`make_table` makes
+either table from them.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from typing import Any
+
+import orjson
+
+from ..types import EnvIndex
+from .export_arrays import TextColumn, number_array, string_array, text_array
+
+__all__ = ["EPISODES", "INTERACTIONS", "Rows", "make_table", "schema"]
+
+# The columns of the two tables of an export, in order: name -> Arrow type (the name of
+# pyarrow's factory). The one list of them: the tables are made by make_table, which
+# refuses any other column or type, and the written files' schemas are tested against it.
+INTERACTIONS = {
+    "seq": "int64",
+    "env_index": "string",
+    "env_index_json": "string",
+    "channel": "string",
+    "step": "int64",
+    "request_sha256": "string",
+    "model": "string",
+    "request": "string",
+    "response": "string",
+    "stream_chunks": "string",
+    "error": "string",
+    "usage": "string",
+    "latency_ms": "float64",
+    "meta": "string",
+}
+EPISODES = {
+    "env_index": "string",
+    "env_index_json": "string",
+    "reward": "float64",
+    "terminated": "bool_",
+    "info": "string",
+    "steps": "int64",
+    "has_outcome": "bool_",
+    "run_id": "string",
+}
+_KINDS = {"int64": "q", "float64": "d", "bool_": "?"}  # array typecodes of numbers and flags
+
+
+def schema(pa: Any, columns: dict[str, str]) -> Any:
+    """The Arrow schema of a table of ``columns`` (:data:`INTERACTIONS`, :data:`EPISODES`)."""
+    return pa.schema([(name, getattr(pa, typ)()) for name, typ in columns.items()])
+
+
+def make_table(
+    pa: Any, columns: dict[str, str], values: dict[str, Any], metadata: dict[bytes, bytes]
+) -> Any:
+    """The table of ``columns`` from ``values`` (name -> an Arrow array, or a list: of
+    numbers or flags, typed as declared, or of UTF-8 bytes or None)."""
+    if list(values) != list(columns):
+        raise TypeError(f"the columns {list(values)} are not the declared {list(columns)}")
+    arrays = []
+    for name, value in values.items():
+        typ = columns[name]
+        if isinstance(value, list):
+            kind = _KINDS.get(typ)
+            value = number_array(pa, value, kind) if kind else text_array(pa, value)
+        declared = getattr(pa, typ)()
+        if value.type != declared and not (typ == "string" and value.type == pa.large_string()):
+            raise TypeError(f"column {name} is {value.type}, declared {declared}")
+        arrays.append(value)
+    return pa.Table.from_arrays(arrays, names=list(columns), metadata=metadata)
+
+
+class _Sparse:
+    """A text column null in most rows: the rows that hold a value, and the values."""
+
+    __slots__ = ("rows", "values")
+
+    def __init__(self) -> None:
+        self.rows: list[int] = []
+        self.values: list[bytes] = []
+
+    def array(self, pa: Any, count: int) -> Any:
+        if not self.rows:
+            return pa.nulls(count, type=pa.string())
+        sizes = [0] * count
+        bits = bytearray((count + 7) // 8)
+        for row, value in zip(self.rows, self.values, strict=True):
+            sizes[row] = len(value)
+            bits[row >> 3] |= 1 << (row & 7)
+        ends = itertools.accumulate(sizes)
+        return string_array(pa, b"".join(self.values), ends, bits, count - len(self.rows))
+
+
+def _repeated(pa: Any, texts: list[bytes], ids: list[int | None]) -> Any:
+    """The string array whose row i is ``texts[ids[i]]`` (null where ``ids[i]`` is None),
+    joined in C (no per-row Python, no Arrow compute module to load)."""
+    count = len(ids)
+    bits = None
+    nulls = ids.count(None)
+    if nulls:
+        bits = bytearray((count + 7) // 8)
+        for i, index in enumerate(ids):
+            if index is not None:
+                bits[i >> 3] |= 1 << (i & 7)
+    table = dict(enumerate(texts))
+    table[None] = b""  # type: ignore[index]
+    values = list(map(table.__getitem__, ids))  # type: ignore[arg-type]
+    return string_array(pa, b"".join(values), itertools.accumulate(map(len, values)), bits, nulls)
+
+
+class Rows:
+    """The interactions table being gathered, one :meth:`add` a row, with the step count
+    of each episode, the header lines and the outcomes (as the index holds them)."""
+
+    def __init__(self) -> None:
+        self.headers: list[dict[str, Any]] = []
+        self.outcomes: dict[EnvIndex, dict[str, Any]] = {}
+        self.steps: Counter[EnvIndex] = Counter()
+        self._slots: dict[tuple[type, EnvIndex, str], int] = {}  # (env_index, channel)
+        self._models: dict[str, int] = {}
+        self.slot: list[int] = []
+        self.step: list[int] = []
+        self.sha: list[str | None] = []
+        self.model: list[int | None] = []
+        self.latency: list[float | None] = []
+        self.request, self.response, self.usage, self.meta = (TextColumn() for _ in range(4))
+        self.chunks, self.error = _Sparse(), _Sparse()
+
+    def __len__(self) -> int:
+        return len(self.slot)
+
+    def episodes(self) -> list[EnvIndex]:
+        """As :meth:`Index.episodes`: in order of first appearance, then outcome-only."""
+        seen = dict.fromkeys(self.steps)
+        seen.update(dict.fromkeys(self.outcomes))
+        return list(seen)
+
+    def add(
+        self,
+        env: EnvIndex,
+        channel: str,
+        step: int,
+        sha: str | None,
+        request: bytes,
+        model: Any,
+        response: dict[str, Any] | None,
+        error: dict[str, Any] | None,
+        meta: dict[str, Any],
+    ) -> None:
+        dumps = orjson.dumps
+        row = len(self.slot)
+        key = (type(env), env, channel)
+        slot = self._slots.get(key)
+        if slot is None:
+            slot = self._slots[key] = len(self._slots)
+        self.slot.append(slot)
+        self.step.append(step)
+        self.sha.append(sha)
+        if isinstance(model, str):
+            index = self._models.get(model)
+            if index is None:
+                index = self._models[model] = len(self._models)
+            self.model.append(index)
+        else:
+            self.model.append(None)
+        col = self.request  # (TextColumn.add inlined where a value is always there)
+        buf = col.buf
+        buf += request
+        col.ends.append(len(buf))
+        if response is not None and isinstance(response.get("chunks"), list):
+            self.chunks.rows.append(row)
+            self.chunks.values.append(dumps(response["chunks"]))
+            response = {k: v for k, v in response.items() if k != "chunks"}
+        if error is not None:
+            self.error.rows.append(row)
+            self.error.values.append(dumps(error))
+        if response is None:
+            self.response.add(None)
+            usage = meta.get("usage")
+        else:
+            self.response.add(dumps(response))
+            usage = response.get("usage") or meta.get("usage")
+        self.usage.add(None if usage is None else dumps(usage))
+        latency = meta.get("latency_ms")
+        ok = isinstance(latency, (int, float)) and not isinstance(latency, bool)
+        self.latency.append(float(latency) if ok else None)  # type: ignore[arg-type]
+        col = self.meta
+        buf = col.buf
+        buf += dumps(meta)
+        col.ends.append(len(buf))
+        self.steps[env] += 1
+
+    def table(self, pa: Any, metadata: dict[bytes, bytes]) -> Any:
+        """The rows as an Arrow table (the columns of :data:`INTERACTIONS`)."""
+        count = len(self)
+        keys = list(self._slots)
+        slots: list[int | None] = self.slot  # type: ignore[assignment]
+        columns = {
+            "seq": list(range(count)),
+            "env_index": _repeated(pa, [str(k[1]).encode() for k in keys], slots),
+            "env_index_json": _repeated(pa, [orjson.dumps(k[1]) for k in keys], slots),
+            "channel": _repeated(pa, [k[2].encode() for k in keys], slots),
+            "step": self.step,
+            "request_sha256": _ascii(pa, self.sha),
+            "model": _repeated(pa, [m.encode() for m in self._models], self.model),
+            "request": self.request.array(pa),
+            "response": self.response.array(pa),
+            "stream_chunks": self.chunks.array(pa, count),
+            "error": self.error.array(pa, count),
+            "usage": self.usage.array(pa),
+            "latency_ms": self.latency,
+            "meta": self.meta.array(pa),
+        }
+        return make_table(pa, INTERACTIONS, columns, metadata)
+
+
+def _ascii(pa: Any, values: list[str | None]) -> Any:
+    """A string array of equal-length ASCII ``values`` (hashes) from one join; any other
+    list the general way."""
+    width = len(values[0]) if values and values[0] is not None else 0
+    same = width and None not in values and all(len(v) == width for v in values)  # type: ignore[arg-type]
+    data = "".join(values).encode() if same else b""  # type: ignore[arg-type]
+    if not same or len(data) != width * len(values):
+        return text_array(pa, [None if v is None else v.encode() for v in values])
+    return string_array(pa, data, range(width, len(data) + 1, width), None, 0)

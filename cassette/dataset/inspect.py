@@ -1,0 +1,283 @@
+"""What a recorded response says: its message, its tool calls, its token usage and cost
+(as ``cassette diff``, ``show`` and ``stats`` count them). Pure functions over the
+entries of a loaded :class:`~cassette.storage.index.Index`; nothing here prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+from ..errors import CassetteError
+from ..format.codec import dumps
+from ..storage.index import Entry
+from ..types import Json
+
+__all__ = [
+    "content_text",
+    "cost_of",
+    "item_call",
+    "json_text",
+    "message_calls",
+    "parse_args",
+    "response_calls",
+    "response_message",
+    "tool_calls",
+    "usage_of",
+    "usage_totals",
+]
+
+
+# --- what a message or a response says --------------------------------------------------
+
+
+def content_text(content: Any) -> str:
+    """The text of a message's content: a string, a list of parts, or anything JSON-able."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+            elif isinstance(part, dict):
+                parts.append(f"[{part.get('type', 'part')}]")
+        return " ".join(parts)
+    return json_text(content)
+
+
+def json_text(value: Any) -> str:
+    """``value`` as compact JSON text; what JSON cannot write (nesting deeper than 254
+    levels, ints beyond 64 bits: a damaged file) as a short note instead."""
+    try:
+        return dumps(value).decode()
+    except CassetteError as exc:
+        return f"<{type(value).__name__} that cannot be shown: {exc}>"
+
+
+def _call_of(call: Any) -> tuple[str, str] | None:
+    if not isinstance(call, dict):
+        return None
+    inner = call.get("function")
+    fn: Json = inner if isinstance(inner, dict) else call
+    name = fn.get("name")
+    if not isinstance(name, str):
+        return None
+    args = fn.get("arguments", fn.get("input", ""))
+    return name, args if isinstance(args, str) else json_text(args)
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else content_text(value)
+
+
+def _from_chunks(chunks: list[Any]) -> Json:
+    """The message a chat.completion.chunk stream adds up to (content and tool calls)."""
+    text: list[str] = []
+    calls: dict[int, Json] = {}
+    for chunk in chunks:
+        choices = chunk.get("choices") if isinstance(chunk, dict) else None
+        first = choices[0] if isinstance(choices, list) and choices else None
+        delta = first.get("delta") if isinstance(first, dict) else None
+        if not isinstance(delta, dict):
+            continue
+        if isinstance(delta.get("content"), str):
+            text.append(delta["content"])
+        parts = delta.get("tool_calls")
+        for part in parts if isinstance(parts, list) else ():
+            if not isinstance(part, dict):
+                continue
+            index = part.get("index", len(calls))
+            slot = calls.setdefault(
+                index if type(index) is int else len(calls), {"name": "", "args": ""}
+            )
+            fn = part.get("function")
+            fn = fn if isinstance(fn, dict) else {}
+            slot["name"] += _text(fn.get("name"))
+            slot["args"] += _text(fn.get("arguments"))
+    message: Json = {"role": "assistant", "content": "".join(text) or None}
+    if calls:
+        message["tool_calls"] = [
+            {"function": {"name": c["name"], "arguments": c["args"]}} for c in calls.values()
+        ]
+    return message
+
+
+def response_message(response: Json | None) -> Json | None:
+    """The assistant message of a response: a chat completion, an assembled or raw stream,
+    or a Responses API ``output`` list; None if the response holds none."""
+    if not isinstance(response, dict):
+        return None
+    choices = response.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        msg = choices[0].get("message")
+        if isinstance(msg, dict):
+            return msg
+    message = response.get("message")
+    if isinstance(message, dict):
+        return message
+    output = response.get("output")
+    if isinstance(output, list):
+        texts, calls = [], []
+        for item in output:
+            if not isinstance(item, dict):
+                continue
+            if item.get("type") == "function_call":
+                calls.append({"function": item})
+            elif item.get("type") == "message":
+                texts.append(content_text(item.get("content")))
+        built: Json = {"role": "assistant", "content": " ".join(texts) or None}
+        if calls:
+            built["tool_calls"] = calls
+        return built
+    if isinstance(response.get("chunks"), list):
+        return _from_chunks(response["chunks"])
+    return None
+
+
+def tool_calls(response: Json | None) -> list[tuple[str, str]]:
+    """(name, arguments) of each tool call that a response asks for, in order."""
+    message = response_message(response)
+    calls = (message or {}).get("tool_calls")
+    calls = calls if isinstance(calls, list) else []
+    return [c for c in (_call_of(call) for call in calls) if c is not None]
+
+
+def usage_of(entry: Entry) -> dict[str, int]:
+    """Token counts of one call: input, output, total, and cached/reasoning where given."""
+    usage = entry.meta.get("usage")
+    if not isinstance(usage, dict) and isinstance(entry.response, dict):
+        usage = entry.response.get("usage")
+        chunks = entry.response.get("chunks")
+        if usage is None and isinstance(chunks, list):
+            found = [c["usage"] for c in chunks if isinstance(c, dict) and c.get("usage")]
+            usage = found[-1] if found else None
+    if not isinstance(usage, dict):
+        return {}
+
+    def num(*keys: str, within: Any = usage) -> int:
+        for key in keys:
+            value = within.get(key) if isinstance(within, dict) else None
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return int(value)
+        return 0
+
+    out = {
+        "input": num("prompt_tokens", "input_tokens"),
+        "output": num("completion_tokens", "output_tokens"),
+    }
+    out["total"] = num("total_tokens") or out["input"] + out["output"]
+    details_in = usage.get("prompt_tokens_details") or usage.get("input_tokens_details")
+    details_out = usage.get("completion_tokens_details") or usage.get("output_tokens_details")
+    out["cached"] = num("cached_tokens", within=details_in) or num("cache_read_input_tokens")
+    out["reasoning"] = num("reasoning_tokens", within=details_out)
+    return out
+
+
+# --- what a response asks for and costs, as ``cassette diff`` counts them ----------------
+#
+# The same questions as tool_calls / usage_of above, answered differently where the shapes
+# are unusual, and the diff's results depend on it: here a raw chunk stream asks for no
+# calls (tool_calls assembles it); ``choices[0].message``, ``message`` and ``output`` all
+# count (tool_calls reads the first that is there); a call is named by ``str(name)`` only
+# when it has a ``function``, and its arguments are parsed; the response's usage comes
+# before ``meta.usage``, a Responses API stream's from its last event; and a cost is read.
+
+
+def parse_args(value: Any) -> Any:
+    """A JSON-string tool argument as its value; anything else unchanged."""
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return value
+    return value
+
+
+def message_calls(message: Json) -> Iterator[tuple[str, Any]]:
+    """(name, parsed arguments) of each ``tool_calls[*].function`` of a chat message."""
+    calls = message.get("tool_calls")
+    for call in calls if isinstance(calls, list) else ():
+        fn = call.get("function") if isinstance(call, dict) else None
+        if isinstance(fn, dict):
+            yield str(fn.get("name")), parse_args(fn.get("arguments"))
+
+
+def item_call(item: Json) -> tuple[str, Any]:
+    """(name, parsed arguments) of a Responses API ``function_call`` item."""
+    return str(item.get("name")), parse_args(item.get("arguments"))
+
+
+def response_calls(response: Any) -> list[tuple[str, Any]]:
+    """(name, parsed arguments) of the tool calls in a response: chat
+    ``choices[0].message.tool_calls``, Responses API ``output`` items of type
+    ``function_call``, a stream's assembled ``message``."""
+    if not isinstance(response, dict):
+        return []
+    out: list[tuple[str, Any]] = []
+    messages: list[Any] = []
+    choices = response.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        messages.append(choices[0].get("message"))
+    messages.append(response.get("message"))
+    items = response.get("output")
+    for msg in messages:
+        if not isinstance(msg, dict):
+            continue
+        out.extend(message_calls(msg))
+        items = items if items is not None else msg.get("output")
+    for item in items if isinstance(items, list) else ():
+        if isinstance(item, dict) and item.get("type") == "function_call":
+            out.append(item_call(item))
+    return out
+
+
+def _num(value: Any) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+
+def _usage(entry: Entry) -> Json:
+    """The usage dict of one interaction: the response's, meta's, or a stream's last chunk's."""
+    resp = entry.response if isinstance(entry.response, dict) else {}
+    usage = resp.get("usage") or entry.meta.get("usage")
+    chunks = resp.get("chunks")
+    if not isinstance(usage, dict) and isinstance(chunks, list) and chunks:
+        last = chunks[-1] if isinstance(chunks[-1], dict) else {}
+        inner = last.get("response")
+        usage = last.get("usage") or (inner.get("usage") if isinstance(inner, dict) else None)
+    return usage if isinstance(usage, dict) else {}
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def cost_of(entry: Entry) -> float | None:
+    """The cost recorded for one interaction, or None if none was: ``meta.cost``,
+    ``meta.cost_usd``, the usage's ``cost``, else litellm's ``_hidden_params.response_cost``
+    (the first that is a number; a recorded 0 counts)."""
+    meta = entry.meta
+    for value in (meta.get("cost"), meta.get("cost_usd"), _usage(entry).get("cost")):
+        if (cost := _number(value)) is not None:
+            return cost
+    resp = entry.response if isinstance(entry.response, dict) else {}
+    hidden = resp.get("_hidden_params")
+    return _number(hidden.get("response_cost")) if isinstance(hidden, dict) else None
+
+
+def usage_totals(entry: Entry) -> tuple[float, float, float, float | None]:
+    """(prompt, completion, total tokens, :func:`cost_of`) of one interaction; tokens are 0
+    where unknown (a total of 0 is taken as prompt + completion)."""
+    usage = _usage(entry)
+    p = _num(usage.get("prompt_tokens", usage.get("input_tokens")))
+    c = _num(usage.get("completion_tokens", usage.get("output_tokens")))
+    total = _num(usage.get("total_tokens"))
+    return p, c, total, cost_of(entry)

@@ -1,0 +1,113 @@
+"""Why two JSON values differ: :func:`first_difference` finds the first path where they
+part (keys in sorted order, lists in order; ``True`` is not ``1``, ``1`` is not ``1.0``),
+and :meth:`Difference.describe` shows both values there, shortened around where two long
+strings part. Used by :meth:`cassette.replay.matching.Matcher.verify` and ``cassette diff``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+__all__ = ["Difference", "first_difference", "format_path"]
+
+
+class Difference:
+    """Where two JSON values first part: a path and both values (``MISSING`` if absent)."""
+
+    MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
+
+    __slots__ = ("a", "b", "path")
+
+    def __init__(self, path: tuple[str | int, ...], a: Any, b: Any) -> None:
+        self.path = path
+        self.a = a
+        self.b = b
+
+    @property
+    def where(self) -> str:
+        return format_path(self.path)
+
+    def describe(self, a_label: str = "recorded", b_label: str = "live", width: int = 80) -> str:
+        a, b = _shorten(self.a, self.b, width)
+        if type(self.a) is not type(self.b) and self.a == self.b:  # True and 1: equal in
+            a += f" ({type(self.a).__name__})"  # Python, not in JSON
+            b += f" ({type(self.b).__name__})"
+        pad = max(len(a_label), len(b_label)) + 1
+        return (
+            f"first difference at {self.where or '<root>'}\n"
+            f"    {(a_label + ':').ljust(pad)} {a}\n"
+            f"    {(b_label + ':').ljust(pad)} {b}"
+        )
+
+
+def format_path(path: Iterable[str | int]) -> str:
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif re.fullmatch(r"[A-Za-z_$][\w$-]*", part):
+            out += f".{part}" if out else part
+        else:
+            out += f"[{part!r}]"
+    return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON: ``True`` is not ``1``, ``1`` is not ``1.0`` (Python says both are)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _walk_diff(a: Any, b: Any, path: tuple[str | int, ...]) -> Iterator[Difference]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b), key=str):
+            if key not in a or key not in b or not _same(a[key], b[key]):
+                yield from _walk_diff(
+                    a.get(key, Difference.MISSING), b.get(key, Difference.MISSING), (*path, key)
+                )
+                return
+        return
+    if isinstance(a, list) and isinstance(b, list):
+        for i in range(max(len(a), len(b))):
+            x = a[i] if i < len(a) else Difference.MISSING
+            y = b[i] if i < len(b) else Difference.MISSING
+            if x is Difference.MISSING or y is Difference.MISSING or not _same(x, y):
+                yield from _walk_diff(x, y, (*path, i))
+                return
+        return
+    if not _same(a, b):
+        yield Difference(path, a, b)
+
+
+def first_difference(a: Any, b: Any) -> Difference | None:
+    """The first path (keys in sorted order, lists in order) where ``a`` and ``b`` differ."""
+    return next(_walk_diff(a, b, ()), None)
+
+
+def _short(value: Any, width: int) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    text = repr(text) if isinstance(value, str) else text
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _shorten(a: Any, b: Any, width: int) -> tuple[str, str]:
+    """Both values shortened; two long strings are shown around where they part."""
+    if isinstance(a, str) and isinstance(b, str) and max(len(a), len(b)) > width - 2:
+        i = 0
+        while i < min(len(a), len(b)) and a[i] == b[i]:
+            i += 1
+        start = max(0, i - width // 3)
+        la, lb = a[start : start + width - 8], b[start : start + width - 8]
+        lead = "…" if start else ""
+        return (
+            lead + repr(la) + ("…" if start + len(la) < len(a) else ""),
+            lead + repr(lb) + ("…" if start + len(lb) < len(b) else ""),
+        )
+    return _short(a, width), _short(b, width)

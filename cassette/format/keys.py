@@ -1,0 +1,99 @@
+"""What a line may hold as its key (env_index, channel, step) and as an episode's outcome,
+checked before anything is written: a value the file format cannot read back (an
+env_index of 1.5, a channel of 3, a step of -1, a reward of "high" or NaN) would make
+every later open of the cassette fail, so it is refused at the call, in one line."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import CassetteError
+from .codec import check_finite
+
+__all__ = ["check_key", "outcome_line"]
+
+_INT64 = 2**63
+
+
+def _check_env(env: Any) -> None:
+    if isinstance(env, str):
+        return
+    if isinstance(env, int) and not isinstance(env, bool) and -_INT64 <= env < _INT64:
+        return
+    raise CassetteError(
+        f"env_index must be an int (64-bit) or a str, not {type(env).__name__} ({env!r}); "
+        "pass an int or a str (an episode's number or name)"
+    )
+
+
+def check_key(env: Any, channel: Any, step: Any) -> None:
+    """Raise :class:`CassetteError` unless (``env``, ``channel``, ``step``) can be written
+    as a line's key and read back: an int or str env_index, a str channel, an int step of
+    0 or more."""
+    _check_env(env)
+    if type(channel) is not str and not isinstance(channel, str):
+        raise CassetteError(
+            f"channel must be a str, not {type(channel).__name__} ({channel!r}); pass a str "
+            "such as 'llm' or 'mcp'"
+        )
+    if type(step) is not int and (isinstance(step, bool) or not isinstance(step, int)):
+        raise CassetteError(
+            f"step must be an int, not {type(step).__name__} ({step!r}); pass an int of 0 or "
+            "more, or leave step to the counter"
+        )
+    if step < 0:
+        raise CassetteError(
+            f"step must be 0 or more, not {step}; pass an int of 0 or more, or leave step to "
+            "the counter"
+        )
+
+
+def _reward(reward: Any) -> float | None:
+    if reward is None:
+        return None
+    if isinstance(reward, (bool, str, bytes)) or not isinstance(reward, numbers.Real):
+        raise CassetteError(
+            f"reward must be a number or None, not {type(reward).__name__} ({reward!r}); "
+            "pass a float"
+        )
+    value = float(reward)
+    if not math.isfinite(value):
+        raise CassetteError(
+            f"cannot store the reward {value!r} in a cassette (JSON has no NaN or infinity, "
+            "and it would read back as null); pass a finite number, or None"
+        )
+    return value
+
+
+def _terminated(terminated: Any) -> bool | None:
+    if terminated is None:
+        return None
+    if type(terminated) is bool or type(terminated).__name__ in ("bool_", "bool"):
+        return bool(terminated)  # (numpy's bool too, as gym environments return)
+    raise CassetteError(
+        f"terminated must be a bool or None, not {type(terminated).__name__} "
+        f"({terminated!r}); pass True or False"
+    )
+
+
+def outcome_line(env: Any, reward: Any, terminated: Any, info: Any) -> dict[str, Any]:
+    """The outcome line of an episode, or :class:`CassetteError` naming the value that
+    the file format cannot hold: ``env`` as :func:`check_key`'s, ``reward`` a finite
+    number or None, ``terminated`` a bool or None, ``info`` a mapping of JSON values."""
+    _check_env(env)
+    if info is not None and not isinstance(info, Mapping):
+        raise CassetteError(
+            f"info must be a dict or None, not {type(info).__name__}; pass a dict of JSON values"
+        )
+    details = dict(info or {})
+    check_finite(details, "info")
+    return {
+        "type": "outcome",
+        "env_index": env,
+        "reward": _reward(reward),
+        "terminated": _terminated(terminated),
+        "info": details,
+    }

@@ -1,0 +1,208 @@
+"""Matching a request to the recording: ignore rules, the chained hash, and why two
+requests differ.
+
+The walk of a request through :meth:`cassette.Cassette.call`, in order: :class:`Matcher`
+leaves out the ignored keys (:meth:`Matcher.normalise`, paths from :mod:`cassette.format.paths`),
+:func:`~cassette.format.canonical.canonical_parts` writes the rest in canonical form,
+:meth:`Matcher.digest_parts` hashes it, going on from the previous request of the same
+episode and channel (:class:`HashChain`: over an episode each byte is hashed once, not
+once a step), and on a hash that is not the recording's :meth:`Matcher.verify` names the
+first path where the two requests part (:func:`first_difference`, from
+:mod:`cassette.format.difference`). Pure: dicts in, strings out, no IO.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Hashable, Iterable
+from contextlib import suppress
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ..errors import CassetteMismatch
+from ..format.canonical import Canonical, canonical_bytes, canonical_parts, normalise_request
+from ..format.codec import check_finite, dumps_sorted, messages_finite
+from ..format.difference import Difference, first_difference
+from ..format.paths import parse_ignore, remove_path
+
+if TYPE_CHECKING:
+    from ..storage.index import Entry
+
+__all__ = ["CHAINS", "DEFAULT_IGNORE", "HashChain", "Matcher"]
+
+_sha256 = hashlib.sha256
+_tuple_new = tuple.__new__  # a NamedTuple made without its Python-level __new__
+
+
+class HashChain(NamedTuple):
+    """The hashing of an episode's latest request, for its next one to go on from: the
+    sha256 state after its head and its conversation less the closing bracket."""
+
+    head: bytes
+    prefix: memoryview  # of the request's conversation JSON (a view: startswith takes any)
+    state: Any  # hashlib's sha256 object (its type is private)
+    size: int  # the number of messages of that request
+
+
+# Request keys that never decide what a model answers: transport, credentials, retries.
+DEFAULT_IGNORE: tuple[str, ...] = (
+    "api_key",
+    "api_base",
+    "base_url",
+    "organization",
+    "project",
+    "headers",
+    "extra_headers",
+    "extra_query",
+    "timeout",
+    "request_timeout",
+    "max_retries",
+)
+
+CHAINS = 256  # (env_index, channel) keys whose hashing state is kept (most recent ones)
+
+
+class Matcher:
+    """Turns a request into the canonical form that is hashed and compared.
+
+    ``ignore`` adds paths to leave out: ``"temperature"``, ``"metadata.trace_id"``,
+    ``"messages[*].name"``, ``"**.timestamp"`` (any depth). The defaults
+    (:data:`DEFAULT_IGNORE`, top-level transport keys) apply unless ``defaults=False``.
+    """
+
+    def __init__(self, ignore: Iterable[str] = (), *, defaults: bool = True) -> None:
+        self.ignore = (ignore,) if isinstance(ignore, str) else tuple(ignore)  # one rule
+        self._chains: dict[Hashable, HashChain] = {}  # by (env_index, channel)
+        self._expected: dict[Hashable, str] = {}  # eval-protocol entries' digests, by key
+        self._lock = threading.Lock()
+        self._top = frozenset(DEFAULT_IGNORE if defaults else ())
+        self._paths: list[tuple[Any, ...]] = []
+        for path in self.ignore:
+            tokens = parse_ignore(path)
+            if len(tokens) == 1 and isinstance(tokens[0], str):
+                self._top |= {tokens[0]}
+            else:
+                self._paths.append(tokens)
+        self._plain = not self._paths  # only top-level keys are left out
+
+    def normalise(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The request without ignored parts (numbers are normalised when hashing)."""
+        top = self._top
+        out = (
+            request
+            if top.isdisjoint(request)
+            else {k: v for k, v in request.items() if k not in top}
+        )
+        for tokens in self._paths:
+            out = remove_path(out, tokens)
+        return out
+
+    def canonical(self, request: dict[str, Any]) -> bytes:
+        return canonical_bytes(self.normalise(request))
+
+    def digest(self, request: dict[str, Any], key: Hashable = None) -> str:
+        """sha256 (hex) of :meth:`canonical`. With a ``key`` (env_index, channel) the
+        hashing goes on from the previous request of that key where this one extends it."""
+        if key is None:
+            return canonical_parts(self.normalise(request)).sha256()
+        return self.digest_parts(request, key)[0]
+
+    def digest_parts(
+        self, request: dict[str, Any], key: Hashable = None
+    ) -> tuple[str, bytes | None]:
+        """(:meth:`digest`, the JSON of the request's conversation list as hashed), the
+        latter None unless the ignore rules left the conversation as it is.
+
+        With a ``key`` the request is a live one: a value that a cassette cannot store
+        exactly (NaN, an int beyond 64 bits, a set, ...) raises
+        :class:`~cassette.format.codec.NotJSONError`, before any live call is made."""
+        plain = self._plain and self._top.isdisjoint(request)  # nothing left out
+        normal = request if plain else self.normalise(request)
+        if key is None:
+            parts = canonical_parts(normal)
+            same = parts.field is not None and normal[parts.field] is request.get(parts.field)
+            return parts.sha256(), parts.conversation if same else None
+        head, conv, tail, fld = canonical_parts(normal, live=True)
+        chains = self._chains
+        chain = chains.pop(key, None)  # re-inserted last: the order is least recent first
+        if fld is None:
+            return Canonical(head, conv, tail, fld).sha256(), None
+        messages = normal[fld]
+        end = len(conv) - 1  # the conversation list without its closing bracket
+        if chain is not None and chain[0] == head and conv.startswith(chain[1]):
+            # this request extends the chain's: only its new bytes are hashed, going on
+            # from the chain's state (a chain is used once: it was popped)
+            offset, start, state = len(chain[1]), chain[3], chain[2]
+            state.update(conv[offset:end])  # (a copy: cheaper than a view)
+        else:
+            offset = start = 0
+            state = _sha256(head)
+            state.update(memoryview(conv)[:end])
+        # only the messages this request adds are looked at for NaN: from their first byte
+        if not messages_finite(messages, start, conv, offset):
+            for i in range(start, len(messages)):
+                check_finite(messages[i], f"{fld}[{i}]")
+        final = state.copy()
+        final.update(b"]")  # (conv[end:]: a list's JSON ends with its bracket)
+        final.update(tail)
+        chains[key] = _tuple_new(HashChain, (head, memoryview(conv)[:end], state, len(messages)))
+        if len(chains) > CHAINS:
+            with self._lock, suppress(KeyError, RuntimeError, StopIteration):
+                while len(chains) > CHAINS:  # (another thread may insert meanwhile)
+                    del chains[next(iter(chains))]
+        return final.hexdigest(), conv if messages is request.get(fld) else None
+
+    def check_ignored(self, request: dict[str, Any]) -> None:
+        """Raise :class:`~cassette.format.codec.NotJSONError` if a top-level key that is not
+        hashed (``headers``, ``timeout``, ...) holds what a cassette cannot store."""
+        if not self._top.isdisjoint(request):
+            dumps_sorted({k: request[k] for k in self._top.intersection(request)})
+
+    def verify_entry(self, entry: Entry, request: dict[str, Any], fix: str) -> None:
+        """:meth:`verify` ``request`` against a recorded entry: its hash, or for an
+        eval-protocol line (no hash) the digest of its messages (made once)."""
+        __tracebackhide__ = True  # pytest: show the caller, not this frame
+        want = entry.sha
+        if want is not None:
+            got = self.digest_parts(request, (entry.env_index, entry.channel))[0]
+            if got != want:
+                self.explain(entry, request, got, fix)
+            return
+        want = self._expected.get(entry.key)
+        if want is None:
+            want = self._expected[entry.key] = self.digest(entry.request)
+        self.verify(entry, {"messages": request.get("messages")}, want, fix)
+
+    def verify(self, entry: Entry, request: dict[str, Any], want: str, fix: str) -> None:
+        """Raise :class:`CassetteMismatch` unless ``request`` hashes to ``want`` (the
+        recorded hash), or equals the recorded request under this matcher's rules."""
+        __tracebackhide__ = True  # pytest: show the caller, not this frame
+        got = self.digest(request, (entry.env_index, entry.channel))
+        if got != want:
+            self.explain(entry, request, got, fix)
+
+    def explain(self, entry: Entry, request: dict[str, Any], got: str, fix: str) -> None:
+        """Raise :class:`CassetteMismatch` naming where ``request`` (which hashes to
+        ``got``, not to the recorded hash) parts from the recorded request, unless the two
+        are equal under this matcher's rules (recorded under other ignore rules)."""
+        __tracebackhide__ = True  # pytest: show the caller, not this frame
+        recorded = entry.request if entry.sha is None else entry.full_request()
+        if self.digest(recorded) == got:
+            return  # the recording was hashed under other ignore rules; equal under these
+        diff = self.first_difference(recorded, request)
+        detail = diff.describe() if diff is not None else "no field differs after normalisation"
+        if entry.meta.get("redacted") and diff is not None and "[REDACTED]" in repr(diff.a):
+            detail += "\n  (the recorded request had secrets redacted; [REDACTED] stands for them)"
+        raise CassetteMismatch(
+            f"request differs from the recording at {entry.source}:{entry.line}\n"
+            f"  env_index={entry.env_index!r} channel={entry.channel!r} step={entry.step}\n"
+            f"  {detail}\n"
+            f"  {fix}, or open with match='key' to serve by key alone",
+            path=entry.source,
+            field=diff.where if diff is not None else "",
+        )
+
+    def first_difference(self, recorded: dict[str, Any], live: dict[str, Any]) -> Difference | None:
+        a = normalise_request(self.normalise(recorded))
+        b = normalise_request(self.normalise(live))
+        return first_difference(a, b)

@@ -1,0 +1,85 @@
+"""The modes of a cassette, and how adapters store their exceptions."""
+
+from __future__ import annotations
+
+import os
+from enum import Enum
+from typing import Protocol
+
+from ..errors import CassetteModeError
+from ..types import Json
+
+__all__ = [
+    "FIX",
+    "FORCE_VARIABLE",
+    "MODE_VARIABLE",
+    "PYTEST_FIX",
+    "ErrorCodec",
+    "Mode",
+    "chosen_mode",
+    "default_error",
+]
+
+MODE_VARIABLE = "CASSETTE_MODE"  # the mode where the code gives none
+FORCE_VARIABLE = "CASSETTE_FORCE_MODE"  # the mode whatever the code gives
+# how to re-record, as a miss or mismatch prints it: each works where it is printed
+FIX = (
+    f"to re-record, run it again with {FORCE_VARIABLE}=record set (it overrides the code's "
+    "mode=), or as `cassette run --mode record -- <your command>`"
+)
+PYTEST_FIX = "re-record with --cassette-mode=record"  # a cassette the pytest plugin opened
+
+
+class Mode(str, Enum):
+    """What a cassette does with a call; see the table in the README."""
+
+    REPLAY = "replay"
+    RECORD = "record"
+    AUTO = "auto"
+    APPEND = "append"
+    PASSTHROUGH = "passthrough"
+
+    @classmethod
+    def parse(cls, value: Mode | str | None) -> Mode:
+        """``value``; None: ``$CASSETTE_MODE``, else ``auto``."""
+        source = ""
+        if value is None:
+            value = os.environ.get(MODE_VARIABLE) or cls.AUTO
+            source = f"{MODE_VARIABLE}={value!r}: " if value != cls.AUTO else ""
+        try:
+            return cls(value.strip().lower() if isinstance(value, str) else value)
+        except ValueError:
+            names = ", ".join(m.value for m in cls)
+            raise CassetteModeError(
+                f"{source}unknown cassette mode {value!r}; use one of {names}"
+            ) from None
+
+
+def chosen_mode(value: Mode | str | None) -> tuple[Mode, str | None]:
+    """The mode a cassette opens in, given the code's ``value``: ``$CASSETTE_FORCE_MODE``
+    when set (then also its fix, which names that variable), else :meth:`Mode.parse`."""
+    forced = os.environ.get(FORCE_VARIABLE, "").strip()
+    if not forced:
+        return Mode.parse(value), None
+    try:
+        mode = Mode.parse(forced)
+    except CassetteModeError as exc:
+        raise CassetteModeError(f"{FORCE_VARIABLE}={forced!r}: {exc}") from None
+    # `cassette run --mode M` sets the variable for its command, so there the flag is the fix
+    return mode, (
+        f"re-record with {FORCE_VARIABLE}=record (it is {mode.value} now; "
+        "under `cassette run --mode`, with --mode record)"
+    )
+
+
+class ErrorCodec(Protocol):
+    """How an adapter stores its exceptions and rebuilds them on replay."""
+
+    def dump(self, exc: BaseException) -> Json | None: ...  # {"type", "message", "data"}
+
+    def load(self, info: Json) -> BaseException | None: ...
+
+
+def default_error(exc: BaseException) -> Json:
+    cls = type(exc)
+    return {"type": f"{cls.__module__}.{cls.__qualname__}", "message": str(exc), "data": {}}

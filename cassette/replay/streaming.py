@@ -1,0 +1,95 @@
+"""Streams under a cassette: chunks are handed over as they arrive and recorded at the
+end (with the assembled message), or replayed in their recorded order and boundaries."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from typing import Any
+
+from ..errors import CassetteError
+from ..storage.index import Entry
+from ..types import Json
+
+__all__ = ["arecord", "areplay", "record", "recorded_chunks", "replay", "stream_response"]
+
+# done(chunks, exception or None, whether the stream ran to its end or failed)
+Done = Callable[[list[Json], BaseException | None, bool], None]
+
+
+def recorded_chunks(entry: Entry, fix: str, response: Json | None) -> list[Json]:
+    """The chunks of ``response``, the one ``entry`` serves (:meth:`Entry.served`)."""
+    chunks = (response or {}).get("chunks")
+    if not isinstance(chunks, list):
+        raise CassetteError(f"{entry.source}:{entry.line} was not recorded as a stream; {fix}")
+    return chunks
+
+
+def replay(chunks: list[Json], error: Callable[[], BaseException] | None) -> Iterator[Json]:
+    yield from chunks
+    if error is not None:
+        raise error()
+
+
+async def areplay(
+    chunks: list[Json], error: Callable[[], BaseException] | None
+) -> AsyncIterator[Json]:
+    for chunk in chunks:
+        yield chunk
+    if error is not None:
+        raise error()
+
+
+def record(live: Callable[[], Iterable[Json]], done: Done) -> Iterator[Json]:
+    """Tee the live chunks to the caller; ``done`` records them when the stream ends, fails,
+    or is closed early (then marked incomplete)."""
+    got: list[Json] = []
+    try:
+        for chunk in live():
+            got.append(chunk)
+            yield chunk
+    except GeneratorExit:
+        done(got, None, False)
+        raise
+    except Exception as exc:
+        done(got, exc, True)
+        raise
+    done(got, None, True)
+
+
+async def arecord(live: Callable[[], AsyncIterator[Json]], done: Done) -> AsyncIterator[Json]:
+    got: list[Json] = []
+    try:
+        async for chunk in live():
+            got.append(chunk)
+            yield chunk
+    except GeneratorExit:
+        done(got, None, False)
+        raise
+    except Exception as exc:
+        done(got, exc, True)
+        raise
+    done(got, None, True)
+
+
+def stream_response(
+    chunks: list[Json], assemble: Callable[[list[Json]], Json] | None, whole: bool
+) -> tuple[Json, Json]:
+    """(the response dict of a stream, extra meta): the chunks, the assembled message when
+    the stream ran whole, and the usage found in the message or the last chunk holding it."""
+    response: Json = {"chunks": chunks}
+    if assemble is not None and whole:
+        response["message"] = assemble(chunks)
+    usage = _usage(response)
+    return response, ({} if usage is None else {"usage": usage})
+
+
+def _usage(response: Json) -> Any:
+    message = response.get("message")
+    if isinstance(message, dict) and message.get("usage") is not None:
+        return message["usage"]
+    for chunk in reversed(response["chunks"]):
+        if isinstance(chunk, dict):
+            usage = chunk.get("usage") or (chunk.get("response") or {}).get("usage")
+            if usage is not None:
+                return usage
+    return None

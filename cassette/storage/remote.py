@@ -1,0 +1,349 @@
+"""Cassettes at any fsspec URL (``s3://bucket/runs/a/``, ``gs://...``, ``memory://...``).
+
+Object stores have no append, so a URL is read and written through local copies:
+
+* reading lists the cassette once (its shard objects and any part objects) and fetches
+  them in parallel (``fs.cat`` of all paths) into a private temporary directory, which
+  the local readers then use (:func:`materialize`);
+* writing goes to a local spool file whose completed lines are uploaded as numbered part
+  objects, and the whole shard on a clean close (:class:`RemoteSink`, in
+  :mod:`cassette.storage.remote_sink`); readers append a shard's parts to it.
+
+``file://`` URLs are plain local paths. fsspec (and s3fs for ``s3://``) is the
+``cloud`` extra.
+"""
+
+from __future__ import annotations
+
+import atexit
+import gzip
+import os
+import re
+import shutil
+import tempfile
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import CassetteError, CassetteStorageError
+
+if TYPE_CHECKING:
+    from .remote_sink import PART_BYTES, PART_SECONDS, RemoteSink
+
+__all__ = [
+    "CHECK",
+    "PART_BYTES",
+    "PART_SECONDS",
+    "RemoteSink",
+    "described",
+    "discard",
+    "failed",
+    "is_url",
+    "keep",
+    "listing",
+    "local_or_url",
+    "materialize",
+    "private_dir",
+    "remote_exists",
+    "upload",
+]
+
+INSTALL_HINT = "pip install 'rollout-cassette[cloud]'"
+CHECK = "{check}"  # in the fix of :func:`failed`: what to check, for the kind of failure
+_CHECK_STORE = "check the URL and its credentials"
+_CHECK_ENDPOINT = "check the endpoint (AWS_ENDPOINT_URL for S3) and the network"
+# a failure to reach the store, by the name of the error's class or of one of its bases
+_UNREACHABLE = {
+    "ConnectionError",  # the builtin's subclasses, botocore's and requests'
+    "ClientConnectionError",  # aiohttp's (gcsfs, adlfs)
+    "ConnectionClosedError",
+    "Timeout",
+    "TimeoutError",
+}
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_SHARD_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
+_PART = re.compile(r"^(?P<shard>.+)\.(?P<session>[0-9a-f]{12})\.(?P<seq>\d{6})\.part$")
+_TEMP: list[str] = []
+
+
+def is_url(path: object) -> bool:
+    """True for ``scheme://...`` other than ``file://`` (a local path)."""
+    return isinstance(path, str) and bool(_URL.match(path)) and not path.startswith("file://")
+
+
+def local_or_url(path: str | os.PathLike[str]) -> str | Path:
+    """A ``file://`` URL as its local path; other URLs as they are; paths as Paths."""
+    text = os.fspath(path)
+    if text.startswith("file://"):
+        return Path(text[len("file://") :])
+    return text if is_url(text) else Path(text)
+
+
+# fsspec's package for a store other than s3:// (the cloud extra brings s3fs)
+_STORE_PACKAGES = {"gs": "gcsfs", "gcs": "gcsfs", "az": "adlfs", "abfs": "adlfs", "adl": "adlfs"}
+
+
+def filesystem(url: str) -> tuple[Any, str]:
+    """(fsspec filesystem, path within it) for ``url``; a one-line hint without fsspec."""
+    try:
+        from fsspec.core import url_to_fs  # type: ignore[import-untyped, import-not-found, unused-ignore]
+    except ImportError:  # and the store's own package, which the cloud extra lacks (gcsfs)
+        more = _STORE_PACKAGES.get(url.partition("://")[0].lower())
+        hint = f"{INSTALL_HINT} {more}" if more else INSTALL_HINT
+        raise CassetteError(f"{url} is a URL and reading it needs fsspec: {hint}") from None
+    try:
+        fs, root = url_to_fs(url)
+    except ImportError as exc:  # fsspec knows the scheme, its package is missing (gcsfs)
+        missing = getattr(exc.__cause__, "name", None) or exc.name
+        package = str(missing).partition(".")[0] if missing else "s3fs"
+        hint = INSTALL_HINT if package in {"fsspec", "s3fs"} else f"pip install {package}"
+        raise CassetteError(f"cannot open {url} ({exc}); {hint}") from None
+    except ValueError as exc:  # a scheme fsspec does not know (Protocol not known: foo)
+        raise CassetteError(
+            f"cannot open {url} ({exc}); check the URL: a local path, or a store fsspec "
+            "knows (s3://, gs://, memory://, file://, ...)"
+        ) from None
+    return fs, str(root).rstrip("/")
+
+
+def described(exc: BaseException) -> str:
+    """What a storage library raised, named (``NoCredentialsError: Unable to locate ...``)."""
+    text = str(exc) or type(exc).__name__
+    return text if isinstance(exc, OSError) else f"{type(exc).__name__}: {text}"
+
+
+def failed(
+    doing: str, url: str, exc: BaseException, fix: str = CHECK, *, kept: Path | None = None
+) -> CassetteStorageError:
+    """The one-line error for a store that failed while ``doing`` (``cannot upload``)
+    ``url``; :data:`CHECK` in ``fix`` becomes what to check (the endpoint when the store
+    could not be reached, else the URL and its credentials)."""
+    if isinstance(exc, CassetteStorageError):
+        return exc
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not e for e in seen):
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    unreachable = any(c.__name__ in _UNREACHABLE for e in seen for c in type(e).__mro__)
+    fix = fix.replace(CHECK, _CHECK_ENDPOINT if unreachable else _CHECK_STORE)
+    return CassetteStorageError(
+        f"{doing} {url}: {described(exc)}; {fix}", url=url, unreachable=unreachable, kept=kept
+    )
+
+
+def _remove_private_dirs() -> None:
+    for path in _TEMP:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def private_dir() -> Path:
+    """A new private directory, removed when the process exits (unless :func:`keep`)."""
+    path = tempfile.mkdtemp(prefix="cassette-url-")
+    if not _TEMP:
+        atexit.register(_remove_private_dirs)
+    _TEMP.append(path)
+    return Path(path)
+
+
+def _private_root(path: Path) -> str | None:
+    return next((p for p in _TEMP if path == Path(p) or Path(p) in path.parents), None)
+
+
+def discard(path: Path) -> None:
+    """Remove the private directory that holds ``path`` now, not at exit."""
+    root = _private_root(path)
+    if root is not None:
+        _TEMP.remove(root)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def keep(path: Path) -> Path:
+    """Keep the private directory that holds ``path`` when the process exits; ``path``."""
+    root = _private_root(path)
+    if root is not None:
+        _TEMP.remove(root)
+    return path
+
+
+@dataclass
+class _Shard:
+    name: str
+    whole: str | None = None  # the compacted object's path
+    sessions: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+
+    def paths(self) -> list[str]:
+        """Its object, then each session's parts in order: the sessions in the order they
+        were written (a session that continues a shard numbers its parts on from the last
+        one it found, so its first part sorts after theirs)."""
+        ordered = sorted(sorted(parts) for parts in self.sessions.values())
+        return ([self.whole] if self.whole else []) + [p for parts in ordered for _, p in parts]
+
+    def next_seq(self) -> int:
+        """The number a session that continues this shard gives its first part."""
+        return 1 + max((seq for parts in self.sessions.values() for seq, _ in parts), default=-1)
+
+
+@dataclass
+class Listing:
+    """What one listing of a cassette URL found: each shard's object and parts."""
+
+    url: str
+    fs: Any
+    root: str
+    directory: bool
+    shards: dict[str, _Shard]
+    sizes: dict[str, int] = field(default_factory=dict)
+
+    def paths(self) -> list[str]:
+        return [p for shard in self.shards.values() for p in shard.paths()]
+
+
+def listing(url: str) -> Listing:
+    """One listing of ``url``: a directory (trailing ``/`` or a prefix holding objects) or
+    one object, with the part objects of writers that have not closed yet."""
+    fs, root = filesystem(url)
+    directory = url.endswith("/")
+    try:
+        if not directory:
+            try:
+                directory = bool(fs.isdir(root))
+            except OSError:
+                directory = False
+        parent = root if directory else root.rsplit("/", 1)[0] if "/" in root else root
+        fs.invalidate_cache(parent)  # other processes write here: list afresh
+        try:
+            info = fs.find(parent, maxdepth=1, detail=True)
+        except OSError:  # no such bucket or prefix (yet): nothing there
+            info = {}
+    except Exception as exc:  # a storage library's own (botocore's)
+        raise failed("cannot list", url, exc) from exc
+    names = [k for k, v in info.items() if v.get("type") != "directory"]
+    sizes = {str(k): int(info[k].get("size") or 0) for k in names}
+    shards: dict[str, _Shard] = {}
+    base = root.rsplit("/", 1)[-1]
+    for full in names:
+        name = str(full).rstrip("/").rsplit("/", 1)[-1]
+        m = _PART.match(name)
+        shard = m.group("shard") if m else name
+        if not directory and shard != base:
+            continue
+        if not m and not (shard.endswith(_SHARD_SUFFIXES) or not directory):
+            continue
+        entry = shards.setdefault(shard, _Shard(shard))
+        if m:
+            entry.sessions.setdefault(m.group("session"), []).append((int(m.group("seq")), full))
+        else:
+            entry.whole = str(full)
+    return Listing(url, fs, root, directory, shards, sizes)
+
+
+def remote_exists(found: Listing) -> bool:
+    """Whether the listing holds a recording (a non-empty object, or parts)."""
+    for shard in found.shards.values():
+        if shard.sessions:
+            return True
+        if shard.whole is not None and found.sizes.get(shard.whole, 1):
+            return True
+    return False
+
+
+def _plain(data: bytes) -> bytes:
+    if data[:2] != b"\x1f\x8b":
+        return data
+    out, dec = [], zlib.decompressobj(wbits=31)
+    while data:
+        out.append(dec.decompress(data))
+        data = dec.unused_data if dec.eof else b""
+        if dec.eof:
+            dec = zlib.decompressobj(wbits=31)
+    return b"".join(out) + dec.flush()
+
+
+def shard_bytes(found: Listing, name: str, blobs: dict[str, bytes]) -> bytes:
+    """A shard's lines: its object (decompressed), then each unclosed session's parts."""
+    shard = found.shards[name]
+    pieces = [_plain(blobs[shard.whole])] if shard.whole is not None else []
+    pieces += [blobs[p] for p in shard.paths()[1 if shard.whole is not None else 0 :]]
+    # each object ends on a line of its own: a part cut short (damaged) spoils its last
+    # line alone, not the first line of the next one too
+    return b"".join(p if not p or p.endswith(b"\n") else p + b"\n" for p in pieces)
+
+
+def fetch_all(found: Listing) -> dict[str, bytes]:
+    """Every object of the listing, read in parallel (one ``cat`` of all paths)."""
+    paths = found.paths()
+    if not paths:
+        return {}
+    try:
+        got = found.fs.cat(paths, on_error="raise")
+    except Exception as exc:  # OSError, or a storage library's own
+        raise failed("cannot read", found.url, exc) from exc
+    return {str(k): v for k, v in got.items()} if isinstance(got, dict) else {paths[0]: got}
+
+
+def materialize(url: str | Listing) -> Path:
+    """A private local copy of the cassette at ``url`` (a file, or a directory of shards;
+    parts of unclosed writers appended to their shard). Missing: a path that does not
+    exist, so callers report it as they would a local one."""
+    found = listing(url) if isinstance(url, str) else url
+    local = private_dir()
+    blobs = fetch_all(found)
+    if found.directory:
+        target = local / (found.root.rsplit("/", 1)[-1] or "cassette")
+        target.mkdir()
+        for name in found.shards:
+            plain = name[:-3] if name.endswith(".gz") else name
+            (target / plain).write_bytes(shard_bytes(found, name, blobs))
+        return target
+    name = found.root.rsplit("/", 1)[-1]
+    target = local / (name[:-3] if name.endswith(".gz") else name)
+    if name in found.shards:
+        target.write_bytes(shard_bytes(found, name, blobs))
+    return target
+
+
+def upload(local: Path, url: str) -> None:
+    """Copy a local file, or a directory's files, to ``url`` (objects replaced).
+
+    Each object is written whole or not at all (a store's put). When a directory's upload
+    fails, the objects it had added are removed again (those it replaced stay replaced).
+    Raises :class:`~cassette.errors.CassetteStorageError`.
+    """
+    fs, root = filesystem(url)
+    if not local.is_dir():
+        data = local.read_bytes()
+        if root.endswith(".gz") and data[:2] != b"\x1f\x8b":
+            data = gzip.compress(data)
+        try:
+            fs.pipe_file(root, data)
+        except Exception as exc:  # OSError, or a storage library's own
+            raise failed("cannot upload", url, exc, f"nothing was written; {CHECK}") from exc
+        return
+    objects = {f"{root}/{p.name}": p for p in sorted(local.iterdir()) if p.is_file()}
+    there = set(listing(url.rstrip("/") + "/").sizes)
+    added: list[str] = []
+    try:
+        for path, file in objects.items():  # one at a time: what was added is known
+            fs.pipe_file(path, file.read_bytes())
+            if path not in there:
+                added.append(path)
+    except Exception as exc:  # as above
+        fix = f"nothing was added there; {CHECK}"
+        if added:
+            try:
+                fs.rm(added)
+                fix = f"the objects it had added were removed; {CHECK}"
+            except Exception:  # noqa: BLE001 - the store failed again: say what is left
+                left = ", ".join(map(fs.unstrip_protocol, added))
+                fix = f"{CHECK}, then delete the objects it added: {left}"
+        raise failed("cannot upload", url, exc, fix) from exc
+
+
+def __getattr__(name: str) -> Any:  # the write side, imported on first use (it imports this)
+    if name in ("PART_BYTES", "PART_SECONDS", "RemoteSink"):
+        from . import remote_sink
+
+        return getattr(remote_sink, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
