@@ -8,8 +8,8 @@ The lines are the ones ``hits`` sees when the agent loop of ``bench_core.py`` is
 modules are read with ``git show`` into a temporary package and imported from there.
 Prints one table: µs per line of this version and of the old one (the fastest of
 several repeats), and their ratio; both must agree on every line. A second table times
-the record path of ``bench_core.py`` (c) with each version's ``hits`` swapped in, the
-two alternating episode by episode.
+the record path of ``bench_core.py`` (c) with each version's whole ``Redactor`` (gates,
+walk, streams) handed to ``cassette.open``, the two alternating episode by episode.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import cassette
 from cassette.redact import Redactor
 
 ROOT = Path(__file__).resolve().parent.parent
-MODULES = ("__init__", "derive", "patterns", "redactor", "streams")
+MODULES = ("__init__", "derive", "gates", "patterns", "redactor", "streams")  # any rev's
 
 
 def old_redactor(rev: str, into: Path) -> Any:
@@ -85,32 +85,29 @@ def per_line(
 
 
 def record_overhead(
-    run: list[core.Episode], hits: dict[str, Callable[[Any, bytes], bool]], rounds: int
+    run: list[core.Episode], redactors: dict[str, Any], rounds: int
 ) -> dict[str, list[float]]:
-    """Per-call record cost (µs) of (c)'s loop, each version's ``hits`` swapped in turn,
-    episode by episode; the fastest of ``rounds`` per call."""
-    real = Redactor.hits
-    times: dict[str, list[list[float]]] = {name: [] for name in hits}
+    """Per-call record cost (µs) of (c)'s loop, each version's Redactor recording its own
+    cassette, the versions taken in turn episode by episode; the fastest of ``rounds``."""
+    times: dict[str, list[list[float]]] = {name: [] for name in redactors}
     clock = time.perf_counter
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            for i in range(rounds):
-                for name in hits:
-                    times[name].append([])
-                cases = {n: cassette.open(Path(tmp) / f"{n}-{i}.jsonl", "record") for n in hits}
-                for env, ep in enumerate(run):
-                    for name, fn in hits.items():
-                        Redactor.hits = fn  # type: ignore[method-assign]
-                        call = cases[name].call
-                        for request, response in ep:
-                            live = core._const(response)
-                            t0 = clock()
-                            call(request, live=live, env_index=env)
-                            times[name][-1].append(clock() - t0)
-                for cas in cases.values():
-                    cas.close()
-    finally:
-        Redactor.hits = real  # type: ignore[method-assign]
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(rounds):
+            cases = {}
+            for name, redactor in redactors.items():
+                times[name].append([])
+                path = Path(tmp) / f"{name}-{i}.jsonl"
+                cases[name] = cassette.open(path, "record", redact=redactor)
+            for env, ep in enumerate(run):
+                for name, cas in cases.items():
+                    call = cas.call
+                    for request, response in ep:
+                        live = core._const(response)
+                        t0 = clock()
+                        call(request, live=live, env_index=env)
+                        times[name][-1].append(clock() - t0)
+            for cas in cases.values():
+                cas.close()
     return {name: [t * 1e6 for t in core._fastest(trials)] for name, trials in times.items()}
 
 
@@ -133,12 +130,7 @@ def main() -> None:
         print(f"{t_new:14.2f} {t_old:18.2f} {t_new / t_old:6.2f}x")
 
         run = core.Workload().run(300 if args.quick else 1500)
-        old_hits, new_hits = type(old).hits, Redactor.hits  # (each behind one more call)
-        got = record_overhead(
-            run,
-            {"new": lambda me, raw: new_hits(me, raw), "old": lambda _, raw: old_hits(old, raw)},
-            2 if args.quick else 3,
-        )
+        got = record_overhead(run, {"new": new, "old": old}, 2 if args.quick else 3)
     med = {k: statistics.median(v) for k, v in got.items()}
     p90 = {k: core._p90(v) for k, v in got.items()}
     print(f"\n(c)'s record loop, {len(got['new'])} calls, µs per call (fastest of the rounds)")

@@ -1,12 +1,10 @@
-"""What counts as a secret: the default key names, the default text patterns, and the
-cheap byte tests (gates) that rule a line out before any pattern runs.
+"""What counts as a secret: the default key names, the harmless headers, and one table of
+text patterns (:data:`DEFAULT_PATTERNS`), each compiled into a :class:`Rule`.
 
 A pattern may name the part to replace ``(?P<secret>...)``; without it the whole match
-is replaced. Patterns run on decoded strings; gates run on a line's JSON bytes (or their
-:func:`fold` form: lowered, ``-`` read as ``_``), so each gate is looser than its pattern:
-a gate that fails proves that no string of the line can match (``test_redact_secrets.py``
-and ``test_redact_prefilter.py`` check it on the corpus in every placement). Names and
-keys match in ASCII case only, as bytes are lowered.
+is replaced. A new kind of secret is one more row of the table (and, if the line gates
+of :mod:`.gates` cannot see it, one more gate there). Names and keys match in ASCII case
+only, as the gates lower bytes.
 """
 
 from __future__ import annotations
@@ -15,19 +13,17 @@ import base64
 import binascii
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 __all__ = [
     "ASSIGNMENT",
+    "ASSIGNMENTS",
     "DEFAULT_KEYS",
     "DEFAULT_PATTERNS",
-    "FINDERS",
     "HEADER_KEYS",
     "SAFE_HEADERS",
-    "VALIDATORS",
-    "Gate",
-    "default_gates",
-    "fold",
+    "Rule",
+    "compile_rule",
     "truncated_tail",
 ]
 
@@ -239,83 +235,18 @@ def _basic(token: str) -> bool:
     return ":" in text and text.isprintable()
 
 
-# pattern -> a check of its secret (or whole match): a match it rejects is left alone
-VALIDATORS: dict[str, Callable[[str], bool]] = {BASIC: _basic}
-# pattern -> a faster finder of the same matches
-FINDERS: dict[str, _Assignments] = {ASSIGNMENT: ASSIGNMENTS}
+class Rule(NamedTuple):
+    """A compiled pattern: ``find`` (its regex, or a faster finder of the same matches),
+    ``group`` (the group to replace, else the whole match) and ``check`` (a match it
+    rejects is left alone). ``gated``: a default pattern, which the line gates stand for."""
+
+    find: Any
+    group: str | None
+    check: Callable[[str], bool] | None
+    gated: bool
 
 
-def fold(raw: bytes) -> bytes:
-    """``raw`` lowered, ``-`` read as ``_`` (as key names are compared): the copy that most
-    default gates share, so that ``sk-``, ``ghp_``, ``xoxb-``... share one scan."""
-    return raw.lower().replace(b"-", b"_")
-
-
-@dataclass(frozen=True)
-class Gate:
-    """A cheap test of a line's bytes: ``byte`` (a one-byte search) and any of ``needles``
-    (substring searches) must be present, then ``scan`` must find something. ``folded``:
-    tested on the lowered bytes; ``dashed`` (with ``folded``): on the :func:`fold` copy."""
-
-    scan: re.Pattern[bytes] | None
-    byte: bytes = b""
-    needles: tuple[bytes, ...] = ()
-    folded: bool = False
-    dashed: bool = False
-
-    def test(self, raw: bytes) -> bool:
-        data = (fold(raw) if self.dashed else raw.lower()) if self.folded else raw
-        if self.byte and self.byte not in data:
-            return False
-        if self.needles and not any(n in data for n in self.needles):
-            return False
-        return self.scan is None or self.scan.search(data) is not None
-
-
-def _c(source: bytes) -> re.Pattern[bytes]:
-    return re.compile(source)
-
-
-# the last five (lowered) bytes of every name _NAME matches, for lookbehinds
-_TAILS = rb"(?:sword|asswd|hrase|..pwd|ecret|token|ntial|tials|pikey|.[_\-]key)"
-
-
-def _after(sep: bytes, *before: bytes) -> re.Pattern[bytes]:
-    """A regex led by ``sep`` that looks back for a name's tail then one of ``before``."""
-    looks = b"|".join(b"(?<=" + _TAILS + b + re.escape(sep) + b")" for b in before)
-    return re.compile(re.escape(sep) + b"(?:" + looks + b")")
-
-
-def _fold(scan: re.Pattern[bytes], byte: bytes = b"") -> Gate:
-    return Gate(scan, byte, folded=True, dashed=True)
-
-
-def default_gates(keys: bytes | None = None) -> tuple[Gate, ...]:
-    """The gates of :data:`DEFAULT_PATTERNS`; ``keys``, a look back from the ``:`` of
-    ``"key":`` for the keys that name a secret, joins the scan for ``:``. In a line's
-    JSON bytes a string's ``"``, ``\\`` and control characters are escaped, so the gates
-    allow for it. Each scan is led by a literal byte (the engine jumps to it, then looks
-    back or on); rare bytes are first looked for alone (``byte``: a memchr). Most run on
-    the :func:`fold` copy: looser than the patterns (any case, ``-`` and ``_`` alike)."""
-    # "name": value (JSON in a string, nested n deep: 2**n - 1 backslashes before the quote)
-    nested = b"|".join(b"(?<=" + _TAILS + rb"\\" * (2**n - 2) + rb'\\":)' for n in (1, 2, 3, 4))
-    colon = rb"(?= )(?<=" + _TAILS + rb":)|(?<=\\" + rb'":)(?:' + nested + b")"  # name: value
-    return (
-        Gate(_c(rb"eyJ[A-Za-z0-9_\-]{10,}\.eyJ"), b"J"),
-        Gate(_c(rb"PRIVATE KEY"), b"V"),
-        Gate(_c(rb"://[^\s/]*@"), b"@"),
-        Gate(_c(rb"A(?:[KS]IA[0-9A-Z]{16}|Iza[0-9A-Za-z_\-]{35})"), b"A"),  # AWS, Google
-        # name=value, 'name': value
-        _fold(_after(b"=", b"", b" ", b"  ", rb"\\t"), b"="),
-        _fold(_after(b"':", b""), b"'"),
-        # every pattern led by a word ending in "-" or "_" (one in the folded copy): an "_"
-        # led by one of those words (sk-, gsk_ and [sr]k_live_ all end in "sk_"/"k_...")
-        _fold(
-            _c(
-                rb"_(?=[a-z0-9_]{10})(?<=[kpousrabtfwe]_)(?:(?<=sk_)(?=[a-z0-9_]{16})"
-                rb"|(?<=gh[pousr]_)|(?<=xox[abprs]_)|(?<=_pat_)|(?<=hf_|fw_)|(?<=_live_|_test_))"
-            )
-        ),
-        _fold(_c(rb"b(?:earer|asic)")),
-        _fold(_c(b":(?:" + colon + (b"|" + keys if keys else b"") + b")")),
-    )
+def compile_rule(source: str) -> Rule:
+    find = ASSIGNMENTS if source == ASSIGNMENT else re.compile(source)
+    group = "secret" if "(?P<secret>" in source else None
+    return Rule(find, group, _basic if source == BASIC else None, source in DEFAULT_PATTERNS)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import gzip
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import cassette
+from cassette.format.codec import dumps
 from cassette.redact import DEFAULT_KEYS, REDACTED, Redactor
 
 PLANTED = {
@@ -64,7 +67,11 @@ def test_configurable_keys_and_patterns() -> None:
     out, n = r.redact({"session": "s1", "text": "use tok_abcdef now", "keep": "plain"})
     assert out == {"session": "***", "text": "use *** now", "keep": "plain"}
     assert n == 2
-    assert r.hits(b'{"text":"tok_abcdef"}') and not r.hits(b'{"text":"plain"}')
+    line = {"type": "interaction", "request": {"text": "tok_abcdef"}}  # (no gate sees it)
+    assert r.redact_line(line, dumps(line), dumps) == (
+        {"type": "interaction", "request": {"text": "***"}},
+        1,
+    )
     none = Redactor(keys=(), patterns=())
     assert none.redact({"api_key": "x"}) == ({"api_key": "x"}, 0)
     # untouched parts are shared, not copied
@@ -73,12 +80,37 @@ def test_configurable_keys_and_patterns() -> None:
     assert n == 1 and out["inner"] is inner
 
 
-def test_the_fast_scan_never_misses_what_a_pattern_matches() -> None:
-    r = Redactor(extra_patterns=[r"a?bq", r"zz|yy", r"(?:tok|key)_\d+", r"x{2}w"])
-    for text in ("bq", "abq", "yy", "key_12", "xxw", "Bearer abcdefghijklmnop"):
-        assert r.hits(f'{{"t":"{text}"}}'.encode()), text
-        assert r.redact({"t": text})[1] == 1, text
-    assert not r.hits(b'{"t":"nothing to see"}')
+def test_user_patterns_run_on_every_string_of_every_line() -> None:
+    r = Redactor(extra_patterns=[r"a?bq", r"zz|yy", r"(?:tok|key)_\d+", r"x{2}w", r"^\d{4}$"])
+    for text in ("bq", "abq", "yy", "key_12", "xxw", "1234", "Bearer abcdefghijklmnop"):
+        line = {"step": 0, "response": {"t": [text]}}
+        out, count = r.redact_line(line, dumps(line), dumps)
+        assert count == 1 and out == {"step": 0, "response": {"t": [REDACTED]}}, text
+    assert not Redactor().hits(b'{"t":"nothing to see"}')  # the defaults' line gates
+
+
+def test_the_hook_sees_every_line_scrubbed_and_keeps_its_identity(tmp_path: Path) -> None:
+    seen: list[dict[str, Any]] = []
+
+    def hook(line: dict[str, Any]) -> dict[str, Any] | None:
+        seen.append(line)
+        if line["type"] != "interaction":
+            return None  # kept as it is
+        return {**line, "env_index": 99, "response": {"text": line["response"]["text"].upper()}}
+
+    path = tmp_path / "a.jsonl"
+    with cassette.open(path, "record", redact=Redactor(hook=hook)) as cas:
+        assert cas.call({"q": 1}, live=lambda: {"text": "hi sk-" + "a" * 20}) == {
+            "text": "hi sk-" + "a" * 20
+        }
+        cas.outcome(0, reward=1.0)
+    assert [line["type"] for line in seen] == ["header", "interaction", "outcome"]
+    assert seen[1]["response"] == {"text": f"hi {REDACTED}"}  # after the patterns
+    written = [json.loads(x) for x in path.read_text().splitlines()]
+    assert written[1]["response"] == {"text": f"HI {REDACTED.upper()}"}
+    assert written[1]["env_index"] == 0 and written[1]["meta"]["redacted"] == 2
+    with cassette.open(path, "replay") as cas:  # the checksum is of what was written
+        assert cas.call({"q": 1}, live=lambda: {}) == {"text": f"HI {REDACTED.upper()}"}
 
 
 def test_the_key_scan_finds_every_spelling_of_a_secret_key_and_nothing_longer() -> None:
