@@ -1,5 +1,5 @@
-"""What counts as a secret: the default key names, the harmless headers, and one table of
-text patterns (:data:`DEFAULT_PATTERNS`), each compiled into a :class:`Rule`.
+"""What counts as a secret: the key names whose value is one, the harmless headers, and
+one table of text patterns (:data:`DEFAULT_PATTERNS`), each compiled into a :class:`Rule`.
 
 A pattern may name the part to replace ``(?P<secret>...)``; without it the whole match
 is replaced. A new kind of secret is one more row of the table (and, if the line gates
@@ -13,11 +13,10 @@ import base64
 import binascii
 import re
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 __all__ = [
     "ASSIGNMENT",
-    "ASSIGNMENTS",
     "DEFAULT_KEYS",
     "DEFAULT_PATTERNS",
     "HEADER_KEYS",
@@ -31,62 +30,23 @@ __all__ = [
 # a leading ``*`` matches any prefix ending in ``_``/``-`` (``*_token``: ``X-Custom-Token``,
 # ``auth_token``; not ``max_tokens`` or a bare ``token``, which logprobs use for text).
 DEFAULT_KEYS: tuple[str, ...] = (
-    "api_key",
-    "apikey",
-    "x_api_key",
-    "api_token",
-    "authorization",
-    "proxy_authorization",
-    "access_token",
-    "refresh_token",
-    "id_token",
-    "client_secret",
-    "secret_key",
-    "aws_secret_access_key",
-    "password",
-    "passwd",
-    "passphrase",
-    "secret",
-    "private_key",
-    "credentials",
-    "cookie",
-    "set_cookie",
-    "x_goog_api_key",
-    "*_password",
-    "*_passwd",
-    "*_pwd",
-    "*_secret",
-    "*_token",
-    "*_api_key",
-    "*_apikey",
-    "*_secret_key",
-    "*_private_key",
-    "*_access_key",
-    "*_credentials",
-)
+    "api_key", "apikey", "x_api_key", "api_token", "authorization", "proxy_authorization",
+    "access_token", "refresh_token", "id_token", "client_secret", "secret_key",
+    "aws_secret_access_key", "password", "passwd", "passphrase", "secret", "private_key",
+    "credentials", "cookie", "set_cookie", "x_goog_api_key", "*_password", "*_passwd",
+    "*_pwd", "*_secret", "*_token", "*_api_key", "*_apikey", "*_secret_key",
+    "*_private_key", "*_access_key", "*_credentials",
+)  # fmt: skip
 
 # Under a request's top-level ``headers``/``extra_headers``/``default_headers`` (never part
 # of the hash) every value is replaced except these harmless ones (``*``: a prefix).
 HEADER_KEYS = frozenset({"headers", "extra_headers", "default_headers"})
 SAFE_HEADERS: tuple[str, ...] = (
-    "accept",
-    "accept-encoding",
-    "accept-language",
-    "anthropic-beta",
-    "anthropic-version",
-    "cache-control",
-    "connection",
-    "content-type",
-    "content-length",
-    "openai-beta",
-    "openai-version",
-    "retry-after",
-    "retry-after-ms",
-    "user-agent",
-    "x-request-id",
-    "x-ratelimit-*",
-    "x-stainless-*",
-)
+    "accept", "accept-encoding", "accept-language", "anthropic-beta", "anthropic-version",
+    "cache-control", "connection", "content-type", "content-length", "openai-beta",
+    "openai-version", "retry-after", "retry-after-ms", "user-agent", "x-request-id",
+    "x-ratelimit-*", "x-stainless-*",
+)  # fmt: skip
 
 
 def _word(head: str) -> str:
@@ -106,65 +66,57 @@ def _anycase(word: str) -> str:
 
 
 _SP = r"(?:\s|\\[nrt])+"  # whitespace, or its escape in JSON held in a string
+# (the mark a secret starts with, the rest of it): provider keys and tokens
+_MARKED = (
+    ("sk-", r"(?:proj-|ant-|or-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}"),  # OpenAI, ...
+    (_anycase("bearer"), _SP + r"[A-Za-z0-9._~+/=\-]{12,}"),
+    ("A[KS]IA", r"[0-9A-Z]{16}(?![0-9A-Za-z])"),  # AWS access key id
+    ("AIza", r"[0-9A-Za-z_\-]{35}"),  # Google
+    ("gh[pousr]_", r"[A-Za-z0-9]{30,}"),  # GitHub
+    ("github_pat_", r"[A-Za-z0-9_]{40,}"),
+    ("xox[abprs]-", r"[A-Za-z0-9\-]{10,}"),  # Slack
+    ("hf_", r"[A-Za-z0-9]{30,}"),  # Hugging Face
+    ("fw_", r"[A-Za-z0-9]{20,}"),  # Fireworks
+    ("gsk_", r"[A-Za-z0-9]{20,}"),  # Groq
+    ("[sr]k_", r"(?:live|test)_[A-Za-z0-9]{10,}"),  # Stripe secret and restricted keys
+    ("eyJ", r"[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]+"),  # JWT
+    # HTTP Basic credentials (checked to decode to a printable ``user:password``)
+    (_anycase("basic"), _SP + r"(?P<secret>[A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])"),
+)
+BASIC = _word(_MARKED[-1][0]) + _MARKED[-1][1]
 # names whose value a ``name=value`` / ``name: value`` / ``"name": "value"`` gives away
 _NAME = (
-    r"(?:passw(?:or)?d|passphrase|pwd|secret|token|credentials?|apikey"
+    r"(?ai:passw(?:or)?d|passphrase|pwd|secret|token|credentials?|apikey"
     r"|(?:api|access|secret|private|signing|encryption|master|client)[_\-]key)"
 )
-# the value: quoted (up to the closing quote) or bare (4+ characters); not null, not [..]
-_VALUE = (
+# name=value, name = value, name: value, "name": "value" (also inside JSON strings, such as
+# tool-call arguments); the value quoted (up to the closing quote) or bare (4+ characters)
+ASSIGNMENT = (
+    _NAME + r"(?:(?:[ ]{0,2}|\t)=[ \t]*|:[ ]+|\\*[\"']:[ ]*)(?:\\*[\"'])?"
     r"(?!(?:null|none|true|false)\b|\[)"
     r"(?P<secret>(?<=[\"'])[^\"'\\\n]{1,400}|[^\s\"'\\<>,;&)}\]]{4,})"
 )
-# name=value, name = value, name: value, "name": "value" (also inside JSON strings,
-# such as tool-call arguments); name ends in password, secret, token, api key, ...
-ASSIGNMENT = (
-    r"(?ai:" + _NAME + r")(?:(?:[ ]{0,2}|\t)=[ \t]*|:[ ]+|\\*[\"']:[ ]*)(?:\\*[\"'])?" + _VALUE
-)
-
-# HTTP Basic credentials (checked to decode to printable ``user:password``)
-BASIC = _word(_anycase("basic")) + _SP + r"(?P<secret>[A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])"
 
 DEFAULT_PATTERNS: tuple[str, ...] = (
-    _word("sk-") + r"(?:proj-|ant-|or-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}",  # OpenAI, ...
-    _word(_anycase("bearer")) + _SP + r"[A-Za-z0-9._~+/=\-]{12,}",
-    _word("A[KS]IA") + r"[0-9A-Z]{16}(?![0-9A-Za-z])",  # AWS access key id
-    _word("AIza") + r"[0-9A-Za-z_\-]{35}",  # Google
-    _word("gh[pousr]_") + r"[A-Za-z0-9]{30,}",  # GitHub
-    _word("github_pat_") + r"[A-Za-z0-9_]{40,}",
-    _word("xox[abprs]-") + r"[A-Za-z0-9\-]{10,}",  # Slack
-    _word("hf_") + r"[A-Za-z0-9]{30,}",  # Hugging Face
-    _word("fw_") + r"[A-Za-z0-9]{20,}",  # Fireworks
-    _word("gsk_") + r"[A-Za-z0-9]{20,}",  # Groq
-    _word("[sr]k_") + r"(?:live|test)_[A-Za-z0-9]{10,}",  # Stripe secret and restricted keys
-    _word("eyJ") + r"[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]+",  # JWT
+    *(_word(head) + rest for head, rest in _MARKED),
     # PEM private key blocks, whole; without an END line, the base64 body that follows
     r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[A-Z0-9 ]{0,40}"
     r"PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\:,.\-]*)",
     # the password of a URL (postgres://user:PASSWORD@host): scheme, user and host stay
     r"://[^\s:/?#@\"'<>]{0,256}:(?P<secret>[^\s/?#\"'<>]{1,256})@",  # (bounded: linear)
-    BASIC,  # HTTP Basic credentials
     ASSIGNMENT,
 )
-
 
 # the start of a secret at the very end of a text: what a stream cut short (closed early,
 # or failed) may end with, scrubbed although it is too short for its pattern
 TRUNCATED = re.compile(
-    r"(?:"
-    + "|".join(
-        _word(head)
-        for head in (
-            "sk-", "[sr]k_", "gh[pousr]_", "github_pat_", "xox[abprs]-", "hf_", "fw_", "gsk_",
-            "A[KS]IA", "AIza", "eyJ", _anycase("bearer"), _anycase("basic"),
-        )
-    )
-    + r")(?:\s|\\[nrt])*[^\s\"'<>]*\Z"
-    + r"|-----BEGIN(?![\s\S]*-----END)[\s\S]*\Z"
-    + r"|://[^\s:/?#@\"'<>]{0,256}:(?P<secret>[^\s/?#@\"'<>]*)\Z"
-    + r"|(?ai:" + _NAME + r")(?:(?:[ ]{0,2}|\t)=|:|\\*[\"']:)[ \t]*(?:\\*[\"'])?"
-    + r"(?P<value>(?<=[\"'])[^\"'\\\n]*|[^\s\"'<>\\]*)\Z"
-)  # fmt: skip
+    "(?:" + "|".join(_word(head) for head, _ in _MARKED) + r")(?:\s|\\[nrt])*[^\s\"'<>]*\Z"
+    r"|-----BEGIN(?![\s\S]*-----END)[\s\S]*\Z"
+    r"|://[^\s:/?#@\"'<>]{0,256}:(?P<secret>[^\s/?#@\"'<>]*)\Z|"
+    + _NAME
+    + r"(?:(?:[ ]{0,2}|\t)=|:|\\*[\"']:)[ \t]*(?:\\*[\"'])?"
+    r"(?P<value>(?<=[\"'])[^\"'\\\n]*|[^\s\"'<>\\]*)\Z"
+)
 
 
 def truncated_tail(text: str) -> tuple[int, int] | None:
@@ -172,81 +124,31 @@ def truncated_tail(text: str) -> tuple[int, int] | None:
     m = TRUNCATED.search(text, max(0, len(text) - 4096))
     if m is None:
         return None
-    for group in ("secret", "value"):
-        if m.group(group) is not None:
-            start = m.start(group)
-            return (start, len(text)) if start < len(text) else None
-    return m.start(), len(text)
-
-
-class _Assignments:
-    """:data:`ASSIGNMENT`, found fast: led by its separator (``=``, ``:``, rare in prose),
-    then a look back for the name and a match of the value (one regex led by a dozen
-    names would try each at every letter of a text)."""
-
-    _sep = re.compile(r"[=:]")
-    _ends = frozenset("dDeEtTnNlLsSyY \t\"'\\")  # what may stand before a separator
-    # the names spelled backwards, matched on the reversed text before a separator: one
-    # match at one place, where a search for "a name that ends here" would try every place
-    _name = (
-        r"(?ai:drowssap|dwssap|esarhpssap|dwp|terces|nekot|s?laitnederc|yekipa"
-        r"|yek[_\-](?:ipa|ssecca|terces|etavirp|gningis|noitpyrcne|retsam|tneilc))"
-    )
-    _eq = re.compile(r"(?:[ ]{0,2}|\t)" + _name)
-    _colon = re.compile(_name)
-    _quoted = re.compile(r"[\"']\\*" + _name)
-    _after_eq = re.compile(r"[ \t]*(?:\\*[\"'])?" + _VALUE)
-    _after_colon = re.compile(r"[ ]+(?:\\*[\"'])?" + _VALUE)
-    _after_quoted = re.compile(r"[ ]*(?:\\*[\"'])?" + _VALUE)
-
-    def finditer(self, text: str) -> list[re.Match[str]]:
-        found: list[re.Match[str]] = []
-        end = -1
-        for sep in self._sep.finditer(text):
-            at = sep.start()
-            if at < end or at == 0 or text[at - 1] not in self._ends:
-                continue
-            back = text[at - 1 : max(0, at - 40) - 1 if at > 40 else None : -1]
-            after: re.Match[str] | None = None
-            if text[at] == "=":
-                name, rest = self._eq.match(back), self._after_eq
-            else:
-                name, rest = self._colon.match(back), self._after_colon
-                if name is None:
-                    name, rest = self._quoted.match(back), self._after_quoted
-            if name is not None and at - name.end() >= end:  # (not inside the last match)
-                after = rest.match(text, at + 1)
-            if after:
-                found.append(after)
-                end = after.end()
-        return found
-
-
-ASSIGNMENTS = _Assignments()
+    start = next((m.start(g) for g in ("secret", "value") if m.group(g) is not None), m.start())
+    return (start, len(text)) if start < len(text) else None
 
 
 def _basic(token: str) -> bool:
     """Whether ``token`` is base64 of a printable ``user:password`` (not a prose word)."""
     try:
-        raw = base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
-        text = raw.decode()
+        text = base64.b64decode(token + "=" * (-len(token) % 4), validate=True).decode()
     except (binascii.Error, ValueError):
         return False
     return ":" in text and text.isprintable()
 
 
 class Rule(NamedTuple):
-    """A compiled pattern: ``find`` (its regex, or a faster finder of the same matches),
-    ``group`` (the group to replace, else the whole match) and ``check`` (a match it
-    rejects is left alone). ``gated``: a default pattern, which the line gates stand for."""
+    """A compiled pattern: ``group`` names the part to replace (else the whole match);
+    ``check`` rejects a find it leaves alone; ``gated``: a default pattern, which the line
+    gates stand for (the user's run on every string)."""
 
-    find: Any
+    find: re.Pattern[str]
     group: str | None
     check: Callable[[str], bool] | None
     gated: bool
 
 
 def compile_rule(source: str) -> Rule:
-    find = ASSIGNMENTS if source == ASSIGNMENT else re.compile(source)
-    group = "secret" if "(?P<secret>" in source else None
+    find = re.compile(source)
+    group = "secret" if "secret" in find.groupindex else None
     return Rule(find, group, _basic if source == BASIC else None, source in DEFAULT_PATTERNS)
