@@ -20,45 +20,39 @@ __all__ = ["is_token_list", "scrub_chunks"]
 
 Path = tuple[Any, ...]
 Spans = Callable[[str], list[tuple[int, int]]]
+Tail = Callable[[str], "tuple[int, int] | None"]
 _IDS = ("type", "item_id", "output_index", "content_index", "index")
+
+
+def _step(name: Path, i: int, item: Any) -> Any:
+    """How a list item is named in its stream: by its ``index`` (chat choices and tool
+    calls), as one of the tokens of a text (logprobs), or by its place."""
+    if not isinstance(item, dict):
+        return i
+    if type(item.get("index")) is int:
+        return ("#", item["index"])
+    if type(item.get("token")) is str and name[-1:] != ("top_logprobs",):
+        return "*"
+    return i
 
 
 def _leaves(node: Any, path: Path, name: Path, at: int, out: dict[Path, list[Any]]) -> None:
     """Add every non-empty string under ``node`` to its stream (``out[name]``)."""
-    if isinstance(node, dict):
-        for k, v in node.items():
-            if type(v) is str:
-                if v:
-                    out.setdefault((*name, k), []).append((at, (*path, k), v))
-            elif isinstance(v, (dict, list)):
-                _leaves(v, (*path, k), (*name, k), at, out)
-    else:
-        for i, v in enumerate(node):
-            if type(v) is str:
-                if v:
-                    out.setdefault((*name, i), []).append((at, (*path, i), v))
-            elif isinstance(v, dict):
-                ident = v.get("index")
-                if type(ident) is int:
-                    step: Any = ("#", ident)
-                elif type(v.get("token")) is str and name[-1:] != ("top_logprobs",):
-                    step = "*"  # logprobs: the tokens of a text, however many a chunk
-                else:
-                    step = i
-                _leaves(v, (*path, i), (*name, step), at, out)
-            elif isinstance(v, list):
-                _leaves(v, (*path, i), (*name, i), at, out)
+    items = node.items() if isinstance(node, dict) else enumerate(node)
+    for k, v in items:
+        if type(v) is str and v:
+            out.setdefault((*name, k), []).append((at, (*path, k), v))
+        elif isinstance(v, (dict, list)):
+            step = k if isinstance(node, dict) else _step(name, k, v)
+            _leaves(v, (*path, k), (*name, step), at, out)
 
 
 def _streams(chunks: list[Any]) -> dict[Path, list[Any]]:
     out: dict[Path, list[Any]] = {}
     for at, chunk in enumerate(chunks):
-        if not isinstance(chunk, dict):
-            continue
-        ids = tuple(
-            (k, v) for k in _IDS if isinstance(v := chunk.get(k), (str, int)) and k in chunk
-        )
-        _leaves(chunk, (), ids, at, out)
+        if isinstance(chunk, dict):
+            ids = tuple((k, chunk[k]) for k in _IDS if isinstance(chunk.get(k), (str, int)))
+            _leaves(chunk, (), ids, at, out)
     return out
 
 
@@ -66,24 +60,15 @@ def _cut(texts: list[str], spans: list[tuple[int, int]], replacement: str) -> li
     """``texts`` with each span of their join replaced, at the original boundaries."""
     out: list[str] = []
     a = 0
-    k = 0
     for text in texts:
         b = a + len(text)
-        while k < len(spans) and spans[k][1] <= a:
-            k += 1
         parts: list[str] = []
         pos = a
-        j = k
-        while j < len(spans) and spans[j][0] < b:
-            s, e = spans[j]
-            if e > a:
-                parts.append(text[pos - a : max(s, a) - a])
-                if s >= a:
-                    parts.append(replacement)
+        for s, e in spans:
+            if s < b and e > a:
+                parts += (text[pos - a : max(s, a) - a], replacement if s >= a else "")
                 pos = min(e, b)
-            j += 1
-        parts.append(text[pos - a :])
-        out.append("".join(parts) if len(parts) > 1 else text)
+        out.append("".join(parts) + text[pos - a :])
         a = b
     return out
 
@@ -103,37 +88,33 @@ def is_token_list(value: list[Any]) -> bool:
     return bool(value) and isinstance(value[0], dict) and type(value[0].get("token")) is str
 
 
+def _found(joined: str, spans: Spans, tail: Tail | None) -> list[tuple[int, int]]:
+    """The secrets of a stream's text; ``tail``: with the one cut off at its end."""
+    found = spans(joined)
+    cut = tail(joined) if tail is not None else None
+    if cut is None:
+        return found
+    if not found or found[-1][1] <= cut[0]:
+        return [*found, cut]
+    return [*found[:-1], (found[-1][0], max(found[-1][1], cut[1]))]
+
+
 def scrub_chunks(
-    chunks: list[Any],
-    spans: Spans,
-    replacement: str,
-    tail: Callable[[str], tuple[int, int] | None] | None = None,
+    chunks: list[Any], spans: Spans, replacement: str, tail: Tail | None = None
 ) -> tuple[list[Any], int]:
     """(chunks with every secret of every text stream replaced, secrets found). Chunks
     that change are copied along the changed path; the others are shared. ``tail``: the
     stream was cut short; it finds a secret cut off at the end of a stream's text."""
-    out: list[Any] | None = None
+    out = list(chunks)
     count = 0
     for pieces in _streams(chunks).values():
         texts = [text for _, _, text in pieces]
-        if tail is None:
-            if len(pieces) < 2:
-                continue  # one piece: scrubbed where it stands, with the rest of the line
-            if all(t == texts[0] for t in texts):
-                continue  # a field every chunk repeats (id, model, object)
-        joined = "".join(texts)
-        found = spans(joined)
-        cut = tail(joined) if tail is not None else None
-        if cut is not None and (not found or found[-1][1] <= cut[0]):
-            found.append(cut)
-        elif cut is not None and found[-1][1] < cut[1]:
-            found[-1] = (found[-1][0], cut[1])
-        if not found:
-            continue
+        if tail is None and len(set(texts)) < 2:
+            continue  # one piece (scrubbed with the rest of the line), or a field every
+            # chunk repeats (id, model, object)
+        found = _found("".join(texts), spans, tail)
         count += len(found)
-        if out is None:
-            out = list(chunks)
         for (at, path, old), new in zip(pieces, _cut(texts, found, replacement), strict=True):
             if new != old:
                 out[at] = _set(out[at], path, new)
-    return (chunks, 0) if out is None else (out, count)
+    return (out, count) if count else (chunks, 0)
