@@ -8,10 +8,12 @@ A gate is (a byte that must be there, then a scan led by a literal the engine ju
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
-__all__ = ["FOLDED", "RAW", "Gate", "colon_gate"]
+__all__ = ["Gates", "line_gates"]
 
 Gate = tuple[bytes, re.Pattern[bytes]]
+Gates = tuple[tuple[bytes, Callable[[bytes], object]], ...]  # (byte, the scan's search)
 
 # the last five (lowered) bytes of every name ASSIGNMENT matches, for lookbehinds
 _TAILS = rb"(?:sword|asswd|hrase|..pwd|ecret|token|ntial|tials|pikey|.[_\-]key)"
@@ -52,7 +54,7 @@ _NESTED = b"|".join(b"(?<=" + _TAILS + rb"\\" * (2**n - 2) + rb'\\":)' for n in 
 _NAMES = rb"(?= )(?<=" + _TAILS + rb":)|(?<=\\" + rb'":)(?:' + _NESTED + b")"  # name: value
 
 
-def colon_gate(keys: list[str], names: bool) -> Gate | None:
+def _colon(keys: list[str], names: bool) -> Gate | None:
     """The scan led by ``:``: for ``name: value`` if ``names``, and for ``"key":`` of the
     ``keys`` that name a secret (folded; ``*_x`` a suffix), by a look back at their last
     five bytes (or all of a shorter key with its opening quote), after their last two."""
@@ -66,3 +68,12 @@ def colon_gate(keys: list[str], names: bool) -> Gate | None:
         looks = b"(?<=(?:" + ends + b')":)(?:' + looks + b")"
     alts = ([_NAMES] if names else []) + ([looks] if words else [])
     return (b":", re.compile(b":(?:" + b"|".join(alts) + b")")) if alts else None
+
+
+def line_gates(keys: list[str], defaults: bool) -> tuple[Gates, Gates]:
+    """The gates (on the raw bytes, on the folded copy) of the secret ``keys`` (folded
+    names) and, if ``defaults``, of the default patterns."""
+    colon = _colon(keys, defaults)
+    folded = (*(FOLDED if defaults else ()), *((colon,) if colon else ()))
+    raw = RAW if defaults else ()
+    return tuple((b, g.search) for b, g in raw), tuple((b, g.search) for b, g in folded)

@@ -11,14 +11,14 @@ string; then the user's hook sees the line.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from ..errors import CassetteError
-from .gates import FOLDED, RAW, Gate, colon_gate
+from .gates import Gates, line_gates
 from .patterns import (
     DEFAULT_KEYS,
     DEFAULT_PATTERNS,
@@ -46,13 +46,6 @@ _LONG = 200  # a text this long is gated (as its JSON bytes) before the default 
 _FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ-", "abcdefghijklmnopqrstuvwxyz_")
 
 Hook = Callable[[dict[str, Any]], "dict[str, Any] | None"]
-
-
-Search = Callable[[bytes], Any]
-
-
-def _searches(gates: Iterable[Gate]) -> tuple[tuple[bytes, Search], ...]:
-    return tuple((byte, scan.search) for byte, scan in gates)
 
 
 def _merge(found: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -93,24 +86,22 @@ class Redactor:
     _suffixes: tuple[str, ...] = field(init=False, repr=False)
     _rules: tuple[Rule, ...] = field(init=False, repr=False)  # every pattern
     _ungated: tuple[Rule, ...] = field(init=False, repr=False)  # the user's patterns
-    # the gates, as (byte, search) on the line's bytes and on their folded copy
-    _raw: tuple[tuple[bytes, Search], ...] = field(init=False, repr=False)
-    _folded: tuple[tuple[bytes, Search], ...] = field(init=False, repr=False)
+    _raw: Gates = field(init=False, repr=False)  # the line gates, on the bytes as they are
+    _folded: Gates = field(init=False, repr=False)  # and on their folded copy
     _key_cache: dict[str, bool] = field(init=False, repr=False)
     _checked: set[str] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        names = [k.translate(_FOLD) for k in (*self.keys, *self.extra_keys) if k not in ("", "*")]
+        names = [k.translate(_FOLD) for k in (*self.keys, *self.extra_keys) if k.strip("*")]
         rules = tuple(compile_rule(p) for p in (*self.patterns, *self.extra_patterns) if p)
-        gated = any(rule.gated for rule in rules)
-        colon = colon_gate(names, gated)
+        raw, folded = line_gates(names, any(rule.gated for rule in rules))
         setup = {
-            "_keys": frozenset(k for k in names if not k.startswith("*")),
-            "_suffixes": tuple(sorted({k[1:] for k in names if k.startswith("*")})),
+            "_keys": frozenset(k for k in names if k[0] != "*"),
+            "_suffixes": tuple(sorted({k[1:] for k in names if k[0] == "*"})),
             "_rules": rules,
             "_ungated": tuple(rule for rule in rules if not rule.gated),
-            "_raw": _searches(RAW if gated else ()),
-            "_folded": _searches((*(FOLDED if gated else ()), *((colon,) if colon else ()))),
+            "_raw": raw,
+            "_folded": folded,
             "_key_cache": {},
             "_checked": set(),
         }
@@ -131,11 +122,11 @@ class Redactor:
                 return True
         return False
 
-    def is_secret_key(self, key: str) -> bool:
+    def is_secret_key(self, key: Any) -> bool:
         """Whether the value of ``key`` is replaced whatever it holds."""
         hit = self._key_cache.get(key)
         if hit is None:
-            norm = key.translate(_FOLD)
+            norm = key.translate(_FOLD) if isinstance(key, str) else ""
             hit = norm in self._keys or norm.endswith(self._suffixes)
             if len(self._key_cache) < _CACHE:
                 self._key_cache[key] = hit
@@ -148,14 +139,16 @@ class Redactor:
         rules = self._ungated
         if gated and (len(text) < _LONG or self.hits(orjson.dumps(text))):
             rules = self._rules  # (the gates are far cheaper than the patterns)
-        found = []
-        for find, group, check, _ in rules:
-            for m in find.finditer(text):
-                start, end = m.span(group) if group and m.group(group) is not None else m.span()
-                secret = text[start:end]
-                if secret and secret != self.replacement and (check is None or check(secret)):
-                    found.append((start, end))
+        found = [span for rule in rules for span in self._finds(rule, text)]
         return _merge(found) if len(found) > 1 else found
+
+    def _finds(self, rule: Rule, text: str) -> Iterator[tuple[int, int]]:
+        find, group, check, _ = rule
+        for m in find.finditer(text):
+            start, end = m.span(group) if group and m.group(group) is not None else m.span()
+            secret = text[start:end]
+            if secret and secret != self.replacement and (check is None or check(secret)):
+                yield start, end
 
     def check_key(self, what: str, value: Any) -> None:
         """Refuse an ``env_index`` or ``channel`` that looks like a secret: it is written as
@@ -252,31 +245,35 @@ class Redactor:
         if isinstance(value, dict):
             return self._walk_dict(value, gated)
         if isinstance(value, (list, tuple)):
-            total = 0
-            if isinstance(value, list) and is_token_list(value):  # logprobs: a secret may
-                value, total = scrub_chunks(value, self.spans, self.replacement)  # span tokens
-            items = []
-            for v in value:
-                nv, n = self._walk(v, gated)
-                items.append(nv)
-                total += n
-            return (items, total) if total else (value, 0)
+            return self._walk_list(value, gated)
         return value, 0
+
+    def _walk_list(self, value: list[Any] | tuple[Any, ...], gated: bool) -> tuple[Any, int]:
+        total = 0
+        if isinstance(value, list) and is_token_list(value):  # logprobs: a secret may span
+            value, total = scrub_chunks(value, self.spans, self.replacement)  # tokens
+        items = []
+        for v in value:
+            nv, n = self._walk(v, gated)
+            items.append(nv)
+            total += n
+        return (items, total) if total else (value, 0)
 
     def _walk_dict(self, value: dict[Any, Any], gated: bool) -> tuple[Any, int]:
         total = 0
         out: dict[Any, Any] = {}
         for k, v in value.items():
-            key, n = self.redact_text(k, gated) if isinstance(k, str) else (k, 0)
-            while n and (key in out or (key != k and key in value)):
-                key += "'"  # a secret used as a key: keep the keys distinct
-            total += n
-            if isinstance(k, str) and v not in _EMPTY and self.is_secret_key(k):
-                out[key] = self.replacement
-                total += 1
-                continue
-            out[key], n = self._walk(v, gated)
-            total += n
+            key, n = self._key(k, value, out, gated)
+            secret = self.is_secret_key(k) and v not in _EMPTY
+            out[key], m = (self.replacement, 1) if secret else self._walk(v, gated)
+            total += n + m
         if total and type(out.get("token")) is str and isinstance(out.get("bytes"), list):
             out["bytes"] = list(out["token"].encode())  # a logprob's bytes spell its token
         return (out, total) if total else (value, 0)
+
+    def _key(self, k: Any, value: dict[Any, Any], out: dict[Any, Any], gated: bool) -> Any:
+        """(``k`` scrubbed, secrets in it), a new key kept distinct from the others."""
+        key, n = self.redact_text(k, gated) if isinstance(k, str) else (k, 0)
+        while n and (key in out or (key != k and key in value)):
+            key += "'"
+        return key, n
