@@ -54,26 +54,28 @@ _NESTED = b"|".join(b"(?<=" + _TAILS + rb"\\" * (2**n - 2) + rb'\\":)' for n in 
 _NAMES = rb"(?= )(?<=" + _TAILS + rb":)|(?<=\\" + rb'":)(?:' + _NESTED + b")"  # name: value
 
 
-def _colon(keys: list[str], names: bool) -> Gate | None:
-    """The scan led by ``:``: for ``name: value`` if ``names``, and for ``"key":`` of the
-    ``keys`` that name a secret (folded; ``*_x`` a suffix), by a look back at their last
-    five bytes (or all of a shorter key with its opening quote), after their last two."""
-    words = {(k[1:] if k.startswith("*") else '"' + k)[-5:] for k in keys}
+def _key_looks(keys: list[str]) -> bytes | None:
+    """A look back from the ``:`` of ``"key":`` for the ``keys`` that name a secret
+    (folded; ``*_x`` a suffix): at their last five bytes (all of a shorter key, with its
+    opening quote), after a look at their last two, where most keys of a line fail."""
+    words = {(k[1:] if k[0] == "*" else '"' + k)[-5:] for k in keys}
+    if not words:
+        return None
     by_width: dict[int, list[bytes]] = {}
     for word in sorted(words):
         by_width.setdefault(len(word), []).append(re.escape(word.encode()))
     looks = b"|".join(b"(?<=(?:" + b"|".join(alts) + b')":)' for alts in by_width.values())
-    if words and min(map(len, words)) >= 2:  # most keys fail at their last two bytes
-        ends = b"|".join(sorted({re.escape(w[-2:].encode()) for w in words}))
-        looks = b"(?<=(?:" + ends + b')":)(?:' + looks + b")"
-    alts = ([_NAMES] if names else []) + ([looks] if words else [])
-    return (b":", re.compile(b":(?:" + b"|".join(alts) + b")")) if alts else None
+    if min(map(len, words)) < 2:
+        return looks
+    ends = b"|".join(sorted({re.escape(w[-2:].encode()) for w in words}))
+    return b"(?<=(?:" + ends + b')":)(?:' + looks + b")"
 
 
 def line_gates(keys: list[str], defaults: bool) -> tuple[Gates, Gates]:
     """The gates (on the raw bytes, on the folded copy) of the secret ``keys`` (folded
-    names) and, if ``defaults``, of the default patterns."""
-    colon = _colon(keys, defaults)
-    folded = (*(FOLDED if defaults else ()), *((colon,) if colon else ()))
-    raw = RAW if defaults else ()
+    names) and, if ``defaults``, of the default patterns; the scan led by ``:`` looks for
+    both ``name: value`` and the keys."""
+    looks = [*([_NAMES] if defaults else []), *filter(None, [_key_looks(keys)])]
+    colon = [(b":", re.compile(b":(?:" + b"|".join(looks) + b")"))] if looks else []
+    raw, folded = (RAW, (*FOLDED, *colon)) if defaults else ((), tuple(colon))
     return tuple((b, g.search) for b, g in raw), tuple((b, g.search) for b, g in folded)

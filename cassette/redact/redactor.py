@@ -40,12 +40,19 @@ IDENTITY = frozenset(
     {"type", "format", "version", "created_at", "producer", "env_index", "channel", "step"}
     | {"delta", "request_sha256"}
 )
-_CACHE = 4096  # key names and ids remembered
+_CACHE = 4096  # ids found clean, remembered
 _LONG = 200  # a text this long is gated (as its JSON bytes) before the default patterns run
 # ASCII letters only, as the gates lower bytes (str.lower() reads the Kelvin sign as "k")
 _FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ-", "abcdefghijklmnopqrstuvwxyz_")
 
 Hook = Callable[[dict[str, Any]], "dict[str, Any] | None"]
+
+
+def _key_names(keys: Iterable[str]) -> tuple[list[str], frozenset[str], tuple[str, ...]]:
+    """(every name, folded; the names of whole keys; the suffixes named by ``*_x``)."""
+    names = [k.translate(_FOLD) for k in keys if k.strip("*")]
+    starred = {k for k in names if k[0] == "*"}
+    return names, frozenset(names) - starred, tuple(sorted(k[1:] for k in starred))
 
 
 def _merge(found: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -70,10 +77,10 @@ class Redactor:
 
     ``keys``/``patterns`` replace the defaults; ``extra_*`` add to them. A key ``"*_x"``
     matches every key ending in ``_x`` or ``-x``; a pattern may mark the part to replace
-    with a group named ``secret`` (else the whole match is replaced). ``hook`` sees every
-    line about to be written, already scrubbed, and returns the line to write instead
-    (its ``type``, ``env_index``, ``channel``, ``step``, ``request_sha256`` and ``delta``
-    are kept) or None to keep it.
+    with a group named ``secret`` (else the whole match is replaced). ``hook(line)`` sees
+    every line about to be written, already scrubbed, and returns None to keep it or a
+    new dict to write instead (counted as one replacement; the fields in ``IDENTITY``
+    keep their values); it must not change the line it is given.
     """
 
     keys: Iterable[str] = DEFAULT_KEYS
@@ -88,21 +95,19 @@ class Redactor:
     _ungated: tuple[Rule, ...] = field(init=False, repr=False)  # the user's patterns
     _raw: Gates = field(init=False, repr=False)  # the line gates, on the bytes as they are
     _folded: Gates = field(init=False, repr=False)  # and on their folded copy
-    _key_cache: dict[str, bool] = field(init=False, repr=False)
     _checked: set[str] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        names = [k.translate(_FOLD) for k in (*self.keys, *self.extra_keys) if k.strip("*")]
-        rules = tuple(compile_rule(p) for p in (*self.patterns, *self.extra_patterns) if p)
+        names, keys, suffixes = _key_names((*self.keys, *self.extra_keys))
+        rules = tuple(map(compile_rule, filter(None, (*self.patterns, *self.extra_patterns))))
         raw, folded = line_gates(names, any(rule.gated for rule in rules))
         setup = {
-            "_keys": frozenset(k for k in names if k[0] != "*"),
-            "_suffixes": tuple(sorted({k[1:] for k in names if k[0] == "*"})),
+            "_keys": keys,
+            "_suffixes": suffixes,
             "_rules": rules,
             "_ungated": tuple(rule for rule in rules if not rule.gated),
             "_raw": raw,
             "_folded": folded,
-            "_key_cache": {},
             "_checked": set(),
         }
         for name, value in setup.items():
@@ -124,13 +129,8 @@ class Redactor:
 
     def is_secret_key(self, key: Any) -> bool:
         """Whether the value of ``key`` is replaced whatever it holds."""
-        hit = self._key_cache.get(key)
-        if hit is None:
-            norm = key.translate(_FOLD) if isinstance(key, str) else ""
-            hit = norm in self._keys or norm.endswith(self._suffixes)
-            if len(self._key_cache) < _CACHE:
-                self._key_cache[key] = hit
-        return hit
+        norm = key.translate(_FOLD) if isinstance(key, str) else ""
+        return norm in self._keys or norm.endswith(self._suffixes)
 
     def spans(self, text: str, gated: bool = True) -> list[tuple[int, int]]:
         """The (start, end) of every secret in ``text``, in order; overlapping finds of
@@ -199,14 +199,11 @@ class Redactor:
                 walked = iter(clean.items())  # (in the order of the line's keys)
                 out = dict((k, v) if k in IDENTITY else next(walked) for k, v in out.items())
                 count += n
-        if self.hook is not None:
-            return self._hooked(out, count)
-        return out, count
+        return self._hooked(out, count) if self.hook is not None else (out, count)
 
     def _hooked(self, line: dict[str, Any], count: int) -> tuple[dict[str, Any], int]:
-        assert self.hook is not None
-        new = self.hook(line)
-        if new is None or new == line:
+        new = self.hook(line) if self.hook is not None else None
+        if new is None:
             return line, count
         return {**new, **{k: line[k] for k in IDENTITY if k in line}}, count + 1
 
