@@ -188,18 +188,27 @@ class Redactor:
         chunks and request headers are scrubbed first; then the line is walked (its
         identity fields left alone) if it passes a gate or the user has patterns; then
         the hook sees it."""
-        out, count = self._chunks(line)
-        out, n = self._headers(out)
-        count += n
+        out, count = line, 0
+        response, request = line.get("response"), line.get("request")
+        if isinstance(response, dict) and isinstance(response.get("chunks"), list):
+            out, count = self._chunks(line, response)
+        if isinstance(request, dict) and not HEADER_KEYS.isdisjoint(request):
+            out, n = self._headers(out, request)
+            count += n
         gated = self.hits(dumps(out) if count else raw)
         if gated or self._ungated:
-            body = {k: v for k, v in out.items() if k not in IDENTITY}
-            clean, n = self._walk(body, gated)
-            if n:
-                walked = iter(clean.items())  # (in the order of the line's keys)
-                out = dict((k, v) if k in IDENTITY else next(walked) for k, v in out.items())
-                count += n
+            out, n = self._walk_line(out, gated)
+            count += n
         return self._hooked(out, count) if self.hook is not None else (out, count)
+
+    def _walk_line(self, line: dict[str, Any], gated: bool) -> tuple[dict[str, Any], int]:
+        """The line walked, its identity fields left alone."""
+        body = {k: v for k, v in line.items() if k not in IDENTITY}
+        clean, n = self._walk(body, gated)
+        if not n:
+            return line, 0
+        walked = iter(clean.items())  # (in the order of the line's keys)
+        return dict((k, v) if k in IDENTITY else next(walked) for k, v in line.items()), n
 
     def _hooked(self, line: dict[str, Any], count: int) -> tuple[dict[str, Any], int]:
         new = self.hook(line) if self.hook is not None else None
@@ -207,29 +216,21 @@ class Redactor:
             return line, count
         return {**new, **{k: line[k] for k in IDENTITY if k in line}}, count + 1
 
-    def _chunks(self, line: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    def _chunks(self, line: dict[str, Any], response: dict[str, Any]) -> tuple[Any, int]:
         """A streamed response's chunks, scrubbed as the texts they make together (a
         stream cut short also loses a secret's start at its end)."""
-        response = line.get("response")
-        if not isinstance(response, dict) or not isinstance(response.get("chunks"), list):
-            return line, 0
         meta = line.get("meta")
         cut = line.get("error") is not None or (isinstance(meta, dict) and meta.get("incomplete"))
         tail = truncated_tail if cut else None
         chunks, n = scrub_chunks(response["chunks"], self.spans, self.replacement, tail)
         return ({**line, "response": {**response, "chunks": chunks}}, n) if n else (line, 0)
 
-    def _headers(self, line: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    def _headers(self, line: dict[str, Any], request: dict[str, Any]) -> tuple[Any, int]:
         """Every value of a request's headers replaced, unless harmless or empty."""
-        request = line.get("request")
-        if not isinstance(request, dict) or HEADER_KEYS.isdisjoint(request):
-            return line, 0
         count = 0
         headers = {}
         for name in HEADER_KEYS & request.keys():
-            given = request[name]
-            if not isinstance(given, dict):
-                continue
+            given = request[name] if isinstance(request[name], dict) else {}
             hide = [k for k, v in given.items() if v not in _EMPTY and not _safe_header(k)]
             if hide:
                 headers[name] = {**given, **dict.fromkeys(hide, self.replacement)}
