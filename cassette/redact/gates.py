@@ -33,7 +33,7 @@ RAW: tuple[Gate, ...] = (
     (b"A", re.compile(rb"A(?:[KS]IA[0-9A-Z]{16}|Iza[0-9A-Za-z_\-]{35})")),  # AWS, Google
 )
 
-# on the folded copy (lowered, "-" read as "_"); the scan for ":" is :func:`colon_gate`
+# on the folded copy (lowered, "-" read as "_"); the scan for ":" is made by line_gates
 FOLDED: tuple[Gate, ...] = (
     (b"=", _after(b"=", b"", b" ", b"  ", rb"\\t")),  # name=value
     (b"'", _after(b"':", b"")),  # 'name': value

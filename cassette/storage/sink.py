@@ -105,9 +105,8 @@ class Sink:
     def _header(self) -> bytes:
         line = header_line(self._meta)
         raw = dumps(line)
-        if self._redactor.hits(raw):
-            raw = dumps(self._redactor.redact(line)[0])
-        return raw
+        clean, count = self._redactor.redact_line(line, raw, dumps)  # as Recorder.header
+        return dumps(clean) if count else raw
 
     def close(self) -> None:
         """Finish: the side file replaces the cassette now, atomically, unless a write to

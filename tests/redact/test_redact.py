@@ -113,6 +113,17 @@ def test_the_hook_sees_every_line_scrubbed_and_keeps_its_identity(tmp_path: Path
         assert cas.call({"q": 1}, live=lambda: {}) == {"text": f"HI {REDACTED.upper()}"}
 
 
+def test_the_hook_sees_the_header_of_a_new_file_in_append_mode(tmp_path: Path) -> None:
+    def hook(line: dict[str, Any]) -> dict[str, Any] | None:
+        return {**line, "meta": {"hooked": True}} if line["type"] == "header" else None
+
+    path = tmp_path / "a.jsonl"
+    with cassette.open(path, "append", meta={"x": 1}, redact=Redactor(hook=hook)) as cas:
+        cas.call({"q": 1}, live=lambda: {"ok": 1})
+    header = json.loads(path.read_text().splitlines()[0])
+    assert header["type"] == "header" and header["meta"] == {"hooked": True}
+
+
 def test_the_key_scan_finds_every_spelling_of_a_secret_key_and_nothing_longer() -> None:
     r = Redactor(patterns=())
     for key in DEFAULT_KEYS:
