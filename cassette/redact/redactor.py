@@ -43,14 +43,33 @@ IDENTITY = frozenset(
 _CACHE = 4096  # ids found clean, remembered
 _LONG = 200  # a text this long is gated (as its JSON bytes) before the default patterns run
 # ASCII letters only, as the gates lower bytes (str.lower() reads the Kelvin sign as "k")
-_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ-", "abcdefghijklmnopqrstuvwxyz_")
+_ASCII = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 Hook = Callable[[dict[str, Any]], "dict[str, Any] | None"]
 
 
+def _fold(key: str) -> str:
+    """A key name as names are compared: lowered (ASCII only), ``-`` read as ``_``."""
+    return (key.lower() if key.isascii() else key.translate(_ASCII)).replace("-", "_")
+
+
+def _strings(value: Any, out: list[Any]) -> list[str]:
+    """``out`` with every string under ``value`` (dict keys too) added."""
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, dict):
+        out.extend(value)  # (a line's keys are str: the format refuses others)
+        for v in value.values():
+            _strings(v, out)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _strings(v, out)
+    return out
+
+
 def _key_names(keys: Iterable[str]) -> tuple[list[str], frozenset[str], tuple[str, ...]]:
     """(every name, folded; the names of whole keys; the suffixes named by ``*_x``)."""
-    names = [k.translate(_FOLD) for k in keys if k.strip("*")]
+    names = [_fold(k) for k in keys if k.strip("*")]
     starred = {k for k in names if k[0] == "*"}
     return names, frozenset(names) - starred, tuple(sorted(k[1:] for k in starred))
 
@@ -129,7 +148,7 @@ class Redactor:
 
     def is_secret_key(self, key: Any) -> bool:
         """Whether the value of ``key`` is replaced whatever it holds."""
-        norm = key.translate(_FOLD) if isinstance(key, str) else ""
+        norm = _fold(key) if isinstance(key, str) else ""
         return norm in self._keys or norm.endswith(self._suffixes)
 
     def spans(self, text: str, gated: bool = True) -> list[tuple[int, int]]:
@@ -196,10 +215,20 @@ class Redactor:
             out, n = self._headers(out, request)
             count += n
         gated = self.hits(dumps(out) if count else raw)
-        if gated or self._ungated:
+        if gated or (self._ungated and self._user_hits(out)):
             out, n = self._walk_line(out, gated)
             count += n
         return self._hooked(out, count) if self.hook is not None else (out, count)
+
+    def _user_hits(self, line: dict[str, Any]) -> bool:
+        """Whether a user's pattern finds something in a string of the line."""
+        texts = _strings(line, [])
+        for rule in self._ungated:
+            search = rule.find.search
+            for text in texts:
+                if search(text) is not None:
+                    return True
+        return False
 
     def _walk_line(self, line: dict[str, Any], gated: bool) -> tuple[dict[str, Any], int]:
         """The line walked, its identity fields left alone."""
