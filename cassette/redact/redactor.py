@@ -5,8 +5,8 @@ Three rules: the value of a key that names a secret (``api_key``, ``Authorizatio
 dict key) that a pattern matches is replaced where it stands; and the values of a
 request's ``headers`` are replaced unless harmless. A recorded stream is also scrubbed
 as the text its chunks make together (:mod:`.streams`). The default patterns run only on
-a line that passes one of the gates of :mod:`.gates`; a user's patterns run on every
-string; then the user's hook sees the line.
+a line that passes one of the gates of :mod:`.gates`, a user's on every string (and the
+line is walked if one finds something); then the user's hook sees the line.
 """
 
 from __future__ import annotations
@@ -151,12 +151,11 @@ class Redactor:
         norm = _fold(key) if isinstance(key, str) else ""
         return norm in self._keys or norm.endswith(self._suffixes)
 
-    def spans(self, text: str, gated: bool = True) -> list[tuple[int, int]]:
+    def spans(self, text: str) -> list[tuple[int, int]]:
         """The (start, end) of every secret in ``text``, in order; overlapping finds of
-        several patterns (``Bearer sk-...``) are merged into one. ``gated=False``: the
-        line's gates ruled the default patterns out."""
+        several patterns (``Bearer sk-...``) are merged into one."""
         rules = self._ungated
-        if gated and (len(text) < _LONG or self.hits(orjson.dumps(text))):
+        if len(text) < _LONG or self.hits(orjson.dumps(text)):
             rules = self._rules  # (the gates are far cheaper than the patterns)
         found = [span for rule in rules for span in self._finds(rule, text)]
         return _merge(found) if len(found) > 1 else found
@@ -186,10 +185,10 @@ class Redactor:
 
     def redact(self, value: Any) -> tuple[Any, int]:
         """Return (scrubbed copy, number of replacements); unchanged parts are shared."""
-        return self._walk(value, True)
+        return self._walk(value)
 
-    def redact_text(self, text: str, gated: bool = True) -> tuple[str, int]:
-        found = self.spans(text, gated)
+    def redact_text(self, text: str) -> tuple[str, int]:
+        found = self.spans(text)
         if not found:
             return text, 0
         parts: list[str] = []
@@ -214,9 +213,8 @@ class Redactor:
         if isinstance(request, dict) and not HEADER_KEYS.isdisjoint(request):
             out, n = self._headers(out, request)
             count += n
-        gated = self.hits(dumps(out) if count else raw)
-        if gated or (self._ungated and self._user_hits(out)):
-            out, n = self._walk_line(out, gated)
+        if self.hits(dumps(out) if count else raw) or (self._ungated and self._user_hits(out)):
+            out, n = self._walk_line(out)
             count += n
         return self._hooked(out, count) if self.hook is not None else (out, count)
 
@@ -230,10 +228,10 @@ class Redactor:
                     return True
         return False
 
-    def _walk_line(self, line: dict[str, Any], gated: bool) -> tuple[dict[str, Any], int]:
+    def _walk_line(self, line: dict[str, Any]) -> tuple[dict[str, Any], int]:
         """The line walked, its identity fields left alone."""
         body = {k: v for k, v in line.items() if k not in IDENTITY}
-        clean, n = self._walk(body, gated)
+        clean, n = self._walk(body)
         if not n:
             return line, 0
         walked = iter(clean.items())  # (in the order of the line's keys)
@@ -266,41 +264,41 @@ class Redactor:
                 count += len(hide)
         return ({**line, "request": {**request, **headers}}, count) if count else (line, 0)
 
-    def _walk(self, value: Any, gated: bool) -> tuple[Any, int]:
+    def _walk(self, value: Any) -> tuple[Any, int]:
         if isinstance(value, str):
-            return self.redact_text(value, gated)
+            return self.redact_text(value)
         if isinstance(value, dict):
-            return self._walk_dict(value, gated)
+            return self._walk_dict(value)
         if isinstance(value, (list, tuple)):
-            return self._walk_list(value, gated)
+            return self._walk_list(value)
         return value, 0
 
-    def _walk_list(self, value: list[Any] | tuple[Any, ...], gated: bool) -> tuple[Any, int]:
+    def _walk_list(self, value: list[Any] | tuple[Any, ...]) -> tuple[Any, int]:
         total = 0
         if isinstance(value, list) and is_token_list(value):  # logprobs: a secret may span
             value, total = scrub_chunks(value, self.spans, self.replacement)  # tokens
         items = []
         for v in value:
-            nv, n = self._walk(v, gated)
+            nv, n = self._walk(v)
             items.append(nv)
             total += n
         return (items, total) if total else (value, 0)
 
-    def _walk_dict(self, value: dict[Any, Any], gated: bool) -> tuple[Any, int]:
+    def _walk_dict(self, value: dict[Any, Any]) -> tuple[Any, int]:
         total = 0
         out: dict[Any, Any] = {}
         for k, v in value.items():
-            key, n = self._key(k, value, out, gated)
+            key, n = self._key(k, value, out)
             secret = self.is_secret_key(k) and v not in _EMPTY
-            out[key], m = (self.replacement, 1) if secret else self._walk(v, gated)
+            out[key], m = (self.replacement, 1) if secret else self._walk(v)
             total += n + m
         if total and type(out.get("token")) is str and isinstance(out.get("bytes"), list):
             out["bytes"] = list(out["token"].encode())  # a logprob's bytes spell its token
         return (out, total) if total else (value, 0)
 
-    def _key(self, k: Any, value: dict[Any, Any], out: dict[Any, Any], gated: bool) -> Any:
+    def _key(self, k: Any, value: dict[Any, Any], out: dict[Any, Any]) -> Any:
         """(``k`` scrubbed, secrets in it), a new key kept distinct from the others."""
-        key, n = self.redact_text(k, gated) if isinstance(k, str) else (k, 0)
+        key, n = self.redact_text(k) if isinstance(k, str) else (k, 0)
         while n and (key in out or (key != k and key in value)):
             key += "'"
         return key, n
