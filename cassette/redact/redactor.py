@@ -204,8 +204,8 @@ class Redactor:
     ) -> tuple[dict[str, Any], int]:
         """(a line fit to write, replacements made): ``raw`` is ``dumps(line)``. Streamed
         chunks and request headers are scrubbed first; then the line is walked (its
-        identity fields left alone) if it passes a gate or the user has patterns; then
-        the hook sees it."""
+        identity fields left alone) if it passes a gate or a user's pattern finds
+        something in one of its strings; then the hook sees it."""
         out, count = line, 0
         response, request = line.get("response"), line.get("request")
         if isinstance(response, dict) and isinstance(response.get("chunks"), list):
