@@ -1,27 +1,42 @@
 """Paths into JSON values: ``messages[*].name``, ``metadata.trace_id``, ``**.timestamp``.
 
-Parsed by :func:`parse_path`; :func:`remove_path` copies a value without what a path
-selects (the ignore rules of :class:`cassette.Matcher` and of ``cassette diff``).
+:func:`parse_path` reads one path; :class:`Paths` holds many as one tree and applies
+them in one walk, copying only what changes: each path drops what it selects, or hands
+it to a function (the diff parses JSON-string tool arguments so that a path can go
+inside them). The ignore rules of :class:`cassette.Matcher` and of ``cassette diff``
+are both a :class:`Paths`.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["parse_ignore", "parse_path", "remove_path"]
+__all__ = ["ANY", "DEEP", "Paths", "parse_path"]
 
 _TOKEN = re.compile(r"\[(\*|\d+)\]|\.?(\*\*|\*|[^.\[\]]+)")
 
-_ANY = object()
-_DEEP = object()
-Token = Any  # str key | int index | _ANY | _DEEP
+
+class _Wild(str):
+    """``ANY`` (``[*]`` or ``.*``: every key or item) and ``DEEP`` (``**``: any depth)."""
+
+    __slots__ = ()
 
 
-def parse_path(path: str, *, star: Any = _ANY, deep: Any = _DEEP) -> list[Any]:
-    """The tokens of an ignore path: keys, list indices, ``star`` for ``[*]`` or ``.*``
-    and ``deep`` for ``**``. Raises ValueError where the path does not parse."""
-    tokens: list[Any] = []
+ANY = _Wild("*")
+DEEP = _Wild("**")
+Token = str | int  # a key, an index, ANY or DEEP
+_GONE: Any = object()  # a dropped key or item
+
+
+def _drop(value: Any) -> Any:
+    return _GONE
+
+
+def parse_path(path: str) -> tuple[Token, ...]:
+    """The tokens of a path that ends in a key or index; ValueError where it does not."""
+    tokens: list[Token] = []
     pos = 0
     while pos < len(path):
         m = _TOKEN.match(path, pos)
@@ -29,54 +44,127 @@ def parse_path(path: str, *, star: Any = _ANY, deep: Any = _DEEP) -> list[Any]:
             raise ValueError(f"cannot parse ignore path {path!r}; write e.g. 'messages[*].name'")
         idx, key = m.group(1), m.group(2)
         if idx is not None:
-            tokens.append(star if idx == "*" else int(idx))
+            tokens.append(ANY if idx == "*" else int(idx))
         else:
-            tokens.append(deep if key == "**" else star if key == "*" else key)
+            tokens.append({"**": DEEP, "*": ANY}.get(key, key))
         pos = m.end()
-    return tokens
-
-
-def parse_ignore(path: str) -> tuple[Token, ...]:
-    """The tokens of an ignore rule: a path that ends in a key or index."""
-    tokens = parse_path(path)
-    if not tokens or tokens[-1] is _DEEP:
+    if not tokens or tokens[-1] is DEEP:
         raise ValueError(f"ignore path {path!r} must end in a key or index")
     return tuple(tokens)
 
 
-def remove_path(node: Any, tokens: tuple[Token, ...]) -> Any:
-    """Copy of ``node`` without what ``tokens`` selects (shares what it does not touch)."""
-    if not tokens:
-        return node
-    head, rest = tokens[0], tokens[1:]
-    if head is _DEEP:
-        node = remove_path(node, rest)  # zero levels
+class Paths:
+    """Paths as a tree: a node's ``act`` applies to what its path selects (default: drop
+    it), then its children apply inside the result."""
+
+    __slots__ = ("act", "kids")
+
+    def __init__(self, paths: Iterable[str] = ()) -> None:
+        self.kids: dict[Token, Paths] = {}
+        self.act: Callable[[Any], Any] | None = None
+        for path in paths:
+            self.add(parse_path(path))
+
+    def add(self, tokens: Iterable[Token], act: Callable[[Any], Any] = _drop) -> None:
+        node = self
+        for token in tokens:
+            node = node.kids.setdefault(token, Paths())
+        node.act = act
+
+    def top(self) -> frozenset[str]:
+        """The top-level keys dropped whole."""
+        kids = self.kids.items()
+        return frozenset(
+            k for k, v in kids if isinstance(k, str) and k not in (ANY, DEEP) and v.act is _drop
+        )
+
+    def apply(self, node: Any) -> Any:
+        """``node`` without what the paths drop (shares what they leave alone)."""
+        if self.act is _drop:
+            return _GONE
+        if self.act is not None:
+            node = self.act(node)
         if isinstance(node, dict):
-            return {k: remove_path(v, tokens) for k, v in node.items()}
+            node = self._dict(node)
+        elif isinstance(node, list):
+            node = self._list(node)
+        deep = self.kids.get(DEEP)
+        return node if deep is None else deep._deep(node)
+
+    def _deep(self, node: Any) -> Any:
+        """Apply at ``node`` and at every depth below it (``**``: zero or more levels)."""
+        node = self.apply(node)
+        if isinstance(node, dict):
+            new = {k: self._deep(v) for k, v in node.items()}
+            return node if all(new[k] is v for k, v in node.items()) else new
         if isinstance(node, list):
-            return [remove_path(v, tokens) for v in node]
+            items = [self._deep(v) for v in node]
+            return node if all(a is b for a, b in zip(items, node, strict=True)) else items
         return node
-    if isinstance(node, dict):
-        keys = list(node) if head is _ANY else [head] if head in node else []
-        if not keys:
-            return node
-        out = dict(node)
-        for k in keys:
-            if rest:
-                out[k] = remove_path(node[k], rest)
-            else:
-                del out[k]
+
+    def _at(self, key: Token, node: dict[str, Any] | list[Any]) -> Iterable[Any]:
+        """The keys (or indices) of ``node`` that ``key`` selects."""
+        if key is ANY:
+            return list(node) if isinstance(node, dict) else range(len(node))
+        if isinstance(node, dict):
+            return (key,) if key in node else ()
+        return (key,) if isinstance(key, int) and 0 <= key < len(node) else ()
+
+    def _dict(self, node: dict[str, Any]) -> dict[str, Any]:
+        out = node
+        for key, sub in self.kids.items():
+            if key is DEEP:
+                continue
+            for k in self._at(key, out):
+                new = sub.apply(out[k])
+                if new is not out[k]:
+                    out = dict(out) if out is node else out
+                    if new is _GONE:
+                        del out[k]
+                    else:
+                        out[k] = new
         return out
-    if isinstance(node, list):
-        idxs = range(len(node)) if head is _ANY else [head] if isinstance(head, int) else []
-        idxs = [i for i in idxs if 0 <= i < len(node)]
-        if not idxs:
-            return node
-        if not rest:
-            drop = set(idxs)
-            return [v for i, v in enumerate(node) if i not in drop]
-        out_list = list(node)
-        for i in idxs:
-            out_list[i] = remove_path(node[i], rest)
-        return out_list
-    return node
+
+    def _list(self, node: list[Any]) -> list[Any]:
+        out = node
+        for key, sub in self.kids.items():
+            for i in self._at(key, node) if key is not DEEP else ():
+                if out[i] is not _GONE and (new := sub.apply(out[i])) is not out[i]:
+                    out = list(out) if out is node else out
+                    out[i] = new
+        return out if out is node else [v for v in out if v is not _GONE]
+
+    def same(self, a: Any, b: Any) -> bool:
+        """``apply(a) == apply(b)``, walking into (and copying) only what differs."""
+        if a == b or self.act is _drop:
+            return True
+        kids = self.kids
+        if self.act is not None or DEEP in kids or (ANY in kids and len(kids) > 1):
+            return bool(self.apply(a) == self.apply(b))
+        if isinstance(a, dict) and isinstance(b, dict):
+            return self._same_dict(a, b)
+        if isinstance(a, list) and isinstance(b, list):
+            return self._same_list(a, b)
+        return False
+
+    def _kid(self, key: Token) -> Paths | None:
+        return self.kids.get(ANY) or self.kids.get(key)
+
+    def _same_dict(self, a: dict[str, Any], b: dict[str, Any]) -> bool:
+        for k in a.keys() | b.keys():
+            x, y = a.get(k, _GONE), b.get(k, _GONE)
+            if x is y or (x is not _GONE and y is not _GONE and x == y):
+                continue
+            sub = self._kid(k)
+            if sub is None or not (sub.act is _drop or (_GONE not in (x, y) and sub.same(x, y))):
+                return False
+        return True
+
+    def _same_list(self, a: list[Any], b: list[Any]) -> bool:
+        if len(a) != len(b) or any(sub.act is _drop for sub in self.kids.values()):
+            return bool(self.apply(a) == self.apply(b))  # items drop: indices shift
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            sub = self._kid(i)
+            if x != y and (sub is None or not sub.same(x, y)):
+                return False
+        return True
