@@ -57,26 +57,26 @@ class Paths:
     """Paths as a tree: a node's ``act`` applies to what its path selects (default: drop
     it), then its children apply inside the result."""
 
-    __slots__ = ("act", "kids")
+    __slots__ = ("act", "drops", "kids", "walk")
 
     def __init__(self, paths: Iterable[str] = ()) -> None:
         self.kids: dict[Token, Paths] = {}
         self.act: Callable[[Any], Any] | None = None
+        self.drops: frozenset[str] = frozenset()  # keys dropped whole
+        self.walk: tuple[tuple[Token, Paths], ...] = ()  # the other kids but DEEP
         for path in paths:
             self.add(parse_path(path))
 
     def add(self, tokens: Iterable[Token], act: Callable[[Any], Any] = _drop) -> None:
-        node = self
+        node, nodes = self, [self]
         for token in tokens:
             node = node.kids.setdefault(token, Paths())
+            nodes.append(node)
         node.act = act
-
-    def top(self) -> frozenset[str]:
-        """The top-level keys dropped whole."""
-        kids = self.kids.items()
-        return frozenset(
-            k for k, v in kids if isinstance(k, str) and k not in (ANY, DEEP) and v.act is _drop
-        )
+        for node in nodes:
+            drops = {k for k, v in node.kids.items() if v.act is _drop and k not in (ANY, DEEP)}
+            node.drops = frozenset(k for k in drops if isinstance(k, str))
+            node.walk = tuple((k, v) for k, v in node.kids.items() if k not in (*node.drops, DEEP))
 
     def apply(self, node: Any) -> Any:
         """``node`` without what the paths drop (shares what they leave alone)."""
@@ -111,14 +111,13 @@ class Paths:
         return (key,) if isinstance(key, int) and 0 <= key < len(node) else ()
 
     def _dict(self, node: dict[str, Any]) -> dict[str, Any]:
-        out = node
-        for key, sub in self.kids.items():
-            if key is DEEP:
-                continue
+        drops = self.drops
+        out = node if drops.isdisjoint(node) else {k: v for k, v in node.items() if k not in drops}
+        for key, sub in self.walk:
             for k in self._at(key, out):
                 new = sub.apply(out[k])
                 if new is not out[k]:
-                    out = dict(out) if out is node else out
+                    out = dict(out) if out is node else out  # copied once
                     if new is _GONE:
                         del out[k]
                     else:
@@ -127,8 +126,8 @@ class Paths:
 
     def _list(self, node: list[Any]) -> list[Any]:
         out = node
-        for key, sub in self.kids.items():
-            for i in self._at(key, node) if key is not DEEP else ():
+        for key, sub in self.walk:
+            for i in self._at(key, node):
                 if out[i] is not _GONE and (new := sub.apply(out[i])) is not out[i]:
                     out = list(out) if out is node else out
                     out[i] = new

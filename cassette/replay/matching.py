@@ -76,7 +76,7 @@ class Matcher:
         self._expected: dict[Hashable, str] = {}  # eval-protocol entries' digests, by key
         self._lock = threading.Lock()
         self._paths = Paths((*DEFAULT_IGNORE, *self.ignore) if defaults else self.ignore)
-        self._top = self._paths.top()  # top-level keys left out (checked, not hashed)
+        self._top = self._paths.drops  # top-level keys left out (checked, not hashed)
 
     def normalise(self, request: dict[str, Any]) -> dict[str, Any]:
         """The request without ignored parts (numbers are normalised when hashing)."""
