@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from ..types import EnvIndex
-from .types import Divergence, EpisodeDiff, Json, _Data
+from .types import CauseGroup, Divergence, EpisodeDiff, Json
 
 __all__ = ["CAUSES", "SHORT", "CauseGroup", "classify", "group_causes", "sentence"]
 
@@ -116,21 +114,6 @@ def classify(d: Divergence, request_a: Json | None = None, request_b: Json | Non
     return "request_other"
 
 
-@dataclass
-class CauseGroup(_Data):
-    """Episodes that diverged for one cause: how many, which, and the commonest path."""
-
-    cause: str
-    count: int
-    paths: dict[str, int] = field(default_factory=dict)
-    episodes: list[EnvIndex] = field(default_factory=list)
-    _extra = ("text",)
-
-    @property
-    def text(self) -> str:
-        return sentence(self.cause, self.count)
-
-
 def sentence(cause: str, count: int) -> str:
     """``"40 episodes diverged because the tool schema changed"``."""
     noun = "episode" if count == 1 else "episodes"
@@ -154,4 +137,5 @@ def group_causes(episodes: Sequence[EpisodeDiff], examples: int = 20) -> list[Ca
     out = sorted(groups.values(), key=lambda g: (-g.count, list(CAUSES).index(g.cause)))
     for g in out:  # the five commonest paths, commonest first
         g.paths = dict(sorted(g.paths.items(), key=lambda kv: -kv[1])[:5])
+        g.text = sentence(g.cause, g.count)
     return out

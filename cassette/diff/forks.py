@@ -4,16 +4,14 @@ records out of the trajectories (they are not calls) and shows them per episode.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..replay.fork import FORK_CHANNEL
 from ..types import EnvIndex
 from .compare import Channels
+from .types import Json, RunDiff
 
-if TYPE_CHECKING:
-    from .types import EpisodeDiff, Json, RunDiff
-
-__all__ = ["at_fork_point", "fork_line", "forks_line", "take_forks"]
+__all__ = ["fork_line", "forks_line", "take_forks"]
 
 
 def take_forks(groups: dict[EnvIndex, Channels]) -> dict[EnvIndex, Json]:
@@ -28,14 +26,6 @@ def take_forks(groups: dict[EnvIndex, Channels]) -> dict[EnvIndex, Json]:
         if not groups[env]:
             del groups[env]
     return forks
-
-
-def at_fork_point(ep: EpisodeDiff) -> bool:
-    """Whether ``ep``'s first divergence is the step where it forked."""
-    fork, d = ep.fork, ep.divergence
-    if fork is None or d is None:
-        return False
-    return d.channel == fork.get("channel") and d.step == fork.get("step")
 
 
 def fork_line(fork: Json) -> str:

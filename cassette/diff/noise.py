@@ -7,41 +7,9 @@ change in that metric ``exceeds`` the noise when the excess is positive.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from .types import RunDiff, _Data
+from .types import NoiseFloor, NoiseMetric, RunDiff
 
 __all__ = ["NoiseFloor", "NoiseMetric", "metrics_of", "noise_floor"]
-
-
-@dataclass
-class NoiseMetric(_Data):
-    """One metric of A vs B (``observed``) against A vs A2 (``noise``)."""
-
-    metric: str
-    unit: str  # "reward", "share" (0..1) or "percent"
-    observed: float | None
-    noise: float | None
-    _extra = ("excess", "exceeds")
-
-    @property
-    def excess(self) -> float | None:
-        if self.observed is None or self.noise is None:
-            return None
-        return round(abs(self.observed) - abs(self.noise), 12)
-
-    @property
-    def exceeds(self) -> bool | None:
-        excess = self.excess
-        return None if excess is None else excess > 0
-
-
-@dataclass
-class NoiseFloor(_Data):
-    """Every metric of A vs B set against the same metric of A vs ``baseline`` (A2)."""
-
-    baseline: str
-    metrics: list[NoiseMetric] = field(default_factory=list)
 
 
 def _pct(a: float | None, b: float | None) -> float | None:

@@ -22,11 +22,10 @@ import math
 import random
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal
 
-from .types import EpisodeDiff, _Data
+from .types import BOOTSTRAP_RESAMPLES, SEED, EpisodeDiff, PairedStats, PassK, Significance
 
 __all__ = [
     "PairedStats",
@@ -43,8 +42,6 @@ __all__ = [
     "wilcoxon_signed_rank",
 ]
 
-SEED = 0
-BOOTSTRAP_RESAMPLES = 2000
 PERMUTATION_RESAMPLES = 10000
 EXACT_PERMUTATION_MAX = 16  # 2**16 sign assignments
 EXACT_WILCOXON_MAX = 50  # as scipy's method="auto"
@@ -225,20 +222,6 @@ def _pass_k(rewards: dict[str, list[float]]) -> dict[int, float]:
     return out
 
 
-@dataclass
-class PassK(_Data):
-    """pass^k of each run (the mean over tasks of C(successes, k) / C(trials, k))."""
-
-    k: int
-    a: float | None
-    b: float | None
-    _extra = ("delta",)
-
-    @property
-    def delta(self) -> float | None:
-        return None if self.a is None or self.b is None else self.b - self.a
-
-
 def _by_task(episodes: Iterable[EpisodeDiff], side: Literal["a", "b"]) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {}
     for ep in episodes:
@@ -261,49 +244,6 @@ def pass_k_table(episodes: Sequence[EpisodeDiff]) -> tuple[int, list[PassK]]:
 
 
 # --- the summary ---------------------------------------------------------------------------
-
-
-@dataclass
-class Significance(_Data):
-    """One significance test: its name, method, statistic and two-sided p-value."""
-
-    name: str
-    method: str
-    statistic: float
-    p_value: float
-
-
-@dataclass
-class PairedStats(_Data):
-    """Paired outcome statistics of B against A (episodes rewarded in both runs)."""
-
-    paired: int = 0
-    improved: int = 0
-    regressed: int = 0
-    unchanged: int = 0
-    still_failing: int = 0
-    binary: bool = False
-    mean_a: float | None = None
-    mean_b: float | None = None
-    mean_delta: float | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    ci_level: float = 0.95
-    resamples: int = BOOTSTRAP_RESAMPLES
-    seed: int = SEED
-    tests: list[Significance] = field(default_factory=list)
-    tasks: int = 0
-    pass_k: list[PassK] = field(default_factory=list)
-
-    @property
-    def p_value(self) -> float | None:
-        """The headline test's p-value (McNemar for binary rewards, else permutation)."""
-        return self.tests[0].p_value if self.tests else None
-
-    @property
-    def significant(self) -> bool:
-        p = self.p_value
-        return p is not None and p < 0.05
 
 
 def _numeric(value: object) -> bool:

@@ -3,11 +3,16 @@ which the text, Markdown and HTML renderers lay out each in their own way."""
 
 from __future__ import annotations
 
-from ..align import AlignedCall
 from ..causes import CAUSES, SHORT
-from ..noise import NoiseFloor, NoiseMetric
-from ..stats import PairedStats
-from ..types import EpisodeDiff, RunDiff, ToolCall
+from ..types import (
+    AlignedCall,
+    EpisodeDiff,
+    NoiseFloor,
+    NoiseMetric,
+    PairedStats,
+    RunDiff,
+    ToolCall,
+)
 from .common import MINUS, fmt_delta, fmt_reward
 
 __all__ = [
