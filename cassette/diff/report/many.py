@@ -13,10 +13,10 @@ from rich.text import Text
 
 from ..many import ManyDiff
 from .analysis import many_header, many_rows, verdict
-from .assets import CSS
-from .html_analysis import CSS_EXTRA, analysis_html
-from .markdown_analysis import analysis_lines, cell, code, fit
-from .text_analysis import print_analysis, text_console
+from .assets import CSS, CSS_EXTRA
+from .html import analysis_html
+from .markdown import analysis_lines, cell, code, fit
+from .text import print_analysis, text_console
 
 __all__ = ["render_many_html", "render_many_json", "render_many_markdown", "render_many_text"]
 
