@@ -12,7 +12,6 @@ from ..types import Divergence, EpisodeDiff, RunDiff, ToolCall
 __all__ = [
     "MINUS",
     "STATUS_LABEL",
-    "cost_delta",
     "describe",
     "fmt_cost",
     "fmt_delta",
@@ -21,6 +20,7 @@ __all__ = [
     "headline",
     "ordered",
     "short",
+    "summary_rows",
     "tool_line",
     "window",
 ]
@@ -66,9 +66,23 @@ def fmt_cost(value: float | None, signed: bool = False) -> str:
     return (MINUS if value < 0 else "+" if signed else "") + text
 
 
-def cost_delta(a: float | None, b: float | None) -> float | None:
-    """``b - a``, or None unless both runs recorded a cost."""
-    return None if a is None or b is None else b - a
+def summary_rows(diff: RunDiff) -> dict[str, tuple[str, str, str]]:
+    """(A, B, B - A) of each run total: episodes, interactions, mean reward, tokens (then
+    prompt and completion), cost; a difference only where it means something."""
+    a, b = diff.a, diff.b
+    ma, mb = a.mean_reward, b.mean_reward
+    cost = None if a.cost is None or b.cost is None else b.cost - a.cost
+    mean = fmt_delta(None if ma is None or mb is None else mb - ma)
+    tokens = fmt_delta(b.total_tokens - a.total_tokens)
+    return {
+        "episodes": (str(a.episodes), str(b.episodes), ""),
+        "interactions": (fmt_int(a.interactions), fmt_int(b.interactions), ""),
+        "mean reward": (fmt_reward(ma), fmt_reward(mb), mean),
+        "tokens": (fmt_int(a.total_tokens), fmt_int(b.total_tokens), tokens),
+        "prompt": (fmt_int(a.prompt_tokens), fmt_int(b.prompt_tokens), ""),
+        "completion": (fmt_int(a.completion_tokens), fmt_int(b.completion_tokens), ""),
+        "cost": (fmt_cost(a.cost), fmt_cost(b.cost), fmt_cost(cost, signed=True)),
+    }
 
 
 def short(value: Any, width: int = 60) -> str:

@@ -28,14 +28,12 @@ from .assets import CSS, CSS_EXTRA, JS
 from .common import (
     MINUS,
     STATUS_LABEL,
-    cost_delta,
     describe,
-    fmt_cost,
     fmt_delta,
-    fmt_int,
     fmt_reward,
     headline,
     ordered,
+    summary_rows,
     value_of,
     window,
 )
@@ -50,39 +48,16 @@ def _num_attr(value: float | None) -> str:
 
 def _summary(diff: RunDiff) -> str:
     a, b = diff.a, diff.b
-    ma, mb = a.mean_reward, b.mean_reward
-    rows = [
-        ("episodes", "episodes", str(a.episodes), str(b.episodes), ""),
-        ("interactions", "interactions", fmt_int(a.interactions), fmt_int(b.interactions), ""),
-        (
-            "mean-reward",
-            "mean reward",
-            fmt_reward(ma),
-            fmt_reward(mb),
-            fmt_delta(None if ma is None or mb is None else mb - ma),
-        ),
-        (
-            "tokens",
-            "tokens (prompt + completion)",
-            fmt_int(a.total_tokens),
-            fmt_int(b.total_tokens),
-            fmt_delta(b.total_tokens - a.total_tokens),
-        ),
-        (
-            "cost",
-            "cost",
-            fmt_cost(a.cost),
-            fmt_cost(b.cost),
-            fmt_cost(cost_delta(a.cost, b.cost), True),
-        ),
-    ]
     out = [
         '<table class="summary" id="summary"><thead><tr><th></th>',
         f'<th class="num"><span class="tag a">A</span>{e(a.label)}</th>',
         f'<th class="num"><span class="tag b">B</span>{e(b.label)}</th>',
         f'<th class="num">B {MINUS} A</th></tr></thead><tbody>',
     ]
-    for key, label, va, vb, delta in rows:
+    totals = summary_rows(diff)
+    for label in ("episodes", "interactions", "mean reward", "tokens", "cost"):
+        (va, vb, delta), key = totals[label], label.replace(" ", "-")
+        label = "tokens (prompt + completion)" if label == "tokens" else label
         out.append(
             f'<tr><th scope="row">{e(label)}</th><td class="num" id="{key}-a">{e(va)}</td>'
             f'<td class="num" id="{key}-b">{e(vb)}</td>'

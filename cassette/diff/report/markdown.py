@@ -12,14 +12,12 @@ from ..types import EpisodeDiff, RunDiff
 from .analysis import aligned_rows, cause_lines, noise_rows, pass_k_rows, stats_rows
 from .common import (
     MINUS,
-    cost_delta,
     describe,
-    fmt_cost,
     fmt_delta,
-    fmt_int,
     fmt_reward,
     headline,
     ordered,
+    summary_rows,
     value_of,
     window,
 )
@@ -44,19 +42,12 @@ def cell(text: str) -> str:
 
 def _summary(diff: RunDiff) -> list[str]:
     a, b = diff.a, diff.b
-    ma, mb = a.mean_reward, b.mean_reward
-    mean_delta = None if ma is None or mb is None else mb - ma
-    c = diff.counts
-    cost_change = fmt_cost(cost_delta(a.cost, b.cost), True)
-    rows = [
-        f"| | A {code(a.label)} | B {code(b.label)} | B {MINUS} A |",
-        "|---|---:|---:|---:|",
-        f"| episodes | {a.episodes} | {b.episodes} | |",
-        f"| mean reward | {fmt_reward(ma)} | {fmt_reward(mb)} | **{fmt_delta(mean_delta)}** |",
-        f"| tokens | {fmt_int(a.total_tokens)} | {fmt_int(b.total_tokens)} "
-        f"| {fmt_delta(b.total_tokens - a.total_tokens)} |",
-        f"| cost | {fmt_cost(a.cost)} | {fmt_cost(b.cost)} | {cost_change} |",
-    ]
+    c, totals = diff.counts, summary_rows(diff)
+    rows = [f"| | A {code(a.label)} | B {code(b.label)} | B {MINUS} A |", "|---|---:|---:|---:|"]
+    for key in ("episodes", "mean reward", "tokens", "cost"):
+        va, vb, delta = totals[key]
+        delta = f"**{delta}**" if key == "mean reward" else delta
+        rows.append(f"| {key} | {va} | {vb} | {delta} |".replace("|  |", "| |"))
     counts = (
         f"episodes: **{c['regressed']} regressed**, {c['improved']} improved, "
         f"{c['unchanged']} unchanged · {c['identical']} identical, {c['diverged']} diverged, "

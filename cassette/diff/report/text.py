@@ -16,14 +16,12 @@ from .analysis import aligned_rows, cause_lines, noise_rows, pass_k_rows, stats_
 from .common import (
     MINUS,
     STATUS_LABEL,
-    cost_delta,
     describe,
-    fmt_cost,
     fmt_delta,
-    fmt_int,
     fmt_reward,
     headline,
     ordered,
+    summary_rows,
     tool_line,
     value_of,
 )
@@ -41,21 +39,8 @@ def _summary(diff: RunDiff) -> Table:
     table.add_column(f"A  {a.label}", justify="right", overflow="fold")
     table.add_column(f"B  {b.label}", justify="right", overflow="fold")
     table.add_column(f"B {MINUS} A", justify="right")
-    ma, mb = a.mean_reward, b.mean_reward
-    mean_delta = None if ma is None or mb is None else mb - ma
-    token_delta = b.total_tokens - a.total_tokens
-    cost_change = fmt_cost(cost_delta(a.cost, b.cost), signed=True)
-    rows = [
-        ("episodes", str(a.episodes), str(b.episodes), ""),
-        ("interactions", fmt_int(a.interactions), fmt_int(b.interactions), ""),
-        ("mean reward", fmt_reward(ma), fmt_reward(mb), fmt_delta(mean_delta)),
-        ("tokens", fmt_int(a.total_tokens), fmt_int(b.total_tokens), fmt_delta(token_delta)),
-        ("  prompt", fmt_int(a.prompt_tokens), fmt_int(b.prompt_tokens), ""),
-        ("  completion", fmt_int(a.completion_tokens), fmt_int(b.completion_tokens), ""),
-        ("cost", fmt_cost(a.cost), fmt_cost(b.cost), cost_change),
-    ]  # fmt: skip
-    for row in rows:
-        table.add_row(*row)
+    for key, (va, vb, delta) in summary_rows(diff).items():
+        table.add_row(f"  {key}" if key in ("prompt", "completion") else key, va, vb, delta)
     return table
 
 
