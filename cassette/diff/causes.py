@@ -17,32 +17,21 @@ from .types import CauseGroup, Divergence, EpisodeDiff, Json
 
 __all__ = ["CAUSES", "SHORT", "CauseGroup", "classify", "group_causes", "sentence"]
 
-# cause -> what changed, as it reads after "diverged because"
-CAUSES = {
-    "tool_schema": "the tool schema changed",
-    "system_prompt": "the system prompt changed",
-    "tool_result": "a tool result changed",
-    "model_output": "the model's own output changed",
-    "user_message": "a user message changed",
-    "sampling": "the sampling parameters changed",
-    "model": "the model changed",
-    "request_other": "another request field changed",
-    "steps": "one run made more calls",
-    "outcome": "only the outcome changed",
+# cause -> (what changed, as it reads after "diverged because"; a short name for a table)
+_NAMES = {
+    "tool_schema": ("the tool schema changed", "tool schema"),
+    "system_prompt": ("the system prompt changed", "system prompt"),
+    "tool_result": ("a tool result changed", "tool result"),
+    "model_output": ("the model's own output changed", "model output"),
+    "user_message": ("a user message changed", "user message"),
+    "sampling": ("the sampling parameters changed", "sampling"),
+    "model": ("the model changed", "model"),
+    "request_other": ("another request field changed", "other request field"),
+    "steps": ("one run made more calls", "more calls"),
+    "outcome": ("only the outcome changed", "outcome only"),
 }
-# cause -> a short name, for a table cell
-SHORT = {
-    "tool_schema": "tool schema",
-    "system_prompt": "system prompt",
-    "tool_result": "tool result",
-    "model_output": "model output",
-    "user_message": "user message",
-    "sampling": "sampling",
-    "model": "model",
-    "request_other": "other request field",
-    "steps": "more calls",
-    "outcome": "outcome only",
-}
+CAUSES = {cause: names[0] for cause, names in _NAMES.items()}
+SHORT = {cause: names[1] for cause, names in _NAMES.items()}
 SAMPLING = {
     "temperature", "top_p", "top_k", "max_tokens", "max_completion_tokens",
     "max_output_tokens", "seed", "n", "presence_penalty", "frequency_penalty", "stop",

@@ -1,5 +1,7 @@
 """Comparing the steps of two runs: which (channel, step) of an episode parts first,
-and the exact path where it parts.
+and the exact path where it parts. A run made by :func:`cassette.replay.fork` records
+where each episode left its base on channel ``"fork"``: :func:`take_forks` takes those
+records out of the trajectories (they are not calls).
 
 A step is compared without rebuilding full requests where it can: equal
 ``request_sha256`` means equal requests; otherwise two delta-encoded requests are equal
@@ -15,12 +17,13 @@ from typing import Any
 
 from ..format.delta import decode_messages
 from ..format.difference import Difference, first_difference, format_path
+from ..replay.fork import FORK_CHANNEL
 from ..storage.index import Entry, Index
 from ..types import EnvIndex
 from .rules import Rules
 from .types import Divergence, Json
 
-__all__ = ["Channels", "Comparer", "divergence", "group_by_episode"]
+__all__ = ["Channels", "Comparer", "divergence", "group_by_episode", "take_forks"]
 
 _ABSENT = object()  # a key on one side only
 
@@ -31,14 +34,22 @@ def group_by_episode(index: Index) -> dict[EnvIndex, Channels]:
     """Entries of each episode, by channel and step (each in file order)."""
     out: dict[EnvIndex, Channels] = {}
     for (env, channel, step), entry in index.entries.items():
-        by_channel = out.get(env)
-        if by_channel is None:
-            by_channel = out[env] = {}
-        steps = by_channel.get(channel)
-        if steps is None:
-            steps = by_channel[channel] = {}
-        steps[step] = entry
+        out.setdefault(env, {}).setdefault(channel, {})[step] = entry
     return out
+
+
+def take_forks(groups: dict[EnvIndex, Channels]) -> dict[EnvIndex, Json]:
+    """Remove the ``"fork"`` channel from each episode of ``groups`` (an episode left with
+    no channel is removed) and return the fork record of each episode that has one."""
+    forks: dict[EnvIndex, Json] = {}
+    for env in list(groups):
+        steps = groups[env].pop(FORK_CHANNEL, None)
+        if steps:
+            response = steps[min(steps)].response
+            forks[env] = dict(response) if isinstance(response, dict) else {}
+        if not groups[env]:
+            del groups[env]
+    return forks
 
 
 def _paths(a: Any, b: Any, path: tuple[str | int, ...], out: list[str]) -> None:

@@ -1,13 +1,7 @@
 """Compare two runs episode by episode: alignment, first divergence, reward deltas.
 
 Pure data, no printing: :func:`diff_runs` returns a :class:`RunDiff` that the renderers in
-:mod:`cassette.diff.report` turn into text, JSON, Markdown or HTML. The parts live in
-:mod:`cassette.diff.types` (the result records), :mod:`cassette.diff.rules` (what is left
-out: volatile fields, ignore paths) and :mod:`cassette.diff.compare` (comparing steps,
-naming the path where they part).
-
-Responses are compared raw, then normalised (volatile fields dropped, JSON-string tool
-arguments parsed). The structure is walked only at the first divergence, to name its path.
+:mod:`cassette.diff.report` turn into text, JSON, Markdown or HTML.
 """
 
 from __future__ import annotations
@@ -24,31 +18,14 @@ from ..storage.index import Entry, Index, load_index
 from ..types import EnvIndex
 from .align import align_calls
 from .causes import classify, group_causes
-from .compare import Channels, Comparer, divergence, group_by_episode
-from .forks import take_forks
-from .rules import VOLATILE, Rules
+from .compare import Channels, Comparer, divergence, group_by_episode, take_forks
+from .rules import Rules
 from .stats import paired_stats
 from .types import Divergence, EpisodeDiff, Json, RunDiff, RunSummary, ToolCall
 
-__all__ = [
-    "VOLATILE",
-    "Channels",
-    "Divergence",
-    "EpisodeDiff",
-    "Rules",
-    "RunDiff",
-    "RunSummary",
-    "ToolCall",
-    "diff_runs",
-    "group_by_episode",
-    "parse_args",
-    "tool_calls_of",
-]
+__all__ = ["diff_runs", "parse_args", "tool_calls_of"]
 
 Progress = Callable[[int, int], None]
-
-
-# --- tool calls, run totals --------------------------------------------------------------
 
 
 def tool_calls_of(entry: Entry) -> list[ToolCall]:
@@ -81,9 +58,6 @@ def _finish(run: RunSummary) -> None:
         run.mean_reward /= run.rewarded
     if run.cost is not None:
         run.cost = round(run.cost, 10)
-
-
-# --- the diff ----------------------------------------------------------------------------
 
 
 def _load(run: str | os.PathLike[str] | Index, default: str) -> tuple[Index, str]:

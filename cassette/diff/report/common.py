@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from ..types import Divergence, EpisodeDiff, RunDiff, ToolCall
+from ..types import Divergence, EpisodeDiff, Json, RunDiff, ToolCall
 
 __all__ = [
     "MINUS",
@@ -17,6 +17,8 @@ __all__ = [
     "fmt_delta",
     "fmt_int",
     "fmt_reward",
+    "fork_line",
+    "forks_line",
     "headline",
     "ordered",
     "short",
@@ -159,3 +161,20 @@ def headline(diff: RunDiff) -> str:
     parts += [f"{c['only_a']} only in A" if c["only_a"] else ""]
     parts += [f"{c['only_b']} only in B" if c["only_b"] else ""]
     return "not equivalent: " + ", ".join(p for p in parts if p) + f" (of {total} episodes)"
+
+
+def fork_line(fork: Json) -> str:
+    """``forked at llm step 3 (mismatch)``."""
+    why: Any = fork.get("why")
+    return f"forked at {fork.get('channel')} step {fork.get('step')}" + (f" ({why})" if why else "")
+
+
+def forks_line(diff: RunDiff) -> str | None:
+    """``12 episodes forked; first divergence at the fork point in 12``, or None when no
+    episode of either run is a fork."""
+    forks = diff.forks
+    n = forks["forked"]
+    if not n:
+        return None
+    noun = "episode" if n == 1 else "episodes"
+    return f"{n} {noun} forked; first divergence at the fork point in {forks['at_fork_point']}"

@@ -12,8 +12,7 @@ import re
 from typing import Any
 
 from ...storage.gc import paused_gc
-from ..compare import group_by_episode
-from ..forks import fork_line, forks_line, take_forks
+from ..compare import group_by_episode, take_forks
 from ..types import EpisodeDiff, RunDiff
 from .analysis import (
     MARK,
@@ -31,6 +30,8 @@ from .common import (
     describe,
     fmt_delta,
     fmt_reward,
+    fork_line,
+    forks_line,
     headline,
     ordered,
     summary_rows,

@@ -7,7 +7,6 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 
-from ..forks import fork_line, forks_line
 from ..types import EpisodeDiff, RunDiff
 from .analysis import aligned_rows, cause_lines, noise_rows, pass_k_rows, stats_rows
 from .common import (
@@ -15,6 +14,8 @@ from .common import (
     describe,
     fmt_delta,
     fmt_reward,
+    fork_line,
+    forks_line,
     headline,
     ordered,
     summary_rows,

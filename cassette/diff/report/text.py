@@ -10,7 +10,6 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..forks import fork_line, forks_line
 from ..types import EpisodeDiff, RunDiff
 from .analysis import aligned_rows, cause_lines, noise_rows, pass_k_rows, stats_rows
 from .common import (
@@ -19,6 +18,8 @@ from .common import (
     describe,
     fmt_delta,
     fmt_reward,
+    fork_line,
+    forks_line,
     headline,
     ordered,
     summary_rows,
