@@ -65,19 +65,9 @@ def _summary(diff: RunDiff) -> str:
             f'<td class="num" id="{key}-delta">{e(delta)}</td></tr>'
         )
     out.append("</tbody></table>")
-    c = diff.counts
-    items = [
-        ("identical", "identical"),
-        ("diverged", "diverged"),
-        ("only_a", "only in A"),
-        ("only_b", "only in B"),
-        ("improved", "improved"),
-        ("regressed", "regressed"),
-        ("unchanged", "unchanged"),
-    ]
     out.append('<ul class="counts">')
-    for key, label in items:
-        out.append(f'<li id="count-{key}"><b>{c[key]}</b> {label}</li>')
+    for key, count in diff.counts.items():  # the statuses, then the reward changes
+        out.append(f'<li id="count-{key}"><b>{count}</b> {STATUS_LABEL.get(key, key)}</li>')
     forked = forks_line(diff)
     if forked is not None:
         out.append(f'<li id="count-forked">{e(forked)}</li>')
