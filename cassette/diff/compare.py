@@ -112,7 +112,7 @@ class Comparer:
         sa, sb = a.request, b.request
         if self.rules.user:  # user paths may reach into referenced messages: resolve them
             sa, sb = self._resolved(a), self._resolved(b)
-        return self.rules.equal("request", sa, sb)
+        return self.rules.same({"request": sa}, {"request": sb})
 
     @staticmethod
     def _resolved(entry: Entry) -> Json:
@@ -124,23 +124,26 @@ class Comparer:
     def step(self, a: Entry, b: Entry, equal: set[int]) -> Divergence | None:
         if a.sha is None or a.sha != b.sha:
             if not self._same_by_delta(a, b, equal):
-                fa, fb = self.full(a), self.full(b)
-                if not self.rules.equal("request", fa, fb):
-                    wa, wb = self.rules.norm({"request": fa}), self.rules.norm({"request": fb})
-                    return divergence(a.channel, a.step, "request", wa, wb)
+                d = self._part(a, {"request": self.full(a)}, {"request": self.full(b)})
+                if d is not None:
+                    return d
             self._sample({"request": a.request}, {"request": b.request})
-        rules = self.rules
-        if a.response != b.response or a.error != b.error:
-            ra: Json = {"response": a.response, "error": a.error}
-            rb: Json = {"response": b.response, "error": b.error}
-            if not (
-                rules.equal("response", a.response, b.response)
-                and rules.equal("error", a.error, b.error)
-            ):
-                wa, wb = self.rules.norm(ra), self.rules.norm(rb)
-                return divergence(a.channel, a.step, "response", wa, wb)
+        ra: Json = {"response": a.response, "error": a.error}
+        rb: Json = {"response": b.response, "error": b.error}
+        if ra == rb:
+            return None
+        d = self._part(a, ra, rb)
+        if d is None:
             self._sample(ra, rb)
-        return None
+        return d
+
+    def _part(self, a: Entry, wa: Json, wb: Json) -> Divergence | None:
+        """Where the parts ``wa`` and ``wb`` of step ``a`` differ once normalised, if they do."""
+        if self.rules.same(wa, wb):
+            return None
+        return divergence(
+            a.channel, a.step, next(iter(wa)), self.rules.norm(wa), self.rules.norm(wb)
+        )
 
     def channel(self, channel: str, sa: dict[int, Entry], sb: dict[int, Entry]) -> Any:
         """(order, divergence) of the first step of ``channel`` that parts, else None."""
@@ -148,16 +151,6 @@ class Comparer:
         equal: set[int] = set()
         for step in sorted(keys):
             a, b = sa.get(step), sb.get(step)
-            if (
-                a is not None
-                and b is not None
-                and a.sha == b.sha
-                and a.sha is not None
-                and a.response == b.response
-                and a.error == b.error
-            ):
-                equal.add(step)
-                continue
             if a is None or b is None:
                 d: Divergence | None = Divergence(
                     channel, step, "step", "", a_missing=a is None, b_missing=b is None

@@ -9,7 +9,6 @@ ignore paths of replay matching) rooted at a step: ``{"request": ..., "response"
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from ..dataset.inspect import parse_args
 from ..format.paths import DEEP, Paths, parse_path
@@ -78,7 +77,7 @@ class Rules:
         out: Json = self.paths.apply(wrapper)
         return out
 
-    def equal(self, part: str, a: Any, b: Any) -> bool:
-        """Whether the ``part`` ("request", "response", "error", "outcome") of two steps
-        is the same once normalised."""
-        return a == b or self.paths.same({part: a}, {part: b})
+    def same(self, a: Json, b: Json) -> bool:
+        """Whether two steps' parts (``{"response": ..., "error": ...}``) are the same once
+        normalised."""
+        return a == b or self.paths.same(a, b)
