@@ -23,7 +23,14 @@ from ..types import EnvIndex
 from .rules import Rules
 from .types import Divergence, Json
 
-__all__ = ["Channels", "Comparer", "divergence", "group_by_episode", "take_forks"]
+__all__ = [
+    "Channels",
+    "Comparer",
+    "divergence",
+    "full_request",
+    "group_by_episode",
+    "take_forks",
+]
 
 _ABSENT = object()  # a key on one side only
 
@@ -50,6 +57,20 @@ def take_forks(groups: dict[EnvIndex, Channels]) -> dict[EnvIndex, Json]:
         if not groups[env]:
             del groups[env]
     return forks
+
+
+def full_request(entry: Entry, cache: dict[int, Json]) -> Json:
+    """The full request of ``entry``, rebuilt from the nearest base in ``cache`` (by id)
+    or stored whole; each request rebuilt on the way is cached."""
+    chain: list[Entry] = []
+    node: Entry | None = entry
+    while node is not None and node.delta is not None and id(node) not in cache:
+        chain.append(node)
+        node = node.base
+    full = {} if node is None else cache.get(id(node), node.request)
+    for link in reversed(chain):
+        full = cache[id(link)] = link.rebuild(full)
+    return full
 
 
 def _paths(a: Any, b: Any, path: tuple[str | int, ...], out: list[str]) -> None:
@@ -82,16 +103,7 @@ class Comparer:
         self._full: dict[int, Json] = {}  # id(entry) -> full request, within one episode
 
     def full(self, entry: Entry) -> Json:
-        """The full request, rebuilt from the nearest cached or undelta'd base."""
-        chain: list[Entry] = []
-        node: Entry | None = entry
-        while node is not None and node.delta is not None and id(node) not in self._full:
-            chain.append(node)
-            node = node.base
-        full = {} if node is None else self._full.get(id(node), node.request)
-        for link in reversed(chain):
-            full = self._full[id(link)] = link.rebuild(full)
-        return full
+        return full_request(entry, self._full)
 
     def forget(self) -> None:
         """Drop the full requests rebuilt for the current episode."""

@@ -18,7 +18,7 @@ import orjson
 from ...dataset.inspect import item_call, message_calls
 from ...storage.index import Entry
 from ...types import Json
-from ..compare import Channels
+from ..compare import Channels, full_request
 from ..types import EpisodeDiff
 
 __all__ = ["Call", "Message", "StepView", "e", "episode_views", "merged_keys", "trajectories_html"]
@@ -135,16 +135,8 @@ def episode_views(channels: Channels | None) -> dict[Key, StepView]:
     prev: dict[str, list[Any] | None] = {}
     views: dict[Key, StepView] = {}
     for entry in entries:
-        base = fulls.get(id(entry.base)) if entry.base is not None else None
-        if entry.delta is None:
-            full = entry.request
-        elif base is not None:
-            full = entry.rebuild(base)
-        else:
-            full = entry.full_request()
-        fulls[id(entry)] = full
         answered = entry.channel in prev
-        inputs, msgs = _inputs(full, prev.get(entry.channel), answered)
+        inputs, msgs = _inputs(full_request(entry, fulls), prev.get(entry.channel), answered)
         prev[entry.channel] = msgs
         views[(entry.channel, entry.step)] = StepView(
             entry.channel, entry.step, inputs, _outputs(entry)
