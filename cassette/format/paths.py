@@ -57,13 +57,12 @@ class Paths:
     """Paths as a tree: a node's ``act`` applies to what its path selects (default: drop
     it), then its children apply inside the result."""
 
-    __slots__ = ("act", "drops", "kids", "walk")
+    __slots__ = ("act", "drops", "kids", "plain", "star", "walk")
 
     def __init__(self, paths: Iterable[str] = ()) -> None:
         self.kids: dict[Token, Paths] = {}
         self.act: Callable[[Any], Any] | None = None
-        self.drops: frozenset[str] = frozenset()  # keys dropped whole
-        self.walk: tuple[tuple[Token, Paths], ...] = ()  # the other kids but DEEP
+        self._index()
         for path in paths:
             self.add(parse_path(path))
 
@@ -74,9 +73,17 @@ class Paths:
             nodes.append(node)
         node.act = act
         for node in nodes:
-            drops = {k for k, v in node.kids.items() if v.act is _drop and k not in (ANY, DEEP)}
-            node.drops = frozenset(k for k in drops if isinstance(k, str))
-            node.walk = tuple((k, v) for k, v in node.kids.items() if k not in (*node.drops, DEEP))
+            node._index()
+
+    def _index(self) -> None:
+        """What the walks look up, worked out once a path is added."""
+        kids = self.kids
+        dropped = [k for k, v in kids.items() if v.act is _drop]
+        self.drops = frozenset(k for k in dropped if isinstance(k, str) and k not in (ANY, DEEP))
+        self.walk = tuple((k, v) for k, v in kids.items() if k not in (*self.drops, DEEP))
+        self.star = kids.get(ANY)  # the rule of every key or item
+        lone = self.star is None or (len(kids) == 1 and self.star.act is not _drop)
+        self.plain = self.act is None and DEEP not in kids and lone
 
     def apply(self, node: Any) -> Any:
         """``node`` without what the paths drop (shares what they leave alone)."""
@@ -135,10 +142,13 @@ class Paths:
 
     def same(self, a: Any, b: Any) -> bool:
         """``apply(a) == apply(b)``, walking into (and copying) only what differs."""
-        if a == b or self.act is _drop:
+        return a == b or self._same(a, b)
+
+    def _same(self, a: Any, b: Any) -> bool:
+        """:meth:`same` of two values known to differ."""
+        if self.act is _drop:
             return True
-        kids = self.kids
-        if self.act is not None or DEEP in kids or (ANY in kids and len(kids) > 1):
+        if not self.plain:
             return bool(self.apply(a) == self.apply(b))
         if isinstance(a, dict) and isinstance(b, dict):
             return self._same_dict(a, b)
@@ -146,24 +156,27 @@ class Paths:
             return self._same_list(a, b)
         return False
 
-    def _kid(self, key: Token) -> Paths | None:
-        return self.kids.get(ANY) or self.kids.get(key)
-
     def _same_dict(self, a: dict[str, Any], b: dict[str, Any]) -> bool:
-        for k in a.keys() | b.keys():
-            x, y = a.get(k, _GONE), b.get(k, _GONE)
-            if x is y or (x is not _GONE and y is not _GONE and x == y):
-                continue
-            sub = self._kid(k)
-            if sub is None or not (sub.act is _drop or (_GONE not in (x, y) and sub.same(x, y))):
-                return False
-        return True
+        drops = self.drops
+        if drops and not (drops.isdisjoint(a) and drops.isdisjoint(b)):
+            a = {k: v for k, v in a.items() if k not in drops}
+            b = {k: v for k, v in b.items() if k not in drops}
+            if a == b:
+                return True
+        return a.keys() == b.keys() and self._same_items(a.items(), b)
 
     def _same_list(self, a: list[Any], b: list[Any]) -> bool:
-        if len(a) != len(b) or any(sub.act is _drop for sub in self.kids.values()):
-            return bool(self.apply(a) == self.apply(b))  # items drop: indices shift
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            sub = self._kid(i)
-            if x != y and (sub is None or not sub.same(x, y)):
-                return False
+        if len(a) != len(b):
+            return bool(self.apply(a) == self.apply(b))
+        return self._same_items(enumerate(a), b)  # (an item dropped drops on both sides)
+
+    def _same_items(self, items: Iterable[tuple[Any, Any]], b: Any) -> bool:
+        """Whether each value of ``items`` is the same as ``b``'s at its key or index."""
+        star, kids = self.star, self.kids
+        for k, x in items:
+            y = b[k]
+            if x is not y and x != y:
+                sub = star or kids.get(k)
+                if sub is None or not sub._same(x, y):
+                    return False
         return True
