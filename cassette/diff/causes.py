@@ -40,6 +40,8 @@ SAMPLING = {
 }  # fmt: skip
 TOOL_SCHEMA = {"tools", "functions", "tool_choice", "function_call"}
 SYSTEM = {"system", "instructions"}
+_BY_KEY = ((TOOL_SCHEMA, "tool_schema"), (SYSTEM, "system_prompt"), (SAMPLING, "sampling"),
+           ({"model"}, "model"))  # fmt: skip
 _KEY = re.compile(r"^request\.(?P<key>[A-Za-z_$][\w$-]*)(?:$|[.\[])")
 _MESSAGE = re.compile(r"^request\.(?P<field>messages|input)\[(?P<i>\d+)\]")
 
@@ -72,32 +74,22 @@ def _message_at(request: Json | None, fld: str, i: int) -> Any:
 def classify(d: Divergence, request_a: Json | None = None, request_b: Json | None = None) -> str:
     """The cause of divergence ``d``; ``request_a`` / ``request_b`` are the full requests
     of the step where it happened (needed for paths inside the conversation)."""
-    if d.part == "step":
-        return "steps"
-    if d.part == "outcome":
-        return "outcome"
-    method = (request_a or request_b or {}).get("method")
-    if d.part == "response":
-        if method == "tools/call":
-            return "tool_result"
-        if method == "tools/list":
-            return "tool_schema"
-        return "model_output"
+    if d.part in ("step", "outcome"):
+        return "steps" if d.part == "step" else "outcome"
+    method = str((request_a or request_b or {}).get("method"))
+    if d.part == "response":  # an MCP tool's answer, else the model's
+        return {"tools/call": "tool_result", "tools/list": "tool_schema"}.get(
+            method, "model_output"
+        )
     m = _MESSAGE.match(d.path)
     if m is not None:
         fld, i = m.group("field"), int(m.group("i"))
-        message = _message_at(request_a, fld, i) or _message_at(request_b, fld, i)
-        return _role_cause(message)
+        return _role_cause(_message_at(request_a, fld, i) or _message_at(request_b, fld, i))
     m = _KEY.match(d.path)
     key = m.group("key") if m is not None else ""
-    if key in TOOL_SCHEMA:
-        return "tool_schema"
-    if key in SYSTEM:
-        return "system_prompt"
-    if key in SAMPLING:
-        return "sampling"
-    if key == "model":
-        return "model"
+    for keys, cause in _BY_KEY:
+        if key in keys:
+            return cause
     if method == "tools/call" and key == "params":
         return "model_output"  # the arguments the model chose for the tool
     return "request_other"
