@@ -11,6 +11,7 @@ from ..types import Divergence, EpisodeDiff, Json, RunDiff, ToolCall
 
 __all__ = [
     "MINUS",
+    "PART_LABEL",
     "STATUS_LABEL",
     "describe",
     "fmt_cost",

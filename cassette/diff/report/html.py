@@ -26,6 +26,7 @@ from .analysis import (
 from .assets import CSS, CSS_EXTRA, JS
 from .common import (
     MINUS,
+    PART_LABEL,
     STATUS_LABEL,
     describe,
     fmt_delta,
@@ -120,10 +121,9 @@ def _note(n: int, ep: EpisodeDiff) -> str:
         text = f'First divergence: <a href="#ep-{n}-divergence">{e(describe(d))}</a>'
     else:
         where = f'<a href="#ep-{n}-divergence">{e(d.where)}</a>' if d.step is not None else ""
-        what = {"request": "the request differs", "response": "the response differs"}
         text = (
             f"First divergence{' at ' + where if where else ''}: "
-            f"{what.get(d.part, 'only the outcome differs')} at <code>{e(d.path)}</code>"
+            f"{PART_LABEL[d.part]} at <code>{e(d.path)}</code>"
             f'<div class="vals"><span class="tag a">A</span><code>{e(value_of(d, "a", 300))}'
             f'</code><span class="tag b">B</span><code>{e(value_of(d, "b", 300))}</code></div>'
         )

@@ -49,12 +49,9 @@ def _episode(ep: EpisodeDiff, console: Console) -> None:
     head = Text()
     head.append(f"episode {ep.env_index}", style="bold")
     head.append(f"  {STATUS_LABEL[ep.status]}", style=_STYLE.get(ep.status, "cyan"))
-    if ep.status == "only_a":
-        head.append(f"  reward {fmt_reward(ep.reward_a)}")
-    elif ep.status == "only_b":
-        head.append(f"  reward {fmt_reward(ep.reward_b)}")
-    else:
-        head.append(f"  reward {fmt_reward(ep.reward_a)} → {fmt_reward(ep.reward_b)}")
+    a, b = fmt_reward(ep.reward_a), fmt_reward(ep.reward_b)
+    rewards = {"only_a": a, "only_b": b}.get(ep.status, f"{a} → {b}")
+    head.append(f"  reward {rewards}")
     if ep.delta is not None and ep.change != "unchanged":
         head.append(f" ({fmt_delta(ep.delta)}) {ep.change}", style=_STYLE.get(ep.change or ""))
     console.print(head)

@@ -42,8 +42,6 @@ class Message:
 
 @dataclass
 class StepView:
-    channel: str
-    step: int
     inputs: list[Message]
     outputs: list[Message]
 
@@ -138,9 +136,7 @@ def episode_views(channels: Channels | None) -> dict[Key, StepView]:
         answered = entry.channel in prev
         inputs, msgs = _inputs(full_request(entry, fulls), prev.get(entry.channel), answered)
         prev[entry.channel] = msgs
-        views[(entry.channel, entry.step)] = StepView(
-            entry.channel, entry.step, inputs, _outputs(entry)
-        )
+        views[(entry.channel, entry.step)] = StepView(inputs, _outputs(entry))
     return views
 
 
