@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import random
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from typing import Literal
@@ -109,19 +110,15 @@ def permutation_test(
     observed = abs(total)
     eps = 1e-9 * max(1.0, observed)
     tables = _byte_tables(d)
-    nbytes = len(tables)
-    if n <= EXACT_PERMUTATION_MAX:
-        hits = 0
-        for mask in range(2**n):
-            s = _flipped_sums(tables, mask.to_bytes(nbytes, "little"))
-            hits += abs(total - 2 * s) >= observed - eps
-        return hits / 2**n, "exact"
+    exact = n <= EXACT_PERMUTATION_MAX
     rng = random.Random(seed)
-    hits = 0
-    for _ in range(resamples):
-        s = _flipped_sums(tables, rng.getrandbits(n).to_bytes(nbytes, "little"))
-        hits += abs(total - 2 * s) >= observed - eps
-    return (hits + 1) / (resamples + 1), "monte-carlo"
+    masks = range(2**n) if exact else (rng.getrandbits(n) for _ in range(resamples))
+    hits = sum(
+        abs(total - 2 * _flipped_sums(tables, mask.to_bytes(len(tables), "little")))
+        >= observed - eps
+        for mask in masks
+    )
+    return (hits / 2**n, "exact") if exact else ((hits + 1) / (resamples + 1), "monte-carlo")
 
 
 def _ranks(values: Sequence[float]) -> list[float]:
@@ -166,10 +163,8 @@ def wilcoxon_signed_rank(deltas: Sequence[float]) -> tuple[float, float, str]:
         p = min(1.0, 2 * min(cdf, sf) / 2**n)
         return stat, p, "exact"
     mean = n * (n + 1) / 4
-    tie_sizes: dict[float, int] = {}
-    for m in mags:
-        tie_sizes[m] = tie_sizes.get(m, 0) + 1
-    var = n * (n + 1) * (2 * n + 1) / 24 - sum(t**3 - t for t in tie_sizes.values()) / 48
+    ties_of = Counter(mags).values()
+    var = n * (n + 1) * (2 * n + 1) / 24 - sum(t**3 - t for t in ties_of) / 48
     z = (w_plus - mean) / math.sqrt(var) if var > 0 else 0.0
     return stat, math.erfc(abs(z) / math.sqrt(2)), "normal"
 
