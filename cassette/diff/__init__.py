@@ -2,10 +2,10 @@
 
 :func:`diff_runs` (in :mod:`.run`) returns a :class:`RunDiff`; :mod:`.types` holds the
 result records, :mod:`.rules` what is left out, :mod:`.compare` how two steps are
-compared, :mod:`.stats` / :mod:`.align` / :mod:`.causes` / :mod:`.noise` the paired
-statistics, aligned tool calls, grouped causes and noise floor, :mod:`.forks` the fork
-points of a run made by :func:`cassette.replay.fork`, :mod:`.many` many runs
-against one, and :mod:`.report` renders a :class:`RunDiff` as text, JSON, Markdown or HTML.
+compared (and the fork points of a run made by :func:`cassette.replay.fork`),
+:mod:`.stats` / :mod:`.align` / :mod:`.causes` the paired statistics, aligned tool calls
+and grouped causes, :mod:`.many` many runs against one and the noise floor, and
+:mod:`.report` renders a :class:`RunDiff` as text, JSON, Markdown or HTML.
 """
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ from .align import AlignedCall, align_calls
 from .causes import CauseGroup
 from .compare import Channels, group_by_episode
 from .many import ManyDiff, diff_many
-from .noise import NoiseFloor, NoiseMetric
 from .rules import VOLATILE, Rules
 from .run import diff_runs, parse_args, tool_calls_of
 from .stats import PairedStats, PassK, Significance
-from .types import Divergence, EpisodeDiff, RunDiff, RunSummary, ToolCall
+from .types import Divergence, EpisodeDiff, NoiseFloor, NoiseMetric, RunDiff, RunSummary, ToolCall
 
 __all__ = [
     "VOLATILE",

@@ -12,24 +12,12 @@ the middle, and a middle too large for it (over a million cells) is paired by po
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
 
-from .types import ToolCall, _Data
+from .types import AlignedCall, Op, ToolCall
 
 __all__ = ["AlignedCall", "Op", "align_calls", "edit_distance"]
 
-Op = Literal["same", "changed", "deleted", "inserted"]
 MAX_CELLS = 1_000_000
-
-
-@dataclass
-class AlignedCall(_Data):
-    """One row of an alignment: ``a`` and ``b`` index the episode's tool_calls_a / _b."""
-
-    op: Op
-    a: int | None
-    b: int | None
 
 
 def _key(call: ToolCall) -> tuple[str, str]:

@@ -11,40 +11,27 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from ..types import EnvIndex
-from .types import Divergence, EpisodeDiff, Json, _Data
+from .types import CauseGroup, Divergence, EpisodeDiff, Json
 
 __all__ = ["CAUSES", "SHORT", "CauseGroup", "classify", "group_causes", "sentence"]
 
-# cause -> what changed, as it reads after "diverged because"
-CAUSES = {
-    "tool_schema": "the tool schema changed",
-    "system_prompt": "the system prompt changed",
-    "tool_result": "a tool result changed",
-    "model_output": "the model's own output changed",
-    "user_message": "a user message changed",
-    "sampling": "the sampling parameters changed",
-    "model": "the model changed",
-    "request_other": "another request field changed",
-    "steps": "one run made more calls",
-    "outcome": "only the outcome changed",
+# cause -> (what changed, as it reads after "diverged because"; a short name for a table)
+_NAMES = {
+    "tool_schema": ("the tool schema changed", "tool schema"),
+    "system_prompt": ("the system prompt changed", "system prompt"),
+    "tool_result": ("a tool result changed", "tool result"),
+    "model_output": ("the model's own output changed", "model output"),
+    "user_message": ("a user message changed", "user message"),
+    "sampling": ("the sampling parameters changed", "sampling"),
+    "model": ("the model changed", "model"),
+    "request_other": ("another request field changed", "other request field"),
+    "steps": ("one run made more calls", "more calls"),
+    "outcome": ("only the outcome changed", "outcome only"),
 }
-# cause -> a short name, for a table cell
-SHORT = {
-    "tool_schema": "tool schema",
-    "system_prompt": "system prompt",
-    "tool_result": "tool result",
-    "model_output": "model output",
-    "user_message": "user message",
-    "sampling": "sampling",
-    "model": "model",
-    "request_other": "other request field",
-    "steps": "more calls",
-    "outcome": "outcome only",
-}
+CAUSES = {cause: names[0] for cause, names in _NAMES.items()}
+SHORT = {cause: names[1] for cause, names in _NAMES.items()}
 SAMPLING = {
     "temperature", "top_p", "top_k", "max_tokens", "max_completion_tokens",
     "max_output_tokens", "seed", "n", "presence_penalty", "frequency_penalty", "stop",
@@ -53,6 +40,8 @@ SAMPLING = {
 }  # fmt: skip
 TOOL_SCHEMA = {"tools", "functions", "tool_choice", "function_call"}
 SYSTEM = {"system", "instructions"}
+_BY_KEY = ((TOOL_SCHEMA, "tool_schema"), (SYSTEM, "system_prompt"), (SAMPLING, "sampling"),
+           ({"model"}, "model"))  # fmt: skip
 _KEY = re.compile(r"^request\.(?P<key>[A-Za-z_$][\w$-]*)(?:$|[.\[])")
 _MESSAGE = re.compile(r"^request\.(?P<field>messages|input)\[(?P<i>\d+)\]")
 
@@ -85,50 +74,25 @@ def _message_at(request: Json | None, fld: str, i: int) -> Any:
 def classify(d: Divergence, request_a: Json | None = None, request_b: Json | None = None) -> str:
     """The cause of divergence ``d``; ``request_a`` / ``request_b`` are the full requests
     of the step where it happened (needed for paths inside the conversation)."""
-    if d.part == "step":
-        return "steps"
-    if d.part == "outcome":
-        return "outcome"
-    method = (request_a or request_b or {}).get("method")
-    if d.part == "response":
-        if method == "tools/call":
-            return "tool_result"
-        if method == "tools/list":
-            return "tool_schema"
-        return "model_output"
+    if d.part in ("step", "outcome"):
+        return "steps" if d.part == "step" else "outcome"
+    method = str((request_a or request_b or {}).get("method"))
+    if d.part == "response":  # an MCP tool's answer, else the model's
+        return {"tools/call": "tool_result", "tools/list": "tool_schema"}.get(
+            method, "model_output"
+        )
     m = _MESSAGE.match(d.path)
     if m is not None:
         fld, i = m.group("field"), int(m.group("i"))
-        message = _message_at(request_a, fld, i) or _message_at(request_b, fld, i)
-        return _role_cause(message)
+        return _role_cause(_message_at(request_a, fld, i) or _message_at(request_b, fld, i))
     m = _KEY.match(d.path)
     key = m.group("key") if m is not None else ""
-    if key in TOOL_SCHEMA:
-        return "tool_schema"
-    if key in SYSTEM:
-        return "system_prompt"
-    if key in SAMPLING:
-        return "sampling"
-    if key == "model":
-        return "model"
+    for keys, cause in _BY_KEY:
+        if key in keys:
+            return cause
     if method == "tools/call" and key == "params":
         return "model_output"  # the arguments the model chose for the tool
     return "request_other"
-
-
-@dataclass
-class CauseGroup(_Data):
-    """Episodes that diverged for one cause: how many, which, and the commonest path."""
-
-    cause: str
-    count: int
-    paths: dict[str, int] = field(default_factory=dict)
-    episodes: list[EnvIndex] = field(default_factory=list)
-    _extra = ("text",)
-
-    @property
-    def text(self) -> str:
-        return sentence(self.cause, self.count)
 
 
 def sentence(cause: str, count: int) -> str:
@@ -154,4 +118,5 @@ def group_causes(episodes: Sequence[EpisodeDiff], examples: int = 20) -> list[Ca
     out = sorted(groups.values(), key=lambda g: (-g.count, list(CAUSES).index(g.cause)))
     for g in out:  # the five commonest paths, commonest first
         g.paths = dict(sorted(g.paths.items(), key=lambda kv: -kv[1])[:5])
+        g.text = sentence(g.cause, g.count)
     return out

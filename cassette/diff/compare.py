@@ -1,5 +1,7 @@
 """Comparing the steps of two runs: which (channel, step) of an episode parts first,
-and the exact path where it parts.
+and the exact path where it parts. A run made by :func:`cassette.replay.fork` records
+where each episode left its base on channel ``"fork"``: :func:`take_forks` takes those
+records out of the trajectories (they are not calls).
 
 A step is compared without rebuilding full requests where it can: equal
 ``request_sha256`` means equal requests; otherwise two delta-encoded requests are equal
@@ -15,12 +17,20 @@ from typing import Any
 
 from ..format.delta import decode_messages
 from ..format.difference import Difference, first_difference, format_path
+from ..replay.fork import FORK_CHANNEL
 from ..storage.index import Entry, Index
 from ..types import EnvIndex
 from .rules import Rules
 from .types import Divergence, Json
 
-__all__ = ["Channels", "Comparer", "divergence", "group_by_episode"]
+__all__ = [
+    "Channels",
+    "Comparer",
+    "divergence",
+    "full_request",
+    "group_by_episode",
+    "take_forks",
+]
 
 _ABSENT = object()  # a key on one side only
 
@@ -31,14 +41,36 @@ def group_by_episode(index: Index) -> dict[EnvIndex, Channels]:
     """Entries of each episode, by channel and step (each in file order)."""
     out: dict[EnvIndex, Channels] = {}
     for (env, channel, step), entry in index.entries.items():
-        by_channel = out.get(env)
-        if by_channel is None:
-            by_channel = out[env] = {}
-        steps = by_channel.get(channel)
-        if steps is None:
-            steps = by_channel[channel] = {}
-        steps[step] = entry
+        out.setdefault(env, {}).setdefault(channel, {})[step] = entry
     return out
+
+
+def take_forks(groups: dict[EnvIndex, Channels]) -> dict[EnvIndex, Json]:
+    """Remove the ``"fork"`` channel from each episode of ``groups`` (an episode left with
+    no channel is removed) and return the fork record of each episode that has one."""
+    forks: dict[EnvIndex, Json] = {}
+    for env in list(groups):
+        steps = groups[env].pop(FORK_CHANNEL, None)
+        if steps:
+            response = steps[min(steps)].response
+            forks[env] = dict(response) if isinstance(response, dict) else {}
+        if not groups[env]:
+            del groups[env]
+    return forks
+
+
+def full_request(entry: Entry, cache: dict[int, Json]) -> Json:
+    """The full request of ``entry``, rebuilt from the nearest base in ``cache`` (by id)
+    or stored whole; each request rebuilt on the way is cached."""
+    chain: list[Entry] = []
+    node: Entry | None = entry
+    while node is not None and node.delta is not None and id(node) not in cache:
+        chain.append(node)
+        node = node.base
+    full = {} if node is None else cache.get(id(node), node.request)
+    for link in reversed(chain):
+        full = cache[id(link)] = link.rebuild(full)
+    return full
 
 
 def _paths(a: Any, b: Any, path: tuple[str | int, ...], out: list[str]) -> None:
@@ -71,16 +103,7 @@ class Comparer:
         self._full: dict[int, Json] = {}  # id(entry) -> full request, within one episode
 
     def full(self, entry: Entry) -> Json:
-        """The full request, rebuilt from the nearest cached or undelta'd base."""
-        chain: list[Entry] = []
-        node: Entry | None = entry
-        while node is not None and node.delta is not None and id(node) not in self._full:
-            chain.append(node)
-            node = node.base
-        full = {} if node is None else self._full.get(id(node), node.request)
-        for link in reversed(chain):
-            full = self._full[id(link)] = link.rebuild(full)
-        return full
+        return full_request(entry, self._full)
 
     def forget(self) -> None:
         """Drop the full requests rebuilt for the current episode."""
@@ -101,7 +124,7 @@ class Comparer:
         sa, sb = a.request, b.request
         if self.rules.user:  # user paths may reach into referenced messages: resolve them
             sa, sb = self._resolved(a), self._resolved(b)
-        return self.rules.equal("request", sa, sb)
+        return self.rules.same({"request": sa}, {"request": sb})
 
     @staticmethod
     def _resolved(entry: Entry) -> Json:
@@ -113,23 +136,26 @@ class Comparer:
     def step(self, a: Entry, b: Entry, equal: set[int]) -> Divergence | None:
         if a.sha is None or a.sha != b.sha:
             if not self._same_by_delta(a, b, equal):
-                fa, fb = self.full(a), self.full(b)
-                if not self.rules.equal("request", fa, fb):
-                    wa, wb = self.rules.norm({"request": fa}), self.rules.norm({"request": fb})
-                    return divergence(a.channel, a.step, "request", wa, wb)
+                d = self._part(a, {"request": self.full(a)}, {"request": self.full(b)})
+                if d is not None:
+                    return d
             self._sample({"request": a.request}, {"request": b.request})
-        rules = self.rules
-        if a.response != b.response or a.error != b.error:
-            ra: Json = {"response": a.response, "error": a.error}
-            rb: Json = {"response": b.response, "error": b.error}
-            if not (
-                rules.equal("response", a.response, b.response)
-                and rules.equal("error", a.error, b.error)
-            ):
-                wa, wb = self.rules.norm(ra), self.rules.norm(rb)
-                return divergence(a.channel, a.step, "response", wa, wb)
+        ra: Json = {"response": a.response, "error": a.error}
+        rb: Json = {"response": b.response, "error": b.error}
+        if ra == rb:
+            return None
+        d = self._part(a, ra, rb)
+        if d is None:
             self._sample(ra, rb)
-        return None
+        return d
+
+    def _part(self, a: Entry, wa: Json, wb: Json) -> Divergence | None:
+        """Where the parts ``wa`` and ``wb`` of step ``a`` differ once normalised, if they do."""
+        if self.rules.same(wa, wb):
+            return None
+        return divergence(
+            a.channel, a.step, next(iter(wa)), self.rules.norm(wa), self.rules.norm(wb)
+        )
 
     def channel(self, channel: str, sa: dict[int, Entry], sb: dict[int, Entry]) -> Any:
         """(order, divergence) of the first step of ``channel`` that parts, else None."""
@@ -137,16 +163,6 @@ class Comparer:
         equal: set[int] = set()
         for step in sorted(keys):
             a, b = sa.get(step), sb.get(step)
-            if (
-                a is not None
-                and b is not None
-                and a.sha == b.sha
-                and a.sha is not None
-                and a.response == b.response
-                and a.error == b.error
-            ):
-                equal.add(step)
-                continue
             if a is None or b is None:
                 d: Divergence | None = Divergence(
                     channel, step, "step", "", a_missing=a is None, b_missing=b is None

@@ -1,5 +1,9 @@
 """Many runs against one: ``cassette diff A B C ...`` diffs each run against the first,
-and with ``baseline`` (a second run of A) sets each diff against A's noise floor."""
+and with ``baseline`` (a second run of A) sets each diff against A's noise floor.
+
+The noise floor: each metric is measured on A vs B and on A vs A2; ``excess`` is
+``|A vs B| - |A vs A2|``, and B's change in that metric ``exceeds`` the noise when the
+excess is positive."""
 
 from __future__ import annotations
 
@@ -9,11 +13,10 @@ from dataclasses import dataclass
 
 from ..storage.index import Index
 from ..types import EnvIndex
-from .noise import noise_floor
 from .run import diff_runs
-from .types import Json, RunDiff
+from .types import Json, NoiseFloor, NoiseMetric, RunDiff
 
-__all__ = ["MAX_RUNS", "ManyDiff", "diff_many"]
+__all__ = ["MAX_RUNS", "ManyDiff", "diff_many", "metrics_of", "noise_floor"]
 
 MAX_RUNS = 8
 Run = str | os.PathLike[str] | Index
@@ -79,3 +82,39 @@ def diff_many(
 
 def _name(run: Run, default: str) -> str:
     return default if isinstance(run, Index) else str(run)
+
+
+def _pct(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or a == 0:
+        return None
+    return (b - a) / a * 100
+
+
+def metrics_of(diff: RunDiff) -> dict[str, tuple[str, float | None]]:
+    """The metrics of one diff: name -> (unit, value)."""
+    s, c = diff.stats, diff.counts
+    both = c["identical"] + c["diverged"]
+    out: dict[str, tuple[str, float | None]] = {
+        "mean reward delta": ("reward", s.mean_delta if s else None),
+        "episodes whose reward changed": (
+            "share",
+            (s.improved + s.regressed) / s.paired if s and s.paired else None,
+        ),
+        "episodes regressed": ("share", s.regressed / s.paired if s and s.paired else None),
+        "episodes diverged": ("share", c["diverged"] / both if both else None),
+        "tokens": ("percent", _pct(diff.a.total_tokens, diff.b.total_tokens)),
+        "cost": ("percent", _pct(diff.a.cost, diff.b.cost)),
+    }
+    for row in s.pass_k if s else []:
+        out[f"pass^{row.k} delta"] = ("reward", row.delta)
+    return out
+
+
+def noise_floor(observed: RunDiff, noise: RunDiff) -> NoiseFloor:
+    """The noise floor of ``observed`` (A vs B) given ``noise`` (A vs A2)."""
+    mo, mn = metrics_of(observed), metrics_of(noise)
+    rows = [
+        NoiseMetric(name, unit, value, mn.get(name, (unit, None))[1])
+        for name, (unit, value) in mo.items()
+    ]
+    return NoiseFloor(noise.b.label, rows)

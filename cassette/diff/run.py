@@ -1,13 +1,7 @@
 """Compare two runs episode by episode: alignment, first divergence, reward deltas.
 
 Pure data, no printing: :func:`diff_runs` returns a :class:`RunDiff` that the renderers in
-:mod:`cassette.diff.report` turn into text, JSON, Markdown or HTML. The parts live in
-:mod:`cassette.diff.types` (the result records), :mod:`cassette.diff.rules` (what is left
-out: volatile fields, ignore paths) and :mod:`cassette.diff.compare` (comparing steps,
-naming the path where they part).
-
-Responses are compared raw, then normalised (volatile fields dropped, JSON-string tool
-arguments parsed). The structure is walked only at the first divergence, to name its path.
+:mod:`cassette.diff.report` turn into text, JSON, Markdown or HTML.
 """
 
 from __future__ import annotations
@@ -18,37 +12,20 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from ..dataset.inspect import cost_of, parse_args, response_calls, usage_totals
+from ..dataset.inspect import parse_args, response_calls, usage_totals
 from ..storage.gc import paused_gc
 from ..storage.index import Entry, Index, load_index
 from ..types import EnvIndex
 from .align import align_calls
 from .causes import classify, group_causes
-from .compare import Channels, Comparer, divergence, group_by_episode
-from .forks import take_forks
-from .rules import VOLATILE, Rules
+from .compare import Channels, Comparer, divergence, group_by_episode, take_forks
+from .rules import Rules
 from .stats import paired_stats
 from .types import Divergence, EpisodeDiff, Json, RunDiff, RunSummary, ToolCall
 
-__all__ = [
-    "VOLATILE",
-    "Channels",
-    "Divergence",
-    "EpisodeDiff",
-    "Rules",
-    "RunDiff",
-    "RunSummary",
-    "ToolCall",
-    "diff_runs",
-    "group_by_episode",
-    "parse_args",
-    "tool_calls_of",
-]
+__all__ = ["diff_runs", "parse_args", "tool_calls_of"]
 
 Progress = Callable[[int, int], None]
-
-
-# --- tool calls, run totals --------------------------------------------------------------
 
 
 def tool_calls_of(entry: Entry) -> list[ToolCall]:
@@ -62,38 +39,18 @@ def _tally(run: RunSummary, channels: Channels | None, outcome: Json | None) -> 
     if channels is None and outcome is None:
         return
     run.episodes += 1
-    reward = outcome.get("reward") if outcome is not None else None
+    reward = (outcome or {}).get("reward")
     if isinstance(reward, (int, float)) and not isinstance(reward, bool):
         run.rewarded += 1
         run.mean_reward = (run.mean_reward or 0.0) + reward  # a sum until _finish
-    p = c = t = 0
-    cost: float | None = None  # None while no interaction recorded a cost
-    for steps in (channels or {}).values():
-        run.interactions += len(steps)
-        for entry in steps.values():
-            resp = entry.response
-            try:  # the common shape first; anything odd takes the careful path
-                u = resp["usage"]  # type: ignore[index]
-                add = (
-                    (u.get("prompt_tokens") or u.get("input_tokens") or 0) + 0,
-                    (u.get("completion_tokens") or u.get("output_tokens") or 0) + 0,
-                    (u.get("total_tokens") or 0) + 0,
-                    cost_of(entry),
-                )
-                if "_hidden_params" in resp:  # type: ignore[operator]
-                    raise TypeError
-            except (KeyError, TypeError, AttributeError):
-                add = usage_totals(entry)
-            p += add[0]
-            c += add[1]
-            t += add[2] or add[0] + add[1]
-            if add[3] is not None:
-                cost = (cost or 0.0) + add[3]
-    run.prompt_tokens += int(p)
-    run.completion_tokens += int(c)
-    run.total_tokens += int(t)
-    if cost is not None:
-        run.cost = (run.cost or 0.0) + cost
+    totals = [usage_totals(e) for steps in (channels or {}).values() for e in steps.values()]
+    run.interactions += len(totals)
+    run.prompt_tokens += int(sum(t[0] for t in totals))
+    run.completion_tokens += int(sum(t[1] for t in totals))
+    run.total_tokens += int(sum(t[2] or t[0] + t[1] for t in totals))
+    costs = [t[3] for t in totals if t[3] is not None]
+    if costs:
+        run.cost = (run.cost or 0.0) + sum(costs)
 
 
 def _finish(run: RunSummary) -> None:
@@ -101,9 +58,6 @@ def _finish(run: RunSummary) -> None:
         run.mean_reward /= run.rewarded
     if run.cost is not None:
         run.cost = round(run.cost, 10)
-
-
-# --- the diff ----------------------------------------------------------------------------
 
 
 def _load(run: str | os.PathLike[str] | Index, default: str) -> tuple[Index, str]:
@@ -142,32 +96,35 @@ def _episode_diff(
 ) -> EpisodeDiff:
     ga, gb, oa, ob = sides
     in_a, in_b = ga is not None or oa is not None, gb is not None or ob is not None
-    ep = EpisodeDiff(env, "identical")
-    ep.reward_a = (oa or {}).get("reward")
-    ep.reward_b = (ob or {}).get("reward")
-    ep.steps_a = sum(len(s) for s in (ga or {}).values())
-    ep.steps_b = sum(len(s) for s in (gb or {}).values())
+    ep = EpisodeDiff(env, "only_b" if not in_a else "only_a" if not in_b else "identical")
+    ep.reward_a, ep.reward_b = (oa or {}).get("reward"), (ob or {}).get("reward")
+    ep.steps_a, ep.steps_b = _steps(ga), _steps(gb)
     if in_a and in_b:
-        ep.divergence = comparer.episode(ga or {}, gb or {})
-        if ep.divergence is None:
-            wa, wb = (comparer.rules.norm({"outcome": _outcome_view(o)}) for o in (oa, ob))
-            if wa != wb:
-                ep.divergence = divergence(None, None, "outcome", wa, wb)
+        ep.divergence = comparer.episode(ga or {}, gb or {}) or _by_outcome(comparer, oa, ob)
         ep.status = "identical" if ep.divergence is None else "diverged"
-    else:
-        ep.status = "only_a" if in_a else "only_b"
     if ep.status != "identical":
-        for group, calls in ((ga, ep.tool_calls_a), (gb, ep.tool_calls_b)):
-            entries = sorted(
-                (e for steps in (group or {}).values() for e in steps.values()),
-                key=lambda e: (e.source, e.line),
-            )
-            for entry in entries:
-                calls.extend(tool_calls_of(entry))
+        ep.tool_calls_a, ep.tool_calls_b = _calls(ga), _calls(gb)
     if ep.divergence is not None:
         ep.cause = _cause(ep.divergence, comparer, ga, gb)
         ep.alignment = align_calls(ep.tool_calls_a, ep.tool_calls_b)
     return ep
+
+
+def _steps(group: Channels | None) -> int:
+    return sum(len(steps) for steps in (group or {}).values())
+
+
+def _calls(group: Channels | None) -> list[ToolCall]:
+    """The tool calls of one side of an episode, in file order."""
+    entries = [e for steps in (group or {}).values() for e in steps.values()]
+    entries.sort(key=lambda e: (e.source, e.line))
+    return [call for entry in entries for call in tool_calls_of(entry)]
+
+
+def _by_outcome(comparer: Comparer, oa: Json | None, ob: Json | None) -> Divergence | None:
+    """Where two episodes whose steps are equal differ in their outcome, if they do."""
+    wa, wb = (comparer.rules.norm({"outcome": _outcome_view(o)}) for o in (oa, ob))
+    return None if wa == wb else divergence(None, None, "outcome", wa, wb)
 
 
 def _cause(d: Divergence, comparer: Comparer, ga: Channels | None, gb: Channels | None) -> str:

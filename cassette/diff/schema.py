@@ -27,71 +27,63 @@ def _list(item: Json) -> Json:
     return {"type": "array", "items": item}
 
 
+def _all(schema: Json, names: str) -> Json:
+    """The same schema for each of the space-separated ``names``."""
+    return dict.fromkeys(names.split(), schema)
+
+
+def _enum(names: str) -> Json:
+    return {"enum": names.split()}
+
+
+def _or_null(schema: Json) -> Json:
+    return {"oneOf": [schema, {"type": "null"}]}
+
+
 NUM_OR_NULL: Json = {"type": ["number", "null"]}
 INT: Json = {"type": "integer", "minimum": 0}
 STR: Json = {"type": "string"}
 BOOL: Json = {"type": "boolean"}
 ENV: Json = {"type": ["integer", "string"]}
-COUNTS = ("identical", "diverged", "only_a", "only_b", "improved", "regressed", "unchanged")
+STR_OR_NULL: Json = {"type": ["string", "null"]}
+INT_OR_NULL: Json = {"type": ["integer", "null"]}
+COUNTS = "identical diverged only_a only_b improved regressed unchanged"
 CAUSE: Json = {"enum": list(CAUSES)}
 
 DEFS: Json = {
     "run": _obj(
         {
             "label": STR,
-            "episodes": INT,
-            "interactions": INT,
-            "rewarded": INT,
+            **_all(INT, "episodes interactions rewarded"),
             "mean_reward": NUM_OR_NULL,
-            "prompt_tokens": INT,
-            "completion_tokens": INT,
-            "total_tokens": INT,
+            **_all(INT, "prompt_tokens completion_tokens total_tokens"),
             "cost": NUM_OR_NULL,
         }
     ),
     "divergence": _obj(
         {
-            "channel": {"type": ["string", "null"]},
-            "step": {"type": ["integer", "null"]},
-            "part": {"enum": ["request", "response", "step", "outcome"]},
+            "channel": STR_OR_NULL,
+            "step": INT_OR_NULL,
+            "part": _enum("request response step outcome"),
             "path": STR,
-            "a": {},
-            "b": {},
-            "a_missing": BOOL,
-            "b_missing": BOOL,
+            **_all({}, "a b"),
+            **_all(BOOL, "a_missing b_missing"),
         }
     ),
     "tool_call": _obj({"channel": STR, "step": {"type": "integer"}, "name": STR, "arguments": {}}),
-    "aligned": _obj(
-        {
-            "op": {"enum": ["same", "changed", "deleted", "inserted"]},
-            "a": {"type": ["integer", "null"]},
-            "b": {"type": ["integer", "null"]},
-        }
-    ),
-    "fork": _obj(
-        {
-            "base": STR,
-            "base_run": {"type": ["string", "null"]},
-            "channel": STR,
-            "step": INT,
-            "why": STR,
-        }
-    ),
+    "aligned": _obj({"op": _enum("same changed deleted inserted"), **_all(INT_OR_NULL, "a b")}),
+    "fork": _obj({"base": STR, "base_run": STR_OR_NULL, "channel": STR, "step": INT, "why": STR}),
     "episode": _obj(
         {
             "env_index": ENV,
-            "status": {"enum": ["identical", "diverged", "only_a", "only_b"]},
-            "divergence": {"oneOf": [_ref("divergence"), {"type": "null"}]},
-            "reward_a": NUM_OR_NULL,
-            "reward_b": NUM_OR_NULL,
-            "steps_a": INT,
-            "steps_b": INT,
-            "tool_calls_a": _list(_ref("tool_call")),
-            "tool_calls_b": _list(_ref("tool_call")),
-            "cause": {"oneOf": [CAUSE, {"type": "null"}]},
+            "status": _enum("identical diverged only_a only_b"),
+            "divergence": _or_null(_ref("divergence")),
+            **_all(NUM_OR_NULL, "reward_a reward_b"),
+            **_all(INT, "steps_a steps_b"),
+            **_all(_list(_ref("tool_call")), "tool_calls_a tool_calls_b"),
+            "cause": _or_null(CAUSE),
             "alignment": _list(_ref("aligned")),
-            "fork": {"oneOf": [_ref("fork"), {"type": "null"}]},
+            "fork": _or_null(_ref("fork")),
             "delta": NUM_OR_NULL,
             "change": {"enum": ["improved", "regressed", "unchanged", None]},
         }
@@ -104,27 +96,12 @@ DEFS: Json = {
             "p_value": {"type": "number", "minimum": 0, "maximum": 1},
         }
     ),
-    "pass_k": _obj(
-        {
-            "k": {"type": "integer", "minimum": 1},
-            "a": NUM_OR_NULL,
-            "b": NUM_OR_NULL,
-            "delta": NUM_OR_NULL,
-        }
-    ),
+    "pass_k": _obj({"k": {"type": "integer", "minimum": 1}, **_all(NUM_OR_NULL, "a b delta")}),
     "stats": _obj(
         {
-            "paired": INT,
-            "improved": INT,
-            "regressed": INT,
-            "unchanged": INT,
-            "still_failing": INT,
+            **_all(INT, "paired improved regressed unchanged still_failing"),
             "binary": BOOL,
-            "mean_a": NUM_OR_NULL,
-            "mean_b": NUM_OR_NULL,
-            "mean_delta": NUM_OR_NULL,
-            "ci_low": NUM_OR_NULL,
-            "ci_high": NUM_OR_NULL,
+            **_all(NUM_OR_NULL, "mean_a mean_b mean_delta ci_low ci_high"),
             "ci_level": {"type": "number"},
             "resamples": INT,
             "seed": {"type": "integer"},
@@ -149,29 +126,25 @@ DEFS: Json = {
                 _obj(
                     {
                         "metric": STR,
-                        "unit": {"enum": ["reward", "share", "percent"]},
-                        "observed": NUM_OR_NULL,
-                        "noise": NUM_OR_NULL,
-                        "excess": NUM_OR_NULL,
+                        "unit": _enum("reward share percent"),
+                        **_all(NUM_OR_NULL, "observed noise excess"),
                         "exceeds": {"type": ["boolean", "null"]},
                     }
                 )
             ),
         }
     ),
-    "counts": _obj(dict.fromkeys(COUNTS, INT)),
+    "counts": _obj(_all(INT, COUNTS)),
     "diff": _obj(
         {
             "format": {"const": "rollout-cassette/diff"},
             "version": {"const": 1},
-            "a": _ref("run"),
-            "b": _ref("run"),
+            **_all(_ref("run"), "a b"),
             "episodes": _list(_ref("episode")),
-            "ignored": _list(STR),
-            "volatile_seen": _list(STR),
-            "stats": {"oneOf": [_ref("stats"), {"type": "null"}]},
+            **_all(_list(STR), "ignored volatile_seen"),
+            "stats": _or_null(_ref("stats")),
             "causes": _list(_ref("cause")),
-            "noise": {"oneOf": [_ref("noise"), {"type": "null"}]},
+            "noise": _or_null(_ref("noise")),
             "equivalent": BOOL,
             "counts": _ref("counts"),
             "forks": _obj({"forked": INT, "at_fork_point": INT}),
@@ -182,7 +155,7 @@ DEFS: Json = {
             "format": {"const": "rollout-cassette/diff-many"},
             "version": {"const": 1},
             "baseline": _ref("run"),
-            "noise_baseline": {"type": ["string", "null"]},
+            "noise_baseline": STR_OR_NULL,
             "equivalent": BOOL,
             "diffs": {"type": "array", "items": _ref("diff"), "minItems": 1, "maxItems": 7},
         }

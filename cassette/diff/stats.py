@@ -21,12 +21,12 @@ from __future__ import annotations
 import math
 import random
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal
 
-from .types import EpisodeDiff, _Data
+from .types import BOOTSTRAP_RESAMPLES, SEED, EpisodeDiff, PairedStats, PassK, Significance
 
 __all__ = [
     "PairedStats",
@@ -43,8 +43,6 @@ __all__ = [
     "wilcoxon_signed_rank",
 ]
 
-SEED = 0
-BOOTSTRAP_RESAMPLES = 2000
 PERMUTATION_RESAMPLES = 10000
 EXACT_PERMUTATION_MAX = 16  # 2**16 sign assignments
 EXACT_WILCOXON_MAX = 50  # as scipy's method="auto"
@@ -112,19 +110,15 @@ def permutation_test(
     observed = abs(total)
     eps = 1e-9 * max(1.0, observed)
     tables = _byte_tables(d)
-    nbytes = len(tables)
-    if n <= EXACT_PERMUTATION_MAX:
-        hits = 0
-        for mask in range(2**n):
-            s = _flipped_sums(tables, mask.to_bytes(nbytes, "little"))
-            hits += abs(total - 2 * s) >= observed - eps
-        return hits / 2**n, "exact"
+    exact = n <= EXACT_PERMUTATION_MAX
     rng = random.Random(seed)
-    hits = 0
-    for _ in range(resamples):
-        s = _flipped_sums(tables, rng.getrandbits(n).to_bytes(nbytes, "little"))
-        hits += abs(total - 2 * s) >= observed - eps
-    return (hits + 1) / (resamples + 1), "monte-carlo"
+    masks = range(2**n) if exact else (rng.getrandbits(n) for _ in range(resamples))
+    hits = sum(
+        abs(total - 2 * _flipped_sums(tables, mask.to_bytes(len(tables), "little")))
+        >= observed - eps
+        for mask in masks
+    )
+    return (hits / 2**n, "exact") if exact else ((hits + 1) / (resamples + 1), "monte-carlo")
 
 
 def _ranks(values: Sequence[float]) -> list[float]:
@@ -169,10 +163,8 @@ def wilcoxon_signed_rank(deltas: Sequence[float]) -> tuple[float, float, str]:
         p = min(1.0, 2 * min(cdf, sf) / 2**n)
         return stat, p, "exact"
     mean = n * (n + 1) / 4
-    tie_sizes: dict[float, int] = {}
-    for m in mags:
-        tie_sizes[m] = tie_sizes.get(m, 0) + 1
-    var = n * (n + 1) * (2 * n + 1) / 24 - sum(t**3 - t for t in tie_sizes.values()) / 48
+    ties_of = Counter(mags).values()
+    var = n * (n + 1) * (2 * n + 1) / 24 - sum(t**3 - t for t in ties_of) / 48
     z = (w_plus - mean) / math.sqrt(var) if var > 0 else 0.0
     return stat, math.erfc(abs(z) / math.sqrt(2)), "normal"
 
@@ -225,20 +217,6 @@ def _pass_k(rewards: dict[str, list[float]]) -> dict[int, float]:
     return out
 
 
-@dataclass
-class PassK(_Data):
-    """pass^k of each run (the mean over tasks of C(successes, k) / C(trials, k))."""
-
-    k: int
-    a: float | None
-    b: float | None
-    _extra = ("delta",)
-
-    @property
-    def delta(self) -> float | None:
-        return None if self.a is None or self.b is None else self.b - self.a
-
-
 def _by_task(episodes: Iterable[EpisodeDiff], side: Literal["a", "b"]) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {}
     for ep in episodes:
@@ -261,49 +239,6 @@ def pass_k_table(episodes: Sequence[EpisodeDiff]) -> tuple[int, list[PassK]]:
 
 
 # --- the summary ---------------------------------------------------------------------------
-
-
-@dataclass
-class Significance(_Data):
-    """One significance test: its name, method, statistic and two-sided p-value."""
-
-    name: str
-    method: str
-    statistic: float
-    p_value: float
-
-
-@dataclass
-class PairedStats(_Data):
-    """Paired outcome statistics of B against A (episodes rewarded in both runs)."""
-
-    paired: int = 0
-    improved: int = 0
-    regressed: int = 0
-    unchanged: int = 0
-    still_failing: int = 0
-    binary: bool = False
-    mean_a: float | None = None
-    mean_b: float | None = None
-    mean_delta: float | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    ci_level: float = 0.95
-    resamples: int = BOOTSTRAP_RESAMPLES
-    seed: int = SEED
-    tests: list[Significance] = field(default_factory=list)
-    tasks: int = 0
-    pass_k: list[PassK] = field(default_factory=list)
-
-    @property
-    def p_value(self) -> float | None:
-        """The headline test's p-value (McNemar for binary rewards, else permutation)."""
-        return self.tests[0].p_value if self.tests else None
-
-    @property
-    def significant(self) -> bool:
-        p = self.p_value
-        return p is not None and p < 0.05
 
 
 def _numeric(value: object) -> bool:

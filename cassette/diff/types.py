@@ -1,5 +1,7 @@
 """The result of a diff as data: :class:`RunDiff`, its :class:`EpisodeDiff` and
-:class:`Divergence` records, each run's :class:`RunSummary`, and :class:`ToolCall`.
+:class:`Divergence` records, each run's :class:`RunSummary`, :class:`ToolCall`, and the
+records of the analysis (:class:`PairedStats`, :class:`AlignedCall`, :class:`CauseGroup`,
+:class:`NoiseFloor`), which the modules that compute them import from here.
 
 Every record has ``to_dict()``, a JSON-able dict (what ``cassette diff --format json``
 prints); the report renderers in ``cassette.diff.report`` read the records directly.
@@ -8,22 +10,34 @@ prints); the report renderers in ``cassette.diff.report`` read the records direc
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import orjson
 
 from ..storage.index import Index
 from ..types import EnvIndex, Json
 
-if TYPE_CHECKING:
-    from .align import AlignedCall
-    from .causes import CauseGroup
-    from .noise import NoiseFloor
-    from .stats import PairedStats
-
-__all__ = ["Divergence", "EpisodeDiff", "Json", "RunDiff", "RunSummary", "Status", "ToolCall"]
+__all__ = [
+    "AlignedCall",
+    "CauseGroup",
+    "Divergence",
+    "EpisodeDiff",
+    "Json",
+    "NoiseFloor",
+    "NoiseMetric",
+    "PairedStats",
+    "PassK",
+    "RunDiff",
+    "RunSummary",
+    "Significance",
+    "Status",
+    "ToolCall",
+]
 
 Status = Literal["identical", "diverged", "only_a", "only_b"]
+Op = Literal["same", "changed", "deleted", "inserted"]
+SEED = 0
+BOOTSTRAP_RESAMPLES = 2000
 _NO_JSON = {"json": False}  # fields left out of to_dict()
 
 
@@ -83,6 +97,114 @@ class Divergence(_Data):
 
 
 @dataclass
+class AlignedCall(_Data):
+    """One row of an alignment: ``a`` and ``b`` index the episode's tool_calls_a / _b."""
+
+    op: Op
+    a: int | None
+    b: int | None
+
+
+@dataclass
+class CauseGroup(_Data):
+    """Episodes that diverged for one cause: how many, which, the commonest paths, and
+    the sentence that says it (``cassette.diff.causes.sentence``)."""
+
+    cause: str
+    count: int
+    paths: dict[str, int] = field(default_factory=dict)
+    episodes: list[EnvIndex] = field(default_factory=list)
+    text: str = ""
+
+
+@dataclass
+class NoiseMetric(_Data):
+    """One metric of A vs B (``observed``) against A vs A2 (``noise``)."""
+
+    metric: str
+    unit: str  # "reward", "share" (0..1) or "percent"
+    observed: float | None
+    noise: float | None
+    _extra = ("excess", "exceeds")
+
+    @property
+    def excess(self) -> float | None:
+        if self.observed is None or self.noise is None:
+            return None
+        return round(abs(self.observed) - abs(self.noise), 12)
+
+    @property
+    def exceeds(self) -> bool | None:
+        excess = self.excess
+        return None if excess is None else excess > 0
+
+
+@dataclass
+class NoiseFloor(_Data):
+    """Every metric of A vs B set against the same metric of A vs ``baseline`` (A2)."""
+
+    baseline: str
+    metrics: list[NoiseMetric] = field(default_factory=list)
+
+
+@dataclass
+class PassK(_Data):
+    """pass^k of each run (the mean over tasks of C(successes, k) / C(trials, k))."""
+
+    k: int
+    a: float | None
+    b: float | None
+    _extra = ("delta",)
+
+    @property
+    def delta(self) -> float | None:
+        return None if self.a is None or self.b is None else self.b - self.a
+
+
+@dataclass
+class Significance(_Data):
+    """One significance test: its name, method, statistic and two-sided p-value."""
+
+    name: str
+    method: str
+    statistic: float
+    p_value: float
+
+
+@dataclass
+class PairedStats(_Data):
+    """Paired outcome statistics of B against A (episodes rewarded in both runs)."""
+
+    paired: int = 0
+    improved: int = 0
+    regressed: int = 0
+    unchanged: int = 0
+    still_failing: int = 0
+    binary: bool = False
+    mean_a: float | None = None
+    mean_b: float | None = None
+    mean_delta: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    ci_level: float = 0.95
+    resamples: int = BOOTSTRAP_RESAMPLES
+    seed: int = SEED
+    tests: list[Significance] = field(default_factory=list)
+    tasks: int = 0
+    pass_k: list[PassK] = field(default_factory=list)
+
+    @property
+    def p_value(self) -> float | None:
+        """The headline test's p-value (McNemar for binary rewards, else permutation)."""
+        return self.tests[0].p_value if self.tests else None
+
+    @property
+    def significant(self) -> bool:
+        p = self.p_value
+        return p is not None and p < 0.05
+
+
+@dataclass
 class EpisodeDiff(_Data):
     """One episode aligned across both runs."""
 
@@ -108,6 +230,20 @@ class EpisodeDiff(_Data):
         if self.reward_a is None or self.reward_b is None:
             return None
         return self.reward_b - self.reward_a
+
+    @property
+    def at_fork_point(self) -> bool:
+        """Whether the first divergence is the step where the episode forked."""
+        fork, d = self.fork, self.divergence
+        return (
+            fork is not None
+            and d is not None
+            and (d.channel, d.step)
+            == (
+                fork.get("channel"),
+                fork.get("step"),
+            )
+        )
 
     @property
     def change(self) -> Literal["improved", "regressed", "unchanged"] | None:
@@ -163,10 +299,8 @@ class RunDiff(_Data):
     @property
     def forks(self) -> dict[str, int]:
         """Episodes forked from a base, and those whose first divergence is the fork point."""
-        from .forks import at_fork_point
-
         forked = [e for e in self.episodes if e.fork is not None]
-        return {"forked": len(forked), "at_fork_point": sum(map(at_fork_point, forked))}
+        return {"forked": len(forked), "at_fork_point": sum(e.at_fork_point for e in forked)}
 
     @property
     def equivalent(self) -> bool:

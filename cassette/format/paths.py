@@ -1,27 +1,42 @@
 """Paths into JSON values: ``messages[*].name``, ``metadata.trace_id``, ``**.timestamp``.
 
-Parsed by :func:`parse_path`; :func:`remove_path` copies a value without what a path
-selects (the ignore rules of :class:`cassette.Matcher` and of ``cassette diff``).
+:func:`parse_path` reads one path; :class:`Paths` holds many as one tree and applies
+them in one walk, copying only what changes: each path drops what it selects, or hands
+it to a function (the diff parses JSON-string tool arguments so that a path can go
+inside them). The ignore rules of :class:`cassette.Matcher` and of ``cassette diff``
+are both a :class:`Paths`.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["parse_ignore", "parse_path", "remove_path"]
+__all__ = ["ANY", "DEEP", "Paths", "parse_path"]
 
 _TOKEN = re.compile(r"\[(\*|\d+)\]|\.?(\*\*|\*|[^.\[\]]+)")
 
-_ANY = object()
-_DEEP = object()
-Token = Any  # str key | int index | _ANY | _DEEP
+
+class _Wild(str):
+    """``ANY`` (``[*]`` or ``.*``: every key or item) and ``DEEP`` (``**``: any depth)."""
+
+    __slots__ = ()
 
 
-def parse_path(path: str, *, star: Any = _ANY, deep: Any = _DEEP) -> list[Any]:
-    """The tokens of an ignore path: keys, list indices, ``star`` for ``[*]`` or ``.*``
-    and ``deep`` for ``**``. Raises ValueError where the path does not parse."""
-    tokens: list[Any] = []
+ANY = _Wild("*")
+DEEP = _Wild("**")
+Token = str | int  # a key, an index, ANY or DEEP
+_GONE: Any = object()  # a dropped key or item
+
+
+def _drop(value: Any) -> Any:
+    return _GONE
+
+
+def parse_path(path: str) -> tuple[Token, ...]:
+    """The tokens of a path that ends in a key or index; ValueError where it does not."""
+    tokens: list[Token] = []
     pos = 0
     while pos < len(path):
         m = _TOKEN.match(path, pos)
@@ -29,54 +44,139 @@ def parse_path(path: str, *, star: Any = _ANY, deep: Any = _DEEP) -> list[Any]:
             raise ValueError(f"cannot parse ignore path {path!r}; write e.g. 'messages[*].name'")
         idx, key = m.group(1), m.group(2)
         if idx is not None:
-            tokens.append(star if idx == "*" else int(idx))
+            tokens.append(ANY if idx == "*" else int(idx))
         else:
-            tokens.append(deep if key == "**" else star if key == "*" else key)
+            tokens.append({"**": DEEP, "*": ANY}.get(key, key))
         pos = m.end()
-    return tokens
-
-
-def parse_ignore(path: str) -> tuple[Token, ...]:
-    """The tokens of an ignore rule: a path that ends in a key or index."""
-    tokens = parse_path(path)
-    if not tokens or tokens[-1] is _DEEP:
+    if not tokens or tokens[-1] is DEEP:
         raise ValueError(f"ignore path {path!r} must end in a key or index")
     return tuple(tokens)
 
 
-def remove_path(node: Any, tokens: tuple[Token, ...]) -> Any:
-    """Copy of ``node`` without what ``tokens`` selects (shares what it does not touch)."""
-    if not tokens:
-        return node
-    head, rest = tokens[0], tokens[1:]
-    if head is _DEEP:
-        node = remove_path(node, rest)  # zero levels
+class Paths:
+    """Paths as a tree: a node's ``act`` applies to what its path selects (default: drop
+    it), then its children apply inside the result."""
+
+    __slots__ = ("act", "drops", "kids", "plain", "star", "walk")
+
+    def __init__(self, paths: Iterable[str] = ()) -> None:
+        self.kids: dict[Token, Paths] = {}
+        self.act: Callable[[Any], Any] | None = None
+        self._index()
+        for path in paths:
+            self.add(parse_path(path))
+
+    def add(self, tokens: Iterable[Token], act: Callable[[Any], Any] = _drop) -> None:
+        node, nodes = self, [self]
+        for token in tokens:
+            node = node.kids.setdefault(token, Paths())
+            nodes.append(node)
+        node.act = act
+        for node in nodes:
+            node._index()
+
+    def _index(self) -> None:
+        """What the walks look up, worked out once a path is added."""
+        kids = self.kids
+        dropped = [k for k, v in kids.items() if v.act is _drop]
+        self.drops = frozenset(k for k in dropped if isinstance(k, str) and k not in (ANY, DEEP))
+        self.walk = tuple((k, v) for k, v in kids.items() if k not in (*self.drops, DEEP))
+        self.star = kids.get(ANY)  # the rule of every key or item
+        lone = self.star is None or (len(kids) == 1 and self.star.act is not _drop)
+        self.plain = self.act is None and DEEP not in kids and lone
+
+    def apply(self, node: Any) -> Any:
+        """``node`` without what the paths drop (shares what they leave alone)."""
+        if self.act is _drop:
+            return _GONE
+        if self.act is not None:
+            node = self.act(node)
         if isinstance(node, dict):
-            return {k: remove_path(v, tokens) for k, v in node.items()}
+            node = self._dict(node)
+        elif isinstance(node, list):
+            node = self._list(node)
+        deep = self.kids.get(DEEP)
+        return node if deep is None else deep._deep(node)
+
+    def _deep(self, node: Any) -> Any:
+        """Apply at ``node`` and at every depth below it (``**``: zero or more levels)."""
+        node = self.apply(node)
+        if isinstance(node, dict):
+            new = {k: self._deep(v) for k, v in node.items()}
+            return node if all(new[k] is v for k, v in node.items()) else new
         if isinstance(node, list):
-            return [remove_path(v, tokens) for v in node]
+            items = [self._deep(v) for v in node]
+            return node if all(a is b for a, b in zip(items, node, strict=True)) else items
         return node
-    if isinstance(node, dict):
-        keys = list(node) if head is _ANY else [head] if head in node else []
-        if not keys:
-            return node
-        out = dict(node)
-        for k in keys:
-            if rest:
-                out[k] = remove_path(node[k], rest)
-            else:
-                del out[k]
+
+    def _at(self, key: Token, node: dict[str, Any] | list[Any]) -> Iterable[Any]:
+        """The keys (or indices) of ``node`` that ``key`` selects."""
+        if key is ANY:
+            return list(node) if isinstance(node, dict) else range(len(node))
+        if isinstance(node, dict):
+            return (key,) if key in node else ()
+        return (key,) if isinstance(key, int) and 0 <= key < len(node) else ()
+
+    def _dict(self, node: dict[str, Any]) -> dict[str, Any]:
+        drops = self.drops
+        out = node if drops.isdisjoint(node) else {k: v for k, v in node.items() if k not in drops}
+        for key, sub in self.walk:
+            for k in self._at(key, out):
+                new = sub.apply(out[k])
+                if new is not out[k]:
+                    out = dict(out) if out is node else out  # copied once
+                    if new is _GONE:
+                        del out[k]
+                    else:
+                        out[k] = new
         return out
-    if isinstance(node, list):
-        idxs = range(len(node)) if head is _ANY else [head] if isinstance(head, int) else []
-        idxs = [i for i in idxs if 0 <= i < len(node)]
-        if not idxs:
-            return node
-        if not rest:
-            drop = set(idxs)
-            return [v for i, v in enumerate(node) if i not in drop]
-        out_list = list(node)
-        for i in idxs:
-            out_list[i] = remove_path(node[i], rest)
-        return out_list
-    return node
+
+    def _list(self, node: list[Any]) -> list[Any]:
+        out = node
+        for key, sub in self.walk:
+            for i in self._at(key, node):
+                if out[i] is not _GONE and (new := sub.apply(out[i])) is not out[i]:
+                    out = list(out) if out is node else out
+                    out[i] = new
+        return out if out is node else [v for v in out if v is not _GONE]
+
+    def same(self, a: Any, b: Any) -> bool:
+        """``apply(a) == apply(b)``, walking into (and copying) only what differs."""
+        return a == b or self._same(a, b)
+
+    def _same(self, a: Any, b: Any) -> bool:
+        """:meth:`same` of two values known to differ."""
+        if self.act is _drop:
+            return True
+        if not self.plain:
+            return bool(self.apply(a) == self.apply(b))
+        if isinstance(a, dict) and isinstance(b, dict):
+            return self._same_dict(a, b)
+        if isinstance(a, list) and isinstance(b, list):
+            return self._same_list(a, b)
+        return False
+
+    def _same_dict(self, a: dict[str, Any], b: dict[str, Any]) -> bool:
+        drops = self.drops
+        if drops and not (drops.isdisjoint(a) and drops.isdisjoint(b)):
+            a = {k: v for k, v in a.items() if k not in drops}
+            b = {k: v for k, v in b.items() if k not in drops}
+            if a == b:
+                return True
+        return a.keys() == b.keys() and self._same_items(a.items(), b)
+
+    def _same_list(self, a: list[Any], b: list[Any]) -> bool:
+        if len(a) != len(b):
+            return bool(self.apply(a) == self.apply(b))
+        return self._same_items(enumerate(a), b)  # (an item dropped drops on both sides)
+
+    def _same_items(self, items: Iterable[tuple[Any, Any]], b: Any) -> bool:
+        """Whether each value of ``items`` is the same as ``b``'s at its key or index."""
+        star, kids = self.star, self.kids
+        for k, x in items:
+            y = b[k]
+            if x is not y and x != y:
+                sub = star or kids.get(k)
+                if sub is None or not sub._same(x, y):
+                    return False
+        return True

@@ -23,7 +23,7 @@ from ..errors import CassetteMismatch
 from ..format.canonical import Canonical, canonical_bytes, canonical_parts, normalise_request
 from ..format.codec import check_finite, dumps_sorted, messages_finite
 from ..format.difference import Difference, first_difference
-from ..format.paths import parse_ignore, remove_path
+from ..format.paths import Paths
 
 if TYPE_CHECKING:
     from ..storage.index import Entry
@@ -75,26 +75,12 @@ class Matcher:
         self._chains: dict[Hashable, HashChain] = {}  # by (env_index, channel)
         self._expected: dict[Hashable, str] = {}  # eval-protocol entries' digests, by key
         self._lock = threading.Lock()
-        self._top = frozenset(DEFAULT_IGNORE if defaults else ())
-        self._paths: list[tuple[Any, ...]] = []
-        for path in self.ignore:
-            tokens = parse_ignore(path)
-            if len(tokens) == 1 and isinstance(tokens[0], str):
-                self._top |= {tokens[0]}
-            else:
-                self._paths.append(tokens)
-        self._plain = not self._paths  # only top-level keys are left out
+        self._paths = Paths((*DEFAULT_IGNORE, *self.ignore) if defaults else self.ignore)
+        self._top = self._paths.drops  # top-level keys left out (checked, not hashed)
 
     def normalise(self, request: dict[str, Any]) -> dict[str, Any]:
         """The request without ignored parts (numbers are normalised when hashing)."""
-        top = self._top
-        out = (
-            request
-            if top.isdisjoint(request)
-            else {k: v for k, v in request.items() if k not in top}
-        )
-        for tokens in self._paths:
-            out = remove_path(out, tokens)
+        out: dict[str, Any] = self._paths.apply(request)
         return out
 
     def canonical(self, request: dict[str, Any]) -> bytes:
@@ -116,8 +102,7 @@ class Matcher:
         With a ``key`` the request is a live one: a value that a cassette cannot store
         exactly (NaN, an int beyond 64 bits, a set, ...) raises
         :class:`~cassette.format.codec.NotJSONError`, before any live call is made."""
-        plain = self._plain and self._top.isdisjoint(request)  # nothing left out
-        normal = request if plain else self.normalise(request)
+        normal = self.normalise(request)
         if key is None:
             parts = canonical_parts(normal)
             same = parts.field is not None and normal[parts.field] is request.get(parts.field)

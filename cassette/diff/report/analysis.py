@@ -3,11 +3,18 @@ which the text, Markdown and HTML renderers lay out each in their own way."""
 
 from __future__ import annotations
 
-from ..align import AlignedCall
+from itertools import groupby
+
 from ..causes import CAUSES, SHORT
-from ..noise import NoiseFloor, NoiseMetric
-from ..stats import PairedStats
-from ..types import EpisodeDiff, RunDiff, ToolCall
+from ..types import (
+    AlignedCall,
+    EpisodeDiff,
+    NoiseFloor,
+    NoiseMetric,
+    PairedStats,
+    RunDiff,
+    ToolCall,
+)
 from .common import MINUS, fmt_delta, fmt_reward
 
 __all__ = [
@@ -143,19 +150,15 @@ def aligned_rows(
                 keep[k] = True
     if not any(keep):
         keep = [i < context for i in range(len(al))]
-    i = 0
-    while i < len(al):
-        if keep[i]:
-            row = al[i]
-            a, b = _sig(ep.tool_calls_a, row.a, width), _sig(ep.tool_calls_b, row.b, width)
-            rows.append((MARK[row.op], a, b))
-            i += 1
-            continue
-        j = i
-        while j < len(al) and not keep[j]:
-            j += 1
-        rows.append(("", f"… {j - i} same call{'s' if j - i > 1 else ''}", ""))
-        i = j
+    for kept, run in groupby(range(len(al)), keep.__getitem__):
+        if kept:
+            ca, cb = ep.tool_calls_a, ep.tool_calls_b
+            rows += [
+                (MARK[al[i].op], _sig(ca, al[i].a, width), _sig(cb, al[i].b, width)) for i in run
+            ]
+        else:
+            n = len(list(run))
+            rows.append(("", f"… {n} same call{'s' if n > 1 else ''}", ""))
     if len(rows) > limit:
         rows = [*rows[:limit], ("", f"… {len(rows) - limit} more rows", "")]
     return rows

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["CSS", "JS"]
+__all__ = ["CSS", "CSS_EXTRA", "JS"]
 
 CSS = """
 :root { --a: #1d4ed8; --b: #c2410c; --bad: #b91c1c; --good: #15803d; --warn: #a16207;
@@ -111,4 +111,21 @@ JS = """
   var params = new URLSearchParams(window.location.search);
   if (params.get("sort")) { sortBy(params.get("sort"), params.get("dir") || "asc"); }
 })();
+"""
+
+CSS_EXTRA = """
+table.stats th[scope=row] { font-weight: 500; color: #374151; white-space: nowrap; }
+tr.verdict-row td { font-weight: 700; }
+ul.causes { padding-left: 18px; } ul.causes code { color: var(--muted); }
+tr.exceeds td.word { font-weight: 700; color: var(--bad); }
+tr.within td.word { color: var(--muted); }
+table.aligned { width: 100%; margin-bottom: 10px; table-layout: fixed; }
+table.aligned td { font: 12.5px/1.4 ui-monospace, Menlo, Consolas, monospace;
+  overflow-wrap: anywhere; }
+table.aligned .mark { width: 2.5em; text-align: center; font-weight: 700; }
+table.aligned tr.op-changed td { background: #fef3c7; }
+table.aligned tr.op-deleted td.a { background: #dbeafe; }
+table.aligned tr.op-inserted td.b { background: #ffedd5; }
+table.aligned tr.op-same td { color: var(--muted); }
+table.aligned tr.fold td { color: var(--muted); font-style: italic; }
 """

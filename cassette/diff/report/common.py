@@ -7,20 +7,23 @@ from typing import Any
 
 import orjson
 
-from ..types import Divergence, EpisodeDiff, RunDiff, ToolCall
+from ..types import Divergence, EpisodeDiff, Json, RunDiff, ToolCall
 
 __all__ = [
     "MINUS",
+    "PART_LABEL",
     "STATUS_LABEL",
-    "cost_delta",
     "describe",
     "fmt_cost",
     "fmt_delta",
     "fmt_int",
     "fmt_reward",
+    "fork_line",
+    "forks_line",
     "headline",
     "ordered",
     "short",
+    "summary_rows",
     "tool_line",
     "window",
 ]
@@ -66,9 +69,23 @@ def fmt_cost(value: float | None, signed: bool = False) -> str:
     return (MINUS if value < 0 else "+" if signed else "") + text
 
 
-def cost_delta(a: float | None, b: float | None) -> float | None:
-    """``b - a``, or None unless both runs recorded a cost."""
-    return None if a is None or b is None else b - a
+def summary_rows(diff: RunDiff) -> dict[str, tuple[str, str, str]]:
+    """(A, B, B - A) of each run total: episodes, interactions, mean reward, tokens (then
+    prompt and completion), cost; a difference only where it means something."""
+    a, b = diff.a, diff.b
+    ma, mb = a.mean_reward, b.mean_reward
+    cost = None if a.cost is None or b.cost is None else b.cost - a.cost
+    mean = fmt_delta(None if ma is None or mb is None else mb - ma)
+    tokens = fmt_delta(b.total_tokens - a.total_tokens)
+    return {
+        "episodes": (str(a.episodes), str(b.episodes), ""),
+        "interactions": (fmt_int(a.interactions), fmt_int(b.interactions), ""),
+        "mean reward": (fmt_reward(ma), fmt_reward(mb), mean),
+        "tokens": (fmt_int(a.total_tokens), fmt_int(b.total_tokens), tokens),
+        "prompt": (fmt_int(a.prompt_tokens), fmt_int(b.prompt_tokens), ""),
+        "completion": (fmt_int(a.completion_tokens), fmt_int(b.completion_tokens), ""),
+        "cost": (fmt_cost(a.cost), fmt_cost(b.cost), fmt_cost(cost, signed=True)),
+    }
 
 
 def short(value: Any, width: int = 60) -> str:
@@ -145,3 +162,20 @@ def headline(diff: RunDiff) -> str:
     parts += [f"{c['only_a']} only in A" if c["only_a"] else ""]
     parts += [f"{c['only_b']} only in B" if c["only_b"] else ""]
     return "not equivalent: " + ", ".join(p for p in parts if p) + f" (of {total} episodes)"
+
+
+def fork_line(fork: Json) -> str:
+    """``forked at llm step 3 (mismatch)``."""
+    why: Any = fork.get("why")
+    return f"forked at {fork.get('channel')} step {fork.get('step')}" + (f" ({why})" if why else "")
+
+
+def forks_line(diff: RunDiff) -> str | None:
+    """``12 episodes forked; first divergence at the fork point in 12``, or None when no
+    episode of either run is a fork."""
+    forks = diff.forks
+    n = forks["forked"]
+    if not n:
+        return None
+    noun = "episode" if n == 1 else "episodes"
+    return f"{n} {noun} forked; first divergence at the fork point in {forks['at_fork_point']}"

@@ -8,38 +8,40 @@ trajectories side by side, step by step, with the first divergence highlighted
 
 from __future__ import annotations
 
-from html import escape
+import re
 from typing import Any
 
-import orjson
-
 from ...storage.gc import paused_gc
-from ..compare import group_by_episode
-from ..forks import fork_line, forks_line, take_forks
+from ..compare import group_by_episode, take_forks
 from ..types import EpisodeDiff, RunDiff
-from .assets import CSS, JS
+from .analysis import (
+    MARK,
+    OP_LABEL,
+    aligned_rows,
+    cause_lines,
+    noise_rows,
+    pass_k_rows,
+    stats_rows,
+)
+from .assets import CSS, CSS_EXTRA, JS
 from .common import (
     MINUS,
+    PART_LABEL,
     STATUS_LABEL,
-    cost_delta,
     describe,
-    fmt_cost,
     fmt_delta,
-    fmt_int,
     fmt_reward,
+    fork_line,
+    forks_line,
     headline,
     ordered,
+    summary_rows,
     value_of,
     window,
 )
-from .html_analysis import CSS_EXTRA, aligned_html, analysis_html
-from .trajectory import Message, StepView, episode_views, merged_keys
+from .trajectory import e, trajectories_html
 
-__all__ = ["render_html"]
-
-
-def _e(value: Any) -> str:
-    return escape(str(value), quote=True)
+__all__ = ["aligned_html", "analysis_html", "render_html"]
 
 
 def _num_attr(value: float | None) -> str:
@@ -48,61 +50,28 @@ def _num_attr(value: float | None) -> str:
 
 def _summary(diff: RunDiff) -> str:
     a, b = diff.a, diff.b
-    ma, mb = a.mean_reward, b.mean_reward
-    rows = [
-        ("episodes", "episodes", str(a.episodes), str(b.episodes), ""),
-        ("interactions", "interactions", fmt_int(a.interactions), fmt_int(b.interactions), ""),
-        (
-            "mean-reward",
-            "mean reward",
-            fmt_reward(ma),
-            fmt_reward(mb),
-            fmt_delta(None if ma is None or mb is None else mb - ma),
-        ),
-        (
-            "tokens",
-            "tokens (prompt + completion)",
-            fmt_int(a.total_tokens),
-            fmt_int(b.total_tokens),
-            fmt_delta(b.total_tokens - a.total_tokens),
-        ),
-        (
-            "cost",
-            "cost",
-            fmt_cost(a.cost),
-            fmt_cost(b.cost),
-            fmt_cost(cost_delta(a.cost, b.cost), True),
-        ),
-    ]
     out = [
         '<table class="summary" id="summary"><thead><tr><th></th>',
-        f'<th class="num"><span class="tag a">A</span>{_e(a.label)}</th>',
-        f'<th class="num"><span class="tag b">B</span>{_e(b.label)}</th>',
+        f'<th class="num"><span class="tag a">A</span>{e(a.label)}</th>',
+        f'<th class="num"><span class="tag b">B</span>{e(b.label)}</th>',
         f'<th class="num">B {MINUS} A</th></tr></thead><tbody>',
     ]
-    for key, label, va, vb, delta in rows:
+    totals = summary_rows(diff)
+    for label in ("episodes", "interactions", "mean reward", "tokens", "cost"):
+        (va, vb, delta), key = totals[label], label.replace(" ", "-")
+        label = "tokens (prompt + completion)" if label == "tokens" else label
         out.append(
-            f'<tr><th scope="row">{_e(label)}</th><td class="num" id="{key}-a">{_e(va)}</td>'
-            f'<td class="num" id="{key}-b">{_e(vb)}</td>'
-            f'<td class="num" id="{key}-delta">{_e(delta)}</td></tr>'
+            f'<tr><th scope="row">{e(label)}</th><td class="num" id="{key}-a">{e(va)}</td>'
+            f'<td class="num" id="{key}-b">{e(vb)}</td>'
+            f'<td class="num" id="{key}-delta">{e(delta)}</td></tr>'
         )
     out.append("</tbody></table>")
-    c = diff.counts
-    items = [
-        ("identical", "identical"),
-        ("diverged", "diverged"),
-        ("only_a", "only in A"),
-        ("only_b", "only in B"),
-        ("improved", "improved"),
-        ("regressed", "regressed"),
-        ("unchanged", "unchanged"),
-    ]
     out.append('<ul class="counts">')
-    for key, label in items:
-        out.append(f'<li id="count-{key}"><b>{c[key]}</b> {label}</li>')
+    for key, count in diff.counts.items():  # the statuses, then the reward changes
+        out.append(f'<li id="count-{key}"><b>{count}</b> {STATUS_LABEL.get(key, key)}</li>')
     forked = forks_line(diff)
     if forked is not None:
-        out.append(f'<li id="count-forked">{_e(forked)}</li>')
+        out.append(f'<li id="count-forked">{e(forked)}</li>')
     out.append("</ul>")
     return "".join(out)
 
@@ -120,7 +89,7 @@ def _episode_rows(episodes: list[tuple[int, EpisodeDiff]], drawn: set[int]) -> s
         d = ep.divergence
         cls = " ".join(x for x in ("ep", ep.status, ep.change or "") if x)
         out.append(
-            f'<tr class="{cls}" data-env="{_e(ep.env_index)}" data-status="{ep.status}" '
+            f'<tr class="{cls}" data-env="{e(ep.env_index)}" data-status="{ep.status}" '
             f'data-reward-a="{_num_attr(ep.reward_a)}" data-reward-b="{_num_attr(ep.reward_b)}" '
             f'data-delta="{_num_attr(ep.delta)}">'
             f"<td>{_link(n, ep, drawn)}</td>"
@@ -128,100 +97,35 @@ def _episode_rows(episodes: list[tuple[int, EpisodeDiff]], drawn: set[int]) -> s
             f'<td class="num">{fmt_reward(ep.reward_a)}</td>'
             f'<td class="num">{fmt_reward(ep.reward_b)}</td>'
             f'<td class="num delta">{fmt_delta(ep.delta)}</td>'
-            f"<td>{_fork_cell(ep)}{_e(describe(d)) if d is not None else ''}</td></tr>"
+            f"<td>{_fork_cell(ep)}{e(describe(d)) if d is not None else ''}</td></tr>"
         )
     out.append("</tbody></table>")
     return "".join(out)
 
 
 def _fork_cell(ep: EpisodeDiff) -> str:
-    return "" if ep.fork is None else f'<span class="fork">{_e(fork_line(ep.fork))}</span>; '
+    return "" if ep.fork is None else f'<span class="fork">{e(fork_line(ep.fork))}</span>; '
 
 
 def _link(n: int, ep: EpisodeDiff, drawn: set[int]) -> str:
-    label = _e(ep.env_index)
+    label = e(ep.env_index)
     return f'<a href="#ep-{n}">{label}</a>' if n in drawn else label
-
-
-def _message(msg: Message, out: bool) -> str:
-    parts = [f'<div class="msg role-{_e(msg.role)}{" out" if out else ""}">']
-    parts.append(f'<span class="role">{_e(msg.role)}</span>')
-    if msg.text:
-        parts.append(f'<div class="content">{_e(msg.text)}</div>')
-    for call in msg.calls:
-        args = orjson.dumps(call.arguments, option=orjson.OPT_INDENT_2, default=str).decode()
-        parts.append(
-            f'<div class="tool-call"><div class="tool-name">{_e(call.name)}</div>'
-            f'<pre class="tool-args">{_e(args)}</pre></div>'
-        )
-    parts.append("</div>")
-    return "".join(parts)
-
-
-def _step(view: StepView | None, side: str, key: tuple[str, int], part: str) -> str:
-    channel, step = key
-    if view is None:
-        return (
-            f'<div class="step {side} missing"><div class="step-head">{_e(channel)} · step '
-            f"{step}</div>not recorded in {side.upper()}</div>"
-        )
-    ins = "".join(_message(m, False) for m in view.inputs)
-    outs = "".join(_message(m, True) for m in view.outputs)
-    in_cls = " part-diverged" if part == "request" else ""
-    out_cls = " part-diverged" if part == "response" else ""
-    return (
-        f'<div class="step {side}"><div class="step-head">{_e(channel)} · step {step}</div>'
-        f'<div class="inputs{in_cls}">{ins}</div><div class="outputs{out_cls}">{outs}</div></div>'
-    )
-
-
-def _trajectories(n: int, ep: EpisodeDiff, diff: RunDiff, groups: Any) -> str:
-    va = episode_views(groups[0].get(ep.env_index))
-    vb = episode_views(groups[1].get(ep.env_index))
-    d = ep.divergence
-    first = (d.channel, d.step) if d is not None and d.step is not None else None
-    if ep.status in ("only_a", "only_b"):  # one column: the run that has the episode
-        side = ep.status[-1]
-        label = diff.a.label if side == "a" else diff.b.label
-        steps = "".join(_step(v, side, k, "") for k, v in (va if side == "a" else vb).items())
-        return (
-            f'<p class="missing-run">Not in {"B" if side == "a" else "A"}.</p><div class="single">'
-            f'<div class="col-head {side}">{side.upper()} · {_e(label)}</div>{steps}</div>'
-        )
-    out = [
-        '<div class="grid">',
-        f'<div class="col-head a">A · {_e(diff.a.label)}</div>',
-        f'<div class="col-head b">B · {_e(diff.b.label)}</div>',
-    ]
-    after = False
-    for key in merged_keys(va, vb):
-        here = key == first
-        part = d.part if here and d is not None else ""
-        cls = "step-row divergence" if here else "step-row after" if after else "step-row"
-        ident = f' id="ep-{n}-divergence"' if here else ""
-        out.append(f'<div class="{cls}"{ident}>')
-        out.append(_step(va.get(key), "a", key, part) + _step(vb.get(key), "b", key, part))
-        out.append("</div>")
-        after = after or here
-    out.append("</div>")
-    return "".join(out)
 
 
 def _note(n: int, ep: EpisodeDiff) -> str:
     d = ep.divergence
-    fork = "" if ep.fork is None else f'<div class="note fork">{_e(fork_line(ep.fork))}</div>'
+    fork = "" if ep.fork is None else f'<div class="note fork">{e(fork_line(ep.fork))}</div>'
     if d is None:
         return fork
     if d.part == "step":
-        text = f'First divergence: <a href="#ep-{n}-divergence">{_e(describe(d))}</a>'
+        text = f'First divergence: <a href="#ep-{n}-divergence">{e(describe(d))}</a>'
     else:
-        where = f'<a href="#ep-{n}-divergence">{_e(d.where)}</a>' if d.step is not None else ""
-        what = {"request": "the request differs", "response": "the response differs"}
+        where = f'<a href="#ep-{n}-divergence">{e(d.where)}</a>' if d.step is not None else ""
         text = (
             f"First divergence{' at ' + where if where else ''}: "
-            f"{what.get(d.part, 'only the outcome differs')} at <code>{_e(d.path)}</code>"
-            f'<div class="vals"><span class="tag a">A</span><code>{_e(value_of(d, "a", 300))}'
-            f'</code><span class="tag b">B</span><code>{_e(value_of(d, "b", 300))}</code></div>'
+            f"{PART_LABEL[d.part]} at <code>{e(d.path)}</code>"
+            f'<div class="vals"><span class="tag a">A</span><code>{e(value_of(d, "a", 300))}'
+            f'</code><span class="tag b">B</span><code>{e(value_of(d, "b", 300))}</code></div>'
         )
     return f'{fork}<div class="note">{text}</div>'
 
@@ -232,7 +136,7 @@ def _sequences(ep: EpisodeDiff) -> str:
     for side, every in (("a", ep.tool_calls_a), ("b", ep.tool_calls_b)):
         before, calls, after = window(every, focus, 16)
         chips = f"<span>… {before} earlier</span>" if before else ""
-        chips += "".join(f'<code class="chip">{_e(c.signature(60))}</code>' for c in calls)
+        chips += "".join(f'<code class="chip">{e(c.signature(60))}</code>' for c in calls)
         chips += f"<span>… {after} more</span>" if after else ""
         out.append(
             f'<div class="seq {side}"><span class="tag {side}">{side.upper()}</span>'
@@ -252,13 +156,89 @@ def _episode(n: int, ep: EpisodeDiff, diff: RunDiff, groups: Any) -> str:
         body += aligned_html(n, ep)
     elif ep.status == "diverged":
         body += _sequences(ep)
-    body += _trajectories(n, ep, diff, groups) if groups else ""
+    body += trajectories_html(n, ep, (diff.a.label, diff.b.label), groups) if groups else ""
     return (
         f'<details class="episode {ep.status}" id="ep-{n}"{is_open}><summary>episode '
-        f'{_e(ep.env_index)} <span class="badge {ep.status}">{STATUS_LABEL[ep.status]}</span> '
+        f'{e(ep.env_index)} <span class="badge {ep.status}">{STATUS_LABEL[ep.status]}</span> '
         f'<span class="rewards">{rewards}</span></summary>'
         f'<div class="episode-body">{body}</div></details>'
     )
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def analysis_html(diff: RunDiff) -> str:
+    """Statistics, pass^k, grouped causes and the noise floor, as sections."""
+    out = ['<section id="statistics"><h2>Statistics</h2><table class="stats" id="stats">']
+    for label, value in stats_rows(diff.stats):
+        cls = ' class="verdict-row"' if label == "verdict" else ""
+        out.append(
+            f'<tr{cls}><th scope="row">{e(label)}</th>'
+            f'<td id="stat-{_slug(label)}">{e(value)}</td></tr>'
+        )
+    out.append("</table>")
+    pk = pass_k_rows(diff.stats)
+    if pk and diff.stats is not None:
+        out.append(
+            f'<table class="summary" id="pass-k"><thead><tr><th>{diff.stats.tasks} tasks</th>'
+            '<th class="num">A</th><th class="num">B</th><th class="num">B \u2212 A</th>'
+            "</tr></thead><tbody>"
+        )
+        for k, a, b, d in pk:
+            slug = _slug(k)
+            out.append(
+                f'<tr><th scope="row">{e(k)}</th><td class="num" id="{slug}-a">{a}</td>'
+                f'<td class="num" id="{slug}-b">{b}</td>'
+                f'<td class="num" id="{slug}-delta">{e(d)}</td></tr>'
+            )
+        out.append("</tbody></table>")
+    out.append("</section>")
+    causes = cause_lines(diff)
+    if causes:
+        out.append('<section><h2>Why episodes diverged</h2><ul class="causes" id="causes">')
+        for (text, path), group in zip(causes, diff.causes, strict=True):
+            example = f" <code>{e(path)}</code>" if path else ""
+            out.append(f'<li id="cause-{group.cause}"><b>{e(text)}</b>{example}</li>')
+        out.append("</ul></section>")
+    rows = noise_rows(diff.noise)
+    if rows and diff.noise is not None:
+        out.append(
+            f"<section><h2>Noise floor: A vs B against A vs {e(diff.noise.baseline)}</h2>"
+            '<table class="summary" id="noise"><thead><tr><th>metric</th>'
+            '<th class="num">A vs B</th><th class="num">A vs A2</th><th></th></tr></thead><tbody>'
+        )
+        for metric, observed, noise, word in rows:
+            cls = "exceeds" if word == "exceeds noise" else "within"
+            out.append(
+                f'<tr class="{cls}" id="noise-{_slug(metric)}"><th scope="row">{e(metric)}</th>'
+                f'<td class="num">{e(observed)}</td><td class="num">{e(noise)}</td>'
+                f'<td class="word">{e(word)}</td></tr>'
+            )
+        out.append("</tbody></table></section>")
+    return "".join(out)
+
+
+def aligned_html(n: int, ep: EpisodeDiff) -> str:
+    """Both tool-call sequences aligned side by side; each row marked same, changed,
+    only in A (deleted) or only in B (inserted)."""
+    ops = {v: k for k, v in MARK.items()}
+    out = [
+        f'<table class="aligned" id="ep-{n}-aligned"><thead><tr><th class="mark"></th>'
+        '<th><span class="tag a">A</span>tool calls</th>'
+        '<th><span class="tag b">B</span>tool calls</th></tr></thead><tbody>'
+    ]
+    for k, (mark, a, b) in enumerate(aligned_rows(ep, width=90, limit=60)):
+        op = ops.get(mark)
+        cls = f"op-{op}" if op else "fold"
+        title = f' title="{OP_LABEL[op]}"' if op else ""
+        out.append(
+            f'<tr class="{cls}" id="ep-{n}-call-{k}"{title}><td class="mark">{e(mark)}</td>'
+            f'<td class="a">{e(a)}</td><td class="b">{e(b)}</td></tr>'
+        )
+    out.append("</tbody></table>")
+    return "".join(out)
 
 
 def render_html(diff: RunDiff, *, max_episodes: int = 200) -> str:
@@ -282,11 +262,11 @@ def _page(diff: RunDiff, max_episodes: int) -> str:
     parts = [
         '<!doctype html><html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{_e(title)}</title><style>{CSS}{CSS_EXTRA}</style></head><body><main>",
+        f"<title>{e(title)}</title><style>{CSS}{CSS_EXTRA}</style></head><body><main>",
         "<header><h1>cassette diff</h1>",
-        f'<p class="runs"><span class="tag a">A</span>{_e(diff.a.label)} &nbsp; ',
-        f'<span class="tag b">B</span>{_e(diff.b.label)}</p>',
-        f'<p class="verdict {verdict}" id="verdict">{_e(headline(diff))}</p></header>',
+        f'<p class="runs"><span class="tag a">A</span>{e(diff.a.label)} &nbsp; ',
+        f'<span class="tag b">B</span>{e(diff.b.label)}</p>',
+        f'<p class="verdict {verdict}" id="verdict">{e(headline(diff))}</p></header>',
         f"<section><h2>Runs</h2>{_summary(diff)}</section>",
         analysis_html(diff),
         f"<section><h2>Episodes</h2>{_episode_rows(numbered, {n for n, _ in shown})}</section>",
@@ -297,10 +277,10 @@ def _page(diff: RunDiff, max_episodes: int) -> str:
             f"<p>{len(shown)} of {len(numbered)} episodes shown (those that differ first).</p>"
         )
     parts.extend(_episode(n, ep, diff, groups) for n, ep in sorted(shown))
-    ignored = ", ".join(f"<code>{_e(p)}</code>" for p in diff.volatile_seen) or "none"
+    ignored = ", ".join(f"<code>{e(p)}</code>" for p in diff.volatile_seen) or "none"
     parts.append(
         f'</section><p class="ignored">Ignored as volatile (they differ between the runs): '
-        f"{ignored}. Always ignored: {', '.join(_e(p) for p in diff.ignored)}.</p>"
+        f"{ignored}. Always ignored: {', '.join(e(p) for p in diff.ignored)}.</p>"
     )
     parts.append(f"</main><script>{JS}</script></body></html>\n")
     return "".join(parts)

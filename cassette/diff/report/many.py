@@ -13,16 +13,12 @@ from rich.text import Text
 
 from ..many import ManyDiff
 from .analysis import many_header, many_rows, verdict
-from .assets import CSS
-from .html_analysis import CSS_EXTRA, analysis_html
-from .markdown_analysis import analysis_lines, cell, code, fit
-from .text_analysis import print_analysis, text_console
+from .assets import CSS, CSS_EXTRA
+from .html import analysis_html
+from .markdown import analysis_lines, cell, code, fit
+from .text import print_analysis, text_console
 
 __all__ = ["render_many_html", "render_many_json", "render_many_markdown", "render_many_text"]
-
-
-def _noise(many: ManyDiff) -> bool:
-    return many.noise is not None
 
 
 def render_many_json(many: ManyDiff) -> str:
@@ -40,7 +36,7 @@ def render_many_text(many: ManyDiff, *, color: bool = False, width: int = 100) -
     if many.noise is not None:
         console.print(f"  noise floor: A vs {many.noise.b.label}", markup=False)
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    head = many_header(_noise(many))
+    head = many_header(many.noise is not None)
     cause_at = head.index("top cause")  # too wide for a terminal table: listed below it
     for i, col in enumerate(head):
         if i != cause_at:
@@ -68,7 +64,7 @@ def render_many_text(many: ManyDiff, *, color: bool = False, width: int = 100) -
 
 
 def _render_markdown(many: ManyDiff, limit: int) -> str:
-    head = many_header(_noise(many))
+    head = many_header(many.noise is not None)
     icon = "✅" if many.equivalent else "❌"
     lines = [f"## {icon} cassette diff: {len(many.diffs) + 1} runs against A", ""]
     lines += ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
@@ -88,7 +84,7 @@ def render_many_markdown(many: ManyDiff, *, budget: int = 65_536) -> str:
 
 
 def render_many_html(many: ManyDiff) -> str:
-    head = many_header(_noise(many))
+    head = many_header(many.noise is not None)
     title = f"cassette diff: {len(many.diffs) + 1} runs"
     parts = [
         '<!doctype html><html lang="en"><head><meta charset="utf-8">',

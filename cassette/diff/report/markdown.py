@@ -1,31 +1,35 @@
-"""The diff as Markdown that fits a pull-request comment: a summary table, the regressed
-episodes first, then the other episodes that differ, details folded."""
+"""The diff as Markdown that fits a pull-request comment (GitHub's 65,536 characters): a
+summary table, the statistics, causes and noise floor, the regressed episodes first,
+then the other episodes that differ, details folded."""
 
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 
-from ..forks import fork_line, forks_line
 from ..types import EpisodeDiff, RunDiff
+from .analysis import aligned_rows, cause_lines, noise_rows, pass_k_rows, stats_rows
 from .common import (
     MINUS,
-    cost_delta,
     describe,
-    fmt_cost,
     fmt_delta,
-    fmt_int,
     fmt_reward,
+    fork_line,
+    forks_line,
     headline,
     ordered,
+    summary_rows,
     value_of,
     window,
 )
-from .markdown_analysis import aligned_table, analysis_lines, fit
 
-__all__ = ["render_markdown"]
+__all__ = ["COMMENT_LIMIT", "analysis_lines", "cell", "code", "fit", "render_markdown"]
 
 
-def _code(text: str) -> str:
+COMMENT_LIMIT = 65_536  # GitHub's limit on a comment body, in characters
+
+
+def code(text: str) -> str:
     """``text`` as an inline code span that survives backticks and table pipes."""
     text = text.replace("\n", " ").replace("|", "\\|")
     fence = "``" if "`" in text else "`"
@@ -33,25 +37,18 @@ def _code(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def _cell(text: str) -> str:
+def cell(text: str) -> str:
     return text.replace("\n", " ").replace("|", "\\|")
 
 
 def _summary(diff: RunDiff) -> list[str]:
     a, b = diff.a, diff.b
-    ma, mb = a.mean_reward, b.mean_reward
-    mean_delta = None if ma is None or mb is None else mb - ma
-    c = diff.counts
-    cost_change = fmt_cost(cost_delta(a.cost, b.cost), True)
-    rows = [
-        f"| | A {_code(a.label)} | B {_code(b.label)} | B {MINUS} A |",
-        "|---|---:|---:|---:|",
-        f"| episodes | {a.episodes} | {b.episodes} | |",
-        f"| mean reward | {fmt_reward(ma)} | {fmt_reward(mb)} | **{fmt_delta(mean_delta)}** |",
-        f"| tokens | {fmt_int(a.total_tokens)} | {fmt_int(b.total_tokens)} "
-        f"| {fmt_delta(b.total_tokens - a.total_tokens)} |",
-        f"| cost | {fmt_cost(a.cost)} | {fmt_cost(b.cost)} | {cost_change} |",
-    ]
+    c, totals = diff.counts, summary_rows(diff)
+    rows = [f"| | A {code(a.label)} | B {code(b.label)} | B {MINUS} A |", "|---|---:|---:|---:|"]
+    for key in ("episodes", "mean reward", "tokens", "cost"):
+        va, vb, delta = totals[key]
+        delta = f"**{delta}**" if key == "mean reward" else delta
+        rows.append(f"| {key} | {va} | {vb} | {delta} |".replace("|  |", "| |"))
     counts = (
         f"episodes: **{c['regressed']} regressed**, {c['improved']} improved, "
         f"{c['unchanged']} unchanged · {c['identical']} identical, {c['diverged']} diverged, "
@@ -68,17 +65,17 @@ def _table(episodes: list[EpisodeDiff]) -> list[str]:
     ]
     for ep in episodes:
         d = ep.divergence
-        where = _cell(describe(d)) if d is not None else ""
+        where = cell(describe(d)) if d is not None else ""
         if d is not None and d.part != "step":
             what = f"{d.where} {d.part}" if d.part != "outcome" else "outcome"
-            where = f"{what} {_code(d.path)}: "
-            where += f"{_code(value_of(d, 'a', 40))} → {_code(value_of(d, 'b', 40))}"
+            where = f"{what} {code(d.path)}: "
+            where += f"{code(value_of(d, 'a', 40))} → {code(value_of(d, 'b', 40))}"
         if ep.fork is not None:
-            where = f"{_cell(fork_line(ep.fork))}; {where}"
+            where = f"{cell(fork_line(ep.fork))}; {where}"
         delta = fmt_delta(ep.delta)
         delta = f"**{delta}**" if ep.change in ("regressed", "improved") else delta
         lines.append(
-            f"| {_code(str(ep.env_index))} | {fmt_reward(ep.reward_a)} | "
+            f"| {code(str(ep.env_index))} | {fmt_reward(ep.reward_a)} | "
             f"{fmt_reward(ep.reward_b)} | {delta} | {where} |"
         )
     return lines
@@ -89,18 +86,18 @@ def _details(ep: EpisodeDiff) -> list[str]:
     label = html.escape(str(ep.env_index))
     out = ["<details>", f"<summary>episode {label}: details</summary>", ""]
     if ep.fork is not None:
-        out.append(f"- {_cell(fork_line(ep.fork))}")
+        out.append(f"- {cell(fork_line(ep.fork))}")
     if d is not None:
         out.append(f"- first divergence: {describe(d).split(' at ')[0]}")
         if d.part != "step":
-            out.append(f"  - path: {_code(d.path)}")
-            out.append(f"  - A: {_code(value_of(d, 'a', 200))}")
-            out.append(f"  - B: {_code(value_of(d, 'b', 200))}")
+            out.append(f"  - path: {code(d.path)}")
+            out.append(f"  - A: {code(value_of(d, 'a', 200))}")
+            out.append(f"  - B: {code(value_of(d, 'b', 200))}")
     for side, calls in (("A", ep.tool_calls_a), ("B", ep.tool_calls_b)):
         if (side == "A" and ep.status == "only_b") or (side == "B" and ep.status == "only_a"):
             continue
         before, shown, after = window(calls, d.step if d is not None else None, 12)
-        seq = [f"{c.step}:{_code(c.signature(80))}" for c in shown]
+        seq = [f"{c.step}:{code(c.signature(80))}" for c in shown]
         seq = ([f"… {before} earlier"] if before else []) + seq
         seq += [f"… {after} more"] if after else []
         out.append(f"- tool calls {side} ({len(calls)}): {', '.join(seq) or '(none)'}")
@@ -121,7 +118,58 @@ def _section(title: str, episodes: list[EpisodeDiff], limit: int) -> list[str]:
     return out
 
 
-def render_markdown(diff: RunDiff, *, limit: int = 25, budget: int = 65_536) -> str:
+def analysis_lines(diff: RunDiff) -> list[str]:
+    """Statistics (and pass^k), grouped causes, and the noise floor."""
+    out = ["", "### Statistics", "", "| paired by env_index | |", "|---|---|"]
+    for label, value in stats_rows(diff.stats):
+        value = f"**{cell(value)}**" if label == "verdict" else cell(value)
+        out.append(f"| {cell(label)} | {value} |")
+    pk = pass_k_rows(diff.stats)
+    if pk and diff.stats is not None:
+        out += ["", f"| {diff.stats.tasks} tasks | A | B | B {MINUS} A |", "|---|---:|---:|---:|"]
+        out += [f"| {k} | {a} | {b} | {d} |" for k, a, b, d in pk]
+    causes = cause_lines(diff)
+    if causes:
+        out += ["", "### Why episodes diverged", ""]
+        out += [
+            f"- **{text}**" + (f" (e.g. {code(path)})" if path else "") for text, path in causes
+        ]
+    rows = noise_rows(diff.noise)
+    if rows and diff.noise is not None:
+        out += ["", f"### Noise floor: A vs B against A vs {code(diff.noise.baseline)}", ""]
+        out += ["| metric | A vs B | A vs A2 | |", "|---|---:|---:|---|"]
+        for metric, observed, noise, word in rows:
+            word = f"**{word}**" if word == "exceeds noise" else word
+            out.append(f"| {cell(metric)} | {observed} | {noise} | {word} |")
+    return out
+
+
+def aligned_table(ep: EpisodeDiff) -> list[str]:
+    """The tool calls aligned, as a table: = same, ~ changed, minus only in A, + only in B."""
+    if not ep.alignment:
+        return []
+    out = ["", "| | A | B |", "|:-:|---|---|"]
+    for mark, a, b in aligned_rows(ep, width=70):
+        left = code(a) if a and not a.startswith("… ") else cell(a)
+        out.append(f"| {mark} | {left} | {code(b) if b else ''} |")
+    return out
+
+
+def fit(render: Callable[[int], str], limit: int, budget: int = COMMENT_LIMIT) -> str:
+    """The report rendered with at most ``limit`` episodes a section, fewer until it fits
+    in ``budget`` characters; if even none fit, cut at a line with a note."""
+    for n in (limit, 10, 5, 2, 0):
+        if n > limit:
+            continue
+        text = render(n)
+        if len(text) <= budget:
+            return text
+    note = "\n\n… (cut to fit a GitHub comment; run `cassette diff --format json` for all)\n"
+    cut = text[: budget - len(note)]
+    return cut[: cut.rfind("\n")] + note
+
+
+def render_markdown(diff: RunDiff, *, limit: int = 25, budget: int = COMMENT_LIMIT) -> str:
     """At most ``limit`` episodes a section are shown, fewer when needed to fit a comment
     in ``budget`` characters (GitHub's limit); what still does not fit is cut, with a note."""
     return fit(lambda n: _render(diff, n), limit, budget)
@@ -133,7 +181,7 @@ def _render(diff: RunDiff, limit: int) -> str:
     others = [e for e in eps if e.status == "diverged" and e.change != "regressed"]
     only = [e for e in eps if e.status in ("only_a", "only_b")]
     icon = "✅" if diff.equivalent else "❌"
-    lines = [f"## {icon} cassette diff: {_code(diff.a.label)} → {_code(diff.b.label)}", ""]
+    lines = [f"## {icon} cassette diff: {code(diff.a.label)} → {code(diff.b.label)}", ""]
     lines += [f"**{headline(diff)}**", "", *_summary(diff), *analysis_lines(diff)]
     lines += _section("Regressed", regressed, limit)
     lines += _section("Other diverged episodes", others, limit)
@@ -145,9 +193,9 @@ def _render(diff: RunDiff, limit: int) -> str:
             reward = ep.reward_a if side == "A" else ep.reward_b
             steps = ep.steps_a if side == "A" else ep.steps_b
             lines.append(
-                f"| {_code(str(ep.env_index))} | only in {side} | {fmt_reward(reward)} | {steps} |"
+                f"| {code(str(ep.env_index))} | only in {side} | {fmt_reward(reward)} | {steps} |"
             )
     if diff.volatile_seen:
-        seen = ", ".join(_code(p) for p in diff.volatile_seen)
+        seen = ", ".join(code(p) for p in diff.volatile_seen)
         lines += ["", f"<sub>Ignored as volatile (they differ between the runs): {seen}</sub>"]
     return "\n".join(lines) + "\n"

@@ -1,4 +1,5 @@
-"""The diff for a terminal: a summary table, then the episodes that differ (rich)."""
+"""The diff for a terminal: a summary table, the statistics, causes and noise floor, then
+the episodes that differ with their tool calls aligned (rich)."""
 
 from __future__ import annotations
 
@@ -9,27 +10,27 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..forks import fork_line, forks_line
 from ..types import EpisodeDiff, RunDiff
+from .analysis import aligned_rows, cause_lines, noise_rows, pass_k_rows, stats_rows
 from .common import (
     MINUS,
     STATUS_LABEL,
-    cost_delta,
     describe,
-    fmt_cost,
     fmt_delta,
-    fmt_int,
     fmt_reward,
+    fork_line,
+    forks_line,
     headline,
     ordered,
+    summary_rows,
     tool_line,
     value_of,
 )
-from .text_analysis import print_aligned, print_analysis, text_console
 
-__all__ = ["render_text"]
+__all__ = ["print_analysis", "render_text", "text_console"]
 
 _STYLE = {"regressed": "red", "improved": "green", "only_a": "yellow", "only_b": "yellow"}
+_OP_STYLE = {"~": "yellow", "+": "magenta", "\u2212": "blue", "=": "dim"}
 
 
 def _summary(diff: RunDiff) -> Table:
@@ -39,21 +40,8 @@ def _summary(diff: RunDiff) -> Table:
     table.add_column(f"A  {a.label}", justify="right", overflow="fold")
     table.add_column(f"B  {b.label}", justify="right", overflow="fold")
     table.add_column(f"B {MINUS} A", justify="right")
-    ma, mb = a.mean_reward, b.mean_reward
-    mean_delta = None if ma is None or mb is None else mb - ma
-    token_delta = b.total_tokens - a.total_tokens
-    cost_change = fmt_cost(cost_delta(a.cost, b.cost), signed=True)
-    rows = [
-        ("episodes", str(a.episodes), str(b.episodes), ""),
-        ("interactions", fmt_int(a.interactions), fmt_int(b.interactions), ""),
-        ("mean reward", fmt_reward(ma), fmt_reward(mb), fmt_delta(mean_delta)),
-        ("tokens", fmt_int(a.total_tokens), fmt_int(b.total_tokens), fmt_delta(token_delta)),
-        ("  prompt", fmt_int(a.prompt_tokens), fmt_int(b.prompt_tokens), ""),
-        ("  completion", fmt_int(a.completion_tokens), fmt_int(b.completion_tokens), ""),
-        ("cost", fmt_cost(a.cost), fmt_cost(b.cost), cost_change),
-    ]  # fmt: skip
-    for row in rows:
-        table.add_row(*row)
+    for key, (va, vb, delta) in summary_rows(diff).items():
+        table.add_row(f"  {key}" if key in ("prompt", "completion") else key, va, vb, delta)
     return table
 
 
@@ -61,12 +49,9 @@ def _episode(ep: EpisodeDiff, console: Console) -> None:
     head = Text()
     head.append(f"episode {ep.env_index}", style="bold")
     head.append(f"  {STATUS_LABEL[ep.status]}", style=_STYLE.get(ep.status, "cyan"))
-    if ep.status == "only_a":
-        head.append(f"  reward {fmt_reward(ep.reward_a)}")
-    elif ep.status == "only_b":
-        head.append(f"  reward {fmt_reward(ep.reward_b)}")
-    else:
-        head.append(f"  reward {fmt_reward(ep.reward_a)} → {fmt_reward(ep.reward_b)}")
+    a, b = fmt_reward(ep.reward_a), fmt_reward(ep.reward_b)
+    rewards = {"only_a": a, "only_b": b}.get(ep.status, f"{a} → {b}")
+    head.append(f"  reward {rewards}")
     if ep.delta is not None and ep.change != "unchanged":
         head.append(f" ({fmt_delta(ep.delta)}) {ep.change}", style=_STYLE.get(ep.change or ""))
     console.print(head)
@@ -132,3 +117,69 @@ def render_text(diff: RunDiff, *, color: bool = False, width: int = 100, limit: 
     verdict = headline(diff)
     console.print(Text(verdict, style="bold green" if diff.equivalent else "bold red"))
     return "\n".join(line.rstrip() for line in out.getvalue().split("\n"))
+
+
+def text_console(out: io.StringIO, color: bool, width: int) -> Console:
+    """The rich Console a text report prints to ``out``: ANSI styles only with ``color``."""
+    return Console(
+        file=out,
+        width=width,
+        force_terminal=color,
+        no_color=not color,
+        color_system="standard" if color else None,
+        highlight=False,
+        emoji=False,
+    )
+
+
+def print_analysis(diff: RunDiff, console: Console) -> None:
+    """Paired statistics, pass^k, grouped causes and the noise floor."""
+    console.print()
+    console.print(Text("statistics (episodes paired by env_index)", style="bold"))
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")
+    for label, value in stats_rows(diff.stats):
+        grid.add_row(f"  {label}", Text(value, style="bold" if label == "verdict" else ""))
+    console.print(grid)
+    pk = pass_k_rows(diff.stats)
+    if pk and diff.stats is not None:
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+        table.add_column(f"  {diff.stats.tasks} tasks")
+        for col in ("A", "B", "B \u2212 A"):
+            table.add_column(col, justify="right")
+        for row in pk:
+            table.add_row(f"  {row[0]}", *row[1:])
+        console.print(table)
+    causes = cause_lines(diff)
+    if causes:
+        console.print()
+        console.print(Text("why episodes diverged", style="bold"))
+        for text, path in causes:
+            console.print(f"  {text}", markup=False)
+            if path:
+                console.print(Text(f"    e.g. at {path}", style="dim"))
+    rows = noise_rows(diff.noise)
+    if rows and diff.noise is not None:
+        console.print()
+        title = Text(f"noise floor: A vs B against A vs {diff.noise.baseline}", style="bold")
+        console.print(title)
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+        for col in ("metric", "A vs B", "A vs A2", ""):
+            table.add_column(col, justify="left" if col in ("metric", "") else "right")
+        for metric, observed, noise, word in rows:
+            style = "bold" if word == "exceeds noise" else "dim"
+            table.add_row(metric, observed, noise, Text(word, style=style))
+        console.print(table)
+
+
+def print_aligned(ep: EpisodeDiff, grid: Table, width: int) -> None:
+    """The two tool-call sequences aligned, a row to a call pair, cut to ``width``."""
+    inner = Table.grid(padding=(0, 1))
+    inner.add_column(no_wrap=True)
+    inner.add_column(overflow="fold", ratio=1)
+    inner.add_column(overflow="fold", ratio=1)
+    for mark, a, b in aligned_rows(ep, width=max(24, (width - 24) // 2)):
+        style = _OP_STYLE.get(mark, "dim")
+        inner.add_row(Text(mark, style=style), Text(a, style=style), Text(b, style=style))
+    grid.add_row("  tool calls A | B", inner)

@@ -1,4 +1,5 @@
-"""Per-step views of one side of an episode, for the HTML report.
+"""The trajectories of the HTML report: per-step views of each side of an episode, drawn
+side by side.
 
 Each step shows what its request adds to the conversation (the messages after the
 previous request of its channel, without the previous answer echoed back) and what its
@@ -9,6 +10,7 @@ step along the delta chain.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from html import escape
 from typing import Any
 
 import orjson
@@ -16,9 +18,10 @@ import orjson
 from ...dataset.inspect import item_call, message_calls
 from ...storage.index import Entry
 from ...types import Json
-from ..compare import Channels
+from ..compare import Channels, full_request
+from ..types import EpisodeDiff
 
-__all__ = ["Call", "Message", "StepView", "episode_views", "merged_keys"]
+__all__ = ["Call", "Message", "StepView", "e", "episode_views", "merged_keys", "trajectories_html"]
 
 Key = tuple[str, int]
 MAX_TEXT = 4000
@@ -39,10 +42,13 @@ class Message:
 
 @dataclass
 class StepView:
-    channel: str
-    step: int
     inputs: list[Message]
     outputs: list[Message]
+
+
+def e(value: Any) -> str:
+    """``value`` escaped for HTML text and attributes."""
+    return escape(str(value), quote=True)
 
 
 def _clip(text: str) -> str:
@@ -127,20 +133,10 @@ def episode_views(channels: Channels | None) -> dict[Key, StepView]:
     prev: dict[str, list[Any] | None] = {}
     views: dict[Key, StepView] = {}
     for entry in entries:
-        base = fulls.get(id(entry.base)) if entry.base is not None else None
-        if entry.delta is None:
-            full = entry.request
-        elif base is not None:
-            full = entry.rebuild(base)
-        else:
-            full = entry.full_request()
-        fulls[id(entry)] = full
         answered = entry.channel in prev
-        inputs, msgs = _inputs(full, prev.get(entry.channel), answered)
+        inputs, msgs = _inputs(full_request(entry, fulls), prev.get(entry.channel), answered)
         prev[entry.channel] = msgs
-        views[(entry.channel, entry.step)] = StepView(
-            entry.channel, entry.step, inputs, _outputs(entry)
-        )
+        views[(entry.channel, entry.step)] = StepView(inputs, _outputs(entry))
     return views
 
 
@@ -156,3 +152,69 @@ def merged_keys(a: dict[Key, StepView], b: dict[Key, StepView]) -> list[Key]:
             seen.add(key)
         last = key
     return out
+
+
+def _message_html(msg: Message, out: bool) -> str:
+    parts = [f'<div class="msg role-{e(msg.role)}{" out" if out else ""}">']
+    parts.append(f'<span class="role">{e(msg.role)}</span>')
+    if msg.text:
+        parts.append(f'<div class="content">{e(msg.text)}</div>')
+    for call in msg.calls:
+        args = orjson.dumps(call.arguments, option=orjson.OPT_INDENT_2, default=str).decode()
+        parts.append(
+            f'<div class="tool-call"><div class="tool-name">{e(call.name)}</div>'
+            f'<pre class="tool-args">{e(args)}</pre></div>'
+        )
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _step(view: StepView | None, side: str, key: tuple[str, int], part: str) -> str:
+    channel, step = key
+    if view is None:
+        return (
+            f'<div class="step {side} missing"><div class="step-head">{e(channel)} · step '
+            f"{step}</div>not recorded in {side.upper()}</div>"
+        )
+    ins = "".join(_message_html(m, False) for m in view.inputs)
+    outs = "".join(_message_html(m, True) for m in view.outputs)
+    in_cls = " part-diverged" if part == "request" else ""
+    out_cls = " part-diverged" if part == "response" else ""
+    return (
+        f'<div class="step {side}"><div class="step-head">{e(channel)} · step {step}</div>'
+        f'<div class="inputs{in_cls}">{ins}</div><div class="outputs{out_cls}">{outs}</div></div>'
+    )
+
+
+def trajectories_html(n: int, ep: EpisodeDiff, labels: tuple[str, str], groups: Any) -> str:
+    """Episode ``ep`` (number ``n`` on the page) step by step: both runs side by side,
+    the first divergence marked, or the one run that has it."""
+    va = episode_views(groups[0].get(ep.env_index))
+    vb = episode_views(groups[1].get(ep.env_index))
+    d = ep.divergence
+    first = (d.channel, d.step) if d is not None and d.step is not None else None
+    if ep.status in ("only_a", "only_b"):  # one column: the run that has the episode
+        side = ep.status[-1]
+        label = labels[0] if side == "a" else labels[1]
+        steps = "".join(_step(v, side, k, "") for k, v in (va if side == "a" else vb).items())
+        return (
+            f'<p class="missing-run">Not in {"B" if side == "a" else "A"}.</p><div class="single">'
+            f'<div class="col-head {side}">{side.upper()} · {e(label)}</div>{steps}</div>'
+        )
+    out = [
+        '<div class="grid">',
+        f'<div class="col-head a">A · {e(labels[0])}</div>',
+        f'<div class="col-head b">B · {e(labels[1])}</div>',
+    ]
+    after = False
+    for key in merged_keys(va, vb):
+        here = key == first
+        part = d.part if here and d is not None else ""
+        cls = "step-row divergence" if here else "step-row after" if after else "step-row"
+        ident = f' id="ep-{n}-divergence"' if here else ""
+        out.append(f'<div class="{cls}"{ident}>')
+        out.append(_step(va.get(key), "a", key, part) + _step(vb.get(key), "b", key, part))
+        out.append("</div>")
+        after = after or here
+    out.append("</div>")
+    return "".join(out)
