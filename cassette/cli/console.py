@@ -10,7 +10,7 @@ import contextlib
 import os
 import sys
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -25,20 +25,15 @@ if TYPE_CHECKING:
 __all__ = [
     "LARGE_BYTES",
     "Console",
-    "count_lines",
     "existing",
     "failing",
     "format_option",
-    "large_bytes",
     "load",
     "one_line",
     "overwritten",
-    "paused_gc",
     "plural",
     "reporting_warnings",
     "scratch_dir",
-    "size",
-    "storage_error",
     "upload_on_exit",
     "uploaded",
     "working",
@@ -58,11 +53,6 @@ format_option = click.option(
     show_default=True,
     help="text for a terminal, json for tools (never coloured).",
 )
-
-
-def large_bytes() -> int:
-    """:data:`LARGE_BYTES`, read when called (tests lower it to draw the bars)."""
-    return LARGE_BYTES
 
 
 def one_line(message: str) -> str:
@@ -195,12 +185,12 @@ def existing(console: Console, path: str) -> Path:
     return target
 
 
-def size(path: Path) -> int:
+def _size(path: Path) -> int:
     files = path.iterdir() if path.is_dir() else [path]
     return sum(f.stat().st_size for f in files if f.is_file())
 
 
-def count_lines(path: Path) -> int | None:
+def _count_lines(path: Path) -> int | None:
     """Lines of a plain file or shard directory (a progress total); None for gzip."""
     from ..storage.store import shard_files
 
@@ -234,10 +224,19 @@ def reporting_warnings(console: Console) -> Iterator[None]:
 
 @contextlib.contextmanager
 def working(
-    console: Console, label: str, total: int | None = None, *, show: bool
+    console: Console,
+    label: str,
+    inputs: Sequence[Path] = (),
+    total: int | None = None,
+    *,
+    lines: bool = False,
 ) -> Iterator[Callable[[int], None]]:
-    """A long operation: yields ``advance(n)`` of a progress bar (drawn when ``show`` and
-    on a terminal), runs without cyclic GC, and prints each CassetteWarning afterwards."""
+    """A long operation: yields ``advance(n)`` of a progress bar (drawn on a terminal when
+    the ``inputs`` add up to :data:`LARGE_BYTES`; ``lines``: its total is the lines of the
+    first), runs without cyclic GC, and prints each CassetteWarning afterwards."""
+    show = bool(inputs) and sum(_size(p) for p in inputs) >= LARGE_BYTES
+    if lines and show and console.terminal:
+        total = _count_lines(inputs[0])
     bar = console.progress(label, total, show=show)
     with reporting_warnings(console), paused_gc(), bar as advance:
         yield advance
@@ -248,7 +247,7 @@ def load(console: Console, path: Path) -> Index:
     from ..errors import CassetteError
     from ..storage.index import load_index
 
-    with working(console, f"reading {path.name}", show=size(path) >= LARGE_BYTES):
+    with working(console, f"reading {path.name}", [path]):
         try:
             return load_index([path])
         except CassetteError as exc:
@@ -284,7 +283,7 @@ def failing(console: Console, exc: CassetteError) -> NoReturn:
 def _local_input(console: Console, path: str) -> Path:
     """A local path for an input: a URL (``s3://...``) is fetched into a private copy."""
     from ..errors import CassetteError
-    from ..storage.remote import local_or_url, materialize
+    from ..storage.remote import described, local_or_url, materialize
 
     local = local_or_url(path)
     if isinstance(local, Path):
@@ -294,7 +293,7 @@ def _local_input(console: Console, path: str) -> Path:
     except CassetteError as exc:
         failing(console, exc)
     except Exception as exc:  # noqa: BLE001 - OSError, or a storage library's own (botocore's)
-        console.fail(f"cannot read {path}: {storage_error(exc)}; check the URL and its credentials")
+        console.fail(f"cannot read {path}: {described(exc)}; check the URL and its credentials")
     _discard_when_done(copy)
     return copy
 
@@ -317,18 +316,11 @@ def scratch_dir() -> Path:
     return path
 
 
-def storage_error(exc: Exception) -> str:
-    """What a storage library raised, named (``NoCredentialsError: Unable to locate ...``)."""
-    from ..storage.remote import described
-
-    return described(exc)
-
-
 def _local_output(console: Console, out: str, force: bool) -> Path:
     """A local path for an output; for a URL, a private file uploaded to it when the
     command calls :func:`uploaded` (if the command wrote it)."""
     from ..errors import CassetteError
-    from ..storage.remote import listing, local_or_url, private_dir, remote_exists
+    from ..storage.remote import described, listing, local_or_url, private_dir, remote_exists
 
     local = local_or_url(out)
     if isinstance(local, Path):
@@ -338,7 +330,7 @@ def _local_output(console: Console, out: str, force: bool) -> Path:
     except CassetteError as exc:
         failing(console, exc)
     except Exception as exc:  # noqa: BLE001 - as in _local_input
-        console.fail(f"cannot list {out}: {storage_error(exc)}; check the URL and its credentials")
+        console.fail(f"cannot list {out}: {described(exc)}; check the URL and its credentials")
     if exists:
         console.fail(f"{out} exists; pass --force to overwrite it, or name another URL")
     name = local.rstrip("/").rsplit("/", 1)[-1]

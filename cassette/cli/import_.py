@@ -65,10 +65,7 @@ def import_command(src: str, out: str, force: bool) -> None:
     console = Console()
     dataset = _local_dataset(console, src)
     target = writable(console, out, force)
-    try:
-        done = import_parquet(dataset, target)
-    except CassetteError as exc:
-        console.fail(str(exc))
+    done = import_parquet(dataset, target)
     counts = f"{plural(done.interactions, 'interaction')}, {plural(done.episodes, 'episode')}"
     uploaded(console)
     console.print(f"imported {src} into {out}: {counts}, run id {done.run_id}")
