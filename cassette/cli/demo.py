@@ -10,13 +10,12 @@ function under a cassette (``cassette_chat``). At the end: what ``cassette demo`
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import click
@@ -69,24 +68,13 @@ TOOLS: list[Json] = [
 SYSTEM = "You are a careful assistant. Use the add tool for arithmetic, then answer."
 
 
+@dataclass
 class Transcript:
     """One episode: its messages and its reward."""
 
-    def __init__(self, env_index: int, messages: list[Json], reward: float) -> None:
-        self.env_index = env_index
-        self.messages = messages
-        self.reward = reward
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Transcript):
-            return NotImplemented
-        return (self.env_index, self.messages, self.reward) == (
-            other.env_index,
-            other.messages,
-            other.reward,
-        )
-
-    __hash__ = None  # type: ignore[assignment]
+    env_index: int
+    messages: list[Json]
+    reward: float
 
 
 def add(a: int, b: int) -> str:
@@ -168,23 +156,18 @@ def cassette_chat(cas: Cassette, model: Callable[[Json], Json]) -> Chat:
     return chat
 
 
-def load_scripted_server() -> ModuleType:
-    """The scripted model server, :mod:`cassette.testing.server` (imported on first use)."""
-    return importlib.import_module("cassette.testing.server")
-
-
+@dataclass
 class DemoRun:
     """What ``cassette demo`` did: both runs, their timings, and where the cassette is."""
 
-    def __init__(self, path: Path, source: str) -> None:
-        self.path = path
-        self.source = source
-        self.recorded: list[Transcript] = []
-        self.replayed: list[Transcript] = []
-        self.calls = 0
-        self.unused = 0
-        self.record_s = 0.0
-        self.replay_s = 0.0
+    path: Path
+    source: str
+    recorded: list[Transcript] = field(default_factory=list)
+    replayed: list[Transcript] = field(default_factory=list)
+    calls: int = 0
+    unused: int = 0
+    record_s: float = 0.0
+    replay_s: float = 0.0
 
     @property
     def identical(self) -> bool:
@@ -204,6 +187,7 @@ def run_demo(path: Path, *, live: bool = False, model: str | None = None) -> Dem
 
     from ..adapters.openai import wrap_openai
     from ..replay.cassette import open as open_cassette
+    from ..testing.server import ScriptedServer
 
     server: Any = None
     if live:
@@ -211,7 +195,7 @@ def run_demo(path: Path, *, live: bool = False, model: str | None = None) -> Dem
         model = model or "gpt-4o-mini"
         source = str(client.base_url)
     else:
-        server = load_scripted_server().ScriptedServer(mode="random").start()
+        server = ScriptedServer(mode="random").start()
         client = openai.OpenAI(base_url=server.base_url, api_key="demo-key", max_retries=0)
         model = model or "scripted-model"
         source = "the scripted model server on 127.0.0.1 (random mode)"
@@ -255,25 +239,21 @@ def show_transcripts(console: Console, transcripts: list[Transcript]) -> None:
 def replay_bundled(console: Console) -> None:
     """``cassette demo --bundled``: replay the bundled demo cassette with no model, and show
     it (:func:`cassette.testing.bundled`)."""
-    from ..errors import CassetteError
     from ..replay.cassette import open as open_cassette
     from ..testing.bundled import bundled
 
     def no_model(request: Json) -> Json:
         raise AssertionError("replay must not call the model")
 
-    try:
-        target = bundled("demo")
-        with open_cassette(target, mode="replay") as cas:
-            if not cas.forced:  # the shipped file is not the user's to re-record
-                cas.fix = (
-                    "the shipped demo cassette does not fit this version's demo agent; "
-                    "reinstall rollout-cassette, or record a fresh run with `cassette demo`"
-                )
-            results = run_agent(cassette_chat(cas, no_model), cas)
-            served = len(cas.index.entries) - len(cas.unused())
-    except CassetteError as exc:
-        console.fail(str(exc))
+    target = bundled("demo")  # a CassetteError: one line, from the group
+    with open_cassette(target, mode="replay") as cas:
+        if not cas.forced:  # the shipped file is not the user's to re-record
+            cas.fix = (
+                "the shipped demo cassette does not fit this version's demo agent; "
+                "reinstall rollout-cassette, or record a fresh run with `cassette demo`"
+            )
+        results = run_agent(cassette_chat(cas, no_model), cas)
+        served = len(cas.index.entries) - len(cas.unused())
     show_transcripts(console, results)
     console.print(f"replayed {target.name} offline: {plural(served, 'model call')} served, 0 live")
 
@@ -297,21 +277,32 @@ def _not_a_demo(path: Path) -> bool:
         return True
 
 
+def _check_out(console: Console, out: str, force: bool) -> None:
+    """Refuse an --out that is a URL, a directory, or (unless ``force``) a file that is not
+    an earlier demo's recording."""
+    import os
+
+    from ..storage.remote import is_url
+
+    if is_url(out):  # the demo reads its recording back from a local file
+        console.fail(f"--out {out} is a URL; name a local file, e.g. --out demo.jsonl")
+    if out.endswith(("/", os.sep)):  # Path() would drop the slash and write a file
+        console.fail(f"--out {out} is a directory; name the file, e.g. --out {out}demo.jsonl")
+    if not force and _not_a_demo(Path(out)):  # an earlier demo is overwritten
+        console.fail(f"{out} exists and is not a demo recording; pass --force to overwrite it")
+
+
 def record_and_replay(console: Console, out: str | None, *, live: bool, model: str | None) -> bool:
     """``cassette demo``: :func:`run_demo` into ``out`` (default: demo.jsonl in a new
     temporary folder), then show the replayed transcripts, the timings and the verdict.
     Returns whether the replay was identical."""
     import tempfile
 
-    from ..errors import CassetteError
-
     path = Path(out) if out else Path(tempfile.mkdtemp(prefix="cassette-demo-")) / "demo.jsonl"
     try:
         run = run_demo(path, live=live, model=model)
     except OSError as exc:
         console.fail(f"cannot write {path}: {exc.strerror or exc}; pick another --out")
-    except CassetteError as exc:
-        console.fail(str(exc))
     show_transcripts(console, run.replayed)
     console.print()
     console.print(
@@ -359,8 +350,6 @@ def demo(live: bool, model: str | None, out: str | None, force: bool, bundled: b
     """
     import os
 
-    from ..storage.remote import is_url
-
     console = Console()
     if bundled:
         chosen = [
@@ -370,12 +359,8 @@ def demo(live: bool, model: str | None, out: str | None, force: bool, bundled: b
             console.fail(f"--bundled only replays the shipped cassette; drop {', '.join(chosen)}")
         replay_bundled(console)
         return
-    if out and is_url(out):  # the demo reads its recording back from a local file
-        console.fail(f"--out {out} is a URL; name a local file, e.g. --out demo.jsonl")
-    if out and out.endswith(("/", os.sep)):  # Path() would drop the slash and write a file
-        console.fail(f"--out {out} is a directory; name the file, e.g. --out {out}demo.jsonl")
-    if out and not force and _not_a_demo(Path(out)):  # an earlier demo is overwritten
-        console.fail(f"{out} exists and is not a demo recording; pass --force to overwrite it")
+    if out:
+        _check_out(console, out, force)
     if live and not os.environ.get("OPENAI_API_KEY"):
         console.fail("--live needs OPENAI_API_KEY (and optionally OPENAI_BASE_URL) set")
     if not record_and_replay(console, out, live=live, model=model):
