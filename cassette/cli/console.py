@@ -80,8 +80,8 @@ class Console:
 
     Colour: ``color`` when given, else the group's ``--color/--no-color``, else on when
     stdout is a terminal and ``NO_COLOR`` is unset. :meth:`echo` and :meth:`json` (machine
-    output) are never styled. Progress bars go to stderr, only when both stdout and
-    stderr are terminals (``terminal`` overrides the check), and vanish when done.
+    output) are never styled. ``terminal``: both stdout and stderr are terminals (where
+    :func:`working` draws its progress bars).
     """
 
     def __init__(self, color: bool | None = None, *, terminal: bool | None = None) -> None:
@@ -97,15 +97,8 @@ class Console:
         if color:
             from rich.console import Console as RichConsole
 
-            self._rich = RichConsole(
-                force_terminal=True,
-                no_color=False,
-                color_system="standard",
-                highlight=False,
-                markup=False,
-                emoji=False,
-                soft_wrap=True,
-            )
+            self._rich = RichConsole(force_terminal=True, color_system="standard",
+                                     highlight=False, markup=False, emoji=False)  # fmt: skip
 
     def print(self, text: str = "", style: str | None = None) -> None:
         self.line((text, style))
@@ -117,13 +110,8 @@ class Console:
             return
         from rich.text import Text
 
-        text = Text()
-        for part in parts:
-            if isinstance(part, str):
-                text.append(part)
-            else:
-                text.append(part[0], style=part[1] or "")
-        self._rich.print(text, soft_wrap=True)
+        styled = [p if isinstance(p, str) else (p[0], p[1] or "") for p in parts]
+        self._rich.print(Text.assemble(*styled), soft_wrap=True)
 
     def echo(self, text: str) -> None:
         """Machine output, as is."""
@@ -143,26 +131,6 @@ class Console:
         """Print ``error: message`` as one line on stderr and exit with ``code``."""
         click.echo(f"error: {one_line(message)}", err=True)
         sys.exit(code)
-
-    @contextlib.contextmanager
-    def progress(
-        self, label: str, total: int | None = None, *, show: bool = True
-    ) -> Iterator[Callable[[int], None]]:
-        """Yield ``advance(n)``; a bar (a spinner if ``total`` is None) is drawn only when
-        ``show`` and on a terminal, so piped output gets nothing extra."""
-        if not (show and self.terminal):
-            yield lambda n: None
-            return
-        from rich import progress as rp
-        from rich.console import Console as RichConsole
-
-        err = RichConsole(stderr=True, force_terminal=True, no_color=not self.color)
-        columns = (rp.SpinnerColumn(), rp.TextColumn("{task.description}"), rp.BarColumn())
-        with rp.Progress(
-            *columns, rp.MofNCompleteColumn(), rp.TimeElapsedColumn(), console=err, transient=True
-        ) as bar:
-            task = bar.add_task(label, total=total)
-            yield lambda n: bar.advance(task, n)
 
 
 def plural(count: int, word: str) -> str:
@@ -231,15 +199,25 @@ def working(
     *,
     lines: bool = False,
 ) -> Iterator[Callable[[int], None]]:
-    """A long operation: yields ``advance(n)`` of a progress bar (drawn on a terminal when
-    the ``inputs`` add up to :data:`LARGE_BYTES`; ``lines``: its total is the lines of the
-    first), runs without cyclic GC, and prints each CassetteWarning afterwards."""
-    show = bool(inputs) and sum(_size(p) for p in inputs) >= LARGE_BYTES
-    if lines and show and console.terminal:
-        total = _count_lines(inputs[0])
-    bar = console.progress(label, total, show=show)
-    with reporting_warnings(console), paused_gc(), bar as advance:
-        yield advance
+    """A long operation: runs without cyclic GC, prints each CassetteWarning afterwards,
+    and yields ``advance(n)`` of a progress bar on stderr (a spinner if ``total`` is None;
+    ``lines``: the lines of the first input), drawn on a terminal when the ``inputs`` add
+    up to :data:`LARGE_BYTES`, gone when done."""
+    show = console.terminal and bool(inputs) and sum(_size(p) for p in inputs) >= LARGE_BYTES
+    with reporting_warnings(console), paused_gc():
+        if not show:
+            yield lambda n: None
+            return
+        from rich import progress as rp
+        from rich.console import Console as RichConsole
+
+        total = _count_lines(inputs[0]) if lines else total
+        err = RichConsole(stderr=True, force_terminal=True, no_color=not console.color)
+        columns = [rp.SpinnerColumn(), rp.TextColumn("{task.description}"), rp.BarColumn()]
+        with rp.Progress(*columns, rp.MofNCompleteColumn(), rp.TimeElapsedColumn(), console=err,
+                         transient=True) as bar:  # fmt: skip
+            task = bar.add_task(label, total=total)
+            yield lambda n: bar.advance(task, n)
 
 
 def load(console: Console, path: Path) -> Index:

@@ -144,16 +144,6 @@ def _record_fix(path: Path, config: Json) -> str:
     return f"to re-record, run `{shlex.join([*argv, str(path)])}` against a live model"
 
 
-def _check_tasks(config: Json) -> None:
-    """Fail in one line if tau2 knows no such domain or task ids (tau2's own lookup)."""
-    run = importlib.import_module("tau2.run")
-    ids = config.get("task_ids")
-    try:
-        run.get_tasks(config["domain"], task_ids=list(ids) if ids else None)
-    except (ValueError, KeyError) as exc:
-        _fail(f"tau2: {exc}; {_tasks_fix(str(config['domain']))}")
-
-
 def _tasks_fix(domain: str) -> str:
     """What to pass instead of an unknown ``--domain`` or ``--task-ids``."""
     try:
@@ -349,7 +339,8 @@ def _recorded(
     from ..replay.cassette import open as open_cassette
 
     config = _settle(options, {})
-    _check_tasks(config)
+    ids = config["task_ids"]  # an unknown domain or task id: ValueError or KeyError from tau2
+    importlib.import_module("tau2.run").get_tasks(config["domain"], task_ids=ids or None)
     why = _unreachable(base_url) if base_url else None
     if why is not None:
         _fail(f"cannot reach {base_url} ({why}); check --base-url", 1)

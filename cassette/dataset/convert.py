@@ -56,13 +56,8 @@ def from_eval_protocol(src: Path, out: Path, *, progress: Progress | None = None
         )
     meta = {"converted_from": src.name, "source": "eval-protocol playback file"}
     with open_cassette(out, "record", meta=meta) as cas:
-        for entry in index.entries.values():
-            cas.call(
-                entry.request,
-                live=_returns(entry.response),
-                env_index=entry.env_index,
-                step=entry.step,
-            )
+        for e in index.entries.values():
+            cas.call(e.request, live=_returns(e.response), env_index=e.env_index, step=e.step)
             _tick(progress)
     return index
 
