@@ -25,19 +25,9 @@ from ..replay.context import episode
 from ..types import Json
 from .console import Console, plural
 
-__all__ = [
-    "TASKS",
-    "TOOLS",
-    "Transcript",
-    "cassette_chat",
-    "demo",
-    "openai_chat",
-    "record_and_replay",
-    "replay_bundled",
-    "run_agent",
-    "scripted_model",
-    "show_transcripts",
-]
+__all__ = ["TASKS", "TOOLS", "Transcript", "cassette_chat", "demo", "openai_chat",
+           "record_and_replay", "replay_bundled", "run_agent", "scripted_model",
+           "show_transcripts"]  # fmt: skip
 
 Chat = Callable[[list[Json]], Json]
 
@@ -47,23 +37,12 @@ TASKS: list[str] = [
     "Please add 1024 and 7.",
 ]
 
+_INT = {"type": "integer", "minimum": 0, "maximum": 2000}
+_ADD = {"type": "object", "properties": {"a": _INT, "b": _INT}, "required": ["a", "b"]}
 TOOLS: list[Json] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "add",
-            "description": "Add two integers.",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "a": {"type": "integer", "minimum": 0, "maximum": 2000},
-                    "b": {"type": "integer", "minimum": 0, "maximum": 2000},
-                },
-                "required": ["a", "b"],
-            },
-        },
-    }
-]
+    {"type": "function",
+     "function": {"name": "add", "description": "Add two integers.", "parameters": _ADD}}
+]  # fmt: skip
 
 SYSTEM = "You are a careful assistant. Use the add tool for arithmetic, then answer."
 
@@ -86,10 +65,7 @@ def run_agent(chat: Chat, cas: Cassette, *, max_steps: int = 6) -> list[Transcri
     results = []
     for env_index, task in enumerate(TASKS):
         with episode(env_index):
-            messages: list[Json] = [
-                {"role": "system", "content": SYSTEM},
-                {"role": "user", "content": task},
-            ]
+            messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": task}]
             tool_result = None
             for _ in range(max_steps):
                 message = chat(list(messages))
@@ -100,9 +76,8 @@ def run_agent(chat: Chat, cas: Cassette, *, max_steps: int = 6) -> list[Transcri
                 for call in calls:
                     args = json.loads(call["function"]["arguments"])
                     tool_result = add(args.get("a", 0), args.get("b", 0))
-                    messages.append(
-                        {"role": "tool", "tool_call_id": call["id"], "content": tool_result}
-                    )
+                    messages.append({"role": "tool", "tool_call_id": call["id"],
+                                     "content": tool_result})  # fmt: skip
             answer = str(messages[-1].get("content") or "")
             reward = 1.0 if tool_result is not None and tool_result in answer else 0.0
             cas.outcome(env_index, reward=reward, terminated=True)
@@ -130,18 +105,12 @@ def scripted_model(request: Json) -> Json:
     else:
         numbers = [int(n) for n in re.findall(r"\d+", last["content"])]
         a, b = [*numbers, 0, 0][:2]
-        call = {
-            "id": f"call_{len(messages)}",
-            "type": "function",
-            "function": {"name": "add", "arguments": json.dumps({"a": a, "b": b})},
-        }
+        function = {"name": "add", "arguments": json.dumps({"a": a, "b": b})}
+        call = {"id": f"call_{len(messages)}", "type": "function", "function": function}
         message = {"role": "assistant", "content": None, "tool_calls": [call]}
-    return {
-        "id": "chatcmpl-demo",
-        "object": "chat.completion",
-        "model": request["model"],
-        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-    }
+    choice = {"index": 0, "message": message, "finish_reason": "stop"}
+    head = {"id": "chatcmpl-demo", "object": "chat.completion", "model": request["model"]}
+    return {**head, "choices": [choice]}
 
 
 def cassette_chat(cas: Cassette, model: Callable[[Json], Json]) -> Chat:

@@ -61,12 +61,8 @@ def _show(
 ) -> None:
     index = load(console, existing(console, path))
     channels = sorted({key[1] for key in index.entries})
-    if channel is not None and channel not in channels:
-        held = ", ".join(channels) or "none"
-        console.fail(f"no channel {channel} in {path} (it holds {held}); pick one of those")
-    if env is not None and not any(str(e) == env for e in index.episodes()):
-        held = ", ".join(str(e) for e in index.episodes()[:10]) or "none"
-        console.fail(f"no episode {env} in {path} (it holds {held}); pick one of those")
+    _check(console, path, "channel", channel, channels)
+    _check(console, path, "episode", env, [str(e) for e in index.episodes()])
     if as_json:
         run_id = set_run_id(index.headers) if index.headers else None
         records = episode_records(index, env=env, channel=channel)
@@ -82,6 +78,13 @@ def _show(
         console.print()
         for parts in lines:
             console.line(*parts)
+
+
+def _check(console: Console, path: str, what: str, given: str | None, held: list[str]) -> None:
+    """Refuse a ``--channel`` or ``--env`` that ``path`` does not hold."""
+    if given is not None and given not in held:
+        known = ", ".join(held[:10]) or "none"
+        console.fail(f"no {what} {given} in {path} (it holds {known}); pick one of those")
 
 
 # --- the transcript ------------------------------------------------------------------
@@ -193,31 +196,36 @@ def _outcome_text(outcome: Json | None) -> str:
     return "  ".join(parts) or "outcome recorded"
 
 
+def _selected(index: Index, env: str | None, channel: str | None) -> Iterator[tuple[Entry, Json]]:
+    """(entry, full request) of the steps of episode ``env`` (matched by its text: ``"0"``
+    matches 0; None: every one) on ``channel`` (None: every one), in file order."""
+    envs = {e for e in index.episodes() if env is None or str(e) == env}
+    for entry, request in index.iter_full() if envs else ():
+        if entry.env_index in envs and (channel is None or entry.channel == channel):
+            yield entry, request
+
+
 def episode_transcripts(
     index: Index, *, env: str | None = None, channel: str | None = None, full: bool = False
 ) -> dict[EnvIndex, list[list[Segment]]]:
     """Per episode (in order of appearance), the lines that ``cassette show`` prints: a
     heading with the outcome, then each step with the messages it adds and its response.
-    ``full``: every message of each request, untruncated. ``env`` matches an env_index by
-    its text (``"0"`` matches 0); ``channel`` keeps one channel."""
+    ``full``: every message of each request, untruncated; ``env`` and ``channel`` select
+    as :func:`_selected` does."""
     out: dict[EnvIndex, list[list[Segment]]] = {
         e: [[(f"episode {e!r}", "bold"), ("  " + _outcome_text(index.outcomes.get(e)), None)]]
         for e in index.episodes()
         if env is None or str(e) == env
     }
-    width = None if full else 160
     prev: dict[tuple[EnvIndex, str], tuple[list[Any], Json | None]] = {}
-    for entry, request in index.iter_full() if out else ():
-        lines = out.get(entry.env_index)
-        if lines is None or (channel is not None and entry.channel != channel):
-            continue
+    for entry, request in _selected(index, env, channel):
         messages = request.get(_message_field(request))
         shown = None
         if isinstance(messages, list):
             key = (entry.env_index, entry.channel)
             shown = None if full else _new_positions(entry, messages, prev.get(key))
             prev[key] = (messages, response_message(entry.response))
-        lines.extend(_step_lines(entry, request, shown, width))
+        out[entry.env_index].extend(_step_lines(entry, request, shown, None if full else 160))
     return out
 
 
@@ -226,26 +234,16 @@ def episode_records(
 ) -> list[Json]:
     """What ``cassette show --format json`` prints: per episode (in order of appearance)
     its env_index, outcome and steps, each step whole (full request rebuilt from the
-    delta encoding, response, error, meta). ``env`` and ``channel`` filter as in
-    :func:`episode_transcripts`."""
+    delta encoding, response, error, meta). ``env`` and ``channel`` select as
+    :func:`_selected` does."""
     out: dict[EnvIndex, Json] = {
         e: {"env_index": e, "outcome": index.outcomes.get(e), "steps": []}
         for e in index.episodes()
         if env is None or str(e) == env
     }
-    for entry, request in index.iter_full() if out else ():
-        record = out.get(entry.env_index)
-        if record is None or (channel is not None and entry.channel != channel):
-            continue
+    for entry, request in _selected(index, env, channel):
         response, error = entry.served()  # (a lean line: one decode for both)
-        record["steps"].append(
-            {
-                "channel": entry.channel,
-                "step": entry.step,
-                "request": request,
-                "response": response,
-                "error": error,
-                "meta": entry.meta,
-            }
-        )
+        step = {"channel": entry.channel, "step": entry.step, "request": request}
+        step |= {"response": response, "error": error, "meta": entry.meta}
+        out[entry.env_index]["steps"].append(step)
     return list(out.values())
