@@ -14,18 +14,8 @@ import pytest
 
 from .unused import UnusedSummary
 
-__all__ = [
-    "DEFAULT_DIR",
-    "DEFAULT_MODE",
-    "MODES",
-    "SETTINGS",
-    "Settings",
-    "is_url",
-    "pytest_addoption",
-    "pytest_configure",
-    "pytest_report_header",
-    "shown",
-]
+__all__ = ["DEFAULT_DIR", "DEFAULT_MODE", "MODES", "SETTINGS", "Settings", "is_url",
+           "pytest_addoption", "pytest_configure", "pytest_report_header", "shown"]  # fmt: skip
 
 MODES = ("replay", "record", "auto", "append", "passthrough")  # cassette.Mode, kept lazy
 DEFAULT_MODE = "replay"
@@ -80,9 +70,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("cassette", "rollout-cassette: record and replay LLM calls")
     group.addoption(
         "--cassette-mode",
-        dest="cassette_mode",
         choices=MODES,
-        default=None,
         help="mode of every `cassette` fixture: replay (default; a call with no recording "
         "fails the test, nothing live is called), record (call live, rewrite the cassette "
         "when the test passes), auto (replay if the file exists, else record), append "
@@ -92,19 +80,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--cassette-dir",
-        dest="cassette_dir",
-        default=None,
         metavar="DIR",
         help=f"directory of the default cassettes <DIR>/<module>/<test>.jsonl and of marker "
         f"paths (default: ini cassette_dir, else {DEFAULT_DIR} under rootdir).",
     )
     group.addoption(
         "--cassette-fail-unused",
-        dest="cassette_fail_unused",
         action="store_true",
-        default=False,
-        help="fail the run (exit status 1) if a passed test left recorded interactions of "
-        "its cassette unplayed (they are listed in the summary either way).",
+        help="fail the run if a passed test left recorded interactions of its cassette unplayed.",
     )
     parser.addini("cassette_mode", "default mode of the `cassette` fixture (replay)", default="")
     parser.addini("cassette_dir", f"cassette directory, relative to rootdir ({DEFAULT_DIR})")
