@@ -22,23 +22,9 @@ if TYPE_CHECKING:
     from ..errors import CassetteError
     from ..storage.index import Index
 
-__all__ = [
-    "LARGE_BYTES",
-    "Console",
-    "existing",
-    "failing",
-    "format_option",
-    "load",
-    "one_line",
-    "overwritten",
-    "plural",
-    "reporting_warnings",
-    "scratch_dir",
-    "upload_on_exit",
-    "uploaded",
-    "working",
-    "writable",
-]
+__all__ = ["LARGE_BYTES", "Console", "existing", "failing", "format_option", "load",
+           "one_line", "overwritten", "plural", "reporting_warnings", "scratch_dir",
+           "upload_on_exit", "uploaded", "working", "writable"]  # fmt: skip
 
 Part = str | tuple[str, str | None]  # plain text, or (text, rich style)
 LARGE_BYTES = 16 << 20  # inputs at least this large get a progress bar (on a terminal)

@@ -24,13 +24,8 @@ from ..format.checksum import CHECKSUM_KEY, checksum
 from ..format.codec import NotJSONError
 from ..format.models import ErrorInfo, Header
 
-__all__ = [
-    "ImportedCall",
-    "ImportedOutcome",
-    "checked_calls",
-    "checked_headers",
-    "checked_outcomes",
-]
+__all__ = ["ImportedCall", "ImportedOutcome", "checked_calls", "checked_headers",
+           "checked_outcomes"]  # fmt: skip
 
 _AGAIN = "export the cassette again with `cassette export`"
 _FIX = f"{_AGAIN}, or fix the row"

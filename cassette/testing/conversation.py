@@ -14,17 +14,8 @@ from typing import Any
 from ..types import Json
 from .schema_values import requested_json
 
-__all__ = [
-    "Conversation",
-    "Reply",
-    "dumps",
-    "parse_chat",
-    "parse_responses",
-    "split_n",
-    "split_words",
-    "sse",
-    "text_of",
-]
+__all__ = ["Conversation", "Reply", "dumps", "parse_chat", "parse_responses", "split_n",
+           "split_words", "sse", "text_of"]  # fmt: skip
 
 
 def dumps(value: Any) -> bytes:

@@ -41,17 +41,9 @@ from .unused import UNUSED_PROPERTY as _UNUSED
 if TYPE_CHECKING:
     from ..replay.cassette import Cassette
 
-__all__ = [
-    "DEFAULT_DIR",
-    "DEFAULT_MODE",
-    "MODES",
-    "cassette",
-    "default_path",
-    "pytest_addoption",
-    "pytest_configure",
-    "pytest_report_header",
-    "pytest_runtest_makereport",
-]
+__all__ = ["DEFAULT_DIR", "DEFAULT_MODE", "MODES", "cassette", "default_path",
+           "pytest_addoption", "pytest_configure", "pytest_report_header",
+           "pytest_runtest_makereport"]  # fmt: skip
 
 _MARKER_KEYS = ("path", "mode", "match", "ignore")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.,=+@\[\]-]+")

@@ -25,18 +25,11 @@ __all__ = ["find_schema", "json_answer", "requested_json", "schema_value", "tool
 
 _MAX_DEPTH = 8
 _FORMATS = {
-    "date-time": "2024-05-06T07:08:09Z",
-    "date": "2024-05-06",
-    "time": "07:08:09",
-    "duration": "P1D",
-    "email": "agent@example.com",
-    "uri": "https://example.com/",
-    "url": "https://example.com/",
-    "uuid": "12345678-1234-5678-1234-567812345678",
-    "ipv4": "127.0.0.1",
-    "ipv6": "::1",
-    "hostname": "example.com",
-}
+    "date-time": "2024-05-06T07:08:09Z", "date": "2024-05-06", "time": "07:08:09",
+    "duration": "P1D", "email": "agent@example.com", "uri": "https://example.com/",
+    "url": "https://example.com/", "uuid": "12345678-1234-5678-1234-567812345678",
+    "ipv4": "127.0.0.1", "ipv6": "::1", "hostname": "example.com",
+}  # fmt: skip
 # JSON-schema keys that only a schema (not an ordinary JSON answer) has at its top level
 _SCHEMA_KEYS = ("properties", "$defs", "definitions", "anyOf", "oneOf", "allOf", "$ref")
 
