@@ -4,10 +4,12 @@ answers, and which requests fail, is its owner's (:meth:`Owner.answer`)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import socket
 import sys
+import threading
 import time
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -48,17 +50,43 @@ class Owner(Protocol):
     response_headers: dict[str, str]
     chunk_delay_ms: float
 
-    def track(self, conn: socket.socket, add: bool) -> None: ...
-
     def answer(self, route: str, body: Json) -> Answer: ...
 
 
 class ModelHTTPServer(ThreadingHTTPServer):
+    """A thread a connection; :meth:`close` also wakes the handlers idling on keep-alive."""
+
     daemon_threads = True
 
     def __init__(self, address: tuple[str, int], owner: Owner) -> None:
         self.owner = owner
+        self._open: set[socket.socket] = set()
+        self._lock, self._closing = threading.Lock(), False
         super().__init__(address, Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._lock:
+            if self._closing:
+                with contextlib.suppress(OSError):
+                    request.shutdown(socket.SHUT_RDWR)
+            else:
+                self._open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._lock:
+            self._open.discard(request)
+        super().shutdown_request(request)
+
+    def close(self) -> None:
+        """Stop serving, end every open connection and join the handler threads."""
+        self.shutdown()
+        with self._lock:
+            self._closing = True
+            for conn in self._open:
+                with contextlib.suppress(OSError):
+                    conn.shutdown(socket.SHUT_RDWR)
+        self.server_close()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         if not isinstance(sys.exc_info()[1], OSError):  # dropped connections are normal
@@ -72,16 +100,6 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         return
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.owner.track(self.connection, add=True)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.owner.track(self.connection, add=False)
 
     def _route(self) -> str:
         path = self.path.split("?", 1)[0].rstrip("/")
