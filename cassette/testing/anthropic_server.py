@@ -61,16 +61,21 @@ def parse_messages(body: Json) -> Conversation:
         if isinstance(m, dict):
             text, result = _text(m.get("content"))
             msgs.append(("tool" if result else str(m.get("role", "user")), text))
-    tools = [
+    return Conversation(msgs, _tools(body), _choice(body), body.get("metadata"), (False, None))
+
+
+def _tools(body: Json) -> list[tuple[str, Any]]:
+    tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
+    return [
         (str(t["name"]), t.get("input_schema"))
-        for t in body.get("tools") or []
-        if isinstance(t, dict) and "name" in t and "input_schema" in t
+        for t in tools
+        if {"name", "input_schema"} <= t.keys()
     ]
+
+
+def _choice(body: Json) -> Any:
     choice = body.get("tool_choice")
-    if isinstance(choice, dict) and choice.get("type") == "none":
-        choice = "none"
-    meta = body.get("metadata")
-    return Conversation(msgs, tools, choice, meta, (False, None))
+    return "none" if isinstance(choice, dict) and choice.get("type") == "none" else choice
 
 
 def messages_answer(body: Json, reply: Reply) -> Json | list[bytes]:

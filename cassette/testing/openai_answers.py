@@ -45,6 +45,12 @@ def chat_answer(body: Json, reply: Reply) -> Json | list[bytes]:
             message["tool_calls"] = [_tool_call(c, c["arguments"]) for c in reply.calls]
         choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
         return {**head, "object": "chat.completion", "choices": [choice], "usage": usage}
+    return sse(_chat_chunks(body, reply, head, usage, finish))
+
+
+def _chat_chunks(body: Json, reply: Reply, head: Json, usage: Json, finish: str) -> list[Json]:
+    """The ``chat.completion.chunk`` events: role, content pieces, each tool call and its
+    argument pieces, the finish, and the usage when ``stream_options`` asks for it."""
     with_usage = bool((body.get("stream_options") or {}).get("include_usage"))
     extra = {"usage": None} if with_usage else {}
 
@@ -56,14 +62,12 @@ def chat_answer(body: Json, reply: Reply) -> Json | list[bytes]:
     out += [chunk({"content": p}) for p in reply.pieces(reply.content or "")]
     for i, c in enumerate(reply.calls):
         out.append(chunk({"tool_calls": [{"index": i, **_tool_call(c, "")}]}))
-        out += [
-            chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
-            for piece in split_n(c["arguments"], 3)
-        ]
+        pieces = split_n(c["arguments"], 3)
+        out += [chunk({"tool_calls": [{"index": i, "function": {"arguments": p}}]}) for p in pieces]
     out.append(chunk({}, finish))
     if with_usage:
         out.append({**head, "object": "chat.completion.chunk", "choices": [], "usage": usage})
-    return sse(out)
+    return out
 
 
 def _output(reply: Reply) -> list[Json]:

@@ -96,16 +96,7 @@ def schema_value(
     schema = _resolve(schema, walk.root)
     fixed = _fixed(schema, rnd)
     fixed = walk.combined(schema) if fixed is _NONE else fixed
-    if fixed is not _NONE:
-        return fixed
-    kind = _kind(schema)
-    if kind in ("integer", "number"):
-        return _number(schema, text, rnd)
-    if kind == "boolean":
-        return secrets.randbelow(2) == 1 if rnd else True
-    if kind in ("array", "object"):
-        return walk.array(schema) if kind == "array" else walk.object(schema)
-    return None if kind == "null" else _string(schema, text, rnd)
+    return walk.typed(schema, _kind(schema)) if fixed is _NONE else fixed
 
 
 _NONE = object()  # no fixed value
@@ -139,18 +130,30 @@ class _Walk:
     def again(self, sub: Any) -> Any:
         return schema_value(sub, self.text, self.rnd, root=self.root, depth=self.depth + 1)
 
+    def typed(self, schema: Json, kind: Any) -> Any:
+        if kind in ("integer", "number"):
+            return _number(schema, self.text, self.rnd)
+        if kind == "boolean":
+            return secrets.randbelow(2) == 1 if self.rnd else True
+        if kind in ("array", "object"):
+            return self.array(schema) if kind == "array" else self.object(schema)
+        return None if kind == "null" else _string(schema, self.text, self.rnd)
+
     def combined(self, schema: Json) -> Any:
         """anyOf / oneOf: the first option that is not null; allOf: the parts merged;
         _NONE where the schema combines none."""
         for key in ("anyOf", "oneOf"):
             if isinstance(options := schema.get(key), list) and options:
-                real = [o for o in options if not (isinstance(o, dict) and o.get("type") == "null")]
-                deep = self.depth >= _MAX_DEPTH // 2 and len(real) < len(options)  # recursion
-                return self.again(real[0]) if real and not deep else None
+                return self.option(options)
         if isinstance(schema.get("allOf"), list):
             rest = {k: v for k, v in schema.items() if k != "allOf"}
             return self.again(_merge([rest, *schema["allOf"]], self.root))
         return _NONE
+
+    def option(self, options: list[Any]) -> Any:
+        real = [o for o in options if not (isinstance(o, dict) and o.get("type") == "null")]
+        deep = self.depth >= _MAX_DEPTH // 2 and len(real) < len(options)  # recursion: stop
+        return self.again(real[0]) if real and not deep else None
 
     def array(self, schema: Json) -> list[Any]:
         if isinstance(schema.get("prefixItems"), list):
