@@ -13,18 +13,25 @@ __all__ = ["import_command"]
 
 
 def _local_dataset(console: Console, src: str) -> Path:
-    from ..storage.remote import failed, filesystem, is_url
+    """The directory of the dataset ``src``; a URL's tables are fetched into a private one."""
+    from ..storage.remote import is_url
 
-    if not is_url(src):
-        path = Path(src.removeprefix("file://"))
-        if path.is_file():  # a cassette, say: import reads what export wrote from one
-            console.fail(
-                f"{src} is a file, not a dataset; name the directory `cassette export` wrote "
-                f"(`cassette export {src} DIR` writes one)"
-            )
-        if not path.is_dir():
-            console.fail(f"no such directory: {src}; name the directory `cassette export` wrote")
-        return path
+    if is_url(src):
+        return _fetched(console, src)
+    path = Path(src.removeprefix("file://"))
+    if path.is_file():  # a cassette, say: import reads what export wrote from one
+        console.fail(
+            f"{src} is a file, not a dataset; name the directory `cassette export` wrote "
+            f"(`cassette export {src} DIR` writes one)"
+        )
+    if not path.is_dir():
+        console.fail(f"no such directory: {src}; name the directory `cassette export` wrote")
+    return path
+
+
+def _fetched(console: Console, src: str) -> Path:
+    from ..storage.remote import failed, filesystem
+
     local = scratch_dir() / "dataset"
     local.mkdir()
     try:

@@ -71,18 +71,20 @@ def _output(console: Console, path: Path, src: str, out: str | None, force: bool
     file uploaded when the command is done."""
     from ..storage.remote import is_url
 
-    if out is not None and out.endswith("/") and not path.is_dir():  # Path() drops the "/"
+    if out is None:
+        if is_url(src):  # in place: the scrubbed copy goes back to the URL
+            upload_on_exit(path, src)
+        return None
+    if out.endswith("/") and not path.is_dir():  # Path() drops the "/"
         console.fail(f"{out} is a directory; name the output file, e.g. {out.rstrip('/')}.jsonl")
-    if is_url(src) and out is None:  # in place: the scrubbed copy goes back to the URL
-        upload_on_exit(path, src)
-    elif out is not None and is_url(out):
+    if is_url(out):
         out = str(writable(console, out, force))
-    elif out is not None and not force and Path(out).exists() and not _same(path, Path(out)):
+    elif not force and Path(out).exists() and not _same(path, Path(out)):
         console.fail(
             f"{out} exists; pass --force to overwrite it, name another OUT, or leave OUT out "
             f"to scrub {src} in place"
         )
-    if out is not None and path.is_dir() != Path(out).is_dir() and Path(out).exists():
+    if path.is_dir() != Path(out).is_dir() and Path(out).exists():
         console.fail(f"{src} and {out} must both be files or both be directories")
     return out
 

@@ -127,15 +127,19 @@ def _new_positions(
         stored = entry.request.get(entry.delta.get("field", "messages"))
         stored = stored if isinstance(stored, list) else []
         yield from (keep + i for i, msg in enumerate(stored) if not is_ref(msg))
-        return
+    else:
+        yield from range(0 if prev is None else _common(messages, *prev), len(messages))
+
+
+def _common(messages: list[Any], before: list[Any], answer: Json | None) -> int:
+    """How many messages lead ``messages`` as they led the previous request ``before``,
+    with the previous step's ``answer`` after them."""
     start = 0
-    if prev is not None:
-        before, answer = prev
-        while start < min(len(before), len(messages)) and messages[start] == before[start]:
-            start += 1
-        if start and start < len(messages) and _filled(messages[start]) == _filled(answer):
-            start += 1
-    yield from range(start, len(messages))
+    while start < min(len(before), len(messages)) and messages[start] == before[start]:
+        start += 1
+    if start and start < len(messages) and _filled(messages[start]) == _filled(answer):
+        start += 1
+    return start
 
 
 def _step_head(entry: Entry) -> list[Segment]:
@@ -163,6 +167,11 @@ def _step_lines(
                 yield [("    ", None), *_message_line(messages[i], width)]
     else:
         yield [(f"    {'request':>10}  ", "bold"), (_excerpt(json_text(request), width), None)]
+    yield from _answer_lines(entry, width)
+
+
+def _answer_lines(entry: Entry, width: int | None) -> Iterator[list[Segment]]:
+    """The step's error, or its answer (its message, else the response) and its chunks."""
     if entry.error is not None:
         err = f"{entry.error.get('type')}: {entry.error.get('message')}"
         yield [(f"  → {'error':>10}  ", "red"), (_excerpt(err, width), "red")]
