@@ -14,7 +14,7 @@ import json
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -125,26 +125,9 @@ def cassette_chat(cas: Cassette, model: Callable[[Json], Json]) -> Chat:
     return chat
 
 
-@dataclass
-class DemoRun:
-    """What ``cassette demo`` did: both runs, their timings, and where the cassette is."""
-
-    path: Path
-    source: str
-    recorded: list[Transcript] = field(default_factory=list)
-    replayed: list[Transcript] = field(default_factory=list)
-    calls: int = 0
-    unused: int = 0
-    record_s: float = 0.0
-    replay_s: float = 0.0
-
-    @property
-    def identical(self) -> bool:
-        return bool(self.recorded) and self.recorded == self.replayed and self.unused == 0
-
-
-def run_demo(path: Path, *, live: bool = False, model: str | None = None) -> DemoRun:
-    """Record the agent through the real openai SDK, then replay it with no model at all.
+def run_demo(path: Path, *, live: bool = False, model: str | None = None) -> Json:
+    """Record the agent through the real openai SDK, then replay it with no model at all;
+    what happened (source, transcripts, calls, unused, seconds).
 
     Without ``live`` the model is the scripted server in its random mode (answers differ
     on every run, so only a true replay gives the same transcripts); with ``live`` it is
@@ -158,37 +141,31 @@ def run_demo(path: Path, *, live: bool = False, model: str | None = None) -> Dem
     from ..replay.cassette import open as open_cassette
     from ..testing.server import ScriptedServer
 
-    server: Any = None
-    if live:
-        client = openai.OpenAI(max_retries=2)
-        model = model or "gpt-4o-mini"
+    server = None if live else ScriptedServer(mode="random").start()
+    if server is None:
+        client, model = openai.OpenAI(max_retries=2), model or "gpt-4o-mini"
         source = str(client.base_url)
     else:
-        server = ScriptedServer(mode="random").start()
         client = openai.OpenAI(base_url=server.base_url, api_key="demo-key", max_retries=0)
         model = model or "scripted-model"
         source = "the scripted model server on 127.0.0.1 (random mode)"
-    run = DemoRun(path, source)
     meta = {"demo": True, "model_source": "live endpoint" if live else "scripted server"}
+    start = time.perf_counter()
     try:
-        start = time.perf_counter()
         with open_cassette(path, "record", meta=meta) as cas:
-            run.recorded = run_agent(openai_chat(wrap_openai(client, cas), model), cas)
-        run.record_s = time.perf_counter() - start
+            recorded = run_agent(openai_chat(wrap_openai(client, cas), model), cas)
     finally:
         client.close()
         if server is not None:
             server.stop()
+    record_s, start = time.perf_counter() - start, time.perf_counter()
     # replay: a client whose endpoint is a closed port, so any live call would fail
     offline = openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key="unused", max_retries=0)
-    start = time.perf_counter()
-    with open_cassette(path, "replay") as cas:
-        run.replayed = run_agent(openai_chat(wrap_openai(offline, cas), model), cas)
-        run.calls = len(cas.index.entries)
-        run.unused = len(cas.unused())
-    run.replay_s = time.perf_counter() - start
-    offline.close()
-    return run
+    with offline, open_cassette(path, "replay") as cas:
+        replayed = run_agent(openai_chat(wrap_openai(offline, cas), model), cas)
+        calls, unused = len(cas.index.entries), len(cas.unused())
+    run = {"source": source, "recorded": recorded, "replayed": replayed, "calls": calls}
+    return run | {"unused": unused, "record_s": record_s, "replay_s": time.perf_counter() - start}
 
 
 # --- what ``cassette demo`` prints ----------------------------------------------------------
@@ -272,19 +249,16 @@ def record_and_replay(console: Console, out: str | None, *, live: bool, model: s
         run = run_demo(path, live=live, model=model)
     except OSError as exc:
         console.fail(f"cannot write {path}: {exc.strerror or exc}; pick another --out")
-    show_transcripts(console, run.replayed)
+    show_transcripts(console, run["replayed"])
     console.print()
-    console.print(
-        f"recorded {plural(run.calls, 'model call')} from {run.source} "
-        f"({run.record_s * 1000:.0f} ms, SDK start-up included)"
-    )
-    console.print(f"replayed them with no model reachable ({run.replay_s * 1000:.0f} ms)")
-    verdict = "identical" if run.identical else "DIFFERENT"
-    console.print(
-        f"transcripts and rewards: {verdict}", "bold green" if run.identical else "bold red"
-    )
-    console.print(f"cassette: {run.path}")
-    return run.identical
+    calls, ms = plural(run["calls"], "model call"), run["record_s"] * 1000
+    console.print(f"recorded {calls} from {run['source']} ({ms:.0f} ms, SDK start-up included)")
+    console.print(f"replayed them with no model reachable ({run['replay_s'] * 1000:.0f} ms)")
+    same = bool(run["recorded"]) and run["recorded"] == run["replayed"] and not run["unused"]
+    verdict = ("identical", "bold green") if same else ("DIFFERENT", "bold red")
+    console.print(f"transcripts and rewards: {verdict[0]}", verdict[1])
+    console.print(f"cassette: {path}")
+    return same
 
 
 @click.command()
