@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import stat
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -204,6 +204,15 @@ def _plan(
                 f"{message}; pass --on-conflict first|last|renumber to say which to keep"
             )
         clashing.setdefault(env, None)
+    _drop(indexes, clashing, on_conflict, skip, merged)
+    return skip
+
+
+def _drop(
+    indexes: Sequence[tuple[Path, Index]], clashing: Iterable[EnvIndex], on_conflict: str,
+    skip: list[set[EnvIndex]], merged: Merged,
+) -> None:  # fmt: skip
+    """Leave each clashing episode out of every input but the first or last that holds it."""
     held = [set(index.episodes()) for _, index in indexes]
     for env in clashing:
         holders = [i for i, envs in enumerate(held) if env in envs]
@@ -212,7 +221,6 @@ def _plan(
             if i != keep:
                 skip[i].add(env)
                 merged.dropped.append((env, str(indexes[i][0])))
-    return skip
 
 
 # header meta that names one file's run, not what its calls were recorded with
@@ -313,10 +321,14 @@ def _copy(
         _tick(progress)
     broken = [e for e in index.entries.values() if e.broken and e.env_index not in left_out]
     merged.unusable += [str(e.broken).split("; ")[0] for e in broken]
-    outcomes = [
-        (_renamed(env, prefix), o) for env, o in index.outcomes.items() if env not in left_out
-    ]
+    return episodes | _copy_outcomes(recorder, index, left_out, prefix, merged)
+
+
+def _copy_outcomes(
+    recorder: Recorder, index: Index, left_out: set[EnvIndex], prefix: str | None, merged: Merged
+) -> set[EnvIndex]:
+    outcomes = [(_renamed(e, prefix), o) for e, o in index.outcomes.items() if e not in left_out]
     for env, outcome in outcomes:
         recorder.outcome({**outcome, "env_index": env})
     merged.outcomes += len(outcomes)
-    return episodes | {env for env, _ in outcomes}
+    return {env for env, _ in outcomes}
