@@ -1,28 +1,15 @@
 """The ``cassette`` command: a click group with one command per module, as hatch does.
 
-Each command module imports only click and :mod:`.console` at the top; the work (the diff
-engine, rich, the openai SDK, tau2) is imported inside the command, when it runs.
-``tau2`` is imported only when it is named (it needs the ``tau2`` extra).
+Each command module imports only click and :mod:`.console` at the top, and is imported
+itself only when its command runs (or ``--help`` lists it); the work (the diff engine,
+rich, the openai SDK, tau2) is imported inside the command. ``tau2`` needs the ``tau2``
+extra.
 """
 
 from __future__ import annotations
 
 import click
 
-from . import (
-    convert,
-    demo,
-    diff,
-    export,
-    fork,
-    import_,
-    merge,
-    redact,
-    run,
-    show,
-    stats,
-    validate,
-)
 from .console import Console
 from .group import OneLineGroup
 
@@ -51,10 +38,9 @@ def main(color: bool | None) -> None:
     """
 
 
-# the modules stay the package's attributes (cassette.cli.demo is the module, not the command)
-_COMMANDS = (demo.demo, show.show, stats.stats, validate.validate, diff.diff, convert.convert)
-for _command in (*_COMMANDS, redact.redact, merge.merge, run.run, fork.fork):
-    main.add_command(_command)
-for _command in (export.export, import_.import_command):
-    main.add_command(_command)
-main.lazy = {"tau2": "cassette.cli.tau2:tau2_command"}  # tau2-bench: `pip install -e '.[tau2]'`
+# command -> "module:object", imported when the command is named
+_SAME = ("convert", "demo", "diff", "export", "fork", "merge", "redact", "run", "show", "stats",
+         "validate")  # fmt: skip
+main.lazy = {name: f"cassette.cli.{name}:{name}" for name in _SAME}
+main.lazy |= {"import": "cassette.cli.import_:import_command"}
+main.lazy |= {"tau2": "cassette.cli.tau2:tau2_command"}  # `pip install 'rollout-cassette[tau2]'`

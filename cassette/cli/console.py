@@ -10,7 +10,7 @@ import contextlib
 import os
 import sys
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -22,28 +22,9 @@ if TYPE_CHECKING:
     from ..errors import CassetteError
     from ..storage.index import Index
 
-__all__ = [
-    "LARGE_BYTES",
-    "Console",
-    "count_lines",
-    "existing",
-    "failing",
-    "format_option",
-    "large_bytes",
-    "load",
-    "one_line",
-    "overwritten",
-    "paused_gc",
-    "plural",
-    "reporting_warnings",
-    "scratch_dir",
-    "size",
-    "storage_error",
-    "upload_on_exit",
-    "uploaded",
-    "working",
-    "writable",
-]
+__all__ = ["LARGE_BYTES", "Console", "existing", "failing", "format_option", "load",
+           "one_line", "overwritten", "plural", "reporting_warnings", "scratch_dir",
+           "upload_on_exit", "uploaded", "working", "writable"]  # fmt: skip
 
 Part = str | tuple[str, str | None]  # plain text, or (text, rich style)
 LARGE_BYTES = 16 << 20  # inputs at least this large get a progress bar (on a terminal)
@@ -58,11 +39,6 @@ format_option = click.option(
     show_default=True,
     help="text for a terminal, json for tools (never coloured).",
 )
-
-
-def large_bytes() -> int:
-    """:data:`LARGE_BYTES`, read when called (tests lower it to draw the bars)."""
-    return LARGE_BYTES
 
 
 def one_line(message: str) -> str:
@@ -90,8 +66,8 @@ class Console:
 
     Colour: ``color`` when given, else the group's ``--color/--no-color``, else on when
     stdout is a terminal and ``NO_COLOR`` is unset. :meth:`echo` and :meth:`json` (machine
-    output) are never styled. Progress bars go to stderr, only when both stdout and
-    stderr are terminals (``terminal`` overrides the check), and vanish when done.
+    output) are never styled. ``terminal``: both stdout and stderr are terminals (where
+    :func:`working` draws its progress bars).
     """
 
     def __init__(self, color: bool | None = None, *, terminal: bool | None = None) -> None:
@@ -107,15 +83,8 @@ class Console:
         if color:
             from rich.console import Console as RichConsole
 
-            self._rich = RichConsole(
-                force_terminal=True,
-                no_color=False,
-                color_system="standard",
-                highlight=False,
-                markup=False,
-                emoji=False,
-                soft_wrap=True,
-            )
+            self._rich = RichConsole(force_terminal=True, color_system="standard",
+                                     highlight=False, markup=False, emoji=False)  # fmt: skip
 
     def print(self, text: str = "", style: str | None = None) -> None:
         self.line((text, style))
@@ -127,13 +96,8 @@ class Console:
             return
         from rich.text import Text
 
-        text = Text()
-        for part in parts:
-            if isinstance(part, str):
-                text.append(part)
-            else:
-                text.append(part[0], style=part[1] or "")
-        self._rich.print(text, soft_wrap=True)
+        styled = [p if isinstance(p, str) else (p[0], p[1] or "") for p in parts]
+        self._rich.print(Text.assemble(*styled), soft_wrap=True)
 
     def echo(self, text: str) -> None:
         """Machine output, as is."""
@@ -153,26 +117,6 @@ class Console:
         """Print ``error: message`` as one line on stderr and exit with ``code``."""
         click.echo(f"error: {one_line(message)}", err=True)
         sys.exit(code)
-
-    @contextlib.contextmanager
-    def progress(
-        self, label: str, total: int | None = None, *, show: bool = True
-    ) -> Iterator[Callable[[int], None]]:
-        """Yield ``advance(n)``; a bar (a spinner if ``total`` is None) is drawn only when
-        ``show`` and on a terminal, so piped output gets nothing extra."""
-        if not (show and self.terminal):
-            yield lambda n: None
-            return
-        from rich import progress as rp
-        from rich.console import Console as RichConsole
-
-        err = RichConsole(stderr=True, force_terminal=True, no_color=not self.color)
-        columns = (rp.SpinnerColumn(), rp.TextColumn("{task.description}"), rp.BarColumn())
-        with rp.Progress(
-            *columns, rp.MofNCompleteColumn(), rp.TimeElapsedColumn(), console=err, transient=True
-        ) as bar:
-            task = bar.add_task(label, total=total)
-            yield lambda n: bar.advance(task, n)
 
 
 def plural(count: int, word: str) -> str:
@@ -195,12 +139,12 @@ def existing(console: Console, path: str) -> Path:
     return target
 
 
-def size(path: Path) -> int:
+def _size(path: Path) -> int:
     files = path.iterdir() if path.is_dir() else [path]
     return sum(f.stat().st_size for f in files if f.is_file())
 
 
-def count_lines(path: Path) -> int | None:
+def _count_lines(path: Path) -> int | None:
     """Lines of a plain file or shard directory (a progress total); None for gzip."""
     from ..storage.store import shard_files
 
@@ -234,13 +178,32 @@ def reporting_warnings(console: Console) -> Iterator[None]:
 
 @contextlib.contextmanager
 def working(
-    console: Console, label: str, total: int | None = None, *, show: bool
+    console: Console,
+    label: str,
+    inputs: Sequence[Path] = (),
+    total: int | None = None,
+    *,
+    lines: bool = False,
 ) -> Iterator[Callable[[int], None]]:
-    """A long operation: yields ``advance(n)`` of a progress bar (drawn when ``show`` and
-    on a terminal), runs without cyclic GC, and prints each CassetteWarning afterwards."""
-    bar = console.progress(label, total, show=show)
-    with reporting_warnings(console), paused_gc(), bar as advance:
-        yield advance
+    """A long operation: runs without cyclic GC, prints each CassetteWarning afterwards,
+    and yields ``advance(n)`` of a progress bar on stderr (a spinner if ``total`` is None;
+    ``lines``: the lines of the first input), drawn on a terminal when the ``inputs`` add
+    up to :data:`LARGE_BYTES`, gone when done."""
+    show = console.terminal and bool(inputs) and sum(_size(p) for p in inputs) >= LARGE_BYTES
+    with reporting_warnings(console), paused_gc():
+        if not show:
+            yield lambda n: None
+            return
+        from rich import progress as rp
+        from rich.console import Console as RichConsole
+
+        total = _count_lines(inputs[0]) if lines else total
+        err = RichConsole(stderr=True, force_terminal=True, no_color=not console.color)
+        columns = [rp.SpinnerColumn(), rp.TextColumn("{task.description}"), rp.BarColumn()]
+        with rp.Progress(*columns, rp.MofNCompleteColumn(), rp.TimeElapsedColumn(), console=err,
+                         transient=True) as bar:  # fmt: skip
+            task = bar.add_task(label, total=total)
+            yield lambda n: bar.advance(task, n)
 
 
 def load(console: Console, path: Path) -> Index:
@@ -248,7 +211,7 @@ def load(console: Console, path: Path) -> Index:
     from ..errors import CassetteError
     from ..storage.index import load_index
 
-    with working(console, f"reading {path.name}", show=size(path) >= LARGE_BYTES):
+    with working(console, f"reading {path.name}", [path]):
         try:
             return load_index([path])
         except CassetteError as exc:
@@ -284,7 +247,7 @@ def failing(console: Console, exc: CassetteError) -> NoReturn:
 def _local_input(console: Console, path: str) -> Path:
     """A local path for an input: a URL (``s3://...``) is fetched into a private copy."""
     from ..errors import CassetteError
-    from ..storage.remote import local_or_url, materialize
+    from ..storage.remote import described, local_or_url, materialize
 
     local = local_or_url(path)
     if isinstance(local, Path):
@@ -294,7 +257,7 @@ def _local_input(console: Console, path: str) -> Path:
     except CassetteError as exc:
         failing(console, exc)
     except Exception as exc:  # noqa: BLE001 - OSError, or a storage library's own (botocore's)
-        console.fail(f"cannot read {path}: {storage_error(exc)}; check the URL and its credentials")
+        console.fail(f"cannot read {path}: {described(exc)}; check the URL and its credentials")
     _discard_when_done(copy)
     return copy
 
@@ -317,18 +280,11 @@ def scratch_dir() -> Path:
     return path
 
 
-def storage_error(exc: Exception) -> str:
-    """What a storage library raised, named (``NoCredentialsError: Unable to locate ...``)."""
-    from ..storage.remote import described
-
-    return described(exc)
-
-
 def _local_output(console: Console, out: str, force: bool) -> Path:
     """A local path for an output; for a URL, a private file uploaded to it when the
     command calls :func:`uploaded` (if the command wrote it)."""
     from ..errors import CassetteError
-    from ..storage.remote import listing, local_or_url, private_dir, remote_exists
+    from ..storage.remote import described, listing, local_or_url, private_dir, remote_exists
 
     local = local_or_url(out)
     if isinstance(local, Path):
@@ -338,7 +294,7 @@ def _local_output(console: Console, out: str, force: bool) -> Path:
     except CassetteError as exc:
         failing(console, exc)
     except Exception as exc:  # noqa: BLE001 - as in _local_input
-        console.fail(f"cannot list {out}: {storage_error(exc)}; check the URL and its credentials")
+        console.fail(f"cannot list {out}: {described(exc)}; check the URL and its credentials")
     if exists:
         console.fail(f"{out} exists; pass --force to overwrite it, or name another URL")
     name = local.rstrip("/").rsplit("/", 1)[-1]

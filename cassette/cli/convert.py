@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
-from ..errors import CassetteError
-from .console import Console, existing, large_bytes, plural, size, uploaded, working, writable
+from .console import Console, existing, plural, uploaded, working, writable
 
-__all__ = ["convert", "convert_command"]
+__all__ = ["convert"]
 
 
 @click.command()
@@ -33,29 +30,16 @@ def convert(source: str, src: str, out: str, force: bool) -> None:
     \b
     Examples:
       cassette convert --from ep playback.jsonl runs/ep.jsonl
-      cassette show runs/ep.jsonl
     """
+    from ..dataset.convert import from_eval_protocol
+
     console = Console()
     path = existing(console, src)
     target = writable(console, out, force)
-    convert_command(console, path, target, src, out, large=large_bytes())
-
-
-def convert_command(
-    console: Console, path: Path, target: Path, src: str, out: str, *, large: int
-) -> None:
-    """Convert the eval-protocol playback file ``path`` (given as ``src``) into ``target``
-    (given as ``out``) and say how many interactions and episodes it wrote."""
-    from ..dataset.convert import from_eval_protocol
-
-    big = size(path) >= large
-    try:
-        with working(console, f"converting {path.name}", show=big) as advance:
-            index = from_eval_protocol(path, target, progress=advance)
-    except CassetteError as exc:
-        console.fail(str(exc))
+    with working(console, f"converting {path.name}", [path]) as advance:
+        index = from_eval_protocol(path, target, progress=advance)
+    uploaded(console)
     counts = (
         f"{plural(len(index.entries), 'interaction')}, {plural(len(index.episodes()), 'episode')}"
     )
-    uploaded(console)
     console.print(f"converted {src} to {out}: {counts}")

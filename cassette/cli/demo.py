@@ -10,13 +10,12 @@ function under a cassette (``cassette_chat``). At the end: what ``cassette demo`
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import click
@@ -26,19 +25,9 @@ from ..replay.context import episode
 from ..types import Json
 from .console import Console, plural
 
-__all__ = [
-    "TASKS",
-    "TOOLS",
-    "Transcript",
-    "cassette_chat",
-    "demo",
-    "openai_chat",
-    "record_and_replay",
-    "replay_bundled",
-    "run_agent",
-    "scripted_model",
-    "show_transcripts",
-]
+__all__ = ["TASKS", "TOOLS", "Transcript", "cassette_chat", "demo", "openai_chat",
+           "record_and_replay", "replay_bundled", "run_agent", "scripted_model",
+           "show_transcripts"]  # fmt: skip
 
 Chat = Callable[[list[Json]], Json]
 
@@ -48,45 +37,23 @@ TASKS: list[str] = [
     "Please add 1024 and 7.",
 ]
 
+_INT = {"type": "integer", "minimum": 0, "maximum": 2000}
+_ADD = {"type": "object", "properties": {"a": _INT, "b": _INT}, "required": ["a", "b"]}
 TOOLS: list[Json] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "add",
-            "description": "Add two integers.",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "a": {"type": "integer", "minimum": 0, "maximum": 2000},
-                    "b": {"type": "integer", "minimum": 0, "maximum": 2000},
-                },
-                "required": ["a", "b"],
-            },
-        },
-    }
-]
+    {"type": "function",
+     "function": {"name": "add", "description": "Add two integers.", "parameters": _ADD}}
+]  # fmt: skip
 
 SYSTEM = "You are a careful assistant. Use the add tool for arithmetic, then answer."
 
 
+@dataclass
 class Transcript:
     """One episode: its messages and its reward."""
 
-    def __init__(self, env_index: int, messages: list[Json], reward: float) -> None:
-        self.env_index = env_index
-        self.messages = messages
-        self.reward = reward
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Transcript):
-            return NotImplemented
-        return (self.env_index, self.messages, self.reward) == (
-            other.env_index,
-            other.messages,
-            other.reward,
-        )
-
-    __hash__ = None  # type: ignore[assignment]
+    env_index: int
+    messages: list[Json]
+    reward: float
 
 
 def add(a: int, b: int) -> str:
@@ -98,10 +65,7 @@ def run_agent(chat: Chat, cas: Cassette, *, max_steps: int = 6) -> list[Transcri
     results = []
     for env_index, task in enumerate(TASKS):
         with episode(env_index):
-            messages: list[Json] = [
-                {"role": "system", "content": SYSTEM},
-                {"role": "user", "content": task},
-            ]
+            messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": task}]
             tool_result = None
             for _ in range(max_steps):
                 message = chat(list(messages))
@@ -112,9 +76,8 @@ def run_agent(chat: Chat, cas: Cassette, *, max_steps: int = 6) -> list[Transcri
                 for call in calls:
                     args = json.loads(call["function"]["arguments"])
                     tool_result = add(args.get("a", 0), args.get("b", 0))
-                    messages.append(
-                        {"role": "tool", "tool_call_id": call["id"], "content": tool_result}
-                    )
+                    messages.append({"role": "tool", "tool_call_id": call["id"],
+                                     "content": tool_result})  # fmt: skip
             answer = str(messages[-1].get("content") or "")
             reward = 1.0 if tool_result is not None and tool_result in answer else 0.0
             cas.outcome(env_index, reward=reward, terminated=True)
@@ -142,18 +105,12 @@ def scripted_model(request: Json) -> Json:
     else:
         numbers = [int(n) for n in re.findall(r"\d+", last["content"])]
         a, b = [*numbers, 0, 0][:2]
-        call = {
-            "id": f"call_{len(messages)}",
-            "type": "function",
-            "function": {"name": "add", "arguments": json.dumps({"a": a, "b": b})},
-        }
+        function = {"name": "add", "arguments": json.dumps({"a": a, "b": b})}
+        call = {"id": f"call_{len(messages)}", "type": "function", "function": function}
         message = {"role": "assistant", "content": None, "tool_calls": [call]}
-    return {
-        "id": "chatcmpl-demo",
-        "object": "chat.completion",
-        "model": request["model"],
-        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-    }
+    choice = {"index": 0, "message": message, "finish_reason": "stop"}
+    head = {"id": "chatcmpl-demo", "object": "chat.completion", "model": request["model"]}
+    return {**head, "choices": [choice]}
 
 
 def cassette_chat(cas: Cassette, model: Callable[[Json], Json]) -> Chat:
@@ -168,31 +125,9 @@ def cassette_chat(cas: Cassette, model: Callable[[Json], Json]) -> Chat:
     return chat
 
 
-def load_scripted_server() -> ModuleType:
-    """The scripted model server, :mod:`cassette.testing.server` (imported on first use)."""
-    return importlib.import_module("cassette.testing.server")
-
-
-class DemoRun:
-    """What ``cassette demo`` did: both runs, their timings, and where the cassette is."""
-
-    def __init__(self, path: Path, source: str) -> None:
-        self.path = path
-        self.source = source
-        self.recorded: list[Transcript] = []
-        self.replayed: list[Transcript] = []
-        self.calls = 0
-        self.unused = 0
-        self.record_s = 0.0
-        self.replay_s = 0.0
-
-    @property
-    def identical(self) -> bool:
-        return bool(self.recorded) and self.recorded == self.replayed and self.unused == 0
-
-
-def run_demo(path: Path, *, live: bool = False, model: str | None = None) -> DemoRun:
-    """Record the agent through the real openai SDK, then replay it with no model at all.
+def run_demo(path: Path, *, live: bool = False, model: str | None = None) -> Json:
+    """Record the agent through the real openai SDK, then replay it with no model at all;
+    what happened (source, transcripts, calls, unused, seconds).
 
     Without ``live`` the model is the scripted server in its random mode (answers differ
     on every run, so only a true replay gives the same transcripts); with ``live`` it is
@@ -204,38 +139,33 @@ def run_demo(path: Path, *, live: bool = False, model: str | None = None) -> Dem
 
     from ..adapters.openai import wrap_openai
     from ..replay.cassette import open as open_cassette
+    from ..testing.server import ScriptedServer
 
-    server: Any = None
-    if live:
-        client = openai.OpenAI(max_retries=2)
-        model = model or "gpt-4o-mini"
+    server = None if live else ScriptedServer(mode="random").start()
+    if server is None:
+        client, model = openai.OpenAI(max_retries=2), model or "gpt-4o-mini"
         source = str(client.base_url)
     else:
-        server = load_scripted_server().ScriptedServer(mode="random").start()
         client = openai.OpenAI(base_url=server.base_url, api_key="demo-key", max_retries=0)
         model = model or "scripted-model"
         source = "the scripted model server on 127.0.0.1 (random mode)"
-    run = DemoRun(path, source)
     meta = {"demo": True, "model_source": "live endpoint" if live else "scripted server"}
+    start = time.perf_counter()
     try:
-        start = time.perf_counter()
         with open_cassette(path, "record", meta=meta) as cas:
-            run.recorded = run_agent(openai_chat(wrap_openai(client, cas), model), cas)
-        run.record_s = time.perf_counter() - start
+            recorded = run_agent(openai_chat(wrap_openai(client, cas), model), cas)
     finally:
         client.close()
         if server is not None:
             server.stop()
+    record_s, start = time.perf_counter() - start, time.perf_counter()
     # replay: a client whose endpoint is a closed port, so any live call would fail
     offline = openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key="unused", max_retries=0)
-    start = time.perf_counter()
-    with open_cassette(path, "replay") as cas:
-        run.replayed = run_agent(openai_chat(wrap_openai(offline, cas), model), cas)
-        run.calls = len(cas.index.entries)
-        run.unused = len(cas.unused())
-    run.replay_s = time.perf_counter() - start
-    offline.close()
-    return run
+    with offline, open_cassette(path, "replay") as cas:
+        replayed = run_agent(openai_chat(wrap_openai(offline, cas), model), cas)
+        calls, unused = len(cas.index.entries), len(cas.unused())
+    run = {"source": source, "recorded": recorded, "replayed": replayed, "calls": calls}
+    return run | {"unused": unused, "record_s": record_s, "replay_s": time.perf_counter() - start}
 
 
 # --- what ``cassette demo`` prints ----------------------------------------------------------
@@ -255,25 +185,21 @@ def show_transcripts(console: Console, transcripts: list[Transcript]) -> None:
 def replay_bundled(console: Console) -> None:
     """``cassette demo --bundled``: replay the bundled demo cassette with no model, and show
     it (:func:`cassette.testing.bundled`)."""
-    from ..errors import CassetteError
     from ..replay.cassette import open as open_cassette
     from ..testing.bundled import bundled
 
     def no_model(request: Json) -> Json:
         raise AssertionError("replay must not call the model")
 
-    try:
-        target = bundled("demo")
-        with open_cassette(target, mode="replay") as cas:
-            if not cas.forced:  # the shipped file is not the user's to re-record
-                cas.fix = (
-                    "the shipped demo cassette does not fit this version's demo agent; "
-                    "reinstall rollout-cassette, or record a fresh run with `cassette demo`"
-                )
-            results = run_agent(cassette_chat(cas, no_model), cas)
-            served = len(cas.index.entries) - len(cas.unused())
-    except CassetteError as exc:
-        console.fail(str(exc))
+    target = bundled("demo")  # a CassetteError: one line, from the group
+    with open_cassette(target, mode="replay") as cas:
+        if not cas.forced:  # the shipped file is not the user's to re-record
+            cas.fix = (
+                "the shipped demo cassette does not fit this version's demo agent; "
+                "reinstall rollout-cassette, or record a fresh run with `cassette demo`"
+            )
+        results = run_agent(cassette_chat(cas, no_model), cas)
+        served = len(cas.index.entries) - len(cas.unused())
     show_transcripts(console, results)
     console.print(f"replayed {target.name} offline: {plural(served, 'model call')} served, 0 live")
 
@@ -297,34 +223,42 @@ def _not_a_demo(path: Path) -> bool:
         return True
 
 
+def _check_out(console: Console, out: str, force: bool) -> None:
+    """Refuse an --out that is a URL, a directory, or (unless ``force``) a file that is not
+    an earlier demo's recording."""
+    import os
+
+    from ..storage.remote import is_url
+
+    if is_url(out):  # the demo reads its recording back from a local file
+        console.fail(f"--out {out} is a URL; name a local file, e.g. --out demo.jsonl")
+    if out.endswith(("/", os.sep)):  # Path() would drop the slash and write a file
+        console.fail(f"--out {out} is a directory; name the file, e.g. --out {out}demo.jsonl")
+    if not force and _not_a_demo(Path(out)):  # an earlier demo is overwritten
+        console.fail(f"{out} exists and is not a demo recording; pass --force to overwrite it")
+
+
 def record_and_replay(console: Console, out: str | None, *, live: bool, model: str | None) -> bool:
     """``cassette demo``: :func:`run_demo` into ``out`` (default: demo.jsonl in a new
     temporary folder), then show the replayed transcripts, the timings and the verdict.
     Returns whether the replay was identical."""
     import tempfile
 
-    from ..errors import CassetteError
-
     path = Path(out) if out else Path(tempfile.mkdtemp(prefix="cassette-demo-")) / "demo.jsonl"
     try:
         run = run_demo(path, live=live, model=model)
     except OSError as exc:
         console.fail(f"cannot write {path}: {exc.strerror or exc}; pick another --out")
-    except CassetteError as exc:
-        console.fail(str(exc))
-    show_transcripts(console, run.replayed)
+    show_transcripts(console, run["replayed"])
     console.print()
-    console.print(
-        f"recorded {plural(run.calls, 'model call')} from {run.source} "
-        f"({run.record_s * 1000:.0f} ms, SDK start-up included)"
-    )
-    console.print(f"replayed them with no model reachable ({run.replay_s * 1000:.0f} ms)")
-    verdict = "identical" if run.identical else "DIFFERENT"
-    console.print(
-        f"transcripts and rewards: {verdict}", "bold green" if run.identical else "bold red"
-    )
-    console.print(f"cassette: {run.path}")
-    return run.identical
+    calls, ms = plural(run["calls"], "model call"), run["record_s"] * 1000
+    console.print(f"recorded {calls} from {run['source']} ({ms:.0f} ms, SDK start-up included)")
+    console.print(f"replayed them with no model reachable ({run['replay_s'] * 1000:.0f} ms)")
+    same = bool(run["recorded"]) and run["recorded"] == run["replayed"] and not run["unused"]
+    verdict = ("identical", "bold green") if same else ("DIFFERENT", "bold red")
+    console.print(f"transcripts and rewards: {verdict[0]}", verdict[1])
+    console.print(f"cassette: {path}")
+    return same
 
 
 @click.command()
@@ -359,8 +293,6 @@ def demo(live: bool, model: str | None, out: str | None, force: bool, bundled: b
     """
     import os
 
-    from ..storage.remote import is_url
-
     console = Console()
     if bundled:
         chosen = [
@@ -370,12 +302,8 @@ def demo(live: bool, model: str | None, out: str | None, force: bool, bundled: b
             console.fail(f"--bundled only replays the shipped cassette; drop {', '.join(chosen)}")
         replay_bundled(console)
         return
-    if out and is_url(out):  # the demo reads its recording back from a local file
-        console.fail(f"--out {out} is a URL; name a local file, e.g. --out demo.jsonl")
-    if out and out.endswith(("/", os.sep)):  # Path() would drop the slash and write a file
-        console.fail(f"--out {out} is a directory; name the file, e.g. --out {out}demo.jsonl")
-    if out and not force and _not_a_demo(Path(out)):  # an earlier demo is overwritten
-        console.fail(f"{out} exists and is not a demo recording; pass --force to overwrite it")
+    if out:
+        _check_out(console, out, force)
     if live and not os.environ.get("OPENAI_API_KEY"):
         console.fail("--live needs OPENAI_API_KEY (and optionally OPENAI_BASE_URL) set")
     if not record_and_replay(console, out, live=live, model=model):

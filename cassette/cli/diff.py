@@ -1,33 +1,22 @@
-"""``cassette diff``: compare two runs under a progress bar, write the HTML file, and print
-the report in the chosen format (the engine and the renderers are :mod:`cassette.diff`)."""
+"""``cassette diff``: compare runs under a progress bar, write the HTML file, and print the
+report in the chosen format (the engine and the renderers are :mod:`cassette.diff`)."""
 
 from __future__ import annotations
 
 import shutil
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import click
 
 from ..errors import CassetteError
-from .console import (
-    Console,
-    existing,
-    large_bytes,
-    load,
-    overwritten,
-    size,
-    uploaded,
-    working,
-)
+from .console import Console, existing, load, overwritten, uploaded, working
 
-if TYPE_CHECKING:
-    from ..diff import ManyDiff, RunDiff
-
-__all__ = ["compare", "compare_many", "diff", "print_many", "print_report", "write_html"]
+__all__ = ["diff"]
 
 MAX_RUNS = 8
+_VALIDATE = "run `cassette validate` on both runs"
 
 
 @click.command()
@@ -44,23 +33,21 @@ MAX_RUNS = 8
     "--html",
     "html_out",
     metavar="OUT.html",
-    help="Also write the report as one self-contained HTML file (sortable episode table, "
-    "both trajectories side by side).",
+    help="Also write the report as one self-contained HTML file.",
 )
 @click.option(
     "--ignore",
     multiple=True,
     metavar="PATH",
     help="Leave PATH out of the comparison: a request key (temperature, 'messages[*].name'), "
-    "a path as the diff prints it (response.choices[0].message.content), or '**.timestamp' "
-    "at any depth; repeatable.",
+    "a path as the diff prints it, or '**.timestamp' at any depth; repeatable.",
 )
 @click.option("--env", metavar="E", help="Only this episode (its env_index).")
 @click.option(
     "--baseline",
     metavar="A2",
     help="A second run of A's configuration: report how much of each difference exceeds "
-    "A vs A2 (the noise floor), per metric.",
+    "A vs A2 (the noise floor).",
 )
 @click.option(
     "--seed",
@@ -82,16 +69,9 @@ def diff(
 ) -> None:
     """Compare two runs episode by episode (or up to 8: each against the first).
 
-    Episodes are aligned by env_index: identical, diverged, or only in A / only in B. For a
-    diverged one: the first (channel, step) where the runs part, whether the request or
-    the response parted, the exact path and both values, and both tool-call sequences;
-    rewards and their delta; tokens, cost and mean reward of each run. Volatile fields
-    (response ids, timestamps, generated tool-call ids) are ignored and listed.
-
-    Paired statistics over the episodes rewarded in both runs: improved / regressed /
-    unchanged / still failing, the mean reward delta with a bootstrap interval, an exact
-    McNemar test (binary rewards) or a permutation and Wilcoxon test (continuous), pass^k
-    for tau2 trials; divergences grouped by cause; both tool-call sequences aligned.
+    Episodes are aligned by env_index; for each that diverged: where the runs part and
+    both values, rewards, tool calls; paired statistics over the rewarded episodes and
+    divergences grouped by cause (README, "Diff two runs"). Volatile fields are ignored.
 
     Exit 0 when the runs are equivalent, 1 when they differ, 2 on a usage or file error.
 
@@ -102,8 +82,9 @@ def diff(
       cassette diff runs/a.jsonl runs/b.jsonl --html report.html --ignore model
       cassette diff runs/a/ runs/b/ --env 3 --format json | jq '.episodes[0].divergence'
       cassette diff runs/a.jsonl runs/b.jsonl --baseline runs/a2.jsonl
-      cassette diff runs/a.jsonl runs/b.jsonl runs/c.jsonl runs/d.jsonl
     """
+    from ..diff import Rules
+
     console = Console()
     if schema:
         from ..diff.schema import SCHEMA
@@ -116,137 +97,55 @@ def diff(
     base = existing(console, baseline) if baseline is not None else None
     if html_out is not None and Path(html_out).is_dir():
         console.fail(f"--html {html_out} is a directory; name the file, e.g. report.html")
-    html = html_out is not None
-    if len(paths) == 2 and base is None:
-        pair = (paths[0], paths[1])
-        result, page = compare(
-            console,
-            pair,
-            (runs[0], runs[1]),
-            ignore=ignore,
-            env=env,
-            html=html,
-            large=large_bytes(),
-            seed=seed,
-        )
-        if page is not None and html_out is not None:
-            write_html(console, page, html_out)
-        print_report(console, result, fmt)
-        sys.exit(0 if result.equivalent else 1)
-    labels = [*runs, baseline] if baseline is not None else list(runs)
-    many, page = compare_many(
-        console, paths, base, labels, ignore=ignore, env=env, html=html, seed=seed
-    )
-    if page is not None and html_out is not None:
-        write_html(console, page, html_out)
-    if len(paths) == 2:
-        print_report(console, many.diffs[0], fmt)
-    else:
-        print_many(console, many, fmt)
-    sys.exit(0 if many.equivalent else 1)
-
-
-def compare(
-    console: Console,
-    paths: tuple[Path, Path],
-    labels: tuple[str, str],
-    *,
-    ignore: tuple[str, ...],
-    env: str | None,
-    html: bool,
-    large: int,
-    seed: int = 0,
-) -> tuple[RunDiff, str | None]:
-    """The diff of the runs at ``paths`` and, when ``html``, its HTML page. A bad
-    ``--ignore`` path, an unreadable run or an unknown ``env`` is one ``error:`` line and
-    exit 2; a progress bar is drawn when the runs add up to ``large`` bytes or more."""
-    from ..diff import Rules, diff_runs
-    from ..diff.report import render_html
-
     try:
         Rules(ignore)
     except ValueError as exc:
         console.fail(f"--ignore: {exc}")
-    index_a, index_b = load(console, paths[0]), load(console, paths[1])
-    big = size(paths[0]) + size(paths[1]) >= large
-    total = len({*index_a.episodes(), *index_b.episodes()})
+    labels = [*runs, baseline] if baseline is not None else list(runs)
+    many = _compare(console, paths, base, labels, ignore=ignore, env=env, seed=seed)
+    report = many.diffs[0] if len(paths) == 2 else many
+    if html_out is not None:
+        _write(console, report, html_out)
+    _print(console, report, fmt)
+    sys.exit(0 if many.equivalent else 1)
+
+
+def _compare(
+    console: Console, paths: list[Path], baseline: Path | None, labels: list[str], **kw: Any
+) -> Any:
+    """Each run diffed against the first (and the first against ``baseline``, the noise
+    floor); a progress bar for two large runs. A run that cannot be read or compared, or
+    an unknown ``env``, is one ``error:`` line and exit 2."""
+    from ..diff import diff_many
+
+    indexes = [load(console, p) for p in paths]
+    base = load(console, baseline) if baseline is not None else None
+    pair = len(indexes) == 2 and base is None
+    total = len({*indexes[0].episodes(), *indexes[1].episodes()}) if pair else None
     try:
-        with working(console, "comparing episodes", total, show=big) as advance:
+        with working(console, "comparing episodes", paths if pair else (), total) as advance:
             done = [0]
 
             def progress(now: int, _total: int) -> None:
                 advance(now - done[0])
                 done[0] = now
 
-            result = diff_runs(
-                index_a,
-                index_b,
-                ignore=ignore,
-                env=env,
-                progress=progress,
-                labels=labels,
-                seed=seed,
-            )
-            page = render_html(result) if html else None
+            return diff_many(indexes, baseline=base, labels=labels, progress=progress, **kw)
     except (ValueError, CassetteError) as exc:
         console.fail(str(exc))
     except TypeError as exc:  # orjson: an int beyond 64 bits, nesting deeper than 254 levels
         console.fail(f"a run holds a value the report cannot write ({exc}); {_VALIDATE}")
-    return result, page
 
 
-def compare_many(
-    console: Console,
-    paths: list[Path],
-    baseline: Path | None,
-    labels: list[str],
-    *,
-    ignore: tuple[str, ...],
-    env: str | None,
-    html: bool,
-    seed: int,
-) -> tuple[ManyDiff, str | None]:
-    """Each run diffed against the first (and the first against ``baseline``, the noise
-    floor), and the HTML page when ``html``: the two-run page with the noise floor for
-    two runs, else the many-run table. Errors as :func:`compare`."""
-    from ..diff import Rules, diff_many
+def _write(console: Console, report: Any, out: str) -> None:
+    """Write the report's HTML page to ``out`` (a URL: uploaded) and say so on stderr."""
+    from ..diff import ManyDiff
     from ..diff.report import render_html, render_many_html
 
     try:
-        Rules(ignore)
-    except ValueError as exc:
-        console.fail(f"--ignore: {exc}")
-    indexes = [load(console, p) for p in paths]
-    base = load(console, baseline) if baseline is not None else None
-    try:
-        with working(console, "comparing runs", show=False):
-            many = diff_many(
-                indexes, baseline=base, labels=labels, ignore=ignore, env=env, seed=seed
-            )
-            page = None
-            if html:
-                page = render_html(many.diffs[0]) if len(paths) == 2 else render_many_html(many)
-    except (ValueError, CassetteError) as exc:
-        console.fail(str(exc))
-    return many, page
-
-
-def print_many(console: Console, many: ManyDiff, fmt: str) -> None:
-    """The many-run report on stdout: one table, then each run's statistics."""
-    from ..diff.report import render_many_json, render_many_markdown, render_many_text
-
-    if fmt == "json":
-        console.echo(render_many_json(many).rstrip("\n"))
-    elif fmt == "markdown":
-        console.echo(render_many_markdown(many).rstrip("\n"))
-    else:
-        width = shutil.get_terminal_size((100, 24)).columns if console.terminal else 100
-        click.echo(render_many_text(many, color=console.color, width=width), color=console.color)
-
-
-def write_html(console: Console, page: str, out: str) -> None:
-    """Write the page to ``out`` (a URL: uploaded) and say so on stderr; exit 2 if it
-    cannot be written."""
+        page = (render_many_html if isinstance(report, ManyDiff) else render_html)(report)
+    except (TypeError, CassetteError) as exc:  # see _compare()
+        console.fail(f"a run holds a value the report cannot write ({exc}); {_VALIDATE}")
     target = overwritten(console, out)  # a URL's private file: not a local folder "s3:"
     try:
         target.write_text(page, encoding="utf-8")
@@ -256,24 +155,18 @@ def write_html(console: Console, page: str, out: str) -> None:
     click.echo(f"wrote {out}", err=True)
 
 
-def print_report(console: Console, result: RunDiff, fmt: str) -> None:
-    """The report on stdout: ``json``, ``markdown``, or text as wide as the terminal."""
+def _print(console: Console, report: Any, fmt: str) -> None:
+    """The report (of two runs, or of many) on stdout: json, markdown, or text as wide as
+    the terminal."""
+    from ..diff import ManyDiff
+    from ..diff import report as renderers
+
+    render = getattr(renderers, f"render_{'many_' * isinstance(report, ManyDiff)}{fmt}")
     try:
-        _print_report(console, result, fmt)
-    except (TypeError, CassetteError) as exc:  # see compare()
-        console.fail(f"a run holds a value the report cannot write ({exc}); {_VALIDATE}")
-
-
-_VALIDATE = "run `cassette validate` on both runs"
-
-
-def _print_report(console: Console, result: RunDiff, fmt: str) -> None:
-    from ..diff.report import render_json, render_markdown, render_text
-
-    if fmt == "json":
-        console.echo(render_json(result).rstrip("\n"))
-    elif fmt == "markdown":
-        console.echo(render_markdown(result).rstrip("\n"))
-    else:
+        if fmt != "text":
+            console.echo(render(report).rstrip("\n"))
+            return
         width = shutil.get_terminal_size((100, 24)).columns if console.terminal else 100
-        click.echo(render_text(result, color=console.color, width=width), color=console.color)
+        click.echo(render(report, color=console.color, width=width), color=console.color)
+    except (TypeError, CassetteError) as exc:  # see _compare()
+        console.fail(f"a run holds a value the report cannot write ({exc}); {_VALIDATE}")

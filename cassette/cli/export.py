@@ -65,10 +65,7 @@ def export(path: str, out: str, fmt: str, force: bool) -> None:
     console = Console()
     src = existing(console, path)
     target = output_dir(console, out, force)
-    try:
-        done = export_parquet(src, target)
-    except CassetteError as exc:
-        console.fail(str(exc))
+    done = export_parquet(src, target)
     uploaded(console)
     counts = f"{plural(done.interactions, 'interaction')}, {plural(done.episodes, 'episode')}"
     console.print(f"exported {path} to {out} ({fmt}): {counts}, run id {done.run_id}")

@@ -23,6 +23,8 @@ ENDPOINT_HINTS = {
     "demo": "check OPENAI_BASE_URL (and OPENAI_API_KEY), or run `cassette demo` without --live",
     "tau2": "check --base-url (and --api-key)",
 }
+Found = tuple[str, int] | None  # (message, exit code), or None: not the user's to fix
+_HINT = "check the endpoint's address and the network"
 _NETWORK_ERRORS = {"APIConnectionError", "APITimeoutError", "ConnectError", "ConnectTimeout"}
 
 
@@ -45,40 +47,44 @@ def _url_of(exc: BaseException) -> str | None:
     return None if url is None else str(url)
 
 
-def user_error(exc: BaseException, command: str) -> tuple[str, int] | None:
+def _unreached(exc: BaseException, chain: list[BaseException], hint: str) -> Found:
+    """A network failure: which URL could not be reached, and why."""
+    network = [e for e in chain if type(e).__name__ in _NETWORK_ERRORS]
+    if not network and not isinstance(exc, (ConnectionError, TimeoutError)):
+        return None
+    url = next(filter(None, (_url_of(e) for e in network)), None)
+    cause = chain[-1]
+    reason = getattr(cause, "strerror", None) or str(cause) or type(cause).__name__
+    return f"cannot reach {url or 'the endpoint'} ({reason}); {hint}", 1
+
+
+def _refused(chain: list[BaseException], hint: str) -> Found:
+    """An HTTP error status from the endpoint (a wrong key, model or URL): the SDK's message."""
+    answered = [e for e in chain if isinstance(getattr(e, "status_code", None), int)]
+    url = _url_of(answered[0]) if answered else None
+    if url is None:
+        return None
+    text = getattr(answered[0], "message", None) or str(answered[0])
+    return f"{url} answered {answered[0].status_code} ({text}); {hint}", 1  # type: ignore[attr-defined]
+
+
+def user_error(exc: BaseException, command: str) -> Found:
     """The one-line message and exit code for ``exc`` escaping ``cassette COMMAND``, if it
     is the user's to fix (a missing extra, a bad path, a cassette error) or a network
     failure; None for a bug, which keeps its traceback."""
     from ..errors import CassetteError
 
-    chain = _chain(exc)
     if isinstance(exc, ModuleNotFoundError) and command in EXTRAS:
         extra = EXTRAS[command]
-        return (
-            f"cassette {command} needs the {extra} extra ({exc}); "
-            f"pip install 'rollout-cassette[{extra}]'",
-            2,
-        )
-    hint = ENDPOINT_HINTS.get(command, "check the endpoint's address and the network")
-    network = [e for e in chain if type(e).__name__ in _NETWORK_ERRORS]
-    if network or isinstance(exc, (ConnectionError, TimeoutError)):
-        url = next(filter(None, (_url_of(e) for e in network)), None)
-        where = f"cannot reach {url}" if url else "cannot reach the endpoint"
-        cause = chain[-1]
-        reason = getattr(cause, "strerror", None) or str(cause) or type(cause).__name__
-        return f"{where} ({reason}); {hint}", 1
-    # an HTTP error status from the endpoint (a wrong key, model or URL): the SDK's message
-    answered = [e for e in chain if isinstance(getattr(e, "status_code", None), int)]
-    url = _url_of(answered[0]) if answered else None
-    if url is not None:
-        status = answered[0]
-        text = getattr(status, "message", None) or str(status)
-        return f"{url} answered {status.status_code} ({text}); {hint}", 1  # type: ignore[attr-defined]
-    if isinstance(exc, CassetteError):  # exit 1: a store that cannot be reached
-        return str(exc), 1 if getattr(exc, "unreachable", False) else 2
-    if isinstance(exc, OSError) and exc.filename is not None:
-        return f"{exc.filename}: {exc.strerror or exc}; check the path and its permissions", 2
-    return None
+        fix = f"pip install 'rollout-cassette[{extra}]'"
+        return f"cassette {command} needs the {extra} extra ({exc}); {fix}", 2
+    chain, hint = _chain(exc), ENDPOINT_HINTS.get(command, _HINT)
+    found = _unreached(exc, chain, hint) or _refused(chain, hint)
+    if found is None and isinstance(exc, CassetteError):  # exit 1: a store out of reach
+        found = str(exc), 1 if getattr(exc, "unreachable", False) else 2
+    if found is None and isinstance(exc, OSError) and exc.filename is not None:
+        found = f"{exc.filename}: {exc.strerror or exc}; check the path and its permissions", 2
+    return found
 
 
 def _quiet_stdout() -> None:

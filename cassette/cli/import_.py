@@ -13,18 +13,25 @@ __all__ = ["import_command"]
 
 
 def _local_dataset(console: Console, src: str) -> Path:
-    from ..storage.remote import failed, filesystem, is_url
+    """The directory of the dataset ``src``; a URL's tables are fetched into a private one."""
+    from ..storage.remote import is_url
 
-    if not is_url(src):
-        path = Path(src.removeprefix("file://"))
-        if path.is_file():  # a cassette, say: import reads what export wrote from one
-            console.fail(
-                f"{src} is a file, not a dataset; name the directory `cassette export` wrote "
-                f"(`cassette export {src} DIR` writes one)"
-            )
-        if not path.is_dir():
-            console.fail(f"no such directory: {src}; name the directory `cassette export` wrote")
-        return path
+    if is_url(src):
+        return _fetched(console, src)
+    path = Path(src.removeprefix("file://"))
+    if path.is_file():  # a cassette, say: import reads what export wrote from one
+        console.fail(
+            f"{src} is a file, not a dataset; name the directory `cassette export` wrote "
+            f"(`cassette export {src} DIR` writes one)"
+        )
+    if not path.is_dir():
+        console.fail(f"no such directory: {src}; name the directory `cassette export` wrote")
+    return path
+
+
+def _fetched(console: Console, src: str) -> Path:
+    from ..storage.remote import failed, filesystem
+
     local = scratch_dir() / "dataset"
     local.mkdir()
     try:
@@ -65,10 +72,7 @@ def import_command(src: str, out: str, force: bool) -> None:
     console = Console()
     dataset = _local_dataset(console, src)
     target = writable(console, out, force)
-    try:
-        done = import_parquet(dataset, target)
-    except CassetteError as exc:
-        console.fail(str(exc))
+    done = import_parquet(dataset, target)
     counts = f"{plural(done.interactions, 'interaction')}, {plural(done.episodes, 'episode')}"
     uploaded(console)
     console.print(f"imported {src} into {out}: {counts}, run id {done.run_id}")

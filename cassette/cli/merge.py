@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
-from ..errors import CassetteError
-from .console import Console, existing, large_bytes, plural, size, uploaded, working, writable
+from .console import Console, existing, plural, uploaded, working, writable
 
-__all__ = ["merge", "merge_command"]
+__all__ = ["merge"]
 
 
 @click.command()
@@ -22,53 +19,37 @@ __all__ = ["merge", "merge_command"]
     show_default=True,
     help="When two inputs hold the same key: error; keep the episode from the first or "
     "last input that holds it; or renumber every env_index as <input stem>/<env_index>. "
-    "A key recorded twice within one input keeps its first line (what readers serve) "
-    "unless this is error.",
+    "A key recorded twice within one input keeps its first line unless this is error.",
 )
 @click.option("--force", is_flag=True, help="Overwrite OUT if it exists (it may be an input).")
 def merge(out: str, inputs: tuple[str, ...], on_conflict: str, force: bool) -> None:
     """Merge shard directories or runs into one cassette.
 
     Full requests are rebuilt and recorded again (so the deltas of OUT are valid);
-    hashes, responses and meta are kept. Keys held by two inputs are refused unless
-    --on-conflict says which to keep.
+    hashes, responses and meta are kept.
 
     \b
     Examples:
       cassette merge runs/all.jsonl runs/shards/
       cassette merge both.jsonl a.jsonl b.jsonl --on-conflict renumber   # "a/0", "b/0"
     """
+    from ..dataset.convert import merge
+
     console = Console()
     paths = [existing(console, path) for path in inputs]
     target = writable(console, out, force)
-    merge_command(console, target, out, paths, on_conflict=on_conflict, large=large_bytes())
-
-
-def merge_command(
-    console: Console, target: Path, out: str, paths: list[Path], *, on_conflict: str, large: int
-) -> None:
-    """Merge ``paths`` into ``target`` (given as ``out``) and say what it wrote, dropped
-    and renumbered."""
-    from ..dataset.convert import merge
-
-    big = sum(size(path) for path in paths) >= large
-    try:
-        with working(console, "merging", show=big) as advance:
-            merged = merge(target, paths, on_conflict=on_conflict, progress=advance)
-    except CassetteError as exc:  # a MergeConflict names the key and both files
-        console.fail(str(exc))
+    with working(console, "merging", paths) as advance:  # a MergeConflict: one error line
+        merged = merge(target, paths, on_conflict=on_conflict, progress=advance)
     uploaded(console)
     counts = f"{plural(merged.interactions, 'interaction')}, {plural(merged.outcomes, 'outcome')}"
-    counts += f", {plural(merged.episodes, 'episode')}"
-    console.print(f"merged {plural(len(paths), 'input')} into {out}: {counts}")
+    console.print(f"merged {plural(len(paths), 'input')} into {out}: {counts}, "
+                  f"{plural(merged.episodes, 'episode')}")  # fmt: skip
     for env, source in merged.dropped:
         console.print(f"  dropped episode {env!r} of {source} (--on-conflict {on_conflict})")
     for source, prefix in merged.prefixes.items():
         console.print(f"  episodes of {source} are now {prefix}/<env_index>")
     if merged.repeats:
-        console.print(
-            f"  left out {plural(merged.repeats, 'repeated line')} of keys recorded "
-            "twice (kept the first of each)"
-        )
+        repeats = plural(merged.repeats, "repeated line")
+        console.print(f"  left out {repeats} of keys recorded twice (kept the first of each)")
     for where in merged.unusable:
         console.print(f"  left out {where}")

@@ -8,20 +8,9 @@ from pathlib import Path
 import click
 
 from ..errors import CassetteError
-from .console import (
-    Console,
-    count_lines,
-    existing,
-    large_bytes,
-    plural,
-    size,
-    upload_on_exit,
-    uploaded,
-    working,
-    writable,
-)
+from .console import Console, existing, plural, upload_on_exit, uploaded, working, writable
 
-__all__ = ["redact", "redact_command"]
+__all__ = ["redact"]
 
 
 @click.command()
@@ -42,69 +31,31 @@ def redact(
 
     API keys, auth headers and tokens are replaced, in place when OUT is omitted
     (atomically). request_sha256 stays as it was recorded; each interaction that changed
-    gains meta.redacted. Reports how many values it replaced per line type.
+    gains meta.redacted.
 
     \b
     Examples:
       cassette redact runs/a.jsonl
       cassette redact runs/a.jsonl shared/a.jsonl --key session_id --pattern 'tok_\\w+'
     """
-    console = Console()
-    from ..storage.remote import is_url
-
-    path = existing(console, src)
-    if out is not None and out.endswith("/") and not path.is_dir():  # Path() drops the "/"
-        console.fail(f"{out} is a directory; name the output file, e.g. {out.rstrip('/')}.jsonl")
-    if is_url(src) and out is None:  # in place: the scrubbed copy goes back to the URL
-        upload_on_exit(path, src)
-    elif out is not None and is_url(out):
-        out = str(writable(console, out, force))
-    elif out is not None and not force and Path(out).exists() and not _same(path, Path(out)):
-        console.fail(
-            f"{out} exists; pass --force to overwrite it, name another OUT, or leave OUT out "
-            f"to scrub {src} in place"
-        )
-    if out is not None and path.is_dir() != Path(out).is_dir() and Path(out).exists():
-        console.fail(f"{src} and {out} must both be files or both be directories")
-    redact_command(console, path, src, out, keys=keys, patterns=patterns, large=large_bytes())
-
-
-def _same(a: Path, b: Path) -> bool:
-    try:
-        return a.resolve() == b.resolve()
-    except OSError:
-        return False
-
-
-def redact_command(
-    console: Console,
-    path: Path,
-    src: str,
-    out: str | None,
-    *,
-    keys: tuple[str, ...],
-    patterns: tuple[str, ...],
-    large: int,
-) -> None:
-    """Scrub ``path`` (given as ``src``) into ``out`` (in place when None) and say how many
-    values were replaced per line type."""
     from ..dataset.convert import redact
     from ..redact import Redactor
 
+    console = Console()
+    path = existing(console, src)
+    out = _output(console, path, src, out, force)
     for pattern in patterns:
         try:
             re.compile(pattern)
         except re.error as exc:
             console.fail(f"--pattern {pattern!r} is not a regular expression ({exc}); fix it")
     redactor = Redactor(extra_keys=keys, extra_patterns=patterns)
-    big = size(path) >= large
-    total = count_lines(path) if big and console.terminal else None
     try:
-        with working(console, f"redacting {path.name}", total, show=big) as advance:
+        with working(console, f"redacting {path.name}", [path], lines=True) as advance:
             counts = redact(path, Path(out) if out else None, redactor=redactor, progress=advance)
-    except CassetteError as exc:
-        console.fail(str(exc))
-    except OSError as exc:
+    except CassetteError:
+        raise  # one line, from the group
+    except OSError as exc:  # (not about a path)
         console.fail(f"cannot rewrite {out or src}: {exc.strerror}; check the path and permissions")
     uploaded(console)
     where = f"{src} (in place)" if out is None else f"{src} into {out}"
@@ -113,3 +64,33 @@ def redact_command(
         return
     per_type = ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items()))
     console.print(f"redacted {plural(sum(counts.values()), 'value')} in {where}: {per_type}")
+
+
+def _output(console: Console, path: Path, src: str, out: str | None, force: bool) -> str | None:
+    """Where to write (None: in place), if it may be written; a URL goes through a local
+    file uploaded when the command is done."""
+    from ..storage.remote import is_url
+
+    if out is None:
+        if is_url(src):  # in place: the scrubbed copy goes back to the URL
+            upload_on_exit(path, src)
+        return None
+    if out.endswith("/") and not path.is_dir():  # Path() drops the "/"
+        console.fail(f"{out} is a directory; name the output file, e.g. {out.rstrip('/')}.jsonl")
+    if is_url(out):
+        out = str(writable(console, out, force))
+    elif not force and Path(out).exists() and not _same(path, Path(out)):
+        console.fail(
+            f"{out} exists; pass --force to overwrite it, name another OUT, or leave OUT out "
+            f"to scrub {src} in place"
+        )
+    if path.is_dir() != Path(out).is_dir() and Path(out).exists():
+        console.fail(f"{src} and {out} must both be files or both be directories")
+    return out
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False

@@ -61,12 +61,8 @@ def _show(
 ) -> None:
     index = load(console, existing(console, path))
     channels = sorted({key[1] for key in index.entries})
-    if channel is not None and channel not in channels:
-        held = ", ".join(channels) or "none"
-        console.fail(f"no channel {channel} in {path} (it holds {held}); pick one of those")
-    if env is not None and not any(str(e) == env for e in index.episodes()):
-        held = ", ".join(str(e) for e in index.episodes()[:10]) or "none"
-        console.fail(f"no episode {env} in {path} (it holds {held}); pick one of those")
+    _check(console, path, "channel", channel, channels)
+    _check(console, path, "episode", env, [str(e) for e in index.episodes()])
     if as_json:
         run_id = set_run_id(index.headers) if index.headers else None
         records = episode_records(index, env=env, channel=channel)
@@ -82,6 +78,13 @@ def _show(
         console.print()
         for parts in lines:
             console.line(*parts)
+
+
+def _check(console: Console, path: str, what: str, given: str | None, held: list[str]) -> None:
+    """Refuse a ``--channel`` or ``--env`` that ``path`` does not hold."""
+    if given is not None and given not in held:
+        known = ", ".join(held[:10]) or "none"
+        console.fail(f"no {what} {given} in {path} (it holds {known}); pick one of those")
 
 
 # --- the transcript ------------------------------------------------------------------
@@ -124,15 +127,19 @@ def _new_positions(
         stored = entry.request.get(entry.delta.get("field", "messages"))
         stored = stored if isinstance(stored, list) else []
         yield from (keep + i for i, msg in enumerate(stored) if not is_ref(msg))
-        return
+    else:
+        yield from range(0 if prev is None else _common(messages, *prev), len(messages))
+
+
+def _common(messages: list[Any], before: list[Any], answer: Json | None) -> int:
+    """How many messages lead ``messages`` as they led the previous request ``before``,
+    with the previous step's ``answer`` after them."""
     start = 0
-    if prev is not None:
-        before, answer = prev
-        while start < min(len(before), len(messages)) and messages[start] == before[start]:
-            start += 1
-        if start and start < len(messages) and _filled(messages[start]) == _filled(answer):
-            start += 1
-    yield from range(start, len(messages))
+    while start < min(len(before), len(messages)) and messages[start] == before[start]:
+        start += 1
+    if start and start < len(messages) and _filled(messages[start]) == _filled(answer):
+        start += 1
+    return start
 
 
 def _step_head(entry: Entry) -> list[Segment]:
@@ -160,6 +167,11 @@ def _step_lines(
                 yield [("    ", None), *_message_line(messages[i], width)]
     else:
         yield [(f"    {'request':>10}  ", "bold"), (_excerpt(json_text(request), width), None)]
+    yield from _answer_lines(entry, width)
+
+
+def _answer_lines(entry: Entry, width: int | None) -> Iterator[list[Segment]]:
+    """The step's error, or its answer (its message, else the response) and its chunks."""
     if entry.error is not None:
         err = f"{entry.error.get('type')}: {entry.error.get('message')}"
         yield [(f"  → {'error':>10}  ", "red"), (_excerpt(err, width), "red")]
@@ -193,31 +205,36 @@ def _outcome_text(outcome: Json | None) -> str:
     return "  ".join(parts) or "outcome recorded"
 
 
+def _selected(index: Index, env: str | None, channel: str | None) -> Iterator[tuple[Entry, Json]]:
+    """(entry, full request) of the steps of episode ``env`` (matched by its text: ``"0"``
+    matches 0; None: every one) on ``channel`` (None: every one), in file order."""
+    envs = {e for e in index.episodes() if env is None or str(e) == env}
+    for entry, request in index.iter_full() if envs else ():
+        if entry.env_index in envs and (channel is None or entry.channel == channel):
+            yield entry, request
+
+
 def episode_transcripts(
     index: Index, *, env: str | None = None, channel: str | None = None, full: bool = False
 ) -> dict[EnvIndex, list[list[Segment]]]:
     """Per episode (in order of appearance), the lines that ``cassette show`` prints: a
     heading with the outcome, then each step with the messages it adds and its response.
-    ``full``: every message of each request, untruncated. ``env`` matches an env_index by
-    its text (``"0"`` matches 0); ``channel`` keeps one channel."""
+    ``full``: every message of each request, untruncated; ``env`` and ``channel`` select
+    as :func:`_selected` does."""
     out: dict[EnvIndex, list[list[Segment]]] = {
         e: [[(f"episode {e!r}", "bold"), ("  " + _outcome_text(index.outcomes.get(e)), None)]]
         for e in index.episodes()
         if env is None or str(e) == env
     }
-    width = None if full else 160
     prev: dict[tuple[EnvIndex, str], tuple[list[Any], Json | None]] = {}
-    for entry, request in index.iter_full() if out else ():
-        lines = out.get(entry.env_index)
-        if lines is None or (channel is not None and entry.channel != channel):
-            continue
+    for entry, request in _selected(index, env, channel):
         messages = request.get(_message_field(request))
         shown = None
         if isinstance(messages, list):
             key = (entry.env_index, entry.channel)
             shown = None if full else _new_positions(entry, messages, prev.get(key))
             prev[key] = (messages, response_message(entry.response))
-        lines.extend(_step_lines(entry, request, shown, width))
+        out[entry.env_index].extend(_step_lines(entry, request, shown, None if full else 160))
     return out
 
 
@@ -226,26 +243,16 @@ def episode_records(
 ) -> list[Json]:
     """What ``cassette show --format json`` prints: per episode (in order of appearance)
     its env_index, outcome and steps, each step whole (full request rebuilt from the
-    delta encoding, response, error, meta). ``env`` and ``channel`` filter as in
-    :func:`episode_transcripts`."""
+    delta encoding, response, error, meta). ``env`` and ``channel`` select as
+    :func:`_selected` does."""
     out: dict[EnvIndex, Json] = {
         e: {"env_index": e, "outcome": index.outcomes.get(e), "steps": []}
         for e in index.episodes()
         if env is None or str(e) == env
     }
-    for entry, request in index.iter_full() if out else ():
-        record = out.get(entry.env_index)
-        if record is None or (channel is not None and entry.channel != channel):
-            continue
+    for entry, request in _selected(index, env, channel):
         response, error = entry.served()  # (a lean line: one decode for both)
-        record["steps"].append(
-            {
-                "channel": entry.channel,
-                "step": entry.step,
-                "request": request,
-                "response": response,
-                "error": error,
-                "meta": entry.meta,
-            }
-        )
+        step = {"channel": entry.channel, "step": entry.step, "request": request}
+        step |= {"response": response, "error": error, "meta": entry.meta}
+        out[entry.env_index]["steps"].append(step)
     return list(out.values())

@@ -6,15 +6,14 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeGuard
 
 import click
 
 from ..dataset.inspect import cost_of, tool_calls, usage_of
-from ..errors import CassetteError
 from ..format.runid import set_run_id
-from ..storage.index import Index
-from ..types import Json
+from ..storage.index import Entry, Index
+from ..types import EnvIndex, Json
 from .console import Console, existing, format_option, load, plural
 
 __all__ = ["compute_stats", "percentile", "stats", "stats_rows"]
@@ -51,99 +50,109 @@ def _latency(values: list[float]) -> Json:
     return out
 
 
-def compute_stats(index: Index) -> Json:
-    """The numbers of ``cassette stats`` as a JSON-able dict (stable keys, see the tests)."""
-    channels: dict[str, Json] = defaultdict(lambda: {"steps": 0, "episodes": set(), "errors": 0})
-    models: Counter[str] = Counter()
-    tools: Counter[str] = Counter()
-    tokens: Counter[str] = Counter()
-    latencies: dict[str, list[float]] = defaultdict(list)
-    cost, costed = 0.0, 0
-    for entry in index.entries.values():
-        ch = channels[entry.channel]
-        ch["steps"] += 1
-        ch["episodes"].add((type(entry.env_index).__name__, entry.env_index))
-        ch["errors"] += entry.error is not None
+def _number(value: Any) -> TypeGuard[float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+class _Totals:
+    """What the interactions add up to, per channel and overall."""
+
+    def __init__(self) -> None:
+        self.steps: Counter[str] = Counter()
+        self.errors: Counter[str] = Counter()
+        self.episodes: dict[str, set[tuple[str, EnvIndex]]] = defaultdict(set)
+        self.latencies: dict[str, list[float]] = defaultdict(list)
+        self.models: Counter[str] = Counter()
+        self.tools: Counter[str] = Counter()
+        self.tokens: Counter[str] = Counter()
+        self.cost, self.costed = 0.0, 0
+
+    def add(self, entry: Entry) -> None:
+        channel = entry.channel
+        self.steps[channel] += 1
+        self.episodes[channel].add((type(entry.env_index).__name__, entry.env_index))
+        self.errors[channel] += entry.error is not None
         model = entry.meta.get("model") or entry.param("model")
         if isinstance(model, str):
-            models[model] += 1
-        tokens.update(usage_of(entry))
-        tools.update(name for name, _ in tool_calls(entry.response))
+            self.models[model] += 1
+        self.tokens.update(usage_of(entry))
+        self.tools.update(name for name, _ in tool_calls(entry.response))
         spent = cost_of(entry)
         if spent is not None:
-            cost, costed = cost + spent, costed + 1
+            self.cost, self.costed = self.cost + spent, self.costed + 1
         latency = entry.meta.get("latency_ms")
-        if isinstance(latency, (int, float)) and not isinstance(latency, bool):
-            latencies[entry.channel].append(float(latency))
-    rewards = [
-        float(o["reward"])
-        for o in index.outcomes.values()
-        if isinstance(o.get("reward"), (int, float)) and not isinstance(o.get("reward"), bool)
-    ]
-    calls = sum(ch["steps"] for ch in channels.values())
+        if _number(latency):
+            self.latencies[channel].append(float(latency))
+
+    def channel(self, name: str) -> Json:
+        latency = _latency(self.latencies[name])
+        return {"steps": self.steps[name], "episodes": len(self.episodes[name]),
+                "errors": self.errors[name], "latency_ms": latency}  # fmt: skip
+
+
+def _outcomes(index: Index) -> Json:
+    rewards = [float(o["reward"]) for o in index.outcomes.values() if _number(o.get("reward"))]
+    mean = sum(rewards) / len(rewards) if rewards else None
+    reward = {"count": len(rewards), "mean": mean, "min": min(rewards, default=None),
+              "max": max(rewards, default=None)}  # fmt: skip
+    terminated = sum(1 for o in index.outcomes.values() if o.get("terminated"))
+    return {"count": len(index.outcomes), "terminated": terminated, "reward": reward}
+
+
+def compute_stats(index: Index) -> Json:
+    """The numbers of ``cassette stats`` as a JSON-able dict (stable keys, see the tests)."""
+    t = _Totals()
+    for entry in index.entries.values():
+        t.add(entry)
     return {
         "episodes": len(index.episodes()),
-        "interactions": calls,
-        "errors": sum(ch["errors"] for ch in channels.values()),
+        "interactions": sum(t.steps.values()),
+        "errors": sum(t.errors.values()),
         "eval_protocol": index.eval_protocol,
-        "channels": {
-            name: {
-                "steps": ch["steps"],
-                "episodes": len(ch["episodes"]),
-                "errors": ch["errors"],
-                "latency_ms": _latency(latencies[name]),
-            }
-            for name, ch in sorted(channels.items())
-        },
-        "models": dict(models.most_common()),
-        "tokens": {k: tokens[k] for k in ("input", "output", "total", "cached", "reasoning")},
-        "cost": {"total": round(cost, 6) if costed else None, "calls_with_cost": costed},
-        "latency_ms": _latency([v for vs in latencies.values() for v in vs]),
-        "tool_calls": dict(tools.most_common()),
-        "outcomes": {
-            "count": len(index.outcomes),
-            "terminated": sum(1 for o in index.outcomes.values() if o.get("terminated")),
-            "reward": {
-                "count": len(rewards),
-                "mean": sum(rewards) / len(rewards) if rewards else None,
-                "min": min(rewards) if rewards else None,
-                "max": max(rewards) if rewards else None,
-            },
-        },
+        "channels": {name: t.channel(name) for name in sorted(t.steps)},
+        "models": dict(t.models.most_common()),
+        "tokens": {k: t.tokens[k] for k in ("input", "output", "total", "cached", "reasoning")},
+        "cost": {"total": round(t.cost, 6) if t.costed else None, "calls_with_cost": t.costed},
+        "latency_ms": _latency([v for vs in t.latencies.values() for v in vs]),
+        "tool_calls": dict(t.tools.most_common()),
+        "outcomes": _outcomes(index),
     }
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:,.6g}" if isinstance(x, float) else f"{x:,}"
+
+
+def _counts(counts: Json) -> str:
+    return ", ".join(f"{name} {n}" for name, n in counts.items()) or "-"
+
+
+def _cost(cost: Json) -> str:
+    if cost["total"] is None:
+        return "- (no call recorded a cost)"
+    return f"${cost['total']:.4f} (recorded on {plural(cost['calls_with_cost'], 'call')})"
 
 
 def stats_rows(data: Json) -> Iterator[tuple[str, str]]:
     """(label, text) rows of :func:`compute_stats`'s numbers, as ``cassette stats`` prints."""
-
-    def num(x: float | None) -> str:
-        return "-" if x is None else f"{x:,.6g}" if isinstance(x, float) else f"{x:,}"
-
-    channels = ", ".join(f"{name} {ch['steps']}" for name, ch in data["channels"].items())
     if "run_id" in data:
         yield "run id", data["run_id"] or "- (no header)"
     yield "episodes", f"{data['episodes']}"
+    channels = ", ".join(f"{name} {ch['steps']}" for name, ch in data["channels"].items())
     errors = plural(data["errors"], "recorded error")
     yield "interactions", f"{data['interactions']} ({channels or 'none'}), {errors}"
-    yield "models", ", ".join(f"{m} {n}" for m, n in data["models"].items()) or "-"
+    yield "models", _counts(data["models"])
     t = data["tokens"]
-    yield "tokens", " ".join(f"{k} {num(t[k])}" for k in ("input", "output", "total", "cached"))
-    cost = data["cost"]
-    if cost["total"] is not None:
-        yield (
-            "cost",
-            f"${cost['total']:.4f} (recorded on {plural(cost['calls_with_cost'], 'call')})",
-        )
-    else:
-        yield "cost", "- (no call recorded a cost)"
-    for name, lat in [("all", data["latency_ms"])] + [
-        (ch, d["latency_ms"]) for ch, d in data["channels"].items()
-    ]:
-        qs = "  ".join(f"{q} {num(lat[q])}" for q in ("p50", "p90", "p99", "max"))
+    yield "tokens", " ".join(f"{k} {_num(t[k])}" for k in ("input", "output", "total", "cached"))
+    yield "cost", _cost(data["cost"])
+    latencies = [("all", data["latency_ms"])]
+    latencies += [(ch, d["latency_ms"]) for ch, d in data["channels"].items()]
+    for name, lat in latencies:
+        qs = "  ".join(f"{q} {_num(lat[q])}" for q in ("p50", "p90", "p99", "max"))
         yield f"latency ms {name}", f"{qs}  (n={lat['count']})"
-    yield "tool calls", ", ".join(f"{n} {c}" for n, c in data["tool_calls"].items()) or "-"
+    yield "tool calls", _counts(data["tool_calls"])
     out, reward = data["outcomes"], data["outcomes"]["reward"]
-    rewards = "  ".join(f"{k} {num(reward[k])}" for k in ("mean", "min", "max"))
+    rewards = "  ".join(f"{k} {_num(reward[k])}" for k in ("mean", "min", "max"))
     yield "outcomes", f"{out['count']} ({out['terminated']} terminated)  reward {rewards}"
 
 
@@ -163,12 +172,9 @@ def stats(path: str, fmt: str, as_json: bool) -> None:
       cassette stats runs/shards/ --format json | jq .outcomes.reward.mean
     """
     console = Console()
-    try:
-        index = load(console, existing(console, path))
-        run_id = set_run_id(index.headers) if index.headers else None
-        data = {"path": path, "run_id": run_id, **compute_stats(index)}
-    except CassetteError as exc:
-        console.fail(str(exc))
+    index = load(console, existing(console, path))
+    run_id = set_run_id(index.headers) if index.headers else None
+    data = {"path": path, "run_id": run_id, **compute_stats(index)}
     if as_json or fmt == "json":
         console.json(_json_safe(data))
         return

@@ -144,16 +144,6 @@ def _record_fix(path: Path, config: Json) -> str:
     return f"to re-record, run `{shlex.join([*argv, str(path)])}` against a live model"
 
 
-def _check_tasks(config: Json) -> None:
-    """Fail in one line if tau2 knows no such domain or task ids (tau2's own lookup)."""
-    run = importlib.import_module("tau2.run")
-    ids = config.get("task_ids")
-    try:
-        run.get_tasks(config["domain"], task_ids=list(ids) if ids else None)
-    except (ValueError, KeyError) as exc:
-        _fail(f"tau2: {exc}; {_tasks_fix(str(config['domain']))}")
-
-
 def _tasks_fix(domain: str) -> str:
     """What to pass instead of an unknown ``--domain`` or ``--task-ids``."""
     try:
@@ -258,69 +248,104 @@ def tau2_command(
       cassette tau2 --mode record --domain mock --num-trials 2 \\
         --agent-llm openai/gpt-4.1-mini --user-llm openai/gpt-4.1-mini runs/mock.jsonl
     """
-    path = _local(given, mode)
-    if bundled:
-        if path is not None or mode != "replay":
-            _fail("--bundled replays the shipped cassette; leave out CASSETTE and --mode")
-        from ..errors import CassetteError
-        from ..testing.bundled import bundled as bundled_path
+    from ..errors import CassetteError
 
-        try:
-            path = bundled_path("tau2_mock")
-        except CassetteError as exc:
-            _fail(str(exc))
-    elif path is None:
-        _fail("name the CASSETTE to replay or record, or replay the shipped one with --bundled")
-    if not verbose and "tau2" not in sys.modules:
-        import importlib.util
-
-        if importlib.util.find_spec("tau2") is None:  # name the extra's module, not loguru
-            raise ModuleNotFoundError("No module named 'tau2'", name="tau2")
-        from loguru import logger  # tau2's logger: quiet its import-time chatter
-
-        logger.remove()
-    import cassette
-
+    path = _cassette(given, bundled, mode)
+    if not verbose:
+        _quiet_import()
     ids = [i for item in task_ids for i in item.replace(",", " ").split()] or None
     options = {"domain": domain, "task_ids": ids, "num_trials": num_trials, "seed": seed}
     options |= {"agent_llm": agent_llm, "user_llm": user_llm, "max_steps": max_steps}
-    reads = mode in ("replay", "append") or (mode == "auto" and _exists(path))
     try:
-        if reads:
-            if not _exists(path):
-                _fail(
-                    f"no cassette at {path}; check the path, record one with `cassette tau2 "
-                    f"--mode record {_EXAMPLE} {path}`, or replay the shipped one with "
-                    "`cassette tau2 --bundled`"
-                )
-            cas = cassette.open(path, mode)
-            header = (cas.index.headers or [{}])[0].get("meta") or {}
-            config = _settle(options, header.get("tau2") or {}, path)
-            if not cas.forced:  # a miss names this command, not a variable
-                target = Path("runs/mock.jsonl") if bundled else path  # not the package's copy
-                cas.fix = _record_fix(target, config)
+        if mode in ("replay", "append") or (mode == "auto" and _exists(path)):
+            cas, config = _replayed(path, mode, options, bundled)
         else:
-            config = _settle(options, {})
-            _check_tasks(config)  # before the cassette is opened: no side file is left
-            why = _unreachable(base_url) if base_url else None
-            if why is not None:
-                _fail(f"cannot reach {base_url} ({why}); check --base-url", 1)
-            extra = dict(item.partition("=")[::2] for item in meta_items)
-            cas = cassette.open(path, mode, meta={**extra, "tau2": config})
-        llm_args: Json = {}
-        if base_url:
-            llm_args["api_base"] = base_url
-            llm_args["api_key"] = api_key or os.environ.get("OPENAI_API_KEY") or "dummy"
-        elif api_key:
-            llm_args["api_key"] = api_key
+            cas, config = _recorded(path, mode, options, base_url, meta_items)
         with cas:
             res = run_tau2(cas, **config, max_concurrency=max_concurrency,
-                           llm_args=llm_args, quiet=not verbose)  # fmt: skip
-    except cassette.CassetteError as exc:
+                           llm_args=_llm_args(base_url, api_key), quiet=not verbose)  # fmt: skip
+    except CassetteError as exc:
         _fail(str(exc))
     except (ValueError, KeyError) as exc:  # tau2: unknown domain or task ids
         _fail(f"tau2: {exc}; {_tasks_fix(domain or '')}")
     _report(path, cas, config, res)
+
+
+def _llm_args(base_url: str | None, api_key: str | None) -> Json:
+    """The endpoint and key of the models (a key without --base-url goes as it is)."""
+    if base_url:
+        return {
+            "api_base": base_url,
+            "api_key": api_key or os.environ.get("OPENAI_API_KEY") or "dummy",
+        }
+    return {"api_key": api_key} if api_key else {}
+
+
+def _cassette(given: str | None, bundled: bool, mode: str) -> Path:
+    """The cassette to run on: CASSETTE, or the shipped one with --bundled."""
+    from ..errors import CassetteError
+    from ..testing.bundled import bundled as bundled_path
+
+    path = _local(given, mode)
+    if not bundled:
+        if path is None:
+            _fail("name the CASSETTE to replay or record, or replay the shipped one with --bundled")
+        return path
+    if path is not None or mode != "replay":
+        _fail("--bundled replays the shipped cassette; leave out CASSETTE and --mode")
+    try:
+        return bundled_path("tau2_mock")
+    except CassetteError as exc:
+        _fail(str(exc))
+
+
+def _quiet_import() -> None:
+    """Import tau2 with its logger quiet (its import-time chatter)."""
+    import importlib.util
+
+    if "tau2" in sys.modules:
+        return
+    if importlib.util.find_spec("tau2") is None:  # name the extra's module, not loguru
+        raise ModuleNotFoundError("No module named 'tau2'", name="tau2")
+    from loguru import logger  # tau2's logger
+
+    logger.remove()
+
+
+def _replayed(path: Path, mode: str, options: Json, bundled: bool) -> tuple[Cassette, Json]:
+    """The recorded cassette at ``path``, opened, and the settings it was recorded with."""
+    from ..replay.cassette import open as open_cassette
+
+    if not _exists(path):
+        _fail(
+            f"no cassette at {path}; check the path, record one with `cassette tau2 "
+            f"--mode record {_EXAMPLE} {path}`, or replay the shipped one with "
+            "`cassette tau2 --bundled`"
+        )
+    cas = open_cassette(path, mode)
+    header = (cas.index.headers or [{}])[0].get("meta") or {}
+    config = _settle(options, header.get("tau2") or {}, path)
+    if not cas.forced:  # a miss names this command, not a variable
+        target = Path("runs/mock.jsonl") if bundled else path  # not the package's copy
+        cas.fix = _record_fix(target, config)
+    return cas, config
+
+
+def _recorded(
+    path: Path, mode: str, options: Json, base_url: str | None, meta_items: tuple[str, ...]
+) -> tuple[Cassette, Json]:
+    """A cassette opened to record the run with ``options``, and its settings; checked
+    first (tau2 knows the tasks, the endpoint answers), so that no side file is left."""
+    from ..replay.cassette import open as open_cassette
+
+    config = _settle(options, {})
+    ids = config["task_ids"]  # an unknown domain or task id: ValueError or KeyError from tau2
+    importlib.import_module("tau2.run").get_tasks(config["domain"], task_ids=ids or None)
+    why = _unreachable(base_url) if base_url else None
+    if why is not None:
+        _fail(f"cannot reach {base_url} ({why}); check --base-url", 1)
+    extra = dict(item.partition("=")[::2] for item in meta_items)
+    return open_cassette(path, mode, meta={**extra, "tau2": config}), config
 
 
 def _report(path: Path, cas: Cassette, config: Json, res: Tau2Results) -> None:
@@ -335,9 +360,8 @@ def _report(path: Path, cas: Cassette, config: Json, res: Tau2Results) -> None:
         line = f"{env!s:<{width}}  {_fmt(reward):>6}  "
         if replay:
             recorded = res.outcomes.get(env, {}).get("reward")
-            same = recorded == reward
-            differs += not same
-            line += f"{_fmt(recorded):>8}  " + ("" if same else "DIFFERS ")
+            differs += recorded != reward
+            line += f"{_fmt(recorded):>8}  " + ("" if recorded == reward else "DIFFERS ")
         reason = getattr(sim.termination_reason, "value", sim.termination_reason)
         click.echo(line + str(reason))
     mean = sum(rewards) / len(rewards) if rewards else 0.0

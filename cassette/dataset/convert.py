@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import stat
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,7 +21,7 @@ from ..format.runid import kept_run_id
 from ..redact import Redactor
 from ..replay.cassette import open as open_cassette
 from ..replay.matching import Matcher
-from ..storage.index import Index, Key, load_index
+from ..storage.index import Entry, Index, Key, load_index
 from ..storage.recorder import Recorder
 from ..storage.store import holding, iter_records, replacing, shard_files
 from ..types import EnvIndex, Json
@@ -56,13 +56,8 @@ def from_eval_protocol(src: Path, out: Path, *, progress: Progress | None = None
         )
     meta = {"converted_from": src.name, "source": "eval-protocol playback file"}
     with open_cassette(out, "record", meta=meta) as cas:
-        for entry in index.entries.values():
-            cas.call(
-                entry.request,
-                live=_returns(entry.response),
-                env_index=entry.env_index,
-                step=entry.step,
-            )
+        for e in index.entries.values():
+            cas.call(e.request, live=_returns(e.response), env_index=e.env_index, step=e.step)
             _tick(progress)
     return index
 
@@ -173,17 +168,24 @@ def _conflicts(indexes: Sequence[tuple[Path, Index]]) -> Iterator[tuple[EnvIndex
             first = owners.setdefault(key, where)
             if first != where:
                 env, channel, step = key
-                yield (
-                    env,
-                    (
-                        f"key (env_index={env!r}, channel={channel!r}, step={step}) is in both "
-                        f"{first} and {where}"
-                    ),
-                )
+                what = f"key (env_index={env!r}, channel={channel!r}, step={step})"
+                yield env, f"{what} is in both {first} and {where}"
         for env in index.outcomes:
             first_path = outcome_owner.setdefault(env, path)
             if first_path != path:
                 yield env, f"the outcome of env_index={env!r} is in both {first_path} and {path}"
+
+
+def _repeats(path: Path, index: Index, on_conflict: str) -> int:
+    """How many lines of ``index`` repeat a key; under ``error``, any is a MergeConflict."""
+    if index.duplicates and on_conflict == "error":
+        old, new = index.duplicates[0]
+        raise MergeConflict(
+            f"key (env_index={new.env_index!r}, channel={new.channel!r}, step={new.step}) "
+            f"is recorded twice in {path} (lines {old.line} and {new.line}); pass "
+            "--on-conflict first to keep the first line of each key (what readers serve)"
+        )
+    return len(index.duplicates)
 
 
 def _plan(
@@ -192,15 +194,7 @@ def _plan(
     """Per input, the episodes to leave out (first/last keep each conflicting episode
     whole, from the first or last input that holds it)."""
     skip: list[set[EnvIndex]] = [set() for _ in indexes]
-    for path, index in indexes:
-        if index.duplicates and on_conflict == "error":
-            old, new = index.duplicates[0]
-            raise MergeConflict(
-                f"key (env_index={new.env_index!r}, channel={new.channel!r}, step={new.step}) "
-                f"is recorded twice in {path} (lines {old.line} and {new.line}); pass "
-                "--on-conflict first to keep the first line of each key (what readers serve)"
-            )
-        merged.repeats += len(index.duplicates)
+    merged.repeats += sum(_repeats(path, index, on_conflict) for path, index in indexes)
     if on_conflict == "renumber":
         return skip
     clashing: dict[EnvIndex, None] = {}
@@ -210,6 +204,15 @@ def _plan(
                 f"{message}; pass --on-conflict first|last|renumber to say which to keep"
             )
         clashing.setdefault(env, None)
+    _drop(indexes, clashing, on_conflict, skip, merged)
+    return skip
+
+
+def _drop(
+    indexes: Sequence[tuple[Path, Index]], clashing: Iterable[EnvIndex], on_conflict: str,
+    skip: list[set[EnvIndex]], merged: Merged,
+) -> None:  # fmt: skip
+    """Leave each clashing episode out of every input but the first or last that holds it."""
     held = [set(index.episodes()) for _, index in indexes]
     for env in clashing:
         holders = [i for i, envs in enumerate(held) if env in envs]
@@ -218,7 +221,6 @@ def _plan(
             if i != keep:
                 skip[i].add(env)
                 merged.dropped.append((env, str(indexes[i][0])))
-    return skip
 
 
 # header meta that names one file's run, not what its calls were recorded with
@@ -270,44 +272,63 @@ def _merge(
     prefixes = _prefixes([path for path, _ in indexes])
     if on_conflict == "renumber":
         merged.prefixes = {str(path): p for (path, _), p in zip(indexes, prefixes, strict=True)}
-    matcher = Matcher()
     episodes: set[EnvIndex] = set()
     with replacing(out) as writer:  # 0600, or the mode of the file it replaces
         recorder = Recorder(writer, Redactor())
         headers = [h for _, index in indexes for h in index.headers]  # one run stays one id
         sources = {"merged_from": [str(path) for path in inputs], **kept_run_id(headers)}
         recorder.header({**_shared_meta(headers), **sources})
-        for i, (_, index) in enumerate(indexes):
-
-            def rename(env: EnvIndex, i: int = i) -> EnvIndex:
-                return f"{prefixes[i]}/{env}" if on_conflict == "renumber" else env
-
-            for entry, request in index.iter_full():
-                if entry.env_index in skip[i]:
-                    continue
-                try:
-                    entry.check()  # a damaged response is left out, not given a new checksum
-                except CassetteError as exc:
-                    merged.unusable.append(str(exc).split("; run `cassette validate")[0])
-                    continue
-                env = rename(entry.env_index)
-                sha = entry.sha or matcher.digest(request)
-                meta = {k: v for k, v in entry.meta.items() if k != CHECKSUM_KEY}
-                recorder.interaction(
-                    env, entry.channel, entry.step, request, sha, entry.response, entry.error, meta
-                )
-                episodes.add(env)
-                merged.interactions += 1
-                _tick(progress)
-            merged.unusable.extend(
-                str(e.broken).split("; ")[0]
-                for e in index.entries.values()
-                if e.broken is not None and e.env_index not in skip[i]
-            )
-            for env, outcome in index.outcomes.items():
-                if env not in skip[i]:
-                    recorder.outcome({**outcome, "env_index": rename(env)})
-                    episodes.add(rename(env))
-                    merged.outcomes += 1
+        for (_, index), left_out, prefix in zip(indexes, skip, prefixes, strict=True):
+            renamed = prefix if on_conflict == "renumber" else None
+            episodes |= _copy(recorder, index, left_out, renamed, merged, progress)
     merged.episodes = len(episodes)
     return merged
+
+
+def _renamed(env: EnvIndex, prefix: str | None) -> EnvIndex:
+    return env if prefix is None else f"{prefix}/{env}"
+
+
+def _damaged(entry: Entry, merged: Merged) -> bool:
+    """Whether ``entry``'s response fails its checksum (noted in ``merged``): a damaged
+    response is left out, not given a new checksum."""
+    try:
+        entry.check()
+    except CassetteError as exc:
+        merged.unusable.append(str(exc).split("; run `cassette validate")[0])
+        return True
+    return False
+
+
+def _copy(
+    recorder: Recorder, index: Index, left_out: set[EnvIndex], prefix: str | None,
+    merged: Merged, progress: Progress | None,
+) -> set[EnvIndex]:  # fmt: skip
+    """Record the interactions and outcomes of one input, but the episodes ``left_out``
+    (env_index renamed ``<prefix>/<env_index>`` when renumbering); its episodes."""
+    episodes: set[EnvIndex] = set()
+    matcher = Matcher()
+    for entry, request in index.iter_full():
+        if entry.env_index in left_out or _damaged(entry, merged):
+            continue
+        sha = entry.sha or matcher.digest(request)
+        meta = {k: v for k, v in entry.meta.items() if k != CHECKSUM_KEY}
+        env = _renamed(entry.env_index, prefix)
+        recorder.interaction(env, entry.channel, entry.step, request, sha, entry.response,
+                             entry.error, meta)  # fmt: skip
+        episodes.add(env)
+        merged.interactions += 1
+        _tick(progress)
+    broken = [e for e in index.entries.values() if e.broken and e.env_index not in left_out]
+    merged.unusable += [str(e.broken).split("; ")[0] for e in broken]
+    return episodes | _copy_outcomes(recorder, index, left_out, prefix, merged)
+
+
+def _copy_outcomes(
+    recorder: Recorder, index: Index, left_out: set[EnvIndex], prefix: str | None, merged: Merged
+) -> set[EnvIndex]:
+    outcomes = [(_renamed(e, prefix), o) for e, o in index.outcomes.items() if e not in left_out]
+    for env, outcome in outcomes:
+        recorder.outcome({**outcome, "env_index": env})
+    merged.outcomes += len(outcomes)
+    return {env for env, _ in outcomes}

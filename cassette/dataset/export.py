@@ -124,39 +124,41 @@ def _export(src: Path, out: Path) -> Exported:
     return Exported(calls, len(episodes["env_index"]), run_id, size)
 
 
+_CARD = """---
+configs:
+- config_name: interactions
+  data_files: interactions.parquet
+  default: true
+- config_name: episodes
+  data_files: episodes.parquet
+tags:
+- rollout-cassette
+- agent-trajectories
+---
+
+# Rollout cassette `{name}`
+
+- run id: `{run_id}`
+- {calls} recorded calls in {episodes} episodes
+- recorded {first} to {last} by {producers}
+- run meta: `{meta}`
+
+Two tables: `interactions` (one row per call; `request`, `response`, `stream_chunks`,
+`error`, `usage` and `meta` are JSON text) and `episodes` (reward, terminated, info,
+steps, run id). Load with `datasets.load_dataset(<dir>, 'interactions')`, pandas
+`read_parquet` or duckdb; `cassette import <dir> run.jsonl` turns it back into a
+cassette that replays offline.
+"""
+
+
 def _card(src: Path, headers: list[dict[str, Any]], run_id: str, calls: int, episodes: int) -> str:
+    """The dataset card (README.md): the YAML that names both tables, and what the run is."""
     metas = [h.get("meta", {}) for h in headers]
-    producer = sorted({str(h.get("producer")) for h in headers}) or ["unknown"]
-    created = sorted(str(h.get("created_at")) for h in headers)
-    lines = [
-        "---",
-        "configs:",
-        "- config_name: interactions",
-        "  data_files: interactions.parquet",
-        "  default: true",
-        "- config_name: episodes",
-        "  data_files: episodes.parquet",
-        "tags:",
-        "- rollout-cassette",
-        "- agent-trajectories",
-        "---",
-        "",
-        f"# Rollout cassette `{src.name}`",
-        "",
-        f"- run id: `{run_id}`",
-        f"- {calls} recorded calls in {episodes} episodes",
-        f"- recorded {created[0] if created else '?'} to {created[-1] if created else '?'}"
-        f" by {', '.join(producer)}",
-        f"- run meta: `{orjson.dumps(metas[0] if len(metas) == 1 else metas).decode()}`",
-        "",
-        "Two tables: `interactions` (one row per call; `request`, `response`, `stream_chunks`,",
-        "`error`, `usage` and `meta` are JSON text) and `episodes` (reward, terminated, info,",
-        "steps, run id). Load with `datasets.load_dataset(<dir>, 'interactions')`, pandas",
-        "`read_parquet` or duckdb; `cassette import <dir> run.jsonl` turns it back into a",
-        "cassette that replays offline.",
-        "",
-    ]
-    return "\n".join(lines)
+    created = sorted(str(h.get("created_at")) for h in headers) or ["?"]
+    producers = ", ".join(sorted({str(h.get("producer")) for h in headers}) or ["unknown"])
+    meta = orjson.dumps(metas[0] if len(metas) == 1 else metas).decode()
+    run = {"name": src.name, "run_id": run_id, "calls": calls, "episodes": episodes}
+    return _CARD.format(**run, first=created[0], last=created[-1], producers=producers, meta=meta)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -195,32 +197,18 @@ def import_parquet(src: Path, out: Path) -> Exported:
             recorder.writer.write(orjson.dumps(recorder.redactor.redact(head)[0]))
         else:  # the shards of a run, or none: their set's id
             recorder.header(kept_run_id(headers))
-        for call in calls:
+        for c in calls:
+            sha = c.sha or matcher.digest(c.request)
             try:
-                recorder.interaction(
-                    call.env_index,
-                    call.channel,
-                    call.step,
-                    call.request,
-                    call.sha or matcher.digest(call.request),
-                    call.response,
-                    call.error,
-                    call.meta,
-                )
+                recorder.interaction(c.env_index, c.channel, c.step, c.request, sha, c.response,
+                                     c.error, c.meta)  # fmt: skip
             except CassetteError:
                 raise CassetteError(
-                    f"{src}: the call (env_index={call.env_index!r}, channel={call.channel!r}, "
-                    f"step={call.step}) holds a value a cassette cannot store (JSON nested "
+                    f"{src}: the call (env_index={c.env_index!r}, channel={c.channel!r}, "
+                    f"step={c.step}) holds a value a cassette cannot store (JSON nested "
                     "deeper than 254 levels, say); fix that row of interactions.parquet"
                 ) from None
-        for done in outcomes:
-            recorder.outcome(
-                {
-                    "type": "outcome",
-                    "env_index": done.env_index,
-                    "reward": done.reward,
-                    "terminated": done.terminated,
-                    "info": done.info,
-                }
-            )
+        for o in outcomes:
+            recorder.outcome({"type": "outcome", "env_index": o.env_index, "reward": o.reward,
+                              "terminated": o.terminated, "info": o.info})  # fmt: skip
     return Exported(len(calls), eps.num_rows, run_id, out.stat().st_size)

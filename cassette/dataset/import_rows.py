@@ -24,37 +24,23 @@ from ..format.checksum import CHECKSUM_KEY, checksum
 from ..format.codec import NotJSONError
 from ..format.models import ErrorInfo, Header
 
-__all__ = [
-    "ImportedCall",
-    "ImportedOutcome",
-    "checked_calls",
-    "checked_headers",
-    "checked_outcomes",
-]
+__all__ = ["ImportedCall", "ImportedOutcome", "checked_calls", "checked_headers",
+           "checked_outcomes"]  # fmt: skip
 
 _AGAIN = "export the cassette again with `cassette export`"
 _FIX = f"{_AGAIN}, or fix the row"
 
 # column: (kind, may be null) as `cassette export` writes them
 _CALLS = {
-    "seq": ("int", False),
-    "env_index_json": ("text", False),
-    "channel": ("text", False),
-    "step": ("int", False),
-    "request_sha256": ("text", True),
-    "request": ("text", False),
-    "response": ("text", True),
-    "stream_chunks": ("text", True),
-    "error": ("text", True),
+    "seq": ("int", False), "env_index_json": ("text", False), "channel": ("text", False),
+    "step": ("int", False), "request_sha256": ("text", True), "request": ("text", False),
+    "response": ("text", True), "stream_chunks": ("text", True), "error": ("text", True),
     "meta": ("text", True),
-}
+}  # fmt: skip
 _EPISODES = {
-    "env_index_json": ("text", False),
-    "reward": ("number", True),
-    "terminated": ("bool", True),
-    "info": ("text", True),
-    "has_outcome": ("bool", False),
-}
+    "env_index_json": ("text", False), "reward": ("number", True),
+    "terminated": ("bool", True), "info": ("text", True), "has_outcome": ("bool", False),
+}  # fmt: skip
 
 
 @dataclass
@@ -79,17 +65,10 @@ class ImportedOutcome:
 
 def _kind_of(pa: Any, typ: Any) -> str:
     t = pa.types
-    if t.is_null(typ):
-        return "null"
-    if t.is_integer(typ):
-        return "int"
-    if t.is_floating(typ):
-        return "number"
-    if t.is_boolean(typ):
-        return "bool"
-    if t.is_string(typ) or t.is_large_string(typ) or getattr(t, "is_string_view", bool)(typ):
-        return "text"
-    return str(typ)
+    text = t.is_string(typ) or t.is_large_string(typ) or getattr(t, "is_string_view", bool)(typ)
+    kinds = (("null", t.is_null), ("int", t.is_integer), ("number", t.is_floating),
+             ("bool", t.is_boolean), ("text", lambda _: text))  # fmt: skip
+    return next((kind for kind, test in kinds if test(typ)), str(typ))
 
 
 def _check_schema(pa: Any, table: Any, name: str, columns: dict[str, tuple[str, bool]]) -> None:
@@ -109,83 +88,85 @@ def _check_schema(pa: Any, table: Any, name: str, columns: dict[str, tuple[str, 
             )
 
 
-def _json(name: str, row: int, column: str, text: Any) -> Any:
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        raise CassetteError(f"{name} row {row}: {column} is not JSON ({exc}); {_FIX}") from None
+class _Row:
+    """One row of a table; what is wrong with it is one CassetteError naming the table,
+    the row and the column."""
+
+    def __init__(self, name: str, row: int, record: dict[str, Any]) -> None:
+        self.name, self.row, self.record = name, row, record
+
+    def bad(self, what: str) -> CassetteError:
+        return CassetteError(f"{self.name} row {self.row}: {what}; {_FIX}")
+
+    def json(self, column: str, want: type = object, what: str = "") -> Any:
+        """The column's JSON text parsed (None: null), of type ``want``."""
+        text = self.record[column]
+        try:
+            value = None if text is None else orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            raise self.bad(f"{column} is not JSON ({exc})") from None
+        if value is None or isinstance(value, want):
+            return value
+        raise self.bad(f"{column} is {type(value).__name__}, not {what}")
+
+    def env(self) -> int | str:
+        env = self.json("env_index_json")
+        if isinstance(env, bool) or not isinstance(env, int | str):
+            raise self.bad(f"env_index_json holds a {type(env).__name__}, not an int or a string")
+        return env
 
 
-def _typed(name: str, row: int, column: str, value: Any, want: type, what: str) -> Any:
-    if value is None or isinstance(value, want):
-        return value
-    raise CassetteError(f"{name} row {row}: {column} is {type(value).__name__}, not {what}; {_FIX}")
-
-
-def _env(name: str, row: int, text: str) -> int | str:
-    env = _json(name, row, "env_index_json", text)
-    if isinstance(env, bool) or not isinstance(env, int | str):
-        raise CassetteError(
-            f"{name} row {row}: env_index_json holds a {type(env).__name__}, not an int or "
-            f"a string; {_FIX}"
-        )
-    return env
-
-
-def _nulls(name: str, row: int, record: dict[str, Any], columns: dict[str, Any]) -> None:
-    for column, (_, nullable) in columns.items():
-        if record[column] is None and not nullable:
-            raise CassetteError(f"{name} row {row}: {column} is null; {_FIX}")
+def _rows(pa: Any, table: Any, name: str, columns: dict[str, tuple[str, bool]]) -> list[_Row]:
+    """The rows of ``table``, its columns and their nulls checked."""
+    _check_schema(pa, table, name, columns)
+    rows = [_Row(name, i, r) for i, r in enumerate(table.select(list(columns)).to_pylist())]
+    for r in rows:
+        for column, (_, nullable) in columns.items():
+            if r.record[column] is None and not nullable:
+                raise r.bad(f"{column} is null")
+    return rows
 
 
 def checked_calls(pa: Any, table: Any, src: Path) -> Iterator[ImportedCall]:
     """The interactions of the table ``interactions.parquet`` of ``src``, in recording
     order (its ``seq``), each checked."""
-    name = f"{src / 'interactions.parquet'}"
-    _check_schema(pa, table, name, _CALLS)
-    records = table.select(list(_CALLS)).to_pylist()
-    _check_nulls(name, records, _CALLS)
     seen: dict[tuple[Any, str, int], int] = {}
-    for row, r in sorted(enumerate(records), key=lambda item: item[1]["seq"]):
-        env = _env(name, row, r["env_index_json"])
-        key = (env, r["channel"], r["step"])
-        if r["step"] < 0:
-            raise CassetteError(f"{name} row {row}: step is {r['step']}, below 0; {_FIX}")
-        if key in seen:
-            raise CassetteError(
-                f"{name} row {row}: key (env_index={env!r}, channel={r['channel']!r}, "
-                f"step={r['step']}) is in row {seen[key]} too; {_FIX}"
-            )
-        seen[key] = row
-        sha = r["request_sha256"]
-        if sha is not None and len(sha) != 64:  # (as readers check it; validate: hex)
-            raise CassetteError(
-                f"{name} row {row}: request_sha256 is not 64 characters (leave it null to "
-                f"compute it); {_FIX}"
-            )
-        request = _json(name, row, "request", r["request"])
-        _typed(name, row, "request", request, dict, "a JSON object")
-        response = _parsed(name, row, r, "response", dict, "a JSON object or null")
-        chunks = _parsed(name, row, r, "stream_chunks", list, "a JSON array or null")
-        if chunks is not None:  # where a stream's response holds them: first
-            response = {"chunks": chunks, **(response or {})}
-        error = _parsed(name, row, r, "error", dict, "a JSON object or null")
+    rows = _rows(pa, table, f"{src / 'interactions.parquet'}", _CALLS)
+    for r in sorted(rows, key=lambda r: r.record["seq"]):
+        env, channel, step = r.env(), r.record["channel"], r.record["step"]
+        if step < 0:
+            raise r.bad(f"step is {step}, below 0")
+        if (env, channel, step) in seen:
+            where = f"key (env_index={env!r}, channel={channel!r}, step={step})"
+            raise r.bad(f"{where} is in row {seen[env, channel, step]} too")
+        seen[env, channel, step] = r.row
+        yield _call(r, env)
+
+
+def _call(r: _Row, env: int | str) -> ImportedCall:
+    sha = r.record["request_sha256"]
+    if sha is not None and len(sha) != 64:  # (as readers check it; validate: hex)
+        raise r.bad("request_sha256 is not 64 characters (leave it null to compute it)")
+    request = r.json("request", dict, "a JSON object")
+    response = r.json("response", dict, "a JSON object or null")
+    chunks = r.json("stream_chunks", list, "a JSON array or null")
+    if chunks is not None:  # where a stream's response holds them: first
+        response = {"chunks": chunks, **(response or {})}
+    error = r.json("error", dict, "a JSON object or null")
+    try:
         if error is not None:
-            try:
-                ErrorInfo.model_validate(error)
-            except ValidationError as exc:
-                why = exc.errors()[0]
-                where = ".".join(str(p) for p in why["loc"])
-                raise CassetteError(
-                    f"{name} row {row}: error {where}: {why['msg']}; {_FIX}"
-                ) from None
-        meta = _parsed(name, row, r, "meta", dict, "a JSON object or null") or {}
-        if CHECKSUM_KEY in meta:
-            response = _as_recorded(name, row, meta[CHECKSUM_KEY], response, error)
-        yield ImportedCall(env, r["channel"], r["step"], request, sha, response, error, meta)
+            ErrorInfo.model_validate(error)
+    except ValidationError as exc:
+        why = exc.errors()[0]
+        raise r.bad(f"error {'.'.join(str(p) for p in why['loc'])}: {why['msg']}") from None
+    meta = r.json("meta", dict, "a JSON object or null") or {}
+    if CHECKSUM_KEY in meta:
+        response = _as_recorded(r, meta[CHECKSUM_KEY], response, error)
+    return ImportedCall(env, r.record["channel"], r.record["step"], request, sha, response,
+                        error, meta)  # fmt: skip
 
 
-def _as_recorded(name: str, row: int, want: Any, response: Any, error: Any) -> Any:
+def _as_recorded(r: _Row, want: Any, response: Any, error: Any) -> Any:
     """``response`` as it was recorded, its ``meta.checksum`` (``want``) verified: a
     response or error changed since (a damaged file, an edit) is refused, so the import
     never writes it with a new checksum that would let replay serve it."""
@@ -198,36 +179,20 @@ def _as_recorded(name: str, row: int, want: Any, response: Any, error: Any) -> A
                 return made
         except NotJSONError:
             break
-    raise CassetteError(
-        f"{name} row {row}: response or error is not what was recorded (meta.checksum does "
-        f"not match: the row was edited or damaged); {_FIX}"
+    raise r.bad(
+        "response or error is not what was recorded (meta.checksum does not match: the row "
+        "was edited or damaged)"
     )
-
-
-def _parsed(name: str, row: int, r: dict[str, Any], column: str, want: type, what: str) -> Any:
-    text = r[column]
-    value = None if text is None else _json(name, row, column, text)
-    return _typed(name, row, column, value, want, what)
-
-
-def _check_nulls(name: str, records: list[dict[str, Any]], columns: dict[str, Any]) -> None:
-    for row, record in enumerate(records):
-        _nulls(name, row, record, columns)
 
 
 def checked_outcomes(pa: Any, table: Any, src: Path) -> Iterator[ImportedOutcome]:
     """The outcomes of the table ``episodes.parquet`` of ``src`` (its rows that have
     one), each checked."""
-    name = f"{src / 'episodes.parquet'}"
-    _check_schema(pa, table, name, _EPISODES)
-    records = table.select(list(_EPISODES)).to_pylist()
-    _check_nulls(name, records, _EPISODES)
-    for row, r in enumerate(records):
-        env = _env(name, row, r["env_index_json"])
-        if not r["has_outcome"]:
-            continue
-        info = _parsed(name, row, r, "info", dict, "a JSON object or null") or {}
-        yield ImportedOutcome(env, r["reward"], r["terminated"], info)
+    for r in _rows(pa, table, f"{src / 'episodes.parquet'}", _EPISODES):
+        env = r.env()
+        if r.record["has_outcome"]:
+            info = r.json("info", dict, "a JSON object or null") or {}
+            yield ImportedOutcome(env, r.record["reward"], r.record["terminated"], info)
 
 
 def checked_headers(metadata: dict[bytes, bytes] | None, key: bytes, src: Path) -> list[Any]:

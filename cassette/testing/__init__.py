@@ -1,17 +1,7 @@
-"""What users import in their own tests: the scripted OpenAI-compatible model server, a
-small MCP server (:mod:`cassette.testing.mcp_server`) and the cassettes shipped with the
-package (:func:`bundled`).
-
-.. code-block:: python
-
-    from cassette.testing import ScriptedServer
-
-    with ScriptedServer(mode="random") as server:   # 127.0.0.1, a free port
-        client = OpenAI(base_url=server.base_url, api_key="test")
-
-``python -m cassette.testing.server --port 0 --mode random`` runs it as a process.
-The pytest plugin (:mod:`cassette.testing.plugin`) is installed with the package.
-"""
+"""What users import in their own tests: the scripted OpenAI-compatible model server
+(:class:`ScriptedServer`; ``mode="random"`` answers differently each time), a small MCP
+server (:mod:`.mcp_server`), the cassettes shipped with the package (:func:`bundled`) and
+the pytest plugin (:mod:`.plugin`, installed with the package)."""
 
 from __future__ import annotations
 

@@ -11,10 +11,10 @@ An Anthropic client takes the server's root as its base URL: ``server.root_url``
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 from ..types import Json
+from .conversation import Conversation, Reply, split_n, sse
 
 __all__ = ["error_body", "messages_answer", "parse_messages"]
 
@@ -31,28 +31,28 @@ def error_body(status: int, message: str | None = None) -> Json:
     return {"type": "error", "error": {"type": kind, "message": message or f"Scripted {status}"}}
 
 
+def _block_text(block: Any) -> tuple[str, bool]:
+    """The text of one content block, and whether it is a tool result."""
+    kind = block.get("type") if isinstance(block, dict) else None
+    if kind == "text":
+        return str(block.get("text", "")), False
+    if kind == "tool_result":
+        return _text(block.get("content", ""))[0], True
+    if kind == "tool_use":
+        return json.dumps({"name": block.get("name"), "input": block.get("input")}), False
+    return "", False
+
+
 def _text(content: Any) -> tuple[str, bool]:
     """The text of a message's content, and whether it is a tool result."""
     if isinstance(content, str):
         return content, False
-    parts, result = [], False
-    for block in content if isinstance(content, list) else []:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "text":
-            parts.append(str(block.get("text", "")))
-        elif kind == "tool_result":
-            inner, _ = _text(block.get("content", ""))
-            parts.append(inner)
-            result = True
-        elif kind == "tool_use":
-            parts.append(json.dumps({"name": block.get("name"), "input": block.get("input")}))
-    return "".join(parts), result
+    parts = [_block_text(block) for block in content] if isinstance(content, list) else []
+    return "".join(text for text, _ in parts), any(result for _, result in parts)
 
 
-def parse_messages(body: Json, conversation: Callable[..., Any]) -> Any:
-    """The server's conversation of a Messages request (``conversation`` is its dataclass)."""
+def parse_messages(body: Json) -> Conversation:
+    """The conversation of a Messages request."""
     msgs: list[tuple[str, str]] = []
     system = body.get("system")
     if system:
@@ -61,72 +61,63 @@ def parse_messages(body: Json, conversation: Callable[..., Any]) -> Any:
         if isinstance(m, dict):
             text, result = _text(m.get("content"))
             msgs.append(("tool" if result else str(m.get("role", "user")), text))
-    tools = [
+    return Conversation(msgs, _tools(body), _choice(body), body.get("metadata"), (False, None))
+
+
+def _tools(body: Json) -> list[tuple[str, Any]]:
+    tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
+    return [
         (str(t["name"]), t.get("input_schema"))
-        for t in body.get("tools") or []
-        if isinstance(t, dict) and "name" in t and "input_schema" in t
+        for t in tools
+        if {"name", "input_schema"} <= t.keys()
     ]
+
+
+def _choice(body: Json) -> Any:
     choice = body.get("tool_choice")
-    if isinstance(choice, dict) and choice.get("type") == "none":
-        choice = "none"
-    meta = body.get("metadata")
-    return conversation(msgs, tools, choice, meta, (False, None))
+    return "none" if isinstance(choice, dict) and choice.get("type") == "none" else choice
 
 
-def messages_answer(
-    body: Json, ident: Callable[..., str], model: str, content: str | None,
-    calls: list[Json], used: int, made: int, pieces: Callable[[str], list[str]],
-) -> Json | list[bytes]:  # fmt: skip
+def messages_answer(body: Json, reply: Reply) -> Json | list[bytes]:
     """The Messages API answer: a message dict, or its SSE events when streamed."""
-    blocks: list[Json] = []
-    if content:
-        blocks.append({"type": "text", "text": content})
-    for c in calls:
+    blocks: list[Json] = [{"type": "text", "text": reply.content}] if reply.content else []
+    for c in reply.calls:
         tool_id = c["id"] if c["id"].startswith("toolu_") else "toolu_" + c["id"][-24:]
-        blocks.append(
-            {
-                "type": "tool_use",
-                "id": tool_id,
-                "name": c["name"],
-                "input": json.loads(c["arguments"]),
-            }
-        )
-    if not blocks:
-        blocks.append({"type": "text", "text": ""})
+        use = {"type": "tool_use", "id": tool_id, "name": c["name"]}
+        blocks.append({**use, "input": json.loads(c["arguments"])})
     usage = {
-        "input_tokens": used, "output_tokens": made, "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0,
+        "input_tokens": reply.used, "output_tokens": reply.made,
+        "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
     }  # fmt: skip
     message: Json = {
-        "id": ident("msg_"), "type": "message", "role": "assistant", "model": model,
-        "content": blocks, "stop_reason": "tool_use" if calls else "end_turn",
-        "stop_sequence": None, "usage": usage,
+        "id": reply.ident("msg_"), "type": "message", "role": "assistant",
+        "model": reply.model, "content": blocks or [{"type": "text", "text": ""}],
+        "stop_reason": "tool_use" if reply.calls else "end_turn", "stop_sequence": None,
+        "usage": usage,
     }  # fmt: skip
     if not body.get("stream"):
         return message
-    events: list[Json] = []
     start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
-    events.append({"type": "message_start", "message": start})
-    for index, block in enumerate(blocks):
-        empty = {**block, "text": ""} if block["type"] == "text" else {**block, "input": {}}
-        events.append({"type": "content_block_start", "index": index, "content_block": empty})
-        if index == 0:
-            events.append({"type": "ping"})
-        if block["type"] == "text":
-            deltas = [{"type": "text_delta", "text": p} for p in pieces(block["text"])]
-        else:
-            raw = json.dumps(block["input"])
-            size = max(1, -(-len(raw) // 3))
-            parts = [raw[i : i + size] for i in range(0, len(raw), size)]
-            deltas = [{"type": "input_json_delta", "partial_json": p} for p in parts]
-        for delta in deltas:
-            events.append({"type": "content_block_delta", "index": index, "delta": delta})
-        events.append({"type": "content_block_stop", "index": index})
+    events: list[Json] = [{"type": "message_start", "message": start}]
+    for index, block in enumerate(message["content"]):
+        events += _block_events(index, block, reply)
     stop = {"stop_reason": message["stop_reason"], "stop_sequence": None}
-    events.append({"type": "message_delta", "delta": stop, "usage": {"output_tokens": made}})
+    events.append({"type": "message_delta", "delta": stop, "usage": {"output_tokens": reply.made}})
     events.append({"type": "message_stop"})
-    return [
-        b"event: %s\ndata: %s\n\n"
-        % (e["type"].encode(), json.dumps(e, separators=(",", ":")).encode())
-        for e in events
-    ]
+    return sse(events, named=True)
+
+
+def _block_events(index: int, block: Json, reply: Reply) -> list[Json]:
+    """A content block streamed: its start (a ping after the first), deltas and stop."""
+    text = block["type"] == "text"
+    empty = {**block, "text": ""} if text else {**block, "input": {}}
+    events: list[Json] = [{"type": "content_block_start", "index": index, "content_block": empty}]
+    if index == 0:
+        events.append({"type": "ping"})
+    if text:
+        deltas = [{"type": "text_delta", "text": p} for p in reply.pieces(block["text"])]
+    else:
+        parts = split_n(json.dumps(block["input"]), 3)
+        deltas = [{"type": "input_json_delta", "partial_json": p} for p in parts]
+    events += [{"type": "content_block_delta", "index": index, "delta": d} for d in deltas]
+    return [*events, {"type": "content_block_stop", "index": index}]

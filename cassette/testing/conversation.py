@@ -1,17 +1,44 @@
-"""What the scripted server reads from a request: the conversation (roles and texts), the
-tools offered, tool_choice, metadata and whether a JSON answer was asked for; from a Chat
-Completions body (:func:`parse_chat`) or a Responses API body (:func:`parse_responses`)."""
+"""What passes between the scripted server and the shapes of its answers: the
+:class:`Conversation` read from a request (roles and texts, tools offered, tool_choice,
+metadata, whether a JSON answer was asked for), the :class:`Reply` the server scripts, and
+the text helpers every answer shares (compact JSON, SSE events, stream pieces)."""
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from ..types import Json
 from .schema_values import requested_json
 
-__all__ = ["Conversation", "parse_chat", "parse_responses", "text_of"]
+__all__ = ["Conversation", "Reply", "dumps", "parse_chat", "parse_responses", "split_n",
+           "split_words", "sse", "text_of"]  # fmt: skip
+
+
+def dumps(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+def sse(events: Iterable[Json], named: bool = False) -> list[bytes]:
+    """``events`` as SSE frames: ``event: <type>`` lines when ``named``, else ``[DONE]`` last."""
+    if named:
+        return [b"event: %s\ndata: %s\n\n" % (e["type"].encode(), dumps(e)) for e in events]
+    return [b"data: %s\n\n" % dumps(e) for e in events] + [b"data: [DONE]\n\n"]
+
+
+def split_words(text: str, words: int) -> list[str]:
+    """Split ``text`` into pieces of ``words`` words each; joining them gives ``text`` back."""
+    tokens = re.findall(r"\s*\S+\s*", text) or ([text] if text else [])
+    return ["".join(tokens[i : i + words]) for i in range(0, len(tokens), max(1, words))]
+
+
+def split_n(text: str, parts: int) -> list[str]:
+    """``text`` cut into ``parts`` pieces (tool-call arguments as a stream sends them)."""
+    size = max(1, -(-len(text) // parts))
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
 
 def text_of(content: Any) -> str:
@@ -40,6 +67,21 @@ class Conversation:
         return last[1] if last[0] in ("tool", "function") else None
 
 
+@dataclass
+class Reply:
+    """What the server answers: content and tool calls (``{"id", "name", "arguments"}``),
+    token counts, the model's name, ``ident(prefix, salt="")`` for ids and ``pieces(text)``
+    for the chunks of a stream."""
+
+    content: str | None
+    calls: list[Json]
+    used: int
+    made: int
+    model: str
+    ident: Callable[..., str]
+    pieces: Callable[[str], list[str]]
+
+
 def _conversation(body: Json, msgs: list[tuple[str, str]]) -> Conversation:
     tools = [  # chat nests {"name", "parameters"} under "function"; the Responses API does not
         (str(f["name"]), f.get("parameters"))
@@ -60,19 +102,23 @@ def parse_chat(body: Json) -> Conversation:
     return _conversation(body, msgs)
 
 
+def _responses_item(it: Json) -> tuple[str, str] | None:
+    kind = it.get("type", "message")
+    if kind == "message":
+        return str(it.get("role", "user")), text_of(it.get("content"))
+    if kind == "function_call_output":
+        return "tool", text_of(it.get("output"))
+    if kind == "function_call":
+        return "assistant", f"{it.get('name')}({it.get('arguments')})"
+    return None
+
+
 def parse_responses(body: Json) -> Conversation:
     msgs: list[tuple[str, str]] = []
     if isinstance(body.get("instructions"), str):
         msgs.append(("system", body["instructions"]))
     raw = body.get("input")
     for it in [{"role": "user", "content": raw}] if isinstance(raw, str) else raw or []:
-        if not isinstance(it, dict):
-            continue
-        kind = it.get("type", "message")
-        if kind == "message":
-            msgs.append((str(it.get("role", "user")), text_of(it.get("content"))))
-        elif kind == "function_call_output":
-            msgs.append(("tool", text_of(it.get("output"))))
-        elif kind == "function_call":
-            msgs.append(("assistant", f"{it.get('name')}({it.get('arguments')})"))
+        if isinstance(it, dict) and (msg := _responses_item(it)) is not None:
+            msgs.append(msg)
     return _conversation(body, msgs)

@@ -1,28 +1,31 @@
-"""The HTTP side of :class:`cassette.testing.server.ScriptedServer`: the threaded server,
-the request handler (routes, JSON and SSE answers, chunked streaming) and the endpoints
-answered from the request alone (embeddings, completions, moderations, images, speech).
-What a model endpoint answers, and which requests fail, is the ScriptedServer's
-(``owner._handle``, ``owner._handle_other``)."""
+"""The HTTP side of :class:`cassette.testing.server.ScriptedServer`: the threaded server and
+the request handler (routes, JSON and SSE answers, chunked streaming). What an endpoint
+answers, and which requests fail, is its owner's (:meth:`Owner.answer`)."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
+import contextlib
 import json
 import re
+import socket
 import sys
+import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..types import Json
+from .conversation import dumps
 
-if TYPE_CHECKING:
-    from .server import ScriptedServer
+__all__ = ["MODEL_ROUTES", "OTHER_ROUTES", "Answer", "Handler", "ModelHTTPServer", "Owner",
+           "error_body"]  # fmt: skip
 
-__all__ = ["OTHER_ROUTES", "Handler", "ModelHTTPServer", "dumps", "error_body", "other_answer"]
-
+MODEL_ROUTES = ("/chat/completions", "/responses", "/messages")
+OTHER_ROUTES = ("/embeddings", "/completions", "/moderations", "/images/generations",
+                "/audio/speech")  # fmt: skip
+# (status, content type, the body or the SSE events of a stream, extra headers)
+Answer = tuple[int, str, bytes | list[bytes], dict[str, str]]
 _AZURE_DEPLOYMENT = re.compile(r"^(/openai)?/deployments/[^/]+(?=/)")
 _ERROR_KINDS: dict[int, tuple[str, str | None]] = {
     400: ("invalid_request_error", None), 401: ("invalid_request_error", "invalid_api_key"),
@@ -40,73 +43,50 @@ def error_body(status: int, message: str | None = None) -> Json:
     return {"error": {"message": text, "type": kind, "param": None, "code": code}}
 
 
-def dumps(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":")).encode()
+class Owner(Protocol):
+    """What the handler asks of the server it serves for."""
 
+    model: str
+    response_headers: dict[str, str]
+    chunk_delay_ms: float
 
-OTHER_ROUTES = ("/embeddings", "/completions", "/moderations", "/images/generations",
-                 "/audio/speech")  # fmt: skip
-
-
-def other_answer(
-    route: str,
-    body: Json,
-    model: str,
-    pieces: Callable[[str], list[str]] = lambda text: [text],
-    salt: bytes = b"",
-) -> tuple[str, bytes | list[bytes]]:
-    """(content type, body) of the endpoints beyond chat and responses, derived from the
-    request (and ``salt``: the random mode's): embeddings, legacy completions (with
-    ``"stream": true`` their SSE chunks, the text cut by ``pieces``), moderations, images,
-    speech (binary)."""
-    text = json.dumps(body.get("input", body.get("prompt", "")))
-    seed = hashlib.sha256(text.encode() + salt).digest()
-    name = str(body.get("model") or model)
-    usage = {"prompt_tokens": len(text) // 4 + 1, "total_tokens": len(text) // 4 + 1}
-    if route == "/audio/speech":
-        return "audio/mpeg", b"ID3" + seed
-    if route == "/embeddings":
-        vector = [round(b / 255, 4) for b in seed[:8]]
-        item = {"object": "embedding", "index": 0, "embedding": vector}
-        payload: Json = {"object": "list", "data": [item], "model": name, "usage": usage}
-    elif route == "/completions":
-        answer = " " + " ".join(seed[i : i + 2].hex() for i in range(0, 8, 2))
-        head = {"id": "cmpl-" + seed[:12].hex(), "object": "text_completion", "created": 0,
-                "model": name}  # fmt: skip
-        usage = {**usage, "completion_tokens": 4, "total_tokens": usage["prompt_tokens"] + 4}
-        if body.get("stream"):
-            return "text/event-stream", _completion_events(body, head, pieces(answer), usage)
-        choice = {"index": 0, "text": answer, "logprobs": None, "finish_reason": "stop"}
-        payload = {**head, "choices": [choice], "usage": usage}
-    elif route == "/moderations":
-        result = {"flagged": False, "categories": {}, "category_scores": {}}
-        payload = {"id": "modr-" + seed[:12].hex(), "model": name, "results": [result]}
-    else:
-        image = {"b64_json": base64.b64encode(seed).decode(), "revised_prompt": text}
-        payload = {"created": 0, "data": [image]}
-    return "application/json", dumps(payload)
-
-
-def _completion_events(body: Json, head: Json, pieces: list[str], usage: Json) -> list[bytes]:
-    """A streamed legacy completion: text chunks, the finish chunk, the usage chunk when
-    ``stream_options.include_usage`` asks for it, then ``[DONE]``."""
-
-    def chunk(piece: str, reason: str | None = None) -> Json:
-        choice = {"index": 0, "text": piece, "logprobs": None, "finish_reason": reason}
-        return {**head, "choices": [choice]}
-
-    out = [chunk(p) for p in pieces] + [chunk("", "stop")]
-    if (body.get("stream_options") or {}).get("include_usage"):
-        out.append({**head, "choices": [], "usage": usage})
-    return [b"data: %s\n\n" % dumps(c) for c in out] + [b"data: [DONE]\n\n"]
+    def answer(self, route: str, body: Json) -> Answer: ...
 
 
 class ModelHTTPServer(ThreadingHTTPServer):
+    """A thread a connection; :meth:`close` also wakes the handlers idling on keep-alive."""
+
     daemon_threads = True
 
-    def __init__(self, address: tuple[str, int], owner: ScriptedServer) -> None:
+    def __init__(self, address: tuple[str, int], owner: Owner) -> None:
         self.owner = owner
+        self._open: set[socket.socket] = set()
+        self._lock, self._closing = threading.Lock(), False
         super().__init__(address, Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._lock:
+            if self._closing:
+                with contextlib.suppress(OSError):
+                    request.shutdown(socket.SHUT_RDWR)
+            else:
+                self._open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._lock:
+            self._open.discard(request)
+        super().shutdown_request(request)
+
+    def close(self) -> None:
+        """Stop serving, end every open connection and join the handler threads."""
+        self.shutdown()
+        with self._lock:
+            self._closing = True
+            for conn in self._open:
+                with contextlib.suppress(OSError):
+                    conn.shutdown(socket.SHUT_RDWR)
+        self.server_close()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         if not isinstance(sys.exc_info()[1], OSError):  # dropped connections are normal
@@ -120,16 +100,6 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         return
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.owner._track(self.connection, add=True)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.owner._track(self.connection, add=False)
 
     def _route(self) -> str:
         path = self.path.split("?", 1)[0].rstrip("/")
@@ -152,36 +122,30 @@ class Handler(BaseHTTPRequestHandler):
             body = json.loads(raw)
         except ValueError:
             body = None
-        if route in OTHER_ROUTES and isinstance(body, dict):
-            status, kind, data, headers = self.server.owner._handle_other(route, body)
-            if isinstance(data, list):
-                self._sse(data)
-            else:
-                self._body(status, kind, data, headers)
-        elif route not in ("/chat/completions", "/responses", "/messages"):
-            self._json(404, error_body(404, f"Unknown path {self.path}"))
-        elif not isinstance(body, dict):
-            self._json(400, error_body(400, "Request body must be a JSON object"))
-        else:
+        if isinstance(body, dict) and route in (*MODEL_ROUTES, *OTHER_ROUTES):
             try:
-                status, payload, headers = self.server.owner._handle(route, body)
+                answer = self.server.owner.answer(route, body)
             except Exception as exc:  # noqa: BLE001 - a fixture bug must still get an HTTP answer
-                status, payload, headers = 500, error_body(500, repr(exc)), {}
-            if isinstance(payload, list):
-                self._sse(payload)
-            else:
-                self._json(status, payload, headers)
+                answer = 500, "application/json", dumps(error_body(500, repr(exc))), {}
+            self._send(*answer)
+        elif route not in MODEL_ROUTES:
+            self._json(404, error_body(404, f"Unknown path {self.path}"))
+        else:
+            self._json(400, error_body(400, "Request body must be a JSON object"))
 
-    def _json(self, status: int, payload: Json, headers: Mapping[str, str] | None = None) -> None:
-        self._body(status, "application/json", dumps(payload), headers)
+    def _json(self, status: int, payload: Json) -> None:
+        self._send(status, "application/json", dumps(payload), {})
 
-    def _body(
-        self, status: int, kind: str, data: bytes, headers: Mapping[str, str] | None = None
+    def _send(
+        self, status: int, kind: str, data: bytes | list[bytes], headers: Mapping[str, str]
     ) -> None:
+        if isinstance(data, list):
+            self._sse(data)
+            return
         self.send_response(status)
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(data)))
-        for name, value in {**self.server.owner.response_headers, **(headers or {})}.items():
+        for name, value in {**self.server.owner.response_headers, **headers}.items():
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)

@@ -1,51 +1,15 @@
-"""pytest plugin: the ``cassette`` fixture, the ``cassette`` marker and ``--cassette-*`` options.
+"""pytest plugin: the ``cassette`` fixture, the ``cassette`` marker and ``--cassette-*`` options
+(README, "pytest"). Installed with the package (entry point ``pytest11``, name ``cassette``;
+``-p no:cassette`` turns it off).
 
-Installed with the package (entry point ``pytest11``, name ``cassette``; ``-p no:cassette``
-turns it off).
-
-The fixture
-    ``cassette`` yields an open :class:`cassette.Cassette` for the test and closes it at
-    teardown::
-
-        def test_agent(cassette):
-            resp = cassette.call(request, live=lambda: client_call(request))
-
-    Default file: ``<cassette dir>/<module basename>/<test name>.jsonl``; a test in a class
-    is ``<Class>.<test>``, and a parametrized id keeps ``[A-Za-z0-9_.,=+@[]-]`` (any other
-    run of characters becomes ``_`` and an 8-hex hash of the id is appended, so two ids never
-    share a file). A test that does not pass (fails, errors, is skipped or interrupted)
-    aborts its cassette instead of closing it: in ``record`` mode the existing cassette is
-    left untouched and the failure names the side file that holds what was recorded.
-
-The marker
-    ``@pytest.mark.cassette(path=None, mode=None, match="strict", ignore=())`` (``path`` may
-    also be the one positional argument) configures the fixture of the tests it marks.
-    ``path`` is relative to the cassette dir, or absolute; ``match`` and ``ignore`` are
-    passed to :func:`cassette.open`. The closest marker wins key by key (a function's marker
-    over its class's over the module's ``pytestmark``).
-
-Options (command line, ``$CASSETTE_MODE``, ini)
-    ``--cassette-mode {replay,record,auto,append,passthrough}``: the mode of every
-    ``cassette`` fixture. Precedence, first given wins: ``$CASSETTE_FORCE_MODE`` (which
-    also overrides the ``mode=`` of any cassette the code opens) > ``--cassette-mode`` >
-    ``$CASSETTE_MODE`` > the marker's ``mode=`` > ini ``cassette_mode`` > ``replay``. So by
-    default a test run never reaches a live model: a call with no recording fails the test
-    with :class:`cassette.CassetteMiss`, whose message says to re-record with
-    ``--cassette-mode=record``; the failure also shows the test's cassette path and the
-    command that re-records that one test.
-
-    ``--cassette-dir DIR`` (relative to the invocation directory; ini ``cassette_dir`` is
-    relative to rootdir; default ``tests/cassettes`` under rootdir).
-
-    ``--cassette-fail-unused`` (ini ``cassette_fail_unused``): after the run the terminal
-    summary lists each passed test whose cassette (in ``replay`` or ``append`` mode, also
-    ``auto`` on an existing file) holds interactions the test never asked for; with this
-    flag those make the run fail (exit status 1). The unused keys travel on the teardown
-    report as the user property ``cassette_unused``, so the summary works under xdist too.
-
-The options, their precedence and the directory are read in
-:mod:`cassette.testing.plugin_settings`; this module is the fixture, the marker and what a
-test's outcome does to its cassette.
+The fixture yields an open :class:`cassette.Cassette` (file: :func:`default_path`, mode:
+``--cassette-mode`` and its precedence, :mod:`.plugin_settings`) and closes it at
+teardown. A test that does not pass aborts its cassette instead: in ``record`` mode the old
+cassette is left untouched and the failure names the side file that holds what was
+recorded, and a failure from a cassette names the command that re-records the test.
+``@pytest.mark.cassette(path=None, mode=None, match="strict", ignore=())`` configures the
+fixture; the closest marker wins key by key. A passed test whose cassette holds unplayed
+interactions carries them on its teardown report (:mod:`.unused` sums them up).
 """
 
 from __future__ import annotations
@@ -77,17 +41,9 @@ from .unused import UNUSED_PROPERTY as _UNUSED
 if TYPE_CHECKING:
     from ..replay.cassette import Cassette
 
-__all__ = [
-    "DEFAULT_DIR",
-    "DEFAULT_MODE",
-    "MODES",
-    "cassette",
-    "default_path",
-    "pytest_addoption",
-    "pytest_configure",
-    "pytest_report_header",
-    "pytest_runtest_makereport",
-]
+__all__ = ["DEFAULT_DIR", "DEFAULT_MODE", "MODES", "cassette", "default_path",
+           "pytest_addoption", "pytest_configure", "pytest_report_header",
+           "pytest_runtest_makereport"]  # fmt: skip
 
 _MARKER_KEYS = ("path", "mode", "match", "ignore")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.,=+@\[\]-]+")
@@ -115,7 +71,9 @@ def _safe_name(name: str) -> str:
 
 
 def default_path(item: pytest.Item, directory: Path | str) -> Path | str:
-    """``<directory>/<module basename>/<Class.>...<test name>.jsonl`` for ``item``."""
+    """``<directory>/<module basename>/<Class.>...<test name>.jsonl`` for ``item``; a
+    parametrized id keeps ``[A-Za-z0-9_.,=+@[]-]``, any other run of characters becomes
+    ``_`` and an 8-hex hash of the id is appended (two ids never share a file)."""
     classes = [node.name for node in item.listchain() if isinstance(node, pytest.Class)]
     name = ".".join([*classes, item.name])
     if isinstance(directory, str):  # a URL
@@ -166,19 +124,7 @@ def cassette(request: pytest.FixtureRequest) -> Iterator[Cassette]:
     assert isinstance(item, pytest.Item)
     settings = request.config.stash[SETTINGS]
     options = _marker_options(item)
-    raw = options.get("path")
-    where: str | Path
-    if raw is None:
-        where = default_path(item, settings.directory)
-    elif isinstance(settings.directory, str) and not is_url(os.fspath(raw)):
-        where = f"{settings.directory}/{os.fspath(raw)}"  # under the URL; a slash stays
-    elif is_url(os.fspath(raw)):
-        where = os.fspath(raw)
-    else:
-        assert isinstance(settings.directory, Path)
-        where = settings.directory / Path(os.fspath(raw)).expanduser()  # absolute stays
-        if str(raw).endswith(("/", os.sep)):  # a shard directory: a str keeps the slash
-            where = f"{where}{os.sep}"
+    where = _where(item, settings.directory, options.get("path"))
     mode, source = settings.mode_for(options.get("mode"))
     cas = open_cassette(
         where,
@@ -196,6 +142,22 @@ def cassette(request: pytest.FixtureRequest) -> Iterator[Cassette]:
         _finish(item, state)
 
 
+def _where(item: pytest.Item, directory: Path | str, raw: Any) -> Path | str:
+    """The cassette of ``item``: the marker's ``path`` (``raw``) under ``directory`` (a
+    URL, or an absolute path, as it is), else :func:`default_path`."""
+    if raw is None:
+        return default_path(item, directory)
+    text: str = os.fspath(raw)
+    if is_url(text):
+        return text
+    if isinstance(directory, str):
+        return f"{directory}/{text}"  # under the URL; a slash stays
+    where = directory / Path(text).expanduser()  # absolute stays
+    if text.endswith(("/", os.sep)):  # a shard directory: a str keeps the slash
+        return f"{where}{os.sep}"
+    return where
+
+
 def _finish(item: pytest.Item, state: _TestState) -> None:
     from ..replay.cassette import Mode
 
@@ -205,22 +167,12 @@ def _finish(item: pytest.Item, state: _TestState) -> None:
     if not passed:
         _abort(cas, None)  # a no-op if the failure already aborted it
         return
-    if cas.mode in (Mode.REPLAY, Mode.APPEND):
-        unused = cas.unused()
-        if unused:
-            item.user_properties.append(
-                (
-                    _UNUSED,
-                    {
-                        "path": shown(cas.path, item.config),
-                        "count": len(unused),
-                        "total": len(cas.index.entries),
-                        "keys": [
-                            f"env_index={e!r} channel={c!r} step={s}" for e, c, s in unused[:5]
-                        ],
-                    },
-                )
-            )
+    unused = cas.unused() if cas.mode in (Mode.REPLAY, Mode.APPEND) else []
+    if unused:
+        keys = [f"env_index={e!r} channel={c!r} step={s}" for e, c, s in unused[:5]]
+        path, total = shown(cas.path, item.config), len(cas.index.entries)
+        info = {"path": path, "count": len(unused), "total": total, "keys": keys}
+        item.user_properties.append((_UNUSED, info))
     cas.close()
 
 
@@ -262,11 +214,8 @@ def pytest_runtest_makereport(
         again = shlex.join(["pytest", "--cassette-mode=record", item.nodeid])
         if cas.forced:  # the variable beats the flag: name it
             again = "CASSETTE_FORCE_MODE=record " + shlex.join(["pytest", item.nodeid])
+        where = f"cassette {shown(cas.path, item.config)} (mode={cas.mode.value}, "
         report.sections.append(
-            (
-                "cassette",
-                f"cassette {shown(cas.path, item.config)} (mode={cas.mode.value}, "
-                f"from {state.source})\nre-record this test with: {again}",
-            )
+            ("cassette", f"{where}from {state.source})\nre-record this test with: {again}")
         )
     return report

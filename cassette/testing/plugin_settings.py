@@ -7,26 +7,15 @@ into :class:`Settings` on ``config.stash``; and the report header that shows the
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from .unused import UnusedSummary
 
-__all__ = [
-    "DEFAULT_DIR",
-    "DEFAULT_MODE",
-    "MODES",
-    "SETTINGS",
-    "Settings",
-    "is_url",
-    "pytest_addoption",
-    "pytest_configure",
-    "pytest_report_header",
-    "shown",
-]
+__all__ = ["DEFAULT_DIR", "DEFAULT_MODE", "MODES", "SETTINGS", "Settings", "is_url",
+           "pytest_addoption", "pytest_configure", "pytest_report_header", "shown"]  # fmt: skip
 
 MODES = ("replay", "record", "auto", "append", "passthrough")  # cassette.Mode, kept lazy
 DEFAULT_MODE = "replay"
@@ -45,8 +34,6 @@ class Settings:
     override: tuple[str, str] | None
     fallback: tuple[str, str]  # ini cassette_mode, else the default
     directory: Path | str  # a str: an fsspec URL
-    fail_unused: bool
-    unused: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     def mode_for(self, marked: object) -> tuple[str, str]:
         if self.override is not None:
@@ -83,9 +70,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("cassette", "rollout-cassette: record and replay LLM calls")
     group.addoption(
         "--cassette-mode",
-        dest="cassette_mode",
         choices=MODES,
-        default=None,
         help="mode of every `cassette` fixture: replay (default; a call with no recording "
         "fails the test, nothing live is called), record (call live, rewrite the cassette "
         "when the test passes), auto (replay if the file exists, else record), append "
@@ -95,19 +80,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--cassette-dir",
-        dest="cassette_dir",
-        default=None,
         metavar="DIR",
         help=f"directory of the default cassettes <DIR>/<module>/<test>.jsonl and of marker "
         f"paths (default: ini cassette_dir, else {DEFAULT_DIR} under rootdir).",
     )
     group.addoption(
         "--cassette-fail-unused",
-        dest="cassette_fail_unused",
         action="store_true",
-        default=False,
-        help="fail the run (exit status 1) if a passed test left recorded interactions of "
-        "its cassette unplayed (they are listed in the summary either way).",
+        help="fail the run if a passed test left recorded interactions of its cassette unplayed.",
     )
     parser.addini("cassette_mode", "default mode of the `cassette` fixture (replay)", default="")
     parser.addini("cassette_dir", f"cassette directory, relative to rootdir ({DEFAULT_DIR})")
@@ -123,38 +103,38 @@ def _checked(value: str, where: str) -> str:
     return mode
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", _MARKER_HELP)
-    override: tuple[str, str] | None = None
-    option = config.getoption("cassette_mode")
-    env = os.environ.get("CASSETTE_MODE", "").strip()
+def _override(config: pytest.Config) -> tuple[str, str] | None:
+    """The mode that beats the marker's, and where it came from, if one is given."""
     forced = os.environ.get("CASSETTE_FORCE_MODE", "").strip()
     if forced:
-        override = (_checked(forced, "$CASSETTE_FORCE_MODE"), "$CASSETTE_FORCE_MODE")
-    elif option:
-        override = (str(option), "--cassette-mode")
-    elif env:
-        override = (_checked(env, "$CASSETTE_MODE"), "$CASSETTE_MODE")
-    ini_mode = str(config.getini("cassette_mode") or "").strip()
-    fallback = (_checked(ini_mode, "ini cassette_mode"), "ini") if ini_mode else None
+        return _checked(forced, "$CASSETTE_FORCE_MODE"), "$CASSETTE_FORCE_MODE"
+    option = config.getoption("cassette_mode")
+    if option:
+        return str(option), "--cassette-mode"
+    env = os.environ.get("CASSETTE_MODE", "").strip()
+    return (_checked(env, "$CASSETTE_MODE"), "$CASSETTE_MODE") if env else None
+
+
+def _directory(config: pytest.Config) -> Path | str:
     opt_dir = config.getoption("cassette_dir")
     ini_dir = str(config.getini("cassette_dir") or "").strip()
-    directory: Path | str
     if is_url(opt_dir or ini_dir):  # s3://bucket/cassettes, memory://..., gs://...
-        directory = str(opt_dir or ini_dir).rstrip("/")
-    elif opt_dir:
-        directory = config.invocation_params.dir / Path(opt_dir).expanduser()
-    else:
-        directory = config.rootpath / Path(ini_dir or DEFAULT_DIR).expanduser()
-    settings = config.stash[SETTINGS] = Settings(
-        override=override,
-        fallback=fallback or (DEFAULT_MODE, "default"),
-        directory=directory,
-        fail_unused=bool(
-            config.getoption("cassette_fail_unused") or config.getini("cassette_fail_unused")
-        ),
+        return str(opt_dir or ini_dir).rstrip("/")
+    if opt_dir:
+        return config.invocation_params.dir / Path(opt_dir).expanduser()
+    return config.rootpath / Path(ini_dir or DEFAULT_DIR).expanduser()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", _MARKER_HELP)
+    override = _override(config)
+    ini_mode = str(config.getini("cassette_mode") or "").strip()
+    fallback = (_checked(ini_mode, "ini cassette_mode"), "ini") if ini_mode else None
+    fail_unused = config.getoption("cassette_fail_unused") or config.getini("cassette_fail_unused")
+    config.stash[SETTINGS] = Settings(
+        override, fallback or (DEFAULT_MODE, "default"), _directory(config)
     )
-    config.pluginmanager.register(UnusedSummary(settings, config), "cassette-summary")
+    config.pluginmanager.register(UnusedSummary(bool(fail_unused), config), "cassette-summary")
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:

@@ -25,18 +25,11 @@ __all__ = ["find_schema", "json_answer", "requested_json", "schema_value", "tool
 
 _MAX_DEPTH = 8
 _FORMATS = {
-    "date-time": "2024-05-06T07:08:09Z",
-    "date": "2024-05-06",
-    "time": "07:08:09",
-    "duration": "P1D",
-    "email": "agent@example.com",
-    "uri": "https://example.com/",
-    "url": "https://example.com/",
-    "uuid": "12345678-1234-5678-1234-567812345678",
-    "ipv4": "127.0.0.1",
-    "ipv6": "::1",
-    "hostname": "example.com",
-}
+    "date-time": "2024-05-06T07:08:09Z", "date": "2024-05-06", "time": "07:08:09",
+    "duration": "P1D", "email": "agent@example.com", "uri": "https://example.com/",
+    "url": "https://example.com/", "uuid": "12345678-1234-5678-1234-567812345678",
+    "ipv4": "127.0.0.1", "ipv6": "::1", "hostname": "example.com",
+}  # fmt: skip
 # JSON-schema keys that only a schema (not an ordinary JSON answer) has at its top level
 _SCHEMA_KEYS = ("properties", "$defs", "definitions", "anyOf", "oneOf", "allOf", "$ref")
 
@@ -99,50 +92,84 @@ def schema_value(
     """A value that validates against ``schema`` (see the module's docstring)."""
     if not isinstance(schema, dict) or depth > 4 * _MAX_DEPTH:
         return None if isinstance(schema, dict) else _free(text, rnd)
-    root = schema if root is None else root
-    schema = _resolve(schema, root)
+    walk = _Walk(text, rnd, schema if root is None else root, depth)
+    schema = _resolve(schema, walk.root)
+    fixed = _fixed(schema, rnd)
+    fixed = walk.combined(schema) if fixed is _NONE else fixed
+    return walk.typed(schema, _kind(schema)) if fixed is _NONE else fixed
 
-    def again(sub: Any) -> Any:
-        return schema_value(sub, text, rnd, root=root, depth=depth + 1)
 
+_NONE = object()  # no fixed value
+
+
+def _fixed(schema: Json, rnd: bool) -> Any:
+    """The value ``const``, ``enum`` or (outside random mode) ``default`` names, else _NONE."""
     if "const" in schema:
         return schema["const"]
     if isinstance(schema.get("enum"), list) and schema["enum"]:
         return schema["enum"][0]
-    if "default" in schema and not rnd:
-        return schema["default"]
-    for key in ("anyOf", "oneOf"):
-        if isinstance(options := schema.get(key), list) and options:
-            real = [o for o in options if not (isinstance(o, dict) and o.get("type") == "null")]
-            deep = depth >= _MAX_DEPTH // 2 and len(real) < len(options)  # recursion: stop
-            return again(real[0]) if real and not deep else None
-    if isinstance(schema.get("allOf"), list):
-        rest = {k: v for k, v in schema.items() if k != "allOf"}
-        return again(_merge([rest, *schema["allOf"]], root))
+    return schema["default"] if "default" in schema and not rnd else _NONE
+
+
+def _kind(schema: Json) -> Any:
+    """The type to build: the first of a list that is not null, else guessed from the keys."""
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "null")
     if kind is None:
         kind = "object" if "properties" in schema else "array" if "items" in schema else "string"
-    if kind in ("integer", "number"):
-        return _number(schema, text, rnd)
-    if kind == "boolean":
-        return secrets.randbelow(2) == 1 if rnd else True
-    if kind == "array":
+    return kind
+
+
+class _Walk:
+    """The values of a schema's parts, one level deeper (recursive schemas stop at a depth)."""
+
+    def __init__(self, text: str, rnd: bool, root: Json, depth: int) -> None:
+        self.text, self.rnd, self.root, self.depth = text, rnd, root, depth
+
+    def again(self, sub: Any) -> Any:
+        return schema_value(sub, self.text, self.rnd, root=self.root, depth=self.depth + 1)
+
+    def typed(self, schema: Json, kind: Any) -> Any:
+        if kind in ("integer", "number"):
+            return _number(schema, self.text, self.rnd)
+        if kind == "boolean":
+            return secrets.randbelow(2) == 1 if self.rnd else True
+        if kind in ("array", "object"):
+            return self.array(schema) if kind == "array" else self.object(schema)
+        return None if kind == "null" else _string(schema, self.text, self.rnd)
+
+    def combined(self, schema: Json) -> Any:
+        """anyOf / oneOf: the first option that is not null; allOf: the parts merged;
+        _NONE where the schema combines none."""
+        for key in ("anyOf", "oneOf"):
+            if isinstance(options := schema.get(key), list) and options:
+                return self.option(options)
+        if isinstance(schema.get("allOf"), list):
+            rest = {k: v for k, v in schema.items() if k != "allOf"}
+            return self.again(_merge([rest, *schema["allOf"]], self.root))
+        return _NONE
+
+    def option(self, options: list[Any]) -> Any:
+        real = [o for o in options if not (isinstance(o, dict) and o.get("type") == "null")]
+        deep = self.depth >= _MAX_DEPTH // 2 and len(real) < len(options)  # recursion: stop
+        return self.again(real[0]) if real and not deep else None
+
+    def array(self, schema: Json) -> list[Any]:
         if isinstance(schema.get("prefixItems"), list):
-            return [again(item) for item in schema["prefixItems"]]
-        if depth >= _MAX_DEPTH:
+            return [self.again(item) for item in schema["prefixItems"]]
+        if self.depth >= _MAX_DEPTH:
             return []
         size = max(1, int(schema.get("minItems", 0)))
         size = min(size, int(schema.get("maxItems", size)))
-        return [again(schema.get("items")) for _ in range(size)]
-    if kind == "object":
+        return [self.again(schema.get("items")) for _ in range(size)]
+
+    def object(self, schema: Json) -> Json:
         props: Json = schema["properties"] if isinstance(schema.get("properties"), dict) else {}
         names = list(schema.get("required") or []) or list(props)[:1]
-        if depth >= _MAX_DEPTH:
+        if self.depth >= _MAX_DEPTH:
             names = list(schema.get("required") or [])
-        return {name: again(props.get(name)) for name in names}
-    return None if kind == "null" else _string(schema, text, rnd)
+        return {name: self.again(props.get(name)) for name in names}
 
 
 def tool_arguments(schema: Any, text: str, rnd: bool = False) -> Json:

@@ -7,12 +7,9 @@ them, lists them in the terminal summary and, with ``--cassette-fail-unused``, f
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
-
-if TYPE_CHECKING:
-    from .plugin_settings import Settings
 
 __all__ = ["UNUSED_PROPERTY", "UnusedSummary"]
 
@@ -22,8 +19,9 @@ UNUSED_PROPERTY = "cassette_unused"
 class UnusedSummary:
     """Per-config hooks: gather the unused recordings, report them, set the exit status."""
 
-    def __init__(self, settings: Settings, config: pytest.Config) -> None:
-        self.settings = settings
+    def __init__(self, fail_unused: bool, config: pytest.Config) -> None:
+        self.fail_unused = fail_unused
+        self.unused: list[tuple[str, dict[str, Any]]] = []  # (test id, its property)
         self.worker = hasattr(config, "workerinput")  # xdist: the controller decides
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -31,23 +29,21 @@ class UnusedSummary:
             return
         for name, value in report.user_properties:
             if name == UNUSED_PROPERTY and isinstance(value, dict):
-                self.settings.unused.append((report.nodeid, value))
+                self.unused.append((report.nodeid, value))
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        settings = self.settings
-        fails = settings.unused and settings.fail_unused and not self.worker
+        fails = self.unused and self.fail_unused and not self.worker
         if fails and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        settings = self.settings
-        if not settings.unused:
+        if not self.unused:
             return
         tr = terminalreporter
-        fail = settings.fail_unused
+        fail = self.fail_unused
         tr.write_sep("=", "cassette: unused recordings", red=fail, yellow=not fail, bold=True)
         total = 0
-        for nodeid, info in settings.unused:
+        for nodeid, info in self.unused:
             count = int(info.get("count", 0))
             total += count
             tr.write_line(
@@ -57,9 +53,7 @@ class UnusedSummary:
             if tr.config.get_verbosity() > 0:  # the first few keys
                 for key in info.get("keys", []):
                     tr.write_line(f"    {key}")
-        what = (
-            f"{_plural(total, 'recorded interaction')} in {_plural(len(settings.unused), 'test')}"
-        )
+        what = f"{_plural(total, 'recorded interaction')} in {_plural(len(self.unused), 'test')}"
         if fail:
             tr.write_line(f"--cassette-fail-unused: {what} never played; the run fails", red=True)
         else:
