@@ -11,24 +11,24 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import MakeServer
-from tests.test_readme import REPO, _python_blocks, _run_block
+from tests.helpers.chat import MakeServer
+from tests.helpers.readme import REPO, python_blocks, run_block
 
 
 def _block(marker: str) -> str:
-    (block,) = [b for b in _python_blocks() if marker in b]
+    (block,) = [b for b in python_blocks() if marker in b]
     return block
 
 
 def test_the_anthropic_example_records_and_replays(tmp_path: Path) -> None:
     pytest.importorskip("anthropic")
-    out = _run_block(_block("wrap_anthropic(client, cas)"), tmp_path)
+    out = run_block(_block("wrap_anthropic(client, cas)"), tmp_path)
     assert "The tool returned" not in out and out.startswith("({'word': ")
     assert (tmp_path / "runs" / "claude.jsonl").exists()
 
 
 def test_the_fork_example_forks(tmp_path: Path) -> None:
-    out = _run_block(_block("from cassette.replay.fork import fork, fork_points"), tmp_path)
+    out = run_block(_block("from cassette.replay.fork import fork, fork_points"), tmp_path)
     assert "'why': 'mismatch'" in out and "'why': 'fork_at'" in out
 
 

@@ -34,7 +34,7 @@ import cassette
 from cassette import CassetteError, CassetteMismatch
 from cassette.adapters.litellm import LiteLLMStream, patch_litellm
 from cassette.storage.index import load_index
-from tests.conftest import MakeServer
+from tests.helpers.chat import MakeServer
 
 T = TypeVar("T")
 KEY = "fake-key-0123456789abcdef"

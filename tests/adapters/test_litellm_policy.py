@@ -29,7 +29,7 @@ from tests.adapters.test_litellm import (
     run,
     same,
 )
-from tests.conftest import MakeServer
+from tests.helpers.chat import MakeServer
 
 __all__ = ["litellm_leftovers", "no_network", "path"]  # fixtures, used by name
 

@@ -23,7 +23,7 @@ import cassette
 from cassette.adapters.litellm import patch_litellm
 from cassette.redact import REDACTED
 from tests.adapters.test_litellm import KEY, args, litellm_leftovers, no_network
-from tests.conftest import MakeServer
+from tests.helpers.chat import MakeServer
 from tests.helpers.fake_secrets import by_kind
 
 __all__ = ["litellm_leftovers", "no_network"]  # fixtures, used by name

@@ -22,7 +22,7 @@ import cassette
 from cassette import CassetteError, CassetteMismatch
 from cassette.adapters.openai import wrap_openai
 from cassette.storage.index import Entry, load_index
-from tests.conftest import MakeServer
+from tests.helpers.chat import MakeServer
 
 USER = [{"role": "user", "content": "What is the weather like in Paris tomorrow?"}]
 WEATHER: dict[str, Any] = {

@@ -21,7 +21,7 @@ from openai import AsyncOpenAI, OpenAI
 import cassette
 from cassette.adapters.openai import wrap_openai
 from cassette.storage.index import load_index
-from tests.conftest import MakeServer
+from tests.helpers.chat import MakeServer
 
 USER = [{"role": "user", "content": "What is the weather like in Paris tomorrow?"}]
 NOWHERE = "http://127.0.0.1:9/v1"  # the discard port: nothing listens there

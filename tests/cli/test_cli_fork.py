@@ -15,7 +15,7 @@ import cassette
 from cassette.cli import main
 from cassette.replay.fork import fork_points
 from tests.cli.test_cli_run_auto import NOWHERE, SCRIPTS, cassette_run
-from tests.conftest import MakeServer
+from tests.helpers.chat import MakeServer
 
 
 def test_fork_an_unmodified_script(make_server: MakeServer, tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import pytest
 
 import cassette
 from cassette.storage.index import load_index
-from tests.conftest import MakeServer
+from tests.helpers.chat import MakeServer
 
 SCRIPTS = Path(__file__).parents[1] / "fixtures" / "autorecord"
 ROOT = str(Path(cassette.__file__).resolve().parents[1])

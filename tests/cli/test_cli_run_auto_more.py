@@ -10,7 +10,7 @@ import pytest
 
 from cassette.storage.index import load_index
 from tests.cli.test_cli_run_auto import NOWHERE, cassette_run
-from tests.conftest import MakeServer
+from tests.helpers.chat import MakeServer
 
 
 @pytest.mark.slow

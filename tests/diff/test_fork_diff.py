@@ -20,7 +20,7 @@ from cassette.diff.schema import SCHEMA
 from cassette.format.runid import set_run_id
 from cassette.replay.fork import fork
 from cassette.storage.index import load_index
-from tests.conftest import MakeServer
+from tests.helpers.chat import MakeServer
 from tests.replay.test_fork import run_loops
 
 

@@ -17,7 +17,7 @@ from cassette.adapters.openai import wrap_openai
 from cassette.format.runid import set_run_id
 from cassette.replay.fork import FORK_CHANNEL, fork, fork_points
 from cassette.storage.index import load_index
-from tests.conftest import Loop, MakeServer
+from tests.helpers.chat import Loop, MakeServer
 
 NOWHERE = "http://127.0.0.1:9/v1"
 
