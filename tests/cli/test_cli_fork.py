@@ -14,7 +14,7 @@ from click.testing import CliRunner
 import cassette
 from cassette.cli import main
 from cassette.replay.fork import fork_points
-from tests.cli.test_cli_run_auto import NOWHERE, SCRIPTS, cassette_run
+from tests.helpers.autorecord import NOWHERE, SCRIPTS, cassette_run
 from tests.helpers.chat import MakeServer
 
 

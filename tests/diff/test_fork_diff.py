@@ -21,7 +21,7 @@ from cassette.format.runid import set_run_id
 from cassette.replay.fork import fork
 from cassette.storage.index import load_index
 from tests.helpers.chat import MakeServer
-from tests.replay.test_fork import run_loops
+from tests.helpers.loops import run_loops
 
 
 @pytest.fixture
