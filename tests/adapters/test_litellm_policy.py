@@ -19,19 +19,10 @@ from litellm.types.utils import ModelResponseStream
 
 import cassette
 from cassette.adapters.policy import wrap_policy
-from tests.adapters.test_litellm import (
-    TOOLS,
-    USER,
-    args,
-    litellm_leftovers,
-    no_network,
-    path,
-    run,
-    same,
-)
 from tests.helpers.chat import MakeServer
+from tests.helpers.litellm_calls import TOOLS, USER, args, run, same
 
-__all__ = ["litellm_leftovers", "no_network", "path"]  # fixtures, used by name
+pytestmark = pytest.mark.usefixtures("litellm_leftovers")
 
 
 class Policies:

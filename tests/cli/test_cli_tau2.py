@@ -15,7 +15,7 @@ from cassette.cli.tau2 import tau2_command
 from cassette.storage.index import load_index
 from cassette.testing import bundled
 from fixtures.tau2_server import Tau2Server
-from tests.helpers.tau2 import MARKS, litellm_garbage  # noqa: F401 - autouse fixture
+from tests.helpers.tau2_runs import MARKS, litellm_garbage  # noqa: F401 - autouse fixture
 
 pytest.importorskip("tau2", reason="needs the tau2 extra: pip install -e '.[tau2]'")
 
