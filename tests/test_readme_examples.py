@@ -1,5 +1,5 @@
 """The README's examples for wrap_anthropic, `cassette run` zero-code recording and fork
-run as written (issue 14)."""
+run as written."""
 
 from __future__ import annotations
 

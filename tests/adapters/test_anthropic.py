@@ -1,5 +1,5 @@
 """wrap_anthropic: the real anthropic SDK over real HTTP to the scripted server's Messages
-endpoint, recorded and replayed offline under a socket guard (issue 14, item 1)."""
+endpoint, recorded and replayed offline under a socket guard."""
 
 from __future__ import annotations
 

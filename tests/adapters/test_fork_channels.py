@@ -1,5 +1,5 @@
 """A fork across channels: the LLM (wrap_openai) replayed up to the fork, MCP tool calls
-(mcp_session over stdio) replayed with the prefix or kept live (issue 14)."""
+(mcp_session over stdio) replayed with the prefix or kept live."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """patch_litellm: the real litellm over real HTTP to the scripted server, recorded in random
-mode and replayed offline, three times, with a socket guard (issue 10, item 2)."""
+mode and replayed offline, three times, with a socket guard."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """wrap_policy around policies that call the real litellm over real HTTP: the ModelResponse
 comes back equal (logprobs, _hidden_params, usage), and a returned CustomStreamWrapper
-replays chunk by chunk as one (issue 10, item 2)."""
+replays chunk by chunk as one."""
 
 from __future__ import annotations
 

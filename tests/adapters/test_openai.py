@@ -1,5 +1,5 @@
 """wrap_openai: the real openai SDK over real HTTP to the scripted server, recorded and
-replayed offline (issue 3, item 1)."""
+replayed offline."""
 
 from __future__ import annotations
 

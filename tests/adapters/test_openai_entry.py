@@ -1,5 +1,5 @@
 """wrap_openai: every entry point of the openai SDK records and replays offline, through
-the real SDK over real HTTP to the scripted server (issue 10, item 1)."""
+the real SDK over real HTTP to the scripted server."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""patch_tau2 with the real tau2 engine: record against the scripted server, replay offline
-(issue 4, items 1, 2 and 4)."""
+"""patch_tau2 with the real tau2 engine: record against the scripted server, replay offline."""
 
 from __future__ import annotations
 

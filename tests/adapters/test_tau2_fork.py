@@ -1,5 +1,5 @@
 """Fork tau2 episodes: record the mock domain, fork every episode at agent step k with
-another scripted model, check the prefix is byte-identical and the suffix live (issue 14)."""
+another scripted model, check the prefix is byte-identical and the suffix live."""
 
 from __future__ import annotations
 

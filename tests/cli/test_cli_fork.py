@@ -1,5 +1,5 @@
 """`cassette fork BASE NEW -- CMD`: an unmodified script forked from a recorded run; the
-matching prefix replays, the rest goes live, NEW replays alone (issue 14)."""
+matching prefix replays, the rest goes live, NEW replays alone."""
 
 from __future__ import annotations
 

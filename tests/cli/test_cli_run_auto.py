@@ -1,6 +1,6 @@
 """`cassette run --cassette PATH -- python script.py`: a script that never imports cassette
 records its openai / anthropic / litellm calls and replays them with the scripted servers
-stopped and the network cut off (issue 14, item 2)."""
+stopped and the network cut off."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``cassette tau2``: tau2's run_tasks under the cassette from the command line; the bundled
-tau2 mock cassette (package data) replays offline (issue 4, items 3 and 5; issue 11)."""
+tau2 mock cassette (package data) replays offline."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """cassette diff BASE NEW where NEW is a fork of BASE (cassette.replay.fork): the "fork" records
-are not calls; each forked episode shows where it forked, in every format (issue 14)."""
+are not calls; each forked episode shows where it forked, in every format."""
 
 from __future__ import annotations
 
