@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import importlib
 import re
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
@@ -64,27 +65,36 @@ def modules() -> dict[str, Path]:
     }
 
 
+def import_names(node: ast.AST, pkg: str) -> list[str]:
+    """The dotted names an import statement names (a relative one made absolute from the
+    package ``pkg``; the facade only where a name is not a module of its own); [] for any
+    other node."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if not isinstance(node, ast.ImportFrom):
+        return []
+    parts = pkg.split(".")
+    base = parts[: len(parts) - node.level + 1] if node.level else []
+    mod = ".".join([*base, node.module] if node.module else base)
+    return [f"{mod}.{a.name}" for a in node.names] + [mod] * (mod != "cassette")
+
+
+def module_of(target: str) -> str:
+    """The module of cassette that a dotted name is in, or ""."""
+    while target and target not in modules():
+        target = target.rpartition(".")[0]
+    return target
+
+
 def imported(name: str, path: Path) -> set[str]:
     """The modules of cassette that ``name`` imports, at module level or lazily; the facade
     ``cassette`` as ``"cassette"``, and never another package that holds ``name`` (its own
     ``__init__`` is not an import of it, as in house.py)."""
     pkg = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            targets = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = pkg.split(".")[: len(pkg.split(".")) - node.level + 1] if node.level else []
-            mod = ".".join([*base, node.module] if node.module else base)
-            targets = [f"{mod}.{a.name}" for a in node.names] + [mod] * (mod != "cassette")
-        else:
-            continue
-        for target in targets:
-            while target and target not in modules():
-                target = target.rpartition(".")[0]
-            if target and (target == "cassette" != name or not f"{name}.".startswith(target + ".")):
-                found.add(target)
-    return found
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = {module_of(t) for node in ast.walk(tree) for t in import_names(node, pkg)}
+    own = {t for t in found if f"{name}.".startswith(f"{t}.")} - ({"cassette"} - {name})
+    return found - own - {""}
 
 
 @cache
@@ -157,55 +167,71 @@ def test_few_modules_at_the_root() -> None:
     assert len(list(PKG.glob("*.py"))) <= MAX_ROOT_MODULES
 
 
-def top_level(tree: ast.Module) -> tuple[set[str], set[str]]:
-    """The names a module's top level defines (functions, classes, assignments) and those it
-    imports, also in its ``if``/``try``/``with`` blocks (not inside functions or classes)."""
-    defined: set[str] = set()
-    imports: set[str] = set()
-    todo: list[ast.stmt] = list(tree.body)
-    while todo:
-        node = todo.pop()
+def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """A module's top-level statements, those in its ``if``/``try``/``with`` blocks too."""
+    for node in body:
+        yield node
+        if isinstance(node, (ast.If, ast.Try, ast.With)):
+            yield from statements(node.body)
+            yield from statements([*getattr(node, "orelse", []), *getattr(node, "finalbody", [])])
+            yield from statements([s for h in getattr(node, "handlers", []) for s in h.body])
+
+
+def targets_of(node: ast.stmt) -> list[ast.expr]:
+    """What an assignment assigns to ([] for any other statement)."""
+    if isinstance(node, ast.Assign):
+        return node.targets
+    return [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+
+
+def defined(tree: ast.Module) -> set[str]:
+    """The names a module's top level defines: functions, classes, assignments."""
+    names: set[str] = set()
+    for node in statements(tree.body):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            defined.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            imports |= {(a.asname or a.name).split(".")[0] for a in node.names}
-        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            defined |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-        elif isinstance(node, (ast.If, ast.Try, ast.With)):
-            todo += node.body + getattr(node, "orelse", []) + getattr(node, "finalbody", [])
-            todo += [stmt for h in getattr(node, "handlers", []) for stmt in h.body]
-    return defined, imports
+            names.add(node.name)
+        names |= {n.id for t in targets_of(node) for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
 
 
-def listed(tree: ast.Module) -> list[str] | None:
-    """The names of a literal ``__all__``; None without one."""
-    for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else []
-        if isinstance(node, ast.AnnAssign):
-            targets = [node.target]
-        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
-            value = node.value
-            assert isinstance(value, (ast.List, ast.Tuple)), "__all__ is a literal list"
+def imports(tree: ast.Module) -> set[str]:
+    """The names a module's top level binds by importing."""
+    return {
+        (a.asname or a.name).split(".")[0]
+        for node in statements(tree.body)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for a in node.names
+    }
+
+
+def tree_of(name: str) -> ast.Module:
+    return ast.parse(modules()[name].read_text(encoding="utf-8"))
+
+
+def listed(name: str) -> list[str] | None:
+    """The names of a module's ``__all__`` (a literal list); None without one."""
+    for node in tree_of(name).body:
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets_of(node)):
+            value = getattr(node, "value", None)
+            assert isinstance(value, (ast.List, ast.Tuple)), f"{name}: __all__ is a literal list"
             return [ast.literal_eval(e) for e in value.elts]
     return None
 
 
 @pytest.mark.parametrize("name", sorted(modules()))
-def test_a_module_with_public_names_lists_them_and_each_exists(name: str) -> None:
-    tree = ast.parse(modules()[name].read_text(encoding="utf-8"))
-    names = listed(tree)
-    defined, imports = top_level(tree)
-    bound = defined | imports
-    if names is None:
-        public = sorted(n for n in defined if not n.startswith("_"))
-        assert not public or name in KNOWN_WITHOUT_ALL, f"{name} has no __all__ for {public}"
-        return
-    if "__getattr__" in bound:  # names served on first use: ask the module
-        module = importlib.import_module(name)
-        missing = [n for n in names if not hasattr(module, n)]
-    else:
-        missing = [n for n in names if n not in bound]
+def test_a_module_with_public_names_has_an_all(name: str) -> None:
+    public = sorted(n for n in defined(tree_of(name)) if not n.startswith("_"))
+    if public and name not in KNOWN_WITHOUT_ALL:
+        assert listed(name) is not None, f"{name} has no __all__ for {public}"
+
+
+@pytest.mark.parametrize("name", [n for n in sorted(modules()) if listed(n) is not None])
+def test_every_name_an_all_lists_exists(name: str) -> None:
+    tree = tree_of(name)
+    bound = defined(tree) | imports(tree)
+    module = importlib.import_module(name) if "__getattr__" in bound else None
+    # a module-level __getattr__ serves names on first use: ask the module
+    missing = [n for n in listed(name) or [] if not (n in bound or hasattr(module, n))]
     assert not missing, f"{name}.__all__ names what it does not define: {missing}"
 
 
@@ -221,19 +247,23 @@ def python_files(folder: Path = TESTS) -> list[Path]:
     return [p for p in folder.rglob("*.py") if "fixtures" not in p.relative_to(folder).parts]
 
 
+def imports_another(name: str) -> bool:
+    """Whether importing ``name`` from tests/ imports a test module or a conftest."""
+    parts = name.split(".")
+    outside_helpers = parts[0] == "tests" and parts[1:2] != ["helpers"]
+    return outside_helpers or any(p == "conftest" or p.startswith("test_") for p in parts)
+
+
 def test_no_test_module_imports_another() -> None:
     """Shared pieces are fixtures in a conftest.py or plain helpers in tests/helpers."""
-    wrong = []
-    for path in python_files():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
-            if isinstance(node, ast.ImportFrom) and not node.level:
-                names = [node.module or ""]
-            wrong += [
-                f"{path.relative_to(ROOT)}: {n}"
-                for n in names
-                if n.startswith("tests.") and not n.startswith("tests.helpers")
-            ]
+    wrong = [
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in python_files()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if not getattr(node, "level", 0)
+        for name in import_names(node, "")
+        if imports_another(name)
+    ]
     assert not wrong, wrong
 
 
