@@ -235,12 +235,6 @@ def test_every_name_an_all_lists_exists(name: str) -> None:
     assert not missing, f"{name}.__all__ names what it does not define: {missing}"
 
 
-def test_the_known_lists_hold_only_what_exists() -> None:
-    """An allow-list entry names modules that exist (a typo would tolerate nothing)."""
-    named = set().union(*KNOWN_CIRCLES, *KNOWN_UPWARD_IMPORTS, KNOWN_WITHOUT_ALL)
-    assert named <= set(modules()), sorted(named - set(modules()))
-
-
 # -- tests/ ------------------------------------------------------------------------------------
 def python_files(folder: Path = TESTS) -> list[Path]:
     """The Python files of tests/, its fixtures (data and scripts) left out."""
