@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.chat import MakeServer
-from tests.helpers.readme import REPO, python_blocks, run_block
+from tests.helpers.readme import REPO, python_blocks
+from tests.helpers.readme import run_block as _run_block
 
 
 def _block(marker: str) -> str:
@@ -22,13 +23,13 @@ def _block(marker: str) -> str:
 
 def test_the_anthropic_example_records_and_replays(tmp_path: Path) -> None:
     pytest.importorskip("anthropic")
-    out = run_block(_block("wrap_anthropic(client, cas)"), tmp_path)
+    out = _run_block(_block("wrap_anthropic(client, cas)"), tmp_path)
     assert "The tool returned" not in out and out.startswith("({'word': ")
     assert (tmp_path / "runs" / "claude.jsonl").exists()
 
 
 def test_the_fork_example_forks(tmp_path: Path) -> None:
-    out = run_block(_block("from cassette.replay.fork import fork, fork_points"), tmp_path)
+    out = _run_block(_block("from cassette.replay.fork import fork, fork_points"), tmp_path)
     assert "'why': 'mismatch'" in out and "'why': 'fork_at'" in out
 
 
