@@ -31,7 +31,11 @@ KNOWN_CIRCLES = [
         "cassette.testing.handler cassette.testing.openai_answers cassette.testing.server",
     )
 ]
-KNOWN_UPWARD_IMPORTS: set[tuple[str, str]] = set()  # (importer, imported)
+KNOWN_UPWARD_IMPORTS = {  # (importer, imported)
+    # serve names unnamed episodes by cassette run's conversation-prefix rule, which
+    # belongs under replay (an episode-naming policy) to be shared by both
+    ("cassette.serve.app", "cassette.autorecord.episodes"),
+}
 KNOWN_WITHOUT_ALL = {"cassette.format.version"}
 
 # Layer by layer, what a module may import besides its own layer (DESIGN.md, "Layout"):
