@@ -245,6 +245,15 @@ def python_files(folder: Path = TESTS) -> list[Path]:
     return [p for p in folder.rglob("*.py") if "fixtures" not in p.relative_to(folder).parts]
 
 
+NOT_MIRRORS = {"fixtures", "helpers", "frameworks"}  # data, helpers, the real frameworks' runs
+
+
+def test_test_folders_mirror_the_package() -> None:
+    folders = [p.relative_to(TESTS) for p in TESTS.rglob("*") if p.is_dir()]
+    mirrors = [f for f in folders if f.parts[0] not in NOT_MIRRORS and f.name != "__pycache__"]
+    assert [f for f in sorted(mirrors) if not (PKG / f / "__init__.py").is_file()] == []
+
+
 def imports_another(name: str) -> bool:
     """Whether importing ``name`` from tests/ imports a test module or a conftest."""
     parts = name.split(".")
