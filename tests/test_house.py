@@ -1,7 +1,7 @@
 """The house rules, read from the source: cassette's modules import no circle and point down
 the layers of DESIGN.md, few modules sit at the package's root, a module with public names
-lists them in ``__all__`` and every listed name exists; in tests/, no test module imports
-another and nothing is named after an issue number."""
+lists them in ``__all__`` and every listed name exists; tests/ mirrors the package, no test
+module imports another and nothing is named after an issue number."""
 
 from __future__ import annotations
 
@@ -240,9 +240,9 @@ def test_every_name_an_all_lists_exists(name: str) -> None:
 
 
 # -- tests/ ------------------------------------------------------------------------------------
-def python_files(folder: Path = TESTS) -> list[Path]:
+def python_files() -> list[Path]:
     """The Python files of tests/, its fixtures (data and scripts) left out."""
-    return [p for p in folder.rglob("*.py") if "fixtures" not in p.relative_to(folder).parts]
+    return [p for p in TESTS.rglob("*.py") if "fixtures" not in p.relative_to(TESTS).parts]
 
 
 NOT_MIRRORS = {"fixtures", "helpers", "frameworks"}  # data, helpers, the real frameworks' runs
