@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 import cassette
 from cassette.adapters.mcp import MAJOR, MCPError, RecordingClientSession, mcp_session
+from cassette.types import Json
 
 __all__ = ["GOLDEN", "dump", "fixture_server", "in_memory", "lines", "record_golden", "run",
            "scenario"]  # fmt: skip
@@ -30,7 +31,6 @@ GOLDEN = REPO / "tests" / "fixtures" / "mcp"
 if str(REPO) not in sys.path:  # run as a script
     sys.path.insert(0, str(REPO))
 
-Json = dict[str, Any]
 Scenario = Callable[[Any], Awaitable[list[Any]]]
 
 

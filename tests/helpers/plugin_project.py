@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+__all__ = ["TWO_CALLS", "Project"]
+
 PRELUDE = '''
 import json
 from pathlib import Path
