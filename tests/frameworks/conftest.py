@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.frameworks import RECIPE
+from tests.helpers.framework_runs import RECIPE
 from tests.helpers.sidevenv import side_venv
 
 collect_ignore = ["side"]

@@ -5,7 +5,7 @@ each with its own answers (the scenarios are in ``side/``).
 
 The frameworks pin openai versions other than the main environment's, so they run in a side
 venv (this project with its ``frameworks`` extra, at the versions pinned in
-tests/helpers/frameworks.py), built on first use from the package registry and reused
+tests/helpers/framework_runs.py), built on first use from the package registry and reused
 while its recipe matches. One test per framework runs that framework's scenario file there
 with pytest; a failure shows the scenario's own report.
 Without a registry the tests fail, saying so.
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.frameworks import FRAMEWORKS, MORE, run_scenario
+from tests.helpers.framework_runs import FRAMEWORKS, MORE, run_scenario
 
 pytestmark = pytest.mark.slow
 

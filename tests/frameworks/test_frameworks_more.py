@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.frameworks import MORE, run_scenario
+from tests.helpers.framework_runs import MORE, run_scenario
 
 pytestmark = pytest.mark.slow
 
