@@ -1,5 +1,5 @@
 """cassette.replay.fork: replay each episode from a base while it matches, then live from the
-first differing request or a named step, into a self-contained new cassette."""
+first differing request or a named step, into a self-contained new cassette (issue 14)."""
 
 from __future__ import annotations
 
