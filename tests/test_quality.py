@@ -1,4 +1,4 @@
-"""The suite includes the linters and the type checker (issue 2, item 1)."""
+"""The suite includes the linters and the type checker."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The README's examples for wrap_anthropic, `cassette run` zero-code recording and fork
-run as written (issue 14)."""
+run as written."""
 
 from __future__ import annotations
 
@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import MakeServer
-from tests.test_readme import REPO, _python_blocks, _run_block
+from tests.helpers.chat import MakeServer
+from tests.helpers.readme import REPO, python_blocks
+from tests.helpers.readme import run_block as _run_block
 
 
 def _block(marker: str) -> str:
-    (block,) = [b for b in _python_blocks() if marker in b]
+    (block,) = [b for b in python_blocks() if marker in b]
     return block
 
 

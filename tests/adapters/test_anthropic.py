@@ -1,5 +1,5 @@
 """wrap_anthropic: the real anthropic SDK over real HTTP to the scripted server's Messages
-endpoint, recorded and replayed offline under a socket guard (issue 14, item 1)."""
+endpoint, recorded and replayed offline under a socket guard."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from cassette import CassetteError, CassetteMismatch  # noqa: E402
 from cassette.adapters.anthropic import is_wrapped, wrap_anthropic  # noqa: E402
 from cassette.adapters.anthropic._errors import AnthropicErrors  # noqa: E402
 from cassette.storage.index import load_index  # noqa: E402
-from tests.conftest import MakeServer  # noqa: E402
+from tests.helpers.chat import MakeServer  # noqa: E402
 
 NOWHERE = "http://127.0.0.1:9"  # the discard port: nothing listens there
 USER = [{"role": "user", "content": "What is the weather like in Paris tomorrow?"}]

@@ -1,5 +1,5 @@
 """A fork across channels: the LLM (wrap_openai) replayed up to the fork, MCP tool calls
-(mcp_session over stdio) replayed with the prefix or kept live (issue 14)."""
+(mcp_session over stdio) replayed with the prefix or kept live."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from cassette.adapters.mcp import mcp_session
 from cassette.adapters.openai import wrap_openai
 from cassette.replay.fork import fork, fork_points
 from cassette.testing import mcp_server
-from tests.conftest import MakeServer
+from tests.helpers.chat import MakeServer
 
 
 async def play(cas: Any, url: str) -> list[tuple[str, str]]:

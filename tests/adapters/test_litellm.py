@@ -1,5 +1,5 @@
 """patch_litellm: the real litellm over real HTTP to the scripted server, recorded in random
-mode and replayed offline, three times, with a socket guard (issue 10, item 2)."""
+mode and replayed offline, three times, with a socket guard."""
 
 from __future__ import annotations
 
@@ -8,127 +8,29 @@ import os
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm: no fetch at import
 
 import asyncio
-import gc
 import json
 import re
-import socket
 import subprocess
 import sys
-import warnings
-from collections.abc import Coroutine, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-import aiohttp
 import litellm
 import openai
 import pytest
 from litellm import ModelResponse
+from litellm import completion as held_completion  # a reference a user may hold
 from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
-from litellm.llms.custom_httpx.async_client_cleanup import close_litellm_async_clients
-from litellm.router import Router
 from litellm.types.utils import ModelResponseStream
-from pydantic import BaseModel
 
 import cassette
 from cassette import CassetteError, CassetteMismatch
 from cassette.adapters.litellm import LiteLLMStream, patch_litellm
 from cassette.storage.index import load_index
-from tests.conftest import MakeServer
+from tests.helpers.chat import MakeServer
+from tests.helpers.litellm_calls import KEY, TOOLS, USER, Weather, args, router, run, same
 
-T = TypeVar("T")
-KEY = "fake-key-0123456789abcdef"
-WEATHER = {
-    "type": "object",
-    "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
-    "required": ["city", "days"],
-}
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}}]
-USER: list[Any] = [{"role": "user", "content": "What is the weather like in Paris tomorrow?"}]
-from litellm import completion as held_completion  # noqa: E402 - a reference a user may hold
-
-
-@pytest.fixture(autouse=True)
-def litellm_leftovers() -> Iterator[None]:
-    """What litellm leaves behind, closed after each test rather than reported by whichever
-    test the garbage collector runs in: the event loop its sync stream makes for the thread
-    (``asyncio.get_event_loop()`` outside a loop) and its cached clients' connections."""
-    yield
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        try:
-            loop = asyncio.get_event_loop()
-        except RuntimeError:
-            loop = None
-    if loop is not None and not loop.is_running():
-        loop.close()
-        asyncio.set_event_loop(None)
-    with warnings.catch_warnings():  # what litellm left unclosed: sockets, transports
-        warnings.simplefilter("ignore", ResourceWarning)
-        litellm.in_memory_llm_clients_cache.flush_cache()  # type: ignore[no-untyped-call]
-        gc.collect()
-
-
-def run(coro: Coroutine[Any, Any, T]) -> T:
-    """``asyncio.run``, closing litellm's cached async clients before the loop goes."""
-
-    async def main() -> T:
-        try:
-            return await coro
-        finally:
-            await close_litellm_async_clients()  # type: ignore[no-untyped-call]
-            # litellm's live atext_completion makes an openai client it caches nowhere,
-            # whose aiohttp session stays open: closed here, on its own loop, rather than
-            # reported as an unclosed transport by whichever later test collects it
-            for leftover in gc.get_objects():
-                if isinstance(leftover, aiohttp.ClientSession) and not leftover.closed:
-                    await leftover.close()
-
-    return asyncio.run(main())
-
-
-@pytest.fixture
-def path(tmp_path: Path) -> Path:
-    return tmp_path / "run.jsonl"
-
-
-@pytest.fixture
-def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
-    """Fails the test on any connection attempt (sync, async, any host)."""
-    attempts: list[Any] = []
-
-    def refuse(self: socket.socket, address: Any, *args: Any) -> Any:
-        attempts.append(address)
-        raise AssertionError(f"replay tried to connect to {address}")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
-    yield attempts
-    assert attempts == []
-
-
-class Weather(BaseModel):
-    city: str
-    days: int
-
-
-def router(base: str, model: str = "openai/scripted") -> Any:
-    """A ``litellm.Router`` with one deployment, "fast", on the scripted server. Made
-    inside a running loop: litellm starts its cache-sync task there, not on a loop of its
-    own that it never closes."""
-
-    async def make() -> Any:
-        deployment = {"model": model, "api_base": base, "api_key": KEY}
-        return Router(
-            model_list=[{"model_name": "fast", "litellm_params": deployment}], num_retries=0
-        )
-
-    return run(make())
-
-
-def args(base: str, **kwargs: Any) -> dict[str, Any]:
-    return {"model": "openai/scripted", "api_base": base, "api_key": KEY, "num_retries": 0,
-            "max_retries": 0, **kwargs}  # fmt: skip
+pytestmark = pytest.mark.usefixtures("litellm_leftovers")
 
 
 def tool_loop(base: str) -> list[Any]:
@@ -162,25 +64,6 @@ async def atool_loop(base: str) -> list[Any]:
     assert isinstance(stream, CustomStreamWrapper)
     chunks = [chunk async for chunk in stream]
     return [first, chunks]
-
-
-def same(recorded: Any, replayed: Any) -> None:
-    """Equal as litellm objects: fields, private state, dumps and types."""
-    if isinstance(recorded, list):
-        assert [type(c) for c in replayed] == [type(c) for c in recorded]
-        assert len(replayed) == len(recorded)
-        for a, b in zip(recorded, replayed, strict=True):
-            same(a, b)
-        return
-    assert type(replayed) is type(recorded)
-    assert replayed == recorded  # pydantic: fields, extra and private attributes
-    assert replayed.model_dump() == recorded.model_dump()
-    assert replayed._hidden_params == recorded._hidden_params
-    for ra, rb in zip(recorded.choices, replayed.choices, strict=True):
-        assert rb.logprobs == ra.logprobs  # an attribute, as on the live object
-    if isinstance(recorded, ModelResponse):
-        assert replayed.usage == recorded.usage
-        assert replayed._response_ms == recorded._response_ms
 
 
 def test_completion_tools_and_stream_replay_offline(

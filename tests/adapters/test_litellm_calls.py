@@ -22,18 +22,10 @@ import cassette
 from cassette import CassetteMismatch
 from cassette.adapters.litellm import patch_litellm
 from cassette.storage.index import load_index
-from tests.adapters.test_litellm import (
-    KEY,
-    args,
-    litellm_leftovers,
-    no_network,
-    path,
-    router,
-    run,
-)
-from tests.conftest import MakeServer
+from tests.helpers.chat import MakeServer
+from tests.helpers.litellm_calls import KEY, args, router, run
 
-__all__ = ["litellm_leftovers", "no_network", "path"]  # fixtures, used by name
+pytestmark = pytest.mark.usefixtures("litellm_leftovers")
 
 RIVER = ["a river", "the sea at night"]
 EMBED = "openai/text-embedding-3-small"  # takes `dimensions`

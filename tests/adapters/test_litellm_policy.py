@@ -1,6 +1,6 @@
 """wrap_policy around policies that call the real litellm over real HTTP: the ModelResponse
 comes back equal (logprobs, _hidden_params, usage), and a returned CustomStreamWrapper
-replays chunk by chunk as one (issue 10, item 2)."""
+replays chunk by chunk as one."""
 
 from __future__ import annotations
 
@@ -19,19 +19,10 @@ from litellm.types.utils import ModelResponseStream
 
 import cassette
 from cassette.adapters.policy import wrap_policy
-from tests.adapters.test_litellm import (
-    TOOLS,
-    USER,
-    args,
-    litellm_leftovers,
-    no_network,
-    path,
-    run,
-    same,
-)
-from tests.conftest import MakeServer
+from tests.helpers.chat import MakeServer
+from tests.helpers.litellm_calls import TOOLS, USER, args, run, same
 
-__all__ = ["litellm_leftovers", "no_network", "path"]  # fixtures, used by name
+pytestmark = pytest.mark.usefixtures("litellm_leftovers")
 
 
 class Policies:

@@ -29,20 +29,10 @@ import cassette
 from cassette import CassetteMismatch
 from cassette.adapters.litellm import patch_litellm
 from cassette.storage.index import load_index
-from tests.adapters.test_litellm import (
-    KEY,
-    WEATHER,
-    Weather,
-    args,
-    litellm_leftovers,
-    no_network,
-    path,
-    router,
-    run,
-)
-from tests.conftest import MakeServer
+from tests.helpers.chat import MakeServer
+from tests.helpers.litellm_calls import KEY, WEATHER, Weather, args, router, run
 
-__all__ = ["litellm_leftovers", "no_network", "path"]  # fixtures, used by name
+pytestmark = pytest.mark.usefixtures("litellm_leftovers")
 
 NATIVE = "openai/gpt-4o-mini"  # litellm streams it natively (SSE)
 FAKED = "openai/scripted"  # a model litellm does not know: it fakes the stream from one reply

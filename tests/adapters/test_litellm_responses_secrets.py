@@ -22,11 +22,11 @@ import pytest
 import cassette
 from cassette.adapters.litellm import patch_litellm
 from cassette.redact import REDACTED
-from tests.adapters.test_litellm import KEY, args, litellm_leftovers, no_network
-from tests.conftest import MakeServer
+from tests.helpers.chat import MakeServer
 from tests.helpers.fake_secrets import by_kind
+from tests.helpers.litellm_calls import KEY, args
 
-__all__ = ["litellm_leftovers", "no_network"]  # fixtures, used by name
+pytestmark = pytest.mark.usefixtures("litellm_leftovers")
 
 NATIVE = "openai/gpt-4o-mini"  # litellm streams it natively (SSE)
 KINDS = by_kind()

@@ -24,8 +24,9 @@ import cassette
 from cassette import CassetteError
 from cassette.adapters.litellm import patch_litellm
 from cassette.adapters.litellm._blocked import UNRECORDED
-from tests.adapters.test_litellm import litellm_leftovers  # noqa: F401 - autouse cleanup
-from tests.conftest import MakeServer
+from tests.helpers.chat import MakeServer
+
+pytestmark = pytest.mark.usefixtures("litellm_leftovers")
 
 KEY = "fake-key-0123456789abcdef"
 MODES = ("record", "auto", "append", "passthrough", "replay")

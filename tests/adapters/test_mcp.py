@@ -1,6 +1,6 @@
-"""The MCP adapter under mcp 2.x (issue 6): the scenarios shared with the mcp 1.x run
-(imported from ``mcp1_check.py``), plus what only 2.x has (``mcp.Client``, dispatchers)
-and the adapter's own corners (errors, progress before an error, handshake in append)."""
+"""The MCP adapter under mcp 2.x: what only 2.x has (``mcp.Client``, dispatchers) and the
+adapter's own corners (errors, progress before an error, handshake in append); the
+scenarios both majors run are in test_mcp_any_major.py."""
 
 from __future__ import annotations
 
@@ -24,45 +24,9 @@ from cassette.adapters.mcp import (
     recording_client,
     request_dict,
 )
-from tests.adapters.mcp1_check import (  # the scenarios that run under either major
-    dump,
-    fixture_server,
-    in_memory,
-    lines,
-    run,
-    scenario,
-    stdio_recording,
-    test_a_handshake_from_another_sdk_is_made_plausible,
-    test_a_session_built_by_hand_records_and_replays,
-    test_append_sends_the_handshake_live_and_records_only_what_is_new,
-    test_both_majors_record_the_same_requests,
-    test_golden_cassettes_replay_under_this_major,
-    test_passthrough_writes_nothing,
-    test_recorded_requests_are_wire_form_without_run_specific_fields,
-    test_replay_fails_loudly_on_a_different_or_an_extra_request,
-    test_replay_fires_progress_again_and_serves_repeated_calls_in_order,
-    test_replay_needs_no_server,
-    test_replay_validates_structured_content_against_the_output_schema,
-    test_streamable_http_records_and_replays,
-)
+from tests.helpers.mcp_scenario import dump, fixture_server, in_memory, lines, run, scenario
 
-pytestmark = pytest.mark.skipif(MAJOR != 2, reason="the mcp 1.x run is mcp1_check.py")
-
-__all__ = [  # pytest collects these here too
-    "stdio_recording",
-    "test_a_handshake_from_another_sdk_is_made_plausible",
-    "test_a_session_built_by_hand_records_and_replays",
-    "test_append_sends_the_handshake_live_and_records_only_what_is_new",
-    "test_both_majors_record_the_same_requests",
-    "test_golden_cassettes_replay_under_this_major",
-    "test_passthrough_writes_nothing",
-    "test_recorded_requests_are_wire_form_without_run_specific_fields",
-    "test_replay_fails_loudly_on_a_different_or_an_extra_request",
-    "test_replay_fires_progress_again_and_serves_repeated_calls_in_order",
-    "test_replay_needs_no_server",
-    "test_replay_validates_structured_content_against_the_output_schema",
-    "test_streamable_http_records_and_replays",
-]
+pytestmark = pytest.mark.skipif(MAJOR != 2, reason="what only mcp 2.x has")
 
 
 def client_run(path: Path, mode: str, server: Any, client_mode: str) -> tuple[str, list[Any]]:

@@ -15,7 +15,7 @@ import pytest
 from tests.helpers.sidetests import pytest_in_side_venv
 from tests.helpers.sidevenv import MCP1_RECIPE
 
-FILES = ("tests/adapters/mcp1_check.py", "tests/adapters/test_mcp_e2e.py")
+FILES = ("tests/adapters/test_mcp_any_major.py", "tests/adapters/test_mcp_e2e.py")
 
 
 @pytest.mark.slow

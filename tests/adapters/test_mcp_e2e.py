@@ -1,4 +1,4 @@
-"""End to end (issue 6, items 3 and 4): a tool-using agent (the openai SDK through
+"""End to end: a tool-using agent (the openai SDK through
 ``wrap_openai`` against the scripted model server; tools from the fixture MCP server over
 stdio through ``mcp_session``) records its episodes; with both servers gone the replay gives
 the same transcripts and outcomes. Steps count per channel, so the model's side can replay

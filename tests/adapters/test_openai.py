@@ -1,5 +1,5 @@
 """wrap_openai: the real openai SDK over real HTTP to the scripted server, recorded and
-replayed offline (issue 3, item 1)."""
+replayed offline."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import cassette
 from cassette import CassetteError, CassetteMismatch
 from cassette.adapters.openai import wrap_openai
 from cassette.storage.index import Entry, load_index
-from tests.conftest import MakeServer
+from tests.helpers.chat import MakeServer
 
 USER = [{"role": "user", "content": "What is the weather like in Paris tomorrow?"}]
 WEATHER: dict[str, Any] = {

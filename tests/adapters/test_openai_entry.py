@@ -1,15 +1,13 @@
 """wrap_openai: every entry point of the openai SDK records and replays offline, through
-the real SDK over real HTTP to the scripted server (issue 10, item 1)."""
+the real SDK over real HTTP to the scripted server."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +19,10 @@ from openai import AsyncOpenAI, OpenAI
 import cassette
 from cassette.adapters.openai import wrap_openai
 from cassette.storage.index import load_index
-from tests.conftest import MakeServer
+from tests.helpers.chat import MakeServer
+from tests.helpers.offline import KEY, NOWHERE, offline
 
 USER = [{"role": "user", "content": "What is the weather like in Paris tomorrow?"}]
-NOWHERE = "http://127.0.0.1:9/v1"  # the discard port: nothing listens there
-KEY = "sk-test-0123456789abcdef"
 HEADERS = {
     "x-request-id": "req_abc123",
     "x-ratelimit-remaining-requests": "99",
@@ -39,25 +36,6 @@ HEADERS = {
 class Weather(pydantic.BaseModel):
     city: str
     days: int
-
-
-@contextlib.contextmanager
-def offline() -> Iterator[list[Any]]:
-    """A socket guard: any connection attempt fails here, and fails the test after."""
-    attempts: list[Any] = []
-    saved = socket.socket.connect, socket.socket.connect_ex
-
-    def refuse(self: socket.socket, address: Any, *args: Any) -> Any:
-        attempts.append(address)
-        raise OSError(f"socket guard: this test may not connect to {address!r}")
-
-    socket.socket.connect = refuse  # type: ignore[method-assign]
-    socket.socket.connect_ex = refuse  # type: ignore[method-assign]
-    try:
-        yield attempts
-    finally:
-        socket.socket.connect, socket.socket.connect_ex = saved  # type: ignore[method-assign]
-    assert not attempts, f"the replay tried to connect to {attempts}"
 
 
 @pytest.fixture

@@ -22,8 +22,8 @@ import cassette
 from cassette import CassetteError
 from cassette.adapters.openai import wrap_openai
 from cassette.storage.index import load_index
-from tests.adapters.test_openai_entry import KEY, NOWHERE, offline
-from tests.conftest import MakeServer
+from tests.helpers.chat import MakeServer
+from tests.helpers.offline import KEY, NOWHERE, offline
 
 WRAPPERS = ("with_raw_response", "with_streaming_response")
 

@@ -1,4 +1,4 @@
-"""wrap_policy: OpenAI-style chat functions and eval-protocol-style policies (issue 3, item 2)."""
+"""wrap_policy: OpenAI-style chat functions and eval-protocol-style policies."""
 
 from __future__ import annotations
 

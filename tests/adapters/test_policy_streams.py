@@ -1,5 +1,5 @@
 """wrap_policy: pydantic answers rebuilt through their own constructor with their private
-state, and iterator answers recorded as streams, replayed chunk by chunk (issue 10, item 2)."""
+state, and iterator answers recorded as streams, replayed chunk by chunk."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""patch_tau2 with the real tau2 engine: record against the scripted server, replay offline
-(issue 4, items 1, 2 and 4)."""
+"""patch_tau2 with the real tau2 engine: record against the scripted server, replay offline."""
 
 from __future__ import annotations
 
@@ -19,47 +18,26 @@ import cassette
 from cassette.adapters.tau2 import CHANNELS, env_index_for, patch_tau2, trial_for_seed
 from cassette.storage.index import load_index
 from fixtures.tau2_server import Tau2Server
-from tests.helpers.tau2 import MARKS, litellm_garbage  # noqa: F401 - autouse fixture
+from tests.helpers.tau2_runs import (
+    MARKS,
+    MODEL,
+    calls_of,
+    litellm_garbage,  # noqa: F401 - autouse fixture
+    run_tasks,
+    transcript,
+)
 
 pytest.importorskip("tau2", reason="needs the tau2 extra: pip install -e '.[tau2]'")
 
 pytestmark = MARKS
 
 
-MODEL = "openai/scripted-model"
 HOLDERS = {
     "tau2.agent.llm_agent": "agent",
     "tau2.user.user_simulator": "user",
     "tau2.evaluator.evaluator_nl_assertions": "judge",
     "tau2.environment.utils.interface_agent": "interface",
 }
-
-
-def run_tasks(
-    domain: str, base_url: str | None = None, *, task_ids: list[str] | None = None,
-    num_trials: int = 1, max_concurrency: int = 3, **kwargs: Any,
-) -> list[Any]:  # fmt: skip
-    """tau2's own run_tasks, as a user calls it (the api_base is only there when recording)."""
-    import tau2.run  # type: ignore[import-untyped]
-
-    args = {"api_base": base_url, "api_key": "dummy"} if base_url else {}
-    kwargs.setdefault("skip_failed_samples", True)
-    results = tau2.run.run_tasks(
-        domain, tau2.run.get_tasks(domain, task_ids=task_ids), "llm_agent", "user_simulator",
-        llm_agent=MODEL, llm_args_agent=dict(args), llm_user=MODEL, llm_args_user=dict(args),
-        num_trials=num_trials, max_concurrency=max_concurrency, console_display=False,
-        log_level="ERROR", **kwargs,
-    )  # fmt: skip
-    return list(results.simulations)
-
-
-def calls_of(message: Any) -> Any:
-    calls = getattr(message, "tool_calls", None)
-    return [(c.id, c.name, c.arguments, c.requestor) for c in calls] if calls else None
-
-
-def transcript(sim: Any) -> list[tuple[Any, ...]]:
-    return [(m.role, getattr(m, "content", None), calls_of(m)) for m in sim.messages]
 
 
 def by_key(sims: list[Any]) -> dict[tuple[str, int], Any]:

@@ -1,5 +1,5 @@
 """Fork tau2 episodes: record the mock domain, fork every episode at agent step k with
-another scripted model, check the prefix is byte-identical and the suffix live (issue 14)."""
+another scripted model, check the prefix is byte-identical and the suffix live."""
 
 from __future__ import annotations
 
@@ -14,8 +14,12 @@ from cassette.adapters.tau2 import patch_tau2
 from cassette.replay.fork import FORK_CHANNEL, fork, fork_points
 from cassette.storage.index import load_index
 from fixtures.tau2_server import Tau2Server
-from tests.adapters.test_tau2 import run_tasks, transcript
-from tests.helpers.tau2 import MARKS, litellm_garbage  # noqa: F401 - autouse fixture
+from tests.helpers.tau2_runs import (
+    MARKS,
+    litellm_garbage,  # noqa: F401 - autouse fixture
+    run_tasks,
+    transcript,
+)
 
 pytest.importorskip("tau2", reason="needs the tau2 extra: pip install -e '.[tau2]'")
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import MakeServer
+from tests.helpers.chat import MakeServer
 from tests.helpers.cli import (
     BLOCK,
     MAIN,

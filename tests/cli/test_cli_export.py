@@ -16,7 +16,7 @@ from click.testing import CliRunner
 import cassette
 from cassette.adapters.openai import wrap_openai
 from cassette.cli import main
-from tests.conftest import MakeServer
+from tests.helpers.chat import MakeServer
 from tests.helpers.cli import REPO, cassette_cli, one_line_error
 
 pa = pytest.importorskip("pyarrow")

@@ -1,5 +1,5 @@
 """`cassette fork BASE NEW -- CMD`: an unmodified script forked from a recorded run; the
-matching prefix replays, the rest goes live, NEW replays alone (issue 14)."""
+matching prefix replays, the rest goes live, NEW replays alone."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from click.testing import CliRunner
 import cassette
 from cassette.cli import main
 from cassette.replay.fork import fork_points
-from tests.cli.test_cli_run_auto import NOWHERE, SCRIPTS, cassette_run
-from tests.conftest import MakeServer
+from tests.helpers.autorecord import NOWHERE, SCRIPTS, cassette_run
+from tests.helpers.chat import MakeServer
 
 
 def test_fork_an_unmodified_script(make_server: MakeServer, tmp_path: Path) -> None:

@@ -1,12 +1,10 @@
 """`cassette run --cassette PATH -- python script.py`: a script that never imports cassette
 records its openai / anthropic / litellm calls and replays them with the scripted servers
-stopped and the network cut off (issue 14, item 2)."""
+stopped and the network cut off."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -15,26 +13,8 @@ import pytest
 
 import cassette
 from cassette.storage.index import load_index
-from tests.conftest import MakeServer
-
-SCRIPTS = Path(__file__).parents[1] / "fixtures" / "autorecord"
-ROOT = str(Path(cassette.__file__).resolve().parents[1])
-NOWHERE = "http://127.0.0.1:9"  # the discard port: nothing listens there
-
-
-def cassette_run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    main = "import sys; from cassette.cli import main; sys.exit(main())"
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("CASSETTE_")}
-    environ["PYTHONPATH"] = ROOT
-    command = ["fork", *args[1:]] if args and args[0] == "--fork-cli" else ["run", *args]
-    return subprocess.run(
-        [sys.executable, "-c", main, *command],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**environ, **(env or {})},
-        stdin=subprocess.DEVNULL,
-    )
+from tests.helpers.autorecord import NOWHERE, SCRIPTS, cassette_run
+from tests.helpers.chat import MakeServer
 
 
 def record_then_replay(path: Path, script: str, url: str, replay_url: str) -> tuple[str, str]:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from cassette.storage.index import load_index
-from tests.cli.test_cli_run_auto import NOWHERE, cassette_run
-from tests.conftest import MakeServer
+from tests.helpers.autorecord import NOWHERE, cassette_run
+from tests.helpers.chat import MakeServer
 
 
 @pytest.mark.slow

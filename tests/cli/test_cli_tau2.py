@@ -1,5 +1,5 @@
 """``cassette tau2``: tau2's run_tasks under the cassette from the command line; the bundled
-tau2 mock cassette (package data) replays offline (issue 4, items 3 and 5; issue 11)."""
+tau2 mock cassette (package data) replays offline."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from cassette.cli.tau2 import tau2_command
 from cassette.storage.index import load_index
 from cassette.testing import bundled
 from fixtures.tau2_server import Tau2Server
-from tests.helpers.tau2 import MARKS, litellm_garbage  # noqa: F401 - autouse fixture
+from tests.helpers.tau2_runs import MARKS, litellm_garbage  # noqa: F401 - autouse fixture
 
 pytest.importorskip("tau2", reason="needs the tau2 extra: pip install -e '.[tau2]'")
 

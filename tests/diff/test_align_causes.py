@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from cassette.diff import Divergence, ToolCall, diff_runs
 from cassette.diff.align import MAX_CELLS, align_calls, edit_distance
 from cassette.diff.causes import classify, sentence
-from tests.diff.runs import TOOLS, record
+from tests.helpers.runs import TOOLS, record
 
 
 def _calls(spec: str) -> list[ToolCall]:

@@ -1,5 +1,5 @@
 """cassette diff BASE NEW where NEW is a fork of BASE (cassette.replay.fork): the "fork" records
-are not calls; each forked episode shows where it forked, in every format (issue 14)."""
+are not calls; each forked episode shows where it forked, in every format."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from cassette.diff.schema import SCHEMA
 from cassette.format.runid import set_run_id
 from cassette.replay.fork import fork
 from cassette.storage.index import load_index
-from tests.conftest import MakeServer
-from tests.replay.test_fork import run_loops
+from tests.helpers.chat import MakeServer
+from tests.helpers.loops import run_loops
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from cassette.cli import main
 from cassette.diff import diff_many, diff_runs
 from cassette.diff.report import render_many_markdown, render_markdown
 from cassette.diff.schema import SCHEMA
-from tests.diff.runs import record
+from tests.helpers.runs import record
 
 CALLS = [("lookup", {"city": "Oslo"})]
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)

@@ -12,18 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cassette
-from cassette.format.canonical import canonical_bytes, normalise_numbers
+from cassette.format.canonical import canonical_bytes
 from cassette.format.codec import messages_finite
 from cassette.format.difference import Difference, first_difference
-from tests.helpers.strategies import json_values
-
-
-def naive_canonical(request: dict[str, Any]) -> bytes:
-    conversation = {k: v for k, v in request.items() if k in ("messages", "input")}
-    conversation = {k: v for k, v in conversation.items() if isinstance(v, list)}
-    params = {k: normalise_numbers(v) for k, v in request.items() if k not in conversation}
-    return orjson.dumps({**params, **conversation}, option=orjson.OPT_SORT_KEYS)
-
+from tests.helpers.strategies import json_values, naive_canonical
 
 keys = st.one_of(st.text(max_size=8), st.sampled_from(["messages", "input"]))
 

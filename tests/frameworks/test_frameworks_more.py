@@ -8,16 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.frameworks.test_frameworks import MORE, RECIPE, run_scenario
-from tests.helpers.sidevenv import side_venv
+from tests.helpers.framework_runs import MORE, run_scenario
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def python() -> Path | str:
-    """The side venv's interpreter (the same cached venv), or why it could not be built."""
-    return side_venv("frameworks", RECIPE)
 
 
 @pytest.mark.parametrize("framework", MORE)

@@ -11,7 +11,7 @@ import pytest
 
 import cassette
 from cassette import CassetteMismatch, CassetteMiss, CassetteModeError, Mode, RecordedError
-from tests.conftest import Loop, chat_response
+from tests.helpers.chat import Loop, chat_response
 
 
 class Live:

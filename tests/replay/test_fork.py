@@ -10,38 +10,17 @@ from typing import Any
 
 import orjson
 import pytest
-from openai import AsyncOpenAI, OpenAI
+from openai import AsyncOpenAI
 
 import cassette
 from cassette.adapters.openai import wrap_openai
 from cassette.format.runid import set_run_id
 from cassette.replay.fork import FORK_CHANNEL, fork, fork_points
 from cassette.storage.index import load_index
-from tests.conftest import Loop, MakeServer
+from tests.helpers.chat import MakeServer
+from tests.helpers.loops import run_loops
 
 NOWHERE = "http://127.0.0.1:9/v1"
-
-
-def run_loops(
-    cas: Any, url: str, steps: int = 4, changed: dict[int, int] | None = None
-) -> list[Any]:
-    """3 episodes of a growing conversation; ``changed={env: step}`` alters that step's
-    follow-up message (the request after it differs from the base)."""
-    client = OpenAI(base_url=url, api_key="sk-test", max_retries=0)
-    try:
-        wrapped = wrap_openai(client, cas)
-        out = []
-        for env in range(3):
-            loop = Loop(env)
-            with cassette.episode(env):
-                for step in range(steps):
-                    reply = wrapped.chat.completions.create(**loop.request()).model_dump()
-                    out.append(reply["choices"][0]["message"]["content"])
-                    follow = "other" if (changed or {}).get(env) == step else "go on"
-                    loop.answer(reply, follow)
-        return out
-    finally:
-        client.close()
 
 
 def dumped(path: Path) -> dict[Any, bytes]:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import cassette
 from cassette.format.canonical import canonical_parts
 from cassette.replay.matching import Matcher
-from tests.format.test_canonical import naive_canonical
+from tests.helpers.strategies import naive_canonical
 
 conversations = st.lists(
     st.fixed_dictionaries(

@@ -10,13 +10,11 @@ import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import orjson
-import pytest
 
 import cassette
 from cassette.storage.index import load_index
@@ -259,13 +257,6 @@ async def _async_no_live() -> dict[str, Any]:
 
 
 # --- processes -------------------------------------------------------------------------
-
-
-@pytest.fixture
-def workers() -> Iterator[Workers]:
-    started = Workers()
-    yield started
-    started.cleanup()
 
 
 def test_two_processes_append_to_one_file(tmp_path: Path, workers: Workers) -> None:

@@ -11,7 +11,6 @@ import signal
 import warnings
 import zlib
 from collections import Counter
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -24,13 +23,6 @@ from cassette.storage import store
 from cassette.storage.index import load_index
 from tests.helpers.procs import Workers
 from tests.helpers.worker import request_for, response_for
-
-
-@pytest.fixture
-def workers() -> Iterator[Workers]:
-    started = Workers()
-    yield started
-    started.cleanup()
 
 
 def no_live() -> dict[str, Any]:

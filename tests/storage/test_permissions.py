@@ -18,7 +18,7 @@ import cassette
 from cassette.cli import main
 from cassette.dataset.convert import merge
 from cassette.storage import store
-from tests.testing.plugin_support import Project
+from tests.helpers.plugin_project import Project
 
 ROOT = Path(__file__).resolve().parents[2]
 

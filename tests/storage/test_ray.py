@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
@@ -20,19 +19,13 @@ from cassette.cli import main
 from cassette.testing.server import ScriptedServer
 from tests.helpers.procs import ROOT
 from tests.helpers.rollout import run_episode
-from tests.helpers.s3server import S3, s3_server
+from tests.helpers.s3server import S3
 
 pytest.importorskip("s3fs")
 pytest.importorskip("moto.server")
 
 pytestmark = pytest.mark.slow
 EPISODES = 16
-
-
-@pytest.fixture(scope="module")
-def s3() -> Iterator[S3]:
-    with s3_server() as server:
-        yield server
 
 
 def _env(s3: S3, url: str, mode: str) -> dict[str, str]:

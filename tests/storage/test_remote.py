@@ -11,7 +11,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,26 +19,13 @@ from click.testing import CliRunner
 import cassette
 from cassette.cli import main
 from tests.helpers.procs import ROOT, Workers
-from tests.helpers.s3server import S3, s3_server
+from tests.helpers.s3server import S3
 from tests.helpers.worker import request_for, response_for
 
 EP_GOLDEN = Path(__file__).parents[1] / "fixtures" / "cli" / "ep_playback.jsonl"
 fsspec = pytest.importorskip("fsspec")
 pytest.importorskip("s3fs")
 pytest.importorskip("moto.server")
-
-
-@pytest.fixture(scope="module")
-def s3() -> Iterator[S3]:
-    with s3_server() as server:
-        yield server
-
-
-@pytest.fixture
-def workers() -> Iterator[Workers]:
-    started = Workers()
-    yield started
-    started.cleanup()
 
 
 def _record(url: str, envs: range, steps: int, mode: str = "record") -> None:

@@ -6,12 +6,11 @@ never a wrong response and never another exception."""
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator
 
 import pytest
 
 import cassette
-from tests.helpers.s3server import S3, s3_server
+from tests.helpers.s3server import S3
 from tests.helpers.worker import request_for, response_for
 
 fsspec = pytest.importorskip("fsspec")
@@ -21,12 +20,6 @@ pytest.importorskip("moto.server")
 
 class _Stop(Exception):
     pass
-
-
-@pytest.fixture(scope="module")
-def s3() -> Iterator[S3]:
-    with s3_server() as server:
-        yield server
 
 
 def _record_in_parts(url: str) -> None:

@@ -32,12 +32,6 @@ FIX = "check the URL and its credentials"
 FIX_ENDPOINT = "check the endpoint (AWS_ENDPOINT_URL for S3) and the network"
 
 
-@pytest.fixture(scope="module")
-def s3() -> Iterator[S3]:
-    with s3_server() as server:
-        yield server
-
-
 @pytest.fixture
 def private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The directory the private copies go to (tempfile's), to see that none is left."""

@@ -11,14 +11,13 @@ import os
 import signal
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import cassette
 from tests.helpers.procs import Workers
-from tests.helpers.s3server import S3, s3_server
+from tests.helpers.s3server import S3
 from tests.helpers.worker import request_for, response_for
 
 pytest.importorskip("s3fs")
@@ -38,12 +37,6 @@ STEADY = textwrap.dedent(
     """
 )
 SLACK = 0.6  # the uploader's 0.1 s poll, a part's upload to moto, a busy machine
-
-
-@pytest.fixture(scope="module")
-def s3() -> Iterator[S3]:
-    with s3_server() as server:
-        yield server
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ rename, and an appender that finds the file replaced appends to the new one."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,13 +18,6 @@ from cassette.dataset.convert import merge, redact
 from cassette.dataset.validate import validate
 from tests.helpers.procs import Workers
 from tests.helpers.worker import request_for, response_for
-
-
-@pytest.fixture
-def workers() -> Iterator[Workers]:
-    started = Workers()
-    yield started
-    started.cleanup()
 
 
 def _import_over(path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Size grows linearly with a trajectory (issue 2, item 5)."""
+"""Size grows linearly with a trajectory."""
 
 from __future__ import annotations
 

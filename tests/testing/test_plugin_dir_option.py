@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.testing.plugin_support import TWO_CALLS, Project
+from tests.helpers.plugin_project import TWO_CALLS, Project
 
 MARKED = """
 @pytest.mark.cassette(path="named/marked.jsonl")
 def test_marked(cassette):
     cassette.call({"q": "m"}, live=live("m"))
 """
-
-
-@pytest.fixture
-def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Project:
-    return Project(pytester, monkeypatch)
 
 
 def test_relative_dir_is_taken_from_the_invocation_dir(project: Project) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.testing.plugin_support import TWO_CALLS, Project
+from tests.helpers.plugin_project import TWO_CALLS, Project
 
 ONE_CALL = """
 def test_two_calls(cassette):

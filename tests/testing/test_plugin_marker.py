@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
-from tests.testing.plugin_support import Project
-
-
-@pytest.fixture
-def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Project:
-    return Project(pytester, monkeypatch)
+from tests.helpers.plugin_project import Project
 
 
 def test_marker_is_registered_with_a_description(project: Project) -> None:

@@ -6,12 +6,7 @@ import pytest
 
 import cassette
 from cassette import pytest_plugin
-from tests.testing.plugin_support import TWO_CALLS, Project
-
-
-@pytest.fixture
-def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Project:
-    return Project(pytester, monkeypatch)
+from tests.helpers.plugin_project import TWO_CALLS, Project
 
 
 def test_choices_are_the_modes_and_listed_in_help(project: Project) -> None:

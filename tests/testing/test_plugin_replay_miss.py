@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
-from tests.testing.plugin_support import TWO_CALLS, Project
-
-
-@pytest.fixture
-def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Project:
-    return Project(pytester, monkeypatch)
+from tests.helpers.plugin_project import TWO_CALLS, Project
 
 
 def test_miss_without_a_cassette_names_the_flag_and_the_path(project: Project) -> None:

@@ -21,7 +21,7 @@ import pytest
 from openai import AsyncOpenAI, OpenAI
 
 from cassette.testing.server import ScriptedServer, split_words, tool_arguments
-from tests.conftest import MakeServer
+from tests.helpers.chat import MakeServer
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 USER = [{"role": "user", "content": "What is the weather like in Paris tomorrow?"}]

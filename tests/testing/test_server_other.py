@@ -11,7 +11,7 @@ import pytest
 from openai import OpenAI
 
 from cassette.testing.server import ScriptedServer
-from tests.conftest import MakeServer
+from tests.helpers.chat import MakeServer
 
 
 @pytest.fixture

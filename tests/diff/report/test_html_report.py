@@ -8,8 +8,6 @@ naming the install command; with ``CASSETTE_REQUIRE_BROWSER=1`` (as in CI) they 
 from __future__ import annotations
 
 import re
-import subprocess
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -17,69 +15,10 @@ import pytest
 import cassette
 from cassette.diff import RunDiff, diff_runs
 from cassette.diff.report import render_html
-from tests.helpers.browser import chromium_executable
+from tests.helpers.browser import Dom, chromium
 
 GOLDEN = Path(__file__).resolve().parents[2] / "fixtures" / "diff"
 A, B = GOLDEN / "run_a.jsonl", GOLDEN / "run_b.jsonl"
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
-
-
-def chromium(tmp_path: Path, *args: str) -> str:
-    """Run headless Chromium with a fresh profile; return what it printed on stdout."""
-    exe = chromium_executable()  # skips without Chromium, fails if CI requires it
-    profile = tmp_path / "chromium-profile"
-    cmd = [exe, *FLAGS, f"--user-data-dir={profile}", *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180, check=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return proc.stdout
-
-
-class Dom(HTMLParser):
-    """Elements by id (tag, attributes, text inside) and the episode table's row order."""
-
-    def __init__(self, html: str) -> None:
-        super().__init__()
-        self.by_id: dict[str, tuple[str, dict[str, str], list[str]]] = {}
-        self.rows: list[str] = []
-        self.attrs_of: dict[str, dict[str, str]] = {}
-        self._open: list[tuple[str, list[str]]] = []
-        self.feed(html)
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = {k: v or "" for k, v in attrs}
-        self.attrs_of.setdefault(tag, a)
-        if tag == "tr" and "data-env" in a:
-            self.rows.append(a["data-env"])
-        texts: list[str] = []
-        if "id" in a:
-            self.by_id[a["id"]] = (tag, a, texts)
-            self._open.append((tag, texts))
-        elif self._open and tag == self._open[-1][0]:
-            self._open.append((tag, self._open[-1][1]))
-
-    def handle_endtag(self, tag: str) -> None:
-        if self._open and self._open[-1][0] == tag:
-            self._open.pop()
-
-    def handle_data(self, data: str) -> None:
-        for texts in {id(texts): texts for _, texts in self._open}.values():
-            texts.append(data)
-
-    def text(self, ident: str) -> str:
-        return " ".join("".join(self.by_id[ident][2]).split())
-
-    def classes(self, ident: str) -> list[str]:
-        return self.by_id[ident][1].get("class", "").split()
 
 
 @pytest.fixture(scope="module")

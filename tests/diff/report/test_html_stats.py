@@ -9,8 +9,8 @@ import pytest
 
 from cassette.diff import diff_many
 from cassette.diff.report import render_html, render_many_html
-from tests.diff.report.test_html_report import Dom, chromium
-from tests.diff.runs import record
+from tests.helpers.browser import Dom, chromium
+from tests.helpers.runs import record
 
 CALLS = [("lookup", {"city": "Oslo"}), ("lookup", {"city": "Rome"}), ("book", {"day": 1})]
 

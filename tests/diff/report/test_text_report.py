@@ -69,7 +69,7 @@ def test_long_tool_call_sequences_are_cut_around_the_divergence() -> None:
 
 
 def test_continuous_rewards_get_a_permutation_and_a_wilcoxon_test(tmp_path: Path) -> None:
-    from tests.diff.runs import record
+    from tests.helpers.runs import record
 
     calls = [("lookup", {"city": "Oslo"})]
     a = record(tmp_path / "a.jsonl", {i: (calls, 0.1 * (i % 5)) for i in range(12)})

@@ -1,4 +1,4 @@
-"""Helpers for the pytester tests of the pytest plugin (not a test module).
+"""A pytester project for the tests of the pytest plugin: test modules written on the fly.
 
 Each test writes a small test module whose tests use the ``cassette`` fixture with a live
 function that logs every call to ``live_calls.log`` and answers with a counter, so record
@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+__all__ = ["TWO_CALLS", "Project"]
 
 PRELUDE = '''
 import json

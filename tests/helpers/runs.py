@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import cassette
+from cassette.types import Json
 
-Json = dict[str, Any]
+__all__ = ["TOOLS", "Call", "record"]
+
 Call = tuple[str, Json]
 TOOLS: list[Json] = [
     {
