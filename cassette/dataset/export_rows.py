@@ -25,12 +25,9 @@ import orjson
 
 from ..errors import CassetteFormatError, CassetteWarning, reporting_paths
 from ..format.canonical import conversation_field
-from ..format.checksum import CHECKSUM_KEY, checksum, crc_of_slices
-from ..format.codec import NotJSONError
 from ..format.delta import LIT_KEY, SAME_ALL, _resolve, is_ref
-from ..format.entry import check_header, check_interaction, validate_line
 from ..storage.index import Entry, Index, reason_of, warn_left_out
-from ..storage.lines import numbered_lines
+from ..storage.reader import Reader
 from ..storage.store import shard_files
 from ..types import EnvIndex
 from .export_table import Rows
@@ -170,29 +167,6 @@ class _GiveUp(Exception):
     """The stream holds something the index must judge."""
 
 
-_META = b',"meta":'
-
-
-def _damaged(line: bytes, sha: str, response: Any, error: Any, meta: dict[str, Any]) -> bool:
-    """Whether the ``response`` and ``error`` of ``line`` differ from what its
-    ``meta.checksum`` says was recorded. A line laid out as the recorder writes it is
-    checked on its response's bytes; any other (or one that fails that) by dumping
-    them again."""
-    want = meta[CHECKSUM_KEY]
-    if error is None:
-        end = len(line) - (line[-1:] == b"\n")
-        stop = end - len(orjson.dumps(meta)) - len(_META) - 1
-        marker = b'"request_sha256":"' + sha.encode() + b'","response":'
-        start = line.rfind(marker, 0, stop) + len(marker)
-        laid_out = start >= len(marker) and line.startswith(_META, stop)
-        if laid_out and "%08x" % crc_of_slices(line, start, stop) == want:  # noqa: UP031
-            return False
-    try:
-        return bool(checksum(response, error) != want)
-    except NotJSONError:
-        return True
-
-
 @dataclass(slots=True)
 class _Last:
     """The previous interaction of one (env_index, channel) in the file being read."""
@@ -206,55 +180,47 @@ class _Last:
 def stream_rows(src: Path) -> Rows | None:
     """The rows of the cassette ``src`` (a file or a shard directory) read line by line,
     or None where it holds anything but whole, well-formed lines of unique keys whose
-    deltas build on the line before (see the module docstring)."""
+    deltas build on the line before (see the module docstring). What the reader would
+    warn of (a line cut short), the index path warns of."""
     rows = Rows()
     keys: set[tuple[type, EnvIndex, str, int]] = set()  # across the files of a directory
-    try:
-        for path in shard_files(src) if src.is_dir() else [src]:
-            _stream_file(path, rows, keys)
-    except _GiveUp:
-        return None
-    return rows
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CassetteWarning)
+        try:
+            for path in shard_files(src) if src.is_dir() else [src]:
+                _stream_file(path, rows, keys)
+        except (_GiveUp, CassetteFormatError):  # the index path says what is wrong
+            return None
+    return None if caught else rows
 
 
 def _stream_file(path: Path, rows: Rows, keys: set[tuple[type, EnvIndex, str, int]]) -> None:
-    spath = str(path)
+    reader = Reader(path, lean=True)
     last: dict[tuple[type, EnvIndex, str], _Last] = {}  # deltas build within one file
-    for lineno, line in numbered_lines(path):
-        try:
-            obj = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            raise _GiveUp from None
-        kind = obj.get("type") if isinstance(obj, dict) else None
-        if kind == "interaction":
-            check_interaction(obj, spath, lineno)
-            env, channel, step = obj["env_index"], obj.get("channel", "llm"), obj["step"]
-            key = (type(env), env, channel, step)
-            if key in keys:
-                raise _GiveUp
-            keys.add(key)
-            request, delta = obj["request"], obj.get("delta")
-            if delta is None:
-                built = _whole(request)
+    for _, record in reader:
+        if not isinstance(record, Entry):
+            if record["type"] == "outcome":
+                rows.outcomes[record["env_index"]] = record
             else:
-                prev = last.get(key[:3])
-                if prev is None or prev.step != delta["base"]:
-                    raise _GiveUp
-                made = _delta(request, delta, prev.built, prev.response)
-                if made is None:
-                    raise _GiveUp
-                built = made
-            response, meta = obj.get("response"), obj.get("meta") or {}
-            sha, error, model = obj["request_sha256"], obj.get("error"), built.rest.get("model")
-            if CHECKSUM_KEY in meta and _damaged(line, sha, response, error, meta):
-                raise _GiveUp  # the index leaves it out, warning
-            last[key[:3]] = _Last(step, built, response)
-            rows.add(env, channel, step, sha, built.json(), model, response, error, meta)
-        elif kind == "outcome":
-            validate_line(obj, spath, lineno)
-            rows.outcomes[obj["env_index"]] = obj
-        elif kind == "header":
-            check_header(obj, spath, lineno)
-            rows.headers.append(obj)
-        else:
+                rows.headers.append(record)
+            continue
+        env, channel, step = record.key
+        key = (type(env), env, channel, step)
+        if reader.eval_protocol or record.broken is not None or key in keys:
             raise _GiveUp
+        keys.add(key)
+        record.check()  # (a damaged line: the index path leaves it out, warning)
+        record.base = None  # (a delta builds on the line before: no chain is kept)
+        line, delta = record.decoded(), record.delta
+        if delta is None:
+            built: _Request | None = _whole(line["request"])
+        else:
+            prev = last.get(key[:3])
+            ok = prev is not None and prev.step == delta["base"]
+            built = _delta(line["request"], delta, prev.built, prev.response) if ok else None  # type: ignore[union-attr]
+        if built is None:
+            raise _GiveUp
+        response, error, meta = line.get("response"), line.get("error"), line.get("meta") or {}
+        last[key[:3]] = _Last(step, built, response)
+        model = built.rest.get("model")
+        rows.add(env, channel, step, record.sha, built.json(), model, response, error, meta)
