@@ -6,11 +6,9 @@ JSON once, when it first appears in its (env_index, channel), and a request's me
 list is the join of its messages' bytes (the ``keep`` messages a delta shares with its
 base are reused as bytes); the other top-level keys are dumped once per change.
 
-:func:`stream_rows` reads the files line by line and keeps only the previous request of
-each (env_index, channel): no index, no entry objects. It gives up (None) on anything
-unusual (a key recorded twice, a delta whose base is not the line before, a damaged
-line, an eval-protocol file), and :func:`interaction_rows` then builds the same rows from
-a loaded :class:`~cassette.storage.index.Index`, which warns about or refuses what it must.
+The rows come from a lean :class:`~cassette.storage.index.Index` (each line's bytes,
+its response checked as it was loaded), which warns about or refuses what it must;
+each line is decoded once.
 """
 
 from __future__ import annotations
@@ -18,21 +16,18 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import orjson
 
-from ..errors import CassetteFormatError, CassetteWarning, reporting_paths
+from ..errors import CassetteFormatError, CassetteWarning
 from ..format.canonical import conversation_field
 from ..format.delta import LIT_KEY, SAME_ALL, _resolve, is_ref
 from ..storage.index import Entry, Index, reason_of, warn_left_out
-from ..storage.reader import Reader
-from ..storage.store import shard_files
-from ..types import EnvIndex
+from ..types import Json
 from .export_table import Rows
 
-__all__ = ["interaction_rows", "stream_rows"]
+__all__ = ["interaction_rows"]
 
 
 @dataclass(slots=True)
@@ -75,9 +70,7 @@ def _whole(request: dict[str, Any]) -> _Request:
     return _Request(fld, [orjson.dumps(m) for m in request[fld]], rest, head, tail)
 
 
-def _delta(
-    request: dict[str, Any], delta: dict[str, Any], base: _Request, response: Any
-) -> _Request | None:
+def _delta(request: Json, delta: Json, base: _Request, response: Any) -> _Request | None:
     """The request of a delta line (stored ``request``) built on its base's bytes, where
     ``response`` is the base's; None where the line is not of the usual shape (the caller
     rebuilds it the general way, which names any fault)."""
@@ -108,19 +101,19 @@ def _delta(
     return _Request(fld, parts, rest, head, tail)
 
 
-def _requests(index: Index) -> Iterator[tuple[Entry, _Request]]:
-    """Every entry that can be served with its full request as bytes, in file order, as
-    :meth:`Index.iter_full` rebuilds them (and leaves out the same lines, warning)."""
-    pending: dict[Entry, _Request] = {}  # a request's bytes until a delta builds on them
+def _requests(index: Index) -> Iterator[tuple[Entry, Json, _Request]]:
+    """Every entry that can be served, with its line (decoded once) and its full request
+    as bytes, in file order, as :meth:`Index.iter_full` rebuilds them (and leaves out
+    the same lines, warning)."""
+    pending: dict[Entry, tuple[_Request, Any]] = {}  # (request, response) of a base to be
     for entry in index.entries.values():
         if entry.broken is not None:  # found on load, and warned about then
             continue
-        built = None
-        delta = entry.delta
+        line, delta, built = entry.decoded(), entry.delta, None
         if delta is None:
-            built = _whole(entry.request)
+            built = _whole(line["request"])
         elif entry.base is not None and (base := pending.pop(entry.base, None)) is not None:
-            built = _delta(entry.request, delta, base, entry.base.response)
+            built = _delta(line["request"], delta, *base)
         if built is None:  # a base served twice, a damaged line: the general way
             try:
                 built = _whole(entry.full_request())
@@ -128,8 +121,8 @@ def _requests(index: Index) -> Iterator[tuple[Entry, _Request]]:
                 entry.broken = exc
                 warn_left_out(entry, exc, stacklevel=3)
                 continue
-        pending[entry] = built
-        yield entry, built
+        pending[entry] = (built, line.get("response"))
+        yield entry, line, built
 
 
 def interaction_rows(index: Index) -> Rows:
@@ -138,7 +131,7 @@ def interaction_rows(index: Index) -> Rows:
     rows.headers, rows.outcomes = index.headers, index.outcomes
     for env in index.episodes():  # (in the index's order; counted below)
         rows.steps[env] = 0
-    for entry, built in _requests(index):
+    for entry, line, built in _requests(index):
         try:
             entry.check()  # its meta.checksum: a damaged response is never exported
         except CassetteFormatError as exc:
@@ -148,7 +141,6 @@ def interaction_rows(index: Index) -> Rows:
                 stacklevel=2,
             )
             continue
-        response, error = entry.served()  # (a lean line: one decode for both)
         rows.add(
             entry.env_index,
             entry.channel,
@@ -156,71 +148,8 @@ def interaction_rows(index: Index) -> Rows:
             entry.sha,
             built.json(),
             built.rest.get("model"),
-            response,
-            error,
-            entry.meta,
+            line.get("response"),
+            line.get("error"),
+            line.get("meta") or {},
         )
     return rows
-
-
-class _GiveUp(Exception):
-    """The stream holds something the index must judge."""
-
-
-@dataclass(slots=True)
-class _Last:
-    """The previous interaction of one (env_index, channel) in the file being read."""
-
-    step: int
-    built: _Request
-    response: Any
-
-
-@reporting_paths
-def stream_rows(src: Path) -> Rows | None:
-    """The rows of the cassette ``src`` (a file or a shard directory) read line by line,
-    or None where it holds anything but whole, well-formed lines of unique keys whose
-    deltas build on the line before (see the module docstring). What the reader would
-    warn of (a line cut short), the index path warns of."""
-    rows = Rows()
-    keys: set[tuple[type, EnvIndex, str, int]] = set()  # across the files of a directory
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", CassetteWarning)
-        try:
-            for path in shard_files(src) if src.is_dir() else [src]:
-                _stream_file(path, rows, keys)
-        except (_GiveUp, CassetteFormatError):  # the index path says what is wrong
-            return None
-    return None if caught else rows
-
-
-def _stream_file(path: Path, rows: Rows, keys: set[tuple[type, EnvIndex, str, int]]) -> None:
-    reader = Reader(path, lean=True)
-    last: dict[tuple[type, EnvIndex, str], _Last] = {}  # deltas build within one file
-    for _, record in reader:
-        if not isinstance(record, Entry):
-            if record["type"] == "outcome":
-                rows.outcomes[record["env_index"]] = record
-            else:
-                rows.headers.append(record)
-            continue
-        env, channel, step = record.key
-        key = (type(env), env, channel, step)
-        if reader.eval_protocol or record.broken is not None or key in keys:
-            raise _GiveUp
-        keys.add(key)
-        record.check()  # (a damaged line: the index path leaves it out, warning)
-        record.base = None  # (a delta builds on the line before: no chain is kept)
-        line, delta = record.decoded(), record.delta
-        if delta is None:
-            built: _Request | None = _whole(line["request"])
-        else:
-            prev = last.get(key[:3])
-            ok = prev is not None and prev.step == delta["base"]
-            built = _delta(line["request"], delta, prev.built, prev.response) if ok else None  # type: ignore[union-attr]
-        if built is None:
-            raise _GiveUp
-        response, error, meta = line.get("response"), line.get("error"), line.get("meta") or {}
-        last[key[:3]] = _Last(step, built, response)
-        model = built.rest.get("model")
-        rows.add(env, channel, step, record.sha, built.json(), model, response, error, meta)
