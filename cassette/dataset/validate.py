@@ -10,7 +10,6 @@ and keys recorded twice (across the shards of a directory too).
 from __future__ import annotations
 
 import re
-import stat
 import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -22,7 +21,7 @@ from ..format.entry import Entry, Key, Rebuilder
 from ..redact import REDACTED
 from ..replay.matching import Matcher
 from ..storage.index import reason_of
-from ..storage.reader import Reader
+from ..storage.reader import Reader, irregular
 from ..storage.store import shard_files
 from ..types import Json
 from .validate_report import Fault, Report
@@ -193,11 +192,7 @@ def _located(text: str, path: str) -> tuple[int, str]:
 
 
 def _files(path: Path, report: Report) -> list[Path]:
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        mode = stat.S_IFREG
-    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+    if irregular(path):
         report.faults.append(
             Fault(str(path), 0, "not a regular file (a pipe, socket or device); copy it to a file")
         )

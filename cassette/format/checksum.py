@@ -69,21 +69,10 @@ def checked_response(raw: bytes, tail: int) -> int:
     return stop if crc == raw[at + len(_CRC_KEY) : at + len(_CRC_KEY) + 8] else 0
 
 
-def with_checksum(raw: bytes, line: dict[str, Any]) -> bytes:
-    """``raw`` (the JSON of the interaction ``line``) with ``meta.checksum`` added.
-
-    The recorder writes ``meta`` last, so the field is spliced in before the two closing
-    braces instead of dumping the line again."""
+def with_checksum(line: dict[str, Any]) -> bytes:
+    """The JSON of the interaction ``line`` with ``meta.checksum`` added."""
     meta = line.get("meta")
     value = checksum(line.get("response"), line.get("error"))
-    if (
-        isinstance(meta, dict)
-        and CHECKSUM_KEY not in meta
-        and next(reversed(line)) == "meta"
-        and raw.endswith(b"}}")
-    ):
-        field = b'"' + CHECKSUM_KEY.encode() + b'":"' + value.encode() + b'"}}'
-        return raw[:-2] + (field if not meta else b"," + field)
-    out = dict(line)
-    out["meta"] = {**(meta if isinstance(meta, dict) else {}), CHECKSUM_KEY: value}
-    return dumps(out)
+    return dumps(
+        {**line, "meta": {**(meta if isinstance(meta, dict) else {}), CHECKSUM_KEY: value}}
+    )

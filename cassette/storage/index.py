@@ -8,7 +8,6 @@ O(1) a call and memory stays linear in the file.
 
 from __future__ import annotations
 
-import stat
 import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -20,7 +19,7 @@ from ..errors import CassetteFormatError, CassetteWarning, reporting_paths
 from ..format.entry import Entry, Key, Rebuilder
 from ..types import EnvIndex, Json
 from .gc import paused_gc
-from .reader import Reader
+from .reader import Reader, irregular
 from .store import shard_files
 
 __all__ = ["Entry", "Index", "Key", "load_index", "reason_of", "warn_left_out"]
@@ -148,20 +147,6 @@ def _warn_damage(spath: str, broken: list[Entry], twice: list[tuple[Entry, Entry
         )
 
 
-def _regular(path: Path) -> None:
-    """Refuse what is neither a file nor a directory (a FIFO would block the reader)."""
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        return  # reading it says what is wrong
-    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        raise CassetteFormatError(
-            f"{path} is not a regular file (a pipe, socket or device); copy it to a file "
-            "and read that",
-            path=str(path),
-        )
-
-
 @reporting_paths
 def load_index(paths: Iterable[Path], *, lean: bool = False) -> Index:
     """Load one or more files (or shard directories) into one index.
@@ -175,7 +160,12 @@ def load_index(paths: Iterable[Path], *, lean: bool = False) -> Index:
     index = Index()
     with paused_gc():
         for path in paths:
-            _regular(path)
+            if irregular(path):
+                raise CassetteFormatError(
+                    f"{path} is not a regular file (a pipe, socket or device); copy it to a "
+                    "file and read that",
+                    path=str(path),
+                )
             files = shard_files(path) if path.is_dir() else [path]
             for file in files:
                 _load_file(index, file, lean)

@@ -16,6 +16,7 @@ whole; without ``lean`` every line is, and its entry keeps the parsed line.
 from __future__ import annotations
 
 import re
+import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -29,7 +30,7 @@ from ..format.entry import Entry, ep_entry, format_error
 from ..types import EnvIndex, Json
 from .lines import numbered_lines, parse_line
 
-__all__ = ["Fault", "Reader"]
+__all__ = ["Fault", "Reader", "irregular"]
 
 Fault = Callable[[CassetteFormatError, "Json | None"], None]  # (why, the parsed line)
 Head = tuple[EnvIndex, str, int, "Json | None"]
@@ -240,3 +241,13 @@ def _head(line: bytes, cut: int) -> Head | None:
     if head.get("type") != "interaction" or not head.keys() <= INTERACTION_KEYS:
         return None
     return cast(Head, found) if head_ok(*found) else None
+
+
+def irregular(path: Path) -> bool:
+    """Whether ``path`` is neither a file nor a directory (a pipe, a socket, a device:
+    reading it could block); False where it cannot be looked at (reading it says why)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))

@@ -118,14 +118,13 @@ class Recorder:
             if count:
                 self.redacted += count
                 clean["meta"] = {**clean.get("meta", {}), "redacted": count}
-                raw = dumps(clean)
-            self.writer.write(with_checksum(raw, clean))
+            self.writer.write(with_checksum(clean))
             return
         marker = b'"request_sha256":"' + sha.encode() + b'","response":'
         start = raw.find(marker) + len(marker)
         stop = len(raw) - len(dumps(meta)) - len(_META_KEY) - 1
         if start < len(marker) or not raw.startswith(_META_KEY, stop):
-            self.writer.write(with_checksum(raw, line))  # (never seen) dumped again
+            self.writer.write(with_checksum(line))  # (never seen) dumped again
             return
         field = b'"' + CHECKSUM_KEY.encode() + b'":"%08x"}}' % crc_of_slices(raw, start, stop)
         self.writer.write(raw[:-2] + (b"," + field if meta else field))
