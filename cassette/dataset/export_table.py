@@ -157,23 +157,13 @@ class Rows:
         dumps = orjson.dumps
         row = len(self.slot)
         key = (type(env), env, channel)
-        slot = self._slots.get(key)
-        if slot is None:
-            slot = self._slots[key] = len(self._slots)
-        self.slot.append(slot)
+        self.slot.append(self._slots.setdefault(key, len(self._slots)))
         self.step.append(step)
         self.sha.append(sha)
-        if isinstance(model, str):
-            index = self._models.get(model)
-            if index is None:
-                index = self._models[model] = len(self._models)
-            self.model.append(index)
-        else:
-            self.model.append(None)
-        col = self.request  # (TextColumn.add inlined where a value is always there)
-        buf = col.buf
-        buf += request
-        col.ends.append(len(buf))
+        self.model.append(
+            self._models.setdefault(model, len(self._models)) if isinstance(model, str) else None
+        )
+        self.request.add(request)
         if response is not None and isinstance(response.get("chunks"), list):
             self.chunks.rows.append(row)
             self.chunks.values.append(dumps(response["chunks"]))
@@ -191,10 +181,7 @@ class Rows:
         latency = meta.get("latency_ms")
         ok = isinstance(latency, (int, float)) and not isinstance(latency, bool)
         self.latency.append(float(latency) if ok else None)  # type: ignore[arg-type]
-        col = self.meta
-        buf = col.buf
-        buf += dumps(meta)
-        col.ends.append(len(buf))
+        self.meta.add(dumps(meta))
         self.steps[env] += 1
 
     def table(self, pa: Any, metadata: dict[bytes, bytes]) -> Any:
@@ -208,7 +195,7 @@ class Rows:
             "env_index_json": _repeated(pa, [orjson.dumps(k[1]) for k in keys], slots),
             "channel": _repeated(pa, [k[2].encode() for k in keys], slots),
             "step": self.step,
-            "request_sha256": _ascii(pa, self.sha),
+            "request_sha256": text_array(pa, [None if v is None else v.encode() for v in self.sha]),
             "model": _repeated(pa, [m.encode() for m in self._models], self.model),
             "request": self.request.array(pa),
             "response": self.response.array(pa),
@@ -219,14 +206,3 @@ class Rows:
             "meta": self.meta.array(pa),
         }
         return make_table(pa, INTERACTIONS, columns, metadata)
-
-
-def _ascii(pa: Any, values: list[str | None]) -> Any:
-    """A string array of equal-length ASCII ``values`` (hashes) from one join; any other
-    list the general way."""
-    width = len(values[0]) if values and values[0] is not None else 0
-    same = width and None not in values and all(len(v) == width for v in values)  # type: ignore[arg-type]
-    data = "".join(values).encode() if same else b""  # type: ignore[arg-type]
-    if not same or len(data) != width * len(values):
-        return text_array(pa, [None if v is None else v.encode() for v in values])
-    return string_array(pa, data, range(width, len(data) + 1, width), None, 0)

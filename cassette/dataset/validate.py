@@ -1,10 +1,11 @@
 """Every fault of a cassette, as data: the checks behind ``cassette validate``.
 
-Unlike the reader (:func:`cassette.storage.index.load_index`), which stops at the first bad line,
-this walks every line and collects every fault: lines that are not JSON, lines that do
-not fit the schema, a missing or misplaced header, a newer format version, delta
-references that do not resolve, request hashes that do not match the rebuilt request,
-and keys recorded twice (across the shards of a directory too).
+The one reader (:class:`~cassette.storage.reader.Reader`) reads every line and hands
+each fault to this module instead of raising, so every fault is collected: lines that
+are not JSON, lines that do not fit the schema, a missing or misplaced header, a newer
+format version, delta references that do not resolve, responses that do not match their
+checksum, request hashes that do not match the rebuilt request, and keys recorded twice
+(across the shards of a directory too).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from typing import Any, cast
 import orjson
 
 from ..errors import CassetteFormatError
-from ..format.check import INTERACTION_KEYS, delta_ok, head_ok, line_faults
+from ..format.check import delta_ok, head_ok, line_faults
 from ..format.checksum import checked_response
 from ..format.entry import Entry, ep_entry, format_error
 from ..types import EnvIndex, Json
@@ -36,6 +36,7 @@ Fault = Callable[[CassetteFormatError, "Json | None"], None]  # (why, the parsed
 Head = tuple[EnvIndex, str, int, "Json | None"]
 
 _EP_KEYS = frozenset({"env_index", "step", "messages"})
+_HEAD_KEYS = frozenset({"type", "env_index", "channel", "step", "delta"})  # before the request
 _REQ = b',"request":{'
 _SHA = b',"request_sha256":"'
 _HEX = b"0123456789abcdef"
@@ -46,7 +47,6 @@ _HEAD = re.compile(
     rb'\{"type":"interaction","env_index":(?:(-?(?:0|[1-9]\d{0,17}))|' + _TEXT + rb"),"
     rb'"channel":' + _TEXT + rb',"step":(0|[1-9]\d{0,17})(?:,"delta":(\{[^{}]*\}))?'
 )
-_RECENT = 8  # steps of an (env_index, channel) a delta may name, where a key was repeated
 
 
 class Reader:
@@ -64,7 +64,7 @@ class Reader:
         self._first = True
         self._deltas: dict[bytes, Json] = {}  # equal deltas of a file share one dict
         self._last: dict[tuple[EnvIndex, str], Entry] = {}
-        self._recent: dict[tuple[EnvIndex, str], dict[int, Entry]] = {}
+        self._lines: dict[tuple[EnvIndex, str, int], Entry] = {}  # the latest line of a key
 
     def __iter__(self) -> Iterator[tuple[int, Entry | Json]]:
         lean = self.lean
@@ -143,7 +143,7 @@ class Reader:
             step = delta["base"]
             base = previous
             if previous is not None and previous.step != step and previous.step >= 0:
-                base = self._recent[chan].get(step)
+                base = self._lines.get((*chan, step))
             entry.base = base
             if base is None:
                 entry.broken = format_error(self.spath, entry.line, self._lost(entry, previous))
@@ -156,12 +156,7 @@ class Reader:
                 )
             if entry.broken is not None:
                 self.broken.append(entry)
-        self._last[chan] = entry
-        recent = self._recent.setdefault(chan, {})
-        recent.pop(entry.step, None)
-        recent[entry.step] = entry
-        if len(recent) > _RECENT:
-            del recent[next(iter(recent))]
+        self._last[chan] = self._lines[entry.key] = entry
         return entry
 
     def _lost(self, entry: Entry, previous: Entry | None) -> str:
@@ -238,7 +233,7 @@ def _head(line: bytes, cut: int) -> Head | None:
     except orjson.JSONDecodeError:
         return None
     found = (head.get("env_index"), head.get("channel", "llm"), head.get("step"), head.get("delta"))
-    if head.get("type") != "interaction" or not head.keys() <= INTERACTION_KEYS:
+    if head.get("type") != "interaction" or not head.keys() <= _HEAD_KEYS:
         return None
     return cast(Head, found) if head_ok(*found) else None
 

@@ -35,19 +35,13 @@ __all__ = ["BASES", "Recorder", "header_line", "line_meta", "now_iso"]
 # bounded however many episodes a recording holds; more run at once than this is rare
 BASES = 1024
 
-_second: tuple[int, str] = (-1, "")
 _META_KEY = b',"meta":'
 
 
 def now_iso() -> str:
     """UTC now as ISO-8601 with milliseconds, e.g. ``2026-11-29T20:19:39.788Z``."""
-    global _second
     now = time.time()
-    sec = int(now)
-    cached = _second
-    if cached[0] != sec:
-        cached = _second = (sec, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)))
-    return f"{cached[1]}.{int((now - sec) * 1000):03d}Z"
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"
 
 
 def header_line(meta: dict[str, Any] | None = None) -> dict[str, Any]:
