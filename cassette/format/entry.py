@@ -248,9 +248,10 @@ class Rebuilder:
         ``broken``) where it cannot be rebuilt."""
         if entry.broken is not None:
             raise entry.broken
-        full = entry.request
         base = entry.base
-        if entry.delta is not None and base is not None:
+        if entry.delta is None or base is None:
+            full = entry.request
+        else:
             try:
                 base_full = self._kept.pop(base, None)
                 if base_full is None:  # a base used twice (a repeat of a key)
