@@ -9,14 +9,13 @@ either table from them.
 
 from __future__ import annotations
 
-import itertools
 from collections import Counter
 from typing import Any
 
 import orjson
 
 from ..types import EnvIndex
-from .export_arrays import TextColumn, number_array, string_array, text_array
+from .export_arrays import TextColumn, number_array, text_array
 
 __all__ = ["EPISODES", "INTERACTIONS", "Rows", "make_table", "schema"]
 
@@ -77,42 +76,9 @@ def make_table(
     return pa.Table.from_arrays(arrays, names=list(columns), metadata=metadata)
 
 
-class _Sparse:
-    """A text column null in most rows: the rows that hold a value, and the values."""
-
-    __slots__ = ("rows", "values")
-
-    def __init__(self) -> None:
-        self.rows: list[int] = []
-        self.values: list[bytes] = []
-
-    def array(self, pa: Any, count: int) -> Any:
-        if not self.rows:
-            return pa.nulls(count, type=pa.string())
-        sizes = [0] * count
-        bits = bytearray((count + 7) // 8)
-        for row, value in zip(self.rows, self.values, strict=True):
-            sizes[row] = len(value)
-            bits[row >> 3] |= 1 << (row & 7)
-        ends = itertools.accumulate(sizes)
-        return string_array(pa, b"".join(self.values), ends, bits, count - len(self.rows))
-
-
 def _repeated(pa: Any, texts: list[bytes], ids: list[int | None]) -> Any:
-    """The string array whose row i is ``texts[ids[i]]`` (null where ``ids[i]`` is None),
-    joined in C (no per-row Python, no Arrow compute module to load)."""
-    count = len(ids)
-    bits = None
-    nulls = ids.count(None)
-    if nulls:
-        bits = bytearray((count + 7) // 8)
-        for i, index in enumerate(ids):
-            if index is not None:
-                bits[i >> 3] |= 1 << (i & 7)
-    table = dict(enumerate(texts))
-    table[None] = b""  # type: ignore[index]
-    values = list(map(table.__getitem__, ids))  # type: ignore[arg-type]
-    return string_array(pa, b"".join(values), itertools.accumulate(map(len, values)), bits, nulls)
+    """The string array whose row i is ``texts[ids[i]]`` (null where ``ids[i]`` is None)."""
+    return text_array(pa, [None if i is None else texts[i] for i in ids])
 
 
 class Rows:
@@ -131,7 +97,7 @@ class Rows:
         self.model: list[int | None] = []
         self.latency: list[float | None] = []
         self.request, self.response, self.usage, self.meta = (TextColumn() for _ in range(4))
-        self.chunks, self.error = _Sparse(), _Sparse()
+        self.chunks, self.error = TextColumn(), TextColumn()
 
     def __len__(self) -> int:
         return len(self.slot)
@@ -155,7 +121,6 @@ class Rows:
         meta: dict[str, Any],
     ) -> None:
         dumps = orjson.dumps
-        row = len(self.slot)
         key = (type(env), env, channel)
         self.slot.append(self._slots.setdefault(key, len(self._slots)))
         self.step.append(step)
@@ -164,13 +129,12 @@ class Rows:
             self._models.setdefault(model, len(self._models)) if isinstance(model, str) else None
         )
         self.request.add(request)
+        chunks = None
         if response is not None and isinstance(response.get("chunks"), list):
-            self.chunks.rows.append(row)
-            self.chunks.values.append(dumps(response["chunks"]))
+            chunks = dumps(response["chunks"])
             response = {k: v for k, v in response.items() if k != "chunks"}
-        if error is not None:
-            self.error.rows.append(row)
-            self.error.values.append(dumps(error))
+        self.chunks.add(chunks)
+        self.error.add(None if error is None else dumps(error))
         if response is None:
             self.response.add(None)
             usage = meta.get("usage")
@@ -199,8 +163,8 @@ class Rows:
             "model": _repeated(pa, [m.encode() for m in self._models], self.model),
             "request": self.request.array(pa),
             "response": self.response.array(pa),
-            "stream_chunks": self.chunks.array(pa, count),
-            "error": self.error.array(pa, count),
+            "stream_chunks": self.chunks.array(pa),
+            "error": self.error.array(pa),
             "usage": self.usage.array(pa),
             "latency_ms": self.latency,
             "meta": self.meta.array(pa),
