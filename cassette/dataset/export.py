@@ -25,7 +25,7 @@ from ..storage.gc import paused_gc
 from ..storage.index import load_index
 from ..storage.recorder import Recorder
 from ..storage.store import replacing
-from .export_rows import interaction_rows, stream_rows
+from .export_rows import interaction_rows
 from .export_table import EPISODES, Rows, make_table
 from .import_rows import checked_calls, checked_headers, checked_outcomes
 
@@ -75,13 +75,9 @@ def export_parquet(src: Path, out: Path) -> Exported:
 
 
 def _rows(src: Path) -> Rows:
-    """The rows of ``src``: read as a stream, or, where it holds anything unusual, from
-    its loaded index (which warns about or refuses what it must)."""
-    if src.is_file() or src.is_dir():  # (not a pipe: the index refuses those)
-        streamed = stream_rows(src)
-        if streamed is not None:
-            return streamed
-    index = load_index([src])
+    """The rows of ``src``, from its loaded index (which warns about or refuses what it
+    must)."""
+    index = load_index([src], lean=True)
     if index.eval_protocol:
         raise CassetteError(
             f"{src} is an eval-protocol playback file; convert it first with "

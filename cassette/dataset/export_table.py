@@ -9,14 +9,13 @@ either table from them.
 
 from __future__ import annotations
 
-import itertools
 from collections import Counter
 from typing import Any
 
 import orjson
 
 from ..types import EnvIndex
-from .export_arrays import TextColumn, number_array, string_array, text_array
+from .export_arrays import TextColumn, number_array, text_array
 
 __all__ = ["EPISODES", "INTERACTIONS", "Rows", "make_table", "schema"]
 
@@ -77,42 +76,9 @@ def make_table(
     return pa.Table.from_arrays(arrays, names=list(columns), metadata=metadata)
 
 
-class _Sparse:
-    """A text column null in most rows: the rows that hold a value, and the values."""
-
-    __slots__ = ("rows", "values")
-
-    def __init__(self) -> None:
-        self.rows: list[int] = []
-        self.values: list[bytes] = []
-
-    def array(self, pa: Any, count: int) -> Any:
-        if not self.rows:
-            return pa.nulls(count, type=pa.string())
-        sizes = [0] * count
-        bits = bytearray((count + 7) // 8)
-        for row, value in zip(self.rows, self.values, strict=True):
-            sizes[row] = len(value)
-            bits[row >> 3] |= 1 << (row & 7)
-        ends = itertools.accumulate(sizes)
-        return string_array(pa, b"".join(self.values), ends, bits, count - len(self.rows))
-
-
 def _repeated(pa: Any, texts: list[bytes], ids: list[int | None]) -> Any:
-    """The string array whose row i is ``texts[ids[i]]`` (null where ``ids[i]`` is None),
-    joined in C (no per-row Python, no Arrow compute module to load)."""
-    count = len(ids)
-    bits = None
-    nulls = ids.count(None)
-    if nulls:
-        bits = bytearray((count + 7) // 8)
-        for i, index in enumerate(ids):
-            if index is not None:
-                bits[i >> 3] |= 1 << (i & 7)
-    table = dict(enumerate(texts))
-    table[None] = b""  # type: ignore[index]
-    values = list(map(table.__getitem__, ids))  # type: ignore[arg-type]
-    return string_array(pa, b"".join(values), itertools.accumulate(map(len, values)), bits, nulls)
+    """The string array whose row i is ``texts[ids[i]]`` (null where ``ids[i]`` is None)."""
+    return text_array(pa, [None if i is None else texts[i] for i in ids])
 
 
 class Rows:
@@ -131,7 +97,7 @@ class Rows:
         self.model: list[int | None] = []
         self.latency: list[float | None] = []
         self.request, self.response, self.usage, self.meta = (TextColumn() for _ in range(4))
-        self.chunks, self.error = _Sparse(), _Sparse()
+        self.chunks, self.error = TextColumn(), TextColumn()
 
     def __len__(self) -> int:
         return len(self.slot)
@@ -155,32 +121,20 @@ class Rows:
         meta: dict[str, Any],
     ) -> None:
         dumps = orjson.dumps
-        row = len(self.slot)
         key = (type(env), env, channel)
-        slot = self._slots.get(key)
-        if slot is None:
-            slot = self._slots[key] = len(self._slots)
-        self.slot.append(slot)
+        self.slot.append(self._slots.setdefault(key, len(self._slots)))
         self.step.append(step)
         self.sha.append(sha)
-        if isinstance(model, str):
-            index = self._models.get(model)
-            if index is None:
-                index = self._models[model] = len(self._models)
-            self.model.append(index)
-        else:
-            self.model.append(None)
-        col = self.request  # (TextColumn.add inlined where a value is always there)
-        buf = col.buf
-        buf += request
-        col.ends.append(len(buf))
+        self.model.append(
+            self._models.setdefault(model, len(self._models)) if isinstance(model, str) else None
+        )
+        self.request.add(request)
+        chunks = None
         if response is not None and isinstance(response.get("chunks"), list):
-            self.chunks.rows.append(row)
-            self.chunks.values.append(dumps(response["chunks"]))
+            chunks = dumps(response["chunks"])
             response = {k: v for k, v in response.items() if k != "chunks"}
-        if error is not None:
-            self.error.rows.append(row)
-            self.error.values.append(dumps(error))
+        self.chunks.add(chunks)
+        self.error.add(None if error is None else dumps(error))
         if response is None:
             self.response.add(None)
             usage = meta.get("usage")
@@ -191,10 +145,7 @@ class Rows:
         latency = meta.get("latency_ms")
         ok = isinstance(latency, (int, float)) and not isinstance(latency, bool)
         self.latency.append(float(latency) if ok else None)  # type: ignore[arg-type]
-        col = self.meta
-        buf = col.buf
-        buf += dumps(meta)
-        col.ends.append(len(buf))
+        self.meta.add(dumps(meta))
         self.steps[env] += 1
 
     def table(self, pa: Any, metadata: dict[bytes, bytes]) -> Any:
@@ -208,25 +159,14 @@ class Rows:
             "env_index_json": _repeated(pa, [orjson.dumps(k[1]) for k in keys], slots),
             "channel": _repeated(pa, [k[2].encode() for k in keys], slots),
             "step": self.step,
-            "request_sha256": _ascii(pa, self.sha),
+            "request_sha256": text_array(pa, [None if v is None else v.encode() for v in self.sha]),
             "model": _repeated(pa, [m.encode() for m in self._models], self.model),
             "request": self.request.array(pa),
             "response": self.response.array(pa),
-            "stream_chunks": self.chunks.array(pa, count),
-            "error": self.error.array(pa, count),
+            "stream_chunks": self.chunks.array(pa),
+            "error": self.error.array(pa),
             "usage": self.usage.array(pa),
             "latency_ms": self.latency,
             "meta": self.meta.array(pa),
         }
         return make_table(pa, INTERACTIONS, columns, metadata)
-
-
-def _ascii(pa: Any, values: list[str | None]) -> Any:
-    """A string array of equal-length ASCII ``values`` (hashes) from one join; any other
-    list the general way."""
-    width = len(values[0]) if values and values[0] is not None else 0
-    same = width and None not in values and all(len(v) == width for v in values)  # type: ignore[arg-type]
-    data = "".join(values).encode() if same else b""  # type: ignore[arg-type]
-    if not same or len(data) != width * len(values):
-        return text_array(pa, [None if v is None else v.encode() for v in values])
-    return string_array(pa, data, range(width, len(data) + 1, width), None, 0)

@@ -1,33 +1,28 @@
 """Every fault of a cassette, as data: the checks behind ``cassette validate``.
 
-Unlike the reader (:func:`cassette.storage.index.load_index`), which stops at the first bad line,
-this walks every line and collects every fault: lines that are not JSON, lines that do
-not fit the schema, a missing or misplaced header, a newer format version, delta
-references that do not resolve, request hashes that do not match the rebuilt request,
-and keys recorded twice (across the shards of a directory too).
+The one reader (:class:`~cassette.storage.reader.Reader`) reads every line and hands
+each fault to this module instead of raising, so every fault is collected: lines that
+are not JSON, lines that do not fit the schema, a missing or misplaced header, a newer
+format version, delta references that do not resolve, responses that do not match their
+checksum, request hashes that do not match the rebuilt request, and keys recorded twice
+(across the shards of a directory too).
 """
 
 from __future__ import annotations
 
 import re
-import stat
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
-
-import orjson
-from pydantic import ValidationError
 
 from ..errors import CassetteError, CassetteFormatError, CassetteWarning, reporting_paths
-from ..format.checksum import CHECKSUM_KEY, checksum
+from ..format.check import header_fault, line_faults
 from ..format.codec import dumps
-from ..format.entry import Entry, EnvIndex, Key, ep_entry
-from ..format.models import FORMAT, LINE_ADAPTER, VERSION
+from ..format.entry import Entry, Key, Rebuilder
 from ..redact import REDACTED
 from ..replay.matching import Matcher
 from ..storage.index import reason_of
-from ..storage.lines import numbered_lines
+from ..storage.reader import Reader, irregular
 from ..storage.store import shard_files
 from ..types import Json
 from .validate_report import Fault, Report
@@ -35,39 +30,21 @@ from .validate_report import Fault, Report
 __all__ = ["Fault", "Report", "validate"]
 
 _MARK = REDACTED.encode()
-
-_EP_KEYS = frozenset({"env_index", "step", "messages"})
 _PROGRESS_EVERY = 4096
-
-
-def _schema_faults(obj: Json) -> list[str]:
-    """Every schema error of one line, strictly typed as the reader expects."""
-    try:
-        LINE_ADAPTER.validate_python(obj, strict=True)
-    except ValidationError as exc:
-        found: dict[str, list[str]] = {}
-        for err in exc.errors():
-            loc = ".".join(str(p) for p in err["loc"][1:] if p not in ("int", "str"))
-            found.setdefault(loc or "line", []).append(err["msg"])
-        return [f"{loc}: {' or '.join(dict.fromkeys(msgs))}" for loc, msgs in found.items()]
-    return []
+_KINDS = ("header", "interaction", "outcome")
 
 
 class _FileCheck:
-    """The checks of one file; ``seen`` holds the keys of every file checked so far."""
+    """The checks of one file, on what :class:`Reader` reads of it and the faults it
+    hands over; ``seen`` holds the keys of every file checked so far."""
 
     def __init__(self, path: Path, report: Report, seen: dict[Key, str], matcher: Matcher) -> None:
         self.path, self.spath = path, str(path)
         self.report, self.seen, self.matcher = report, seen, matcher
+        self.reader = Reader(path, fault=self.bad_line)
         self.first = 0  # the line number of the first record (0: none yet)
         self.junk = 0  # lines that no writer of cassettes wrote (not JSON, not an object)
-        self.eval_protocol = False
-        self.unparsed = 0  # lines that were not JSON: a delta base may have been one
-        # per (env_index, channel): the last interaction and its full request (None: broken)
-        self.last: dict[tuple[EnvIndex, str], tuple[Entry, Json | None] | None] = {}
-        # per (env_index, channel): its recent lines by step (a key recorded twice by two
-        # writers chains on the latest earlier line of the step its delta names)
-        self.recent: dict[tuple[EnvIndex, str], dict[int, tuple[Entry, Json | None]]] = {}
+        self.rebuilder = Rebuilder()
         self.scrubbed: set[Entry] = set()
 
     def fault(self, line: int, message: str) -> None:
@@ -76,79 +53,64 @@ class _FileCheck:
     def warn(self, line: int, message: str) -> None:
         self.report.warnings.append(Fault(self.spath, line, message))
 
-    def records(self) -> Iterator[tuple[int, Json]]:
-        """Every line that is a JSON object; each other line is a fault and reading goes
-        on (the reader, :func:`~cassette.storage.store.iter_records`, stops at the first)."""
+    def run(self) -> Iterable[int]:
+        """Check every line; yields the number of each line read."""
         lineno = 0
         try:
-            for lineno, raw in numbered_lines(self.path):
-                try:
-                    obj = orjson.loads(raw)
-                except orjson.JSONDecodeError as exc:
-                    if raw.endswith(b"\n"):
-                        self.unparsed += 1
-                        self.junk += 1
-                        self.fault(lineno, f"not valid JSON ({exc})")
-                    else:
-                        if not raw.lstrip().startswith(b"{"):  # not a record cut short
-                            self.junk += 1
-                        self.warn(
-                            lineno,
-                            "last line is cut short (a crash while writing?); "
-                            "readers skip it, and appending cuts it off",
-                        )
-                    continue
-                if isinstance(obj, dict):
-                    yield lineno, obj
-                else:
-                    self.junk += 1
-                    self.fault(lineno, f"expected a JSON object, got {type(obj).__name__}")
+            for lineno, record in self.reader:
+                self.line(lineno, record)
+                yield lineno
         except CassetteFormatError as exc:  # corrupt gzip data
             self.fault(lineno, reason_of(exc))
 
-    def line(self, lineno: int, obj: Json) -> None:
+    def kind(self, lineno: int, obj: Json) -> str:
+        """Count a line that is a JSON object by its kind; the first one must be a header."""
         kind = obj.get("type")
         if not self.first:
             self.first = lineno
-            self.eval_protocol = kind is None and obj.keys() >= _EP_KEYS
-            if not self.eval_protocol and kind != "header":
+            if not self.reader.eval_protocol and kind != "header":
                 self.fault(
                     lineno, 'no header: a cassette file starts with a {"type":"header"} line'
                 )
-        if self.eval_protocol:
-            self.ep_line(lineno, obj)
-        elif kind == "header":
-            self.header(lineno, obj)
-        elif kind == "interaction":
-            self.interaction(lineno, obj)
-        elif kind == "outcome":
-            self.report.lines["outcome"] += 1
-            for problem in _schema_faults(obj):
-                self.fault(lineno, f"outcome {problem}")
-            if isinstance(obj.get("env_index"), (int, str)):
-                self.report.episodes.add(obj["env_index"])
+        name = kind if kind in _KINDS else "unknown-type line"
+        if self.reader.eval_protocol:
+            name = "eval-protocol line"
+        self.report.lines[name] += 1
+        env = obj.get("env_index")
+        if name != "header" and isinstance(env, (int, str)) and not isinstance(env, bool):
+            self.report.episodes.add(env)
+        if kind == "header" and lineno != self.first:
+            self.fault(lineno, "a header after the first line; a file has one, on its first line")
+        return name
+
+    def bad_line(self, exc: CassetteFormatError, obj: Json | None) -> None:
+        """A line the reader refused: every fault of it."""
+        line = exc.line or 0
+        if obj is None:
+            self.junk += 1
+            self.fault(line, reason_of(exc))
+            return
+        kind = self.kind(line, obj)
+        if kind not in _KINDS:
+            self.fault(line, reason_of(exc))
+        elif kind == "header" and (why := header_fault(obj)) is not None:
+            self.fault(line, why)
         else:
-            self.report.lines["unknown-type line"] += 1
-            self.fault(
-                lineno, f"unknown line type {kind!r} (expected header, interaction, outcome)"
-            )
+            for problem in line_faults(obj):
+                self.fault(line, f"{kind} {problem}")
+
+    def line(self, lineno: int, record: Entry | Json) -> None:
+        if not isinstance(record, Entry):
+            self.kind(lineno, record)
+            if record["type"] == "header":
+                self.header(lineno, record)
+            return
+        self.kind(lineno, record.kept or {})
+        self.repeat(record)
+        if record.sha is not None:  # (not an eval-protocol line)
+            self.interaction(record)
 
     def header(self, lineno: int, obj: Json) -> None:
-        self.report.lines["header"] += 1
-        version = obj.get("version")
-        if lineno != self.first:
-            self.fault(lineno, "a header after the first line; a file has one, on its first line")
-        if obj.get("format") != FORMAT:
-            self.fault(lineno, f"not a rollout-cassette header (format {obj.get('format')!r})")
-        elif type(version) is int and version > VERSION:
-            self.fault(
-                lineno,
-                f"written in format version {version}, newer than this rollout-cassette reads "
-                f"({VERSION}); upgrade with `pip install -U rollout-cassette`",
-            )
-        else:
-            for problem in _schema_faults(obj):
-                self.fault(lineno, f"header {problem}")
         meta = obj.get("meta")
         recorded = meta.get("ignore") if isinstance(meta, dict) else None
         if lineno == self.first and isinstance(recorded, list) and recorded:
@@ -159,98 +121,54 @@ class _FileCheck:
             except (ValueError, CassetteError) as exc:  # a path that does not parse
                 self.fault(lineno, f"header meta.ignore: {exc}")
 
-    def ep_line(self, lineno: int, obj: Json) -> None:
-        self.report.lines["eval-protocol line"] += 1
-        try:
-            entry = ep_entry(obj, self.spath, lineno)
-        except CassetteFormatError as exc:
-            self.fault(lineno, reason_of(exc))
+    def repeat(self, entry: Entry) -> None:
+        here = f"{self.spath}:{entry.line}"
+        other = self.seen.setdefault(entry.key, here)
+        if other == here:
             return
-        self.report.episodes.add(entry.env_index)
-        other = self.seen.setdefault(entry.key, f"{self.spath}:{lineno}")
-        if other != f"{self.spath}:{lineno}":
+        if entry.sha is None:
             self.warn(
-                lineno,
+                entry.line,
                 f"env_index={entry.env_index!r} step={entry.step} again "
                 f"(also {other}); readers play the first",
             )
-
-    def interaction(self, lineno: int, obj: Json) -> None:
-        self.report.lines["interaction"] += 1
-        env, channel = obj.get("env_index"), obj.get("channel", "llm")
-        problems = _schema_faults(obj)
-        for problem in problems:
-            self.fault(lineno, f"interaction {problem}")
-        if isinstance(env, (int, str)) and not isinstance(env, bool):
-            self.report.episodes.add(env)
-        if problems:
-            if isinstance(env, (int, str)) and isinstance(channel, str):
-                self.last[(env, channel)] = None  # later deltas on it cannot be checked
             return
-        entry = Entry(
-            env_index=env,  # type: ignore[arg-type]
-            channel=channel,
-            step=obj["step"],
-            request=obj["request"],
-            sha=obj["request_sha256"],
-            response=obj.get("response"),
-            error=obj.get("error"),
-            meta=obj.get("meta") or {},
-            delta=obj.get("delta"),
-            source=self.spath,
-            line=lineno,
+        # in another shard: the copy without the repeats is a merge of the directory
+        cassette = self.spath if other.startswith(f"{self.spath}:") else f"{self.path.parent}/"
+        self.fault(
+            entry.line,
+            f"key (env_index={entry.env_index!r}, channel={entry.channel!r}, step={entry.step}) "
+            f"is recorded twice (also {other}); readers serve the first: `cassette merge OUT "
+            f"{cassette} --on-conflict first` writes a copy without the repeats",
         )
-        here = f"{self.spath}:{lineno}"
-        other = self.seen.setdefault(entry.key, here)
-        if other != here:
-            # in another shard: the copy without the repeats is a merge of the directory
-            cassette = self.spath if other.startswith(f"{self.spath}:") else f"{self.path.parent}/"
-            self.fault(
-                lineno,
-                f"key (env_index={env!r}, channel={channel!r}, step={entry.step}) is recorded "
-                f"twice (also {other}); readers serve the first: `cassette merge OUT "
-                f"{cassette} --on-conflict first` writes a copy without the repeats",
-            )
-        want = entry.meta.get(CHECKSUM_KEY)
-        if want is not None and self.checksum_of(entry) != want:
-            self.fault(
-                lineno,
-                "the response or error is not what was recorded (meta.checksum does not "
-                "match: the line was edited or damaged); restore the file, or re-record",
-            )
-        full = self.rebuild(entry)
-        self.last[(entry.env_index, channel)] = (entry, full)
-        recent = self.recent.setdefault((entry.env_index, channel), {})
-        recent.pop(entry.step, None)
-        recent[entry.step] = (entry, full)
-        if len(recent) > 8:
-            del recent[next(iter(recent))]
+
+    def interaction(self, entry: Entry) -> None:
+        try:
+            entry.check()
+        except CassetteFormatError as exc:
+            if entry.broken is None:  # (a broken chain: reported below)
+                self.fault(entry.line, reason_of(exc))
+        if entry.broken is not None:
+            base = entry.base
+            if base is None or base.broken is None:  # (else reported on its base)
+                self.fault(entry.line, reason_of(entry.broken))
+            return
+        try:
+            full = self.rebuilder.full(entry)
+        except CassetteFormatError as exc:
+            self.fault(entry.line, reason_of(exc))
+            return
         # a scrubbed line, and a delta line that inherits scrubbed values from its base,
         # rebuild with the secrets replaced: their hash was of the live request
-        inherited = entry.base in self.scrubbed and full is not None
-        if entry.meta.get("redacted") or (inherited and _MARK in self.json(full)):
+        if entry.meta.get("redacted") or (entry.base in self.scrubbed and _MARK in _json(full)):
             self.scrubbed.add(entry)
-        elif full is not None and self.digest(lineno, full) not in (None, entry.sha):
+        elif self.digest(entry.line, full) not in (None, entry.sha):
             self.fault(
-                lineno,
+                entry.line,
                 "request_sha256 does not match the request rebuilt from the file (a line "
                 "was edited, or the cassette was recorded with ignore rules: pass them "
                 "with --ignore); re-record this episode",
             )
-
-    @staticmethod
-    def checksum_of(entry: Entry) -> str:
-        try:
-            return checksum(entry.response, entry.error)
-        except CassetteError as exc:
-            return str(exc)
-
-    @staticmethod
-    def json(value: Any) -> bytes:
-        try:
-            return dumps(value)
-        except CassetteError:
-            return b""
 
     def digest(self, lineno: int, full: Json) -> str | None:
         """The hash of a rebuilt request (None, with a fault, if it cannot be hashed)."""
@@ -260,39 +178,12 @@ class _FileCheck:
             self.fault(lineno, f"the request cannot be hashed: {exc}")
             return None
 
-    def rebuild(self, entry: Entry) -> Json | None:
-        """The full request of ``entry``, or None (with a fault) if its delta is broken."""
-        if entry.delta is None:
-            return entry.request
-        key = (entry.env_index, entry.channel)
-        base_step = entry.delta["base"]
-        if key not in self.last:
-            hint = " (an unparseable line above may have held it)" if self.unparsed else ""
-            self.fault(
-                entry.line,
-                f"delta base step {base_step}: no earlier interaction of "
-                f"({entry.env_index!r}, {entry.channel!r}) in this file{hint}",
-            )
-            return None
-        previous = self.last[key]
-        base, base_full = previous if previous is not None else (None, None)
-        if base is not None and base.step != base_step and base_step in self.recent.get(key, {}):
-            base, base_full = self.recent[key][base_step]  # a key recorded twice: see the reader
-        if base is None or base_full is None:
-            return None  # the base is broken; that fault is reported already
-        if base.step != base_step:
-            self.fault(
-                entry.line,
-                f"delta base step {base_step} is not the previous interaction of "
-                f"({entry.env_index!r}, {entry.channel!r}) (step {base.step}, line {base.line})",
-            )
-            return None
-        entry.base = base
-        try:
-            return entry.rebuild(base_full)
-        except CassetteFormatError as exc:
-            self.fault(entry.line, reason_of(exc))
-            return None
+
+def _json(value: Json) -> bytes:
+    try:
+        return dumps(value)
+    except CassetteError:
+        return b""
 
 
 def _located(text: str, path: str) -> tuple[int, str]:
@@ -302,11 +193,7 @@ def _located(text: str, path: str) -> tuple[int, str]:
 
 
 def _files(path: Path, report: Report) -> list[Path]:
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        mode = stat.S_IFREG
-    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+    if irregular(path):
         report.faults.append(
             Fault(str(path), 0, "not a regular file (a pipe, socket or device); copy it to a file")
         )
@@ -352,8 +239,7 @@ def validate(
         done = last = 0
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", CassetteWarning)
-            for last, obj in check.records():
-                check.line(last, obj)
+            for last in check.run():
                 if progress is not None and last - done >= _PROGRESS_EVERY:
                     progress(last - done)
                     done = last

@@ -87,10 +87,8 @@ def _split(params: dict[str, Any], key: str) -> tuple[bytes, bytes]:
 # per distinct value, in a cache keyed by their raw bytes (and the conversation's key).
 _Parts = tuple[bytes, bytes, bool]  # (head, tail, whether the parameters' JSON holds a null)
 _PARAMS_CACHE: dict[tuple[str, bytes], _Parts] = {}
-_last: list[tuple[str, bytes, _Parts]] = [("", b"", (b"", b"", False))]  # the latest
 _dumps = orjson.dumps
 _SORT = orjson.OPT_SORT_KEYS
-_tuple_new = tuple.__new__  # a NamedTuple made without its Python-level __new__
 
 
 def _params_parts(params: dict[str, Any], key: str, raw: bytes) -> _Parts:
@@ -102,7 +100,6 @@ def _params_parts(params: dict[str, Any], key: str, raw: bytes) -> _Parts:
         if len(_PARAMS_CACHE) >= 512:
             _PARAMS_CACHE.clear()
         _PARAMS_CACHE[key, raw] = parts
-    _last[0] = (key, raw, parts)
     return parts
 
 
@@ -145,15 +142,14 @@ def canonical_parts(request: dict[str, Any], *, live: bool = False) -> Canonical
         raw = _dumps(params)
     except TypeError:  # a pydantic model, bytes, ... (or what JSON cannot hold: raises)
         raw = dumps_sorted(params)
-    last = _last[0]  # the parameters of the call before, most often the same: no lookup
-    parts = last[2] if raw == last[1] and key == last[0] else _params_parts(params, key, raw)
+    parts = _params_parts(params, key, raw)
     if live and parts[2]:
         check_finite(params)
     try:
         conversation = _dumps(request[key], option=_SORT)
     except TypeError:
         conversation = dumps_sorted(request[key])  # a pydantic model...; or NotJSONError
-    return _tuple_new(Canonical, (parts[0], conversation, parts[1], key))
+    return Canonical(parts[0], conversation, parts[1], key)
 
 
 def canonical_bytes(request: dict[str, Any]) -> bytes:

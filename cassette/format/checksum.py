@@ -13,8 +13,9 @@ flip, an edit) is refused when it is asked for rather than served. Lines without
 
 Since the recorder writes the response compact, the checksum can be taken from bytes
 already at hand: :func:`crc_of_slices` from a line's bytes (the recorder's as it writes
-the line, :mod:`cassette.format.lean`'s as it loads it); :func:`checksum` dumps the values
-again (a line with an error, any other layout). Pure: values in, strings and bytes out, no IO.
+the line), :func:`checked_response` where a reader finds them; :func:`checksum` dumps the
+values again (a line with an error, any other layout). Pure: values in, strings and bytes
+out, no IO.
 """
 
 from __future__ import annotations
@@ -24,11 +25,23 @@ from typing import Any
 
 from .codec import dumps
 
-__all__ = ["CHECKSUM_KEY", "checksum", "crc_of_slices", "with_checksum"]
+__all__ = [
+    "CHECKSUM_KEY",
+    "RESPONSE",
+    "checked_response",
+    "checksum",
+    "crc_of_slices",
+    "with_checksum",
+]
 
 CHECKSUM_KEY = "checksum"
 _OPEN = zlib.crc32(b"[")
 _NO_ERROR = b",null]"
+RESPONSE = b'"response":'
+_META = b',"meta":{'
+# how a line written by the recorder ends: the checksum is meta's last field
+_CRC_KEY = b'"' + CHECKSUM_KEY.encode() + b'":"'
+_CRC_END = len(_CRC_KEY) + 8 + 4  # "checksum":"0123abcd"}} and the newline
 
 
 def checksum(response: Any, error: Any) -> str:
@@ -43,21 +56,23 @@ def crc_of_slices(raw: bytes, start: int, stop: int) -> int:
     return zlib.crc32(_NO_ERROR, zlib.crc32(raw[start:stop], _OPEN))
 
 
-def with_checksum(raw: bytes, line: dict[str, Any]) -> bytes:
-    """``raw`` (the JSON of the interaction ``line``) with ``meta.checksum`` added.
+def checked_response(raw: bytes, tail: int) -> int:
+    """Where the response's bytes end in the interaction line ``raw`` laid out as the
+    recorder writes it (``"response":`` at ``tail``, ``meta`` last, its checksum last,
+    a newline), if its ``meta.checksum`` is the CRC of those bytes; else 0 (any other
+    layout, an error, a changed byte: the line is checked by :func:`checksum`)."""
+    at = len(raw) - _CRC_END
+    if not (raw.startswith(_CRC_KEY, at) and raw.endswith(b'"}}\n') and raw[at - 1] in b",{"):
+        return 0
+    stop = raw.rfind(_META, tail, at) if raw.startswith(RESPONSE, tail) else -1
+    crc = b"%08x" % crc_of_slices(raw, tail + len(RESPONSE), stop) if stop > 0 else b""
+    return stop if crc == raw[at + len(_CRC_KEY) : at + len(_CRC_KEY) + 8] else 0
 
-    The recorder writes ``meta`` last, so the field is spliced in before the two closing
-    braces instead of dumping the line again."""
+
+def with_checksum(line: dict[str, Any]) -> bytes:
+    """The JSON of the interaction ``line`` with ``meta.checksum`` added."""
     meta = line.get("meta")
     value = checksum(line.get("response"), line.get("error"))
-    if (
-        isinstance(meta, dict)
-        and CHECKSUM_KEY not in meta
-        and next(reversed(line)) == "meta"
-        and raw.endswith(b"}}")
-    ):
-        field = b'"' + CHECKSUM_KEY.encode() + b'":"' + value.encode() + b'"}}'
-        return raw[:-2] + (field if not meta else b"," + field)
-    out = dict(line)
-    out["meta"] = {**(meta if isinstance(meta, dict) else {}), CHECKSUM_KEY: value}
-    return dumps(out)
+    return dumps(
+        {**line, "meta": {**(meta if isinstance(meta, dict) else {}), CHECKSUM_KEY: value}}
+    )

@@ -90,20 +90,13 @@ def loads(data: bytes | str) -> Any:
 def all_finite(value: Any) -> bool:
     """Whether ``value`` holds no NaN and no infinity (no paths: the common case is fast).
     Called on values that were serialised already, so nesting is at most 255 levels."""
-    kind = type(value)
-    if kind is dict:
-        items: Any = value.values()
-    elif kind is list or kind is tuple:
-        items = value
-    elif isinstance(value, float):
+    if isinstance(value, float):
         return bool(value - value == 0)  # NaN and infinities only (inf - inf is NaN)
-    elif isinstance(value, dict):
-        items = value.values()
-    elif isinstance(value, (list, tuple)):
-        items = value
-    else:
+    if isinstance(value, dict):
+        value = value.values()
+    elif not isinstance(value, (list, tuple)):
         return True
-    for item in items:
+    for item in value:
         kind = type(item)
         if kind is str or item is None or kind is int or kind is bool:
             continue
@@ -135,44 +128,7 @@ def check_finite(value: Any, where: str = "request") -> None:
             stack.extend((v, (*path, i)) for i, v in enumerate(node))
 
 
-def _finite_from(messages: Any, start: int) -> bool:
-    """Whether the messages from ``start`` on hold no NaN and no infinity: the values at
-    the top of each message (text, None, numbers) are looked at in place, and only the
-    containers among them (``tool_calls``) are walked."""
-    for message in messages[start:]:
-        if type(message) is dict:
-            for value in message.values():
-                kind = type(value)
-                if kind is str or value is None or kind is int or kind is bool:
-                    continue
-                if not all_finite(value):
-                    return False
-        elif not all_finite(message):
-            return False
-    return True
-
-
-_CONTENT = b'"content":'
-_AT = len(_CONTENT)
-
-
-def messages_finite(messages: Any, start: int, raw: bytes, offset: int) -> bool:
-    """Whether ``messages[start:]``, whose JSON is ``raw[offset:]``, hold no NaN and no
-    infinity. Both are written as ``null``, so their bytes settle it where they hold no
-    ``null``, or where each is a ``"content":null`` (which no JSON string can hold) and
-    those messages' own None contents (a tool call's) account for all of them; else
-    the values are looked at. (The nulls are sought from the end: ``rfind`` reads a
-    kilobyte of text twice as fast as ``find``, and five times as fast as ``count``.)"""
-    at = raw.rfind(b"null", offset)
-    if at < 0:
-        return True
-    nulls = 0
-    while at >= 0:
-        if not raw.startswith(_CONTENT, at - _AT):
-            return _finite_from(messages, start)
-        nulls += 1
-        at = raw.rfind(b"null", offset, at)
-    for message in messages[start:]:
-        if type(message) is dict and message.get("content", 0) is None:
-            nulls -= 1
-    return nulls == 0 or _finite_from(messages, start)
+def messages_finite(messages: Any, start: int, raw: bytes = b"", offset: int = 0) -> bool:
+    """Whether ``messages[start:]`` hold no NaN and no infinity. (``raw`` and ``offset``,
+    their JSON, are not looked at: a scan of its bytes for nulls measured no faster.)"""
+    return all(map(all_finite, messages[start:]))

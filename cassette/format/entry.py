@@ -1,170 +1,29 @@
-"""One recorded interaction (:class:`Entry`, keyed by :data:`Key`) and the checks that
-turn a parsed line into one: its structure, its delta, the header, eval-protocol lines.
-
-An entry's request may be delta-encoded; :meth:`Entry.full_request` rebuilds it along
-its chain of delta bases only when asked for.
+"""One recorded interaction, :class:`Entry` (keyed by :data:`Key`): it keeps its line's
+bytes and decodes them when asked, or (a reader that keeps what it parsed) the parsed
+line. Its request may be delta-encoded; :meth:`Entry.full_request` rebuilds it along its
+chain of delta bases only when asked for, :class:`Rebuilder` a file's requests in turn.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from ..errors import CassetteFormatError
-from ..types import EnvIndex
-from .checksum import CHECKSUM_KEY, checksum
+from ..types import EnvIndex, Json
+from .check import body_ok
+from .checksum import CHECKSUM_KEY, RESPONSE, checksum
 from .codec import NotJSONError
 from .delta import SAME_ALL, decode_messages
-from .version import FORMAT, VERSION
 
-__all__ = [
-    "INTERACTION_KEYS",
-    "Entry",
-    "EnvIndex",
-    "Key",
-    "check_header",
-    "check_interaction",
-    "delta_ok",
-    "ep_entry",
-    "format_error",
-    "validate_line",
-]
+__all__ = ["Entry", "EnvIndex", "Key", "Rebuilder", "ep_entry", "format_error"]
 
 Key = tuple[EnvIndex, str, int]
 
-INTERACTION_KEYS = frozenset(
-    {
-        "type",
-        "env_index",
-        "channel",
-        "step",
-        "delta",
-        "request",
-        "request_sha256",
-        "response",
-        "error",
-        "meta",
-    }
-)
-_REQUIRED = frozenset({"type", "env_index", "step", "request", "request_sha256"})
-_DELTA_KEYS = frozenset({"base", "keep", "field", "same"})
-
-
-@dataclass(eq=False)
-class Entry:
-    """One recorded interaction, as stored (the request may be delta-encoded)."""
-
-    env_index: EnvIndex
-    channel: str
-    step: int
-    request: dict[str, Any]
-    sha: str | None  # None: an eval-protocol line, matched on messages alone
-    response: dict[str, Any] | None
-    error: dict[str, Any] | None
-    meta: dict[str, Any]
-    delta: dict[str, Any] | None = None
-    base: Entry | None = None
-    source: str = ""
-    line: int = 0
-    broken: CassetteFormatError | None = None  # set: this line cannot be served (why)
-    checked: bool = False  # its meta.checksum was verified
-
-    def check(self) -> None:
-        """Raise :class:`CassetteFormatError` naming the line if it cannot be served: its
-        delta chain is broken, or its response or error is not what was recorded (its
-        ``meta.checksum`` does not match). Checked once; lines without a checksum pass."""
-        if self.broken is not None:
-            raise self.broken
-        if self.checked:
-            return
-        self.verify_checksum(self.meta, self.response, self.error)
-        self.checked = True
-
-    def verify_checksum(self, meta: dict[str, Any], response: Any, error: Any) -> None:
-        """Raise :class:`CassetteFormatError` naming the line if ``meta.checksum`` is there
-        and does not match ``response`` and ``error``."""
-        want = meta.get(CHECKSUM_KEY)
-        if want is None:
-            return
-        try:
-            got = checksum(response, error)
-        except NotJSONError as exc:
-            got = str(exc)
-        if got != want:
-            raise format_error(
-                self.source,
-                self.line,
-                "the response or error is not what was recorded (meta.checksum does "
-                "not match: the line was edited or damaged); restore the file, or "
-                "re-record this episode",
-            )
-
-    def served(self) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-        """(response, error), as replay serves them."""
-        return self.response, self.error
-
-    @property
-    def key(self) -> Key:
-        return (self.env_index, self.channel, self.step)
-
-    def param(self, key: str) -> Any:
-        """A top-level request value (``model``, ...), followed into the delta bases
-        without rebuilding messages; None if the request has no such key."""
-        node: Entry | None = self
-        while node is not None:
-            if key in node.request:
-                return node.request[key]
-            same = node.delta.get("same", ()) if node.delta is not None else ()
-            if same != SAME_ALL and key not in same:
-                return None
-            node = node.base
-        return None
-
-    def full_request(self) -> dict[str, Any]:
-        """The request as it was made, rebuilt along the chain of delta bases."""
-        if self.broken is not None:
-            raise self.broken
-        if self.delta is None:
-            return self.request
-        chain: list[Entry] = []
-        node: Entry | None = self
-        while node is not None and node.delta is not None:
-            chain.append(node)
-            node = node.base
-        full = node.request if node is not None else {}
-        for entry in reversed(chain):
-            full = entry.rebuild(full)
-        return full
-
-    def rebuild(self, base_full: dict[str, Any]) -> dict[str, Any]:
-        """This entry's full request, given the full request of its delta base."""
-        if self.delta is None:
-            return self.request
-        fld = self.delta.get("field", "messages")
-        same = self.delta.get("same", ())
-        if same == SAME_ALL:
-            out = {key: value for key, value in base_full.items() if key != fld}
-        else:
-            out = {key: base_full[key] for key in same if isinstance(key, str) and key in base_full}
-        out.update(self.request)
-        out[fld] = decode_messages(
-            _messages_of(self.request, fld) or [],
-            int(self.delta.get("keep", 0)),
-            _messages_of(base_full, fld) or [],
-            self.base.response if self.base is not None else None,
-            _error_for(self),
-        )
-        return out
-
-
-def _error_for(entry: Entry) -> Callable[[str], Exception]:
-    return lambda why: format_error(entry.source, entry.line, why)
-
-
-def _messages_of(request: dict[str, Any], fld: str) -> list[Any] | None:
-    value = request.get(fld)
-    return value if isinstance(value, list) else None
+_loads = orjson.loads
+_AFTER = len(RESPONSE)
 
 
 def format_error(path: str, line: int, why: str) -> CassetteFormatError:
@@ -175,80 +34,239 @@ def format_error(path: str, line: int, why: str) -> CassetteFormatError:
     )
 
 
-def check_interaction(obj: dict[str, Any], path: str, line: int) -> None:
-    keys = obj.keys()
-    env = obj.get("env_index")
-    step = obj.get("step")
-    delta = obj.get("delta")
-    ok = (
-        keys <= INTERACTION_KEYS
-        and keys >= _REQUIRED
-        and isinstance(env, (int, str))
-        and not isinstance(env, bool)
-        and isinstance(obj.get("channel", "llm"), str)
-        and type(step) is int
-        and step >= 0
-        and isinstance(obj["request"], dict)
-        and isinstance(obj["request_sha256"], str)
-        and len(obj["request_sha256"]) == 64
-        and isinstance(obj.get("response"), (dict, type(None)))
-        and isinstance(obj.get("error"), (dict, type(None)))
-        and isinstance(obj.get("meta", {}), dict)
-        and isinstance(obj.get("meta", {}).get(CHECKSUM_KEY, ""), str)
-        and (delta is None or delta_ok(delta))
-    )
-    if not ok:
-        validate_line(obj, path, line)
-        raise format_error(path, line, "malformed interaction")
+class Entry:
+    """One recorded interaction, as stored (the request may be delta-encoded).
 
+    It holds its key, hash and delta; the request, response, error and meta are decoded
+    from ``raw`` (the line's bytes; from ``tail`` on, where ``"response":`` starts, if
+    known) each time they are asked for, and not kept, so a loaded cassette stays near
+    its file's size; or read from ``kept``, the parsed line, where the reader kept it.
+    ``stop``: where the response's bytes end, set where the reader checked them against
+    ``meta.checksum`` as it loaded the line; such a line is served by decoding them alone.
+    """
 
-def delta_ok(delta: Any) -> bool:
-    if not isinstance(delta, dict):
-        return False
-    base, keep, same = delta.get("base"), delta.get("keep"), delta.get("same", [])
-    return (
-        delta.keys() <= _DELTA_KEYS
-        and type(base) is int
-        and base >= 0
-        and type(keep) is int
-        and keep >= 0
-        and delta.get("field", "messages") in ("messages", "input")
-        and (same == SAME_ALL or (type(same) is list and all(type(k) is str for k in same)))
+    __slots__ = (
+        "base",
+        "broken",
+        "channel",
+        "checked",
+        "delta",
+        "env_index",
+        "kept",
+        "line",
+        "raw",
+        "sha",
+        "source",
+        "step",
+        "stop",
+        "tail",
     )
 
+    def __init__(
+        self,
+        key: Key,
+        sha: str | None,  # None: an eval-protocol line, matched on messages alone
+        delta: Json | None,
+        raw: bytes = b"",
+        kept: Json | None = None,
+        source: str = "",
+        line: int = 0,
+    ) -> None:
+        self.env_index, self.channel, self.step = key
+        self.sha = sha
+        self.delta = delta
+        self.raw = raw
+        self.kept = kept
+        self.source = source
+        self.line = line
+        self.tail = 0
+        self.stop = 0
+        self.base: Entry | None = None
+        self.broken: CassetteFormatError | None = None  # set: it cannot be served (why)
+        self.checked = False  # its meta.checksum was verified
 
-def validate_line(obj: dict[str, Any], path: str, line: int) -> None:
-    """Full pydantic validation of one line, as a one-line CassetteFormatError."""
-    from pydantic import ValidationError  # the models load on first use: a cheap import
+    @classmethod
+    def of(cls, line: Json, source: str = "", lineno: int = 0) -> Entry:
+        """The entry of a parsed interaction line (kept as it is)."""
+        key = (line["env_index"], line.get("channel", "llm"), line["step"])
+        return cls(key, line.get("request_sha256"), line.get("delta"), b"", line, source, lineno)
 
-    from .models import LINE_ADAPTER
+    @property
+    def key(self) -> Key:
+        return (self.env_index, self.channel, self.step)
 
-    try:
-        LINE_ADAPTER.validate_python(obj)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"][1:]) or "line"
-        raise format_error(path, line, f"{loc}: {err['msg']}") from None
+    def _decode(self, data: bytes | memoryview) -> Any:
+        try:
+            return _loads(data)
+        except orjson.JSONDecodeError:
+            raise format_error(self.source, self.line, "the line is not valid JSON") from None
 
+    def payload(self) -> Json:
+        """The line's response, error and meta (and, where it was decoded whole, more)."""
+        if self.kept is not None:
+            return self.kept
+        data = b"{" + self.raw[self.tail :] if self.tail else self.raw
+        found = self._decode(data)
+        return found if isinstance(found, dict) else {}
 
-def check_header(obj: dict[str, Any], path: str, line: int) -> None:
-    if obj.get("format") != FORMAT:
-        raise format_error(
-            path, line, f"not a rollout-cassette file (format {obj.get('format')!r})"
+    def decoded(self) -> Json:
+        """The whole line, parsed (kept, or decoded now)."""
+        line: Json = self.kept if self.kept is not None else self._decode(self.raw)
+        return line
+
+    @property
+    def request(self) -> Json:
+        request: Json = self.decoded()["request"]
+        return request
+
+    @property
+    def response(self) -> Json | None:
+        response: Json | None = self.payload().get("response")
+        return response
+
+    @property
+    def error(self) -> Json | None:
+        error: Json | None = self.payload().get("error")
+        return error
+
+    @property
+    def meta(self) -> Json:
+        meta: Json = self.payload().get("meta") or {}
+        return meta
+
+    def check(self) -> None:
+        """Raise :class:`CassetteFormatError` naming the line if it cannot be served: its
+        delta chain is broken, what it serves is malformed, or its response or error is
+        not what was recorded (its ``meta.checksum`` does not match). Checked once;
+        lines without a checksum pass."""
+        if self.broken is not None:
+            raise self.broken
+        if self.checked:
+            return
+        payload = self.payload()
+        meta, response, error = (
+            payload.get("meta", {}),
+            payload.get("response"),
+            payload.get("error"),
         )
-    version = obj.get("version")
-    if isinstance(version, int) and version > VERSION:
-        raise CassetteFormatError(
-            f"{path}: written in cassette format version {version}, newer than this "
-            f"rollout-cassette reads (version {VERSION}); upgrade with "
-            "`pip install -U rollout-cassette`",
-            path=path,
-            line=line,
+        if not body_ok(response, error, meta):
+            raise format_error(self.source, self.line, "malformed interaction")
+        want = meta.get(CHECKSUM_KEY)
+        try:
+            got = want if want is None else checksum(response, error)
+        except NotJSONError as exc:
+            got = str(exc)
+        if got != want:
+            raise format_error(
+                self.source,
+                self.line,
+                "the response or error is not what was recorded (meta.checksum does "
+                "not match: the line was edited or damaged); restore the file, or "
+                "re-record this episode",
+            )
+        self.checked = True
+
+    def served(self) -> tuple[Json | None, Json | None]:
+        """(response, error), as replay serves them (one decode)."""
+        stop = self.stop
+        if not stop:
+            payload = self.payload()
+            return payload.get("response"), payload.get("error")
+        response = self._decode(memoryview(self.raw)[self.tail + _AFTER : stop])  # (no copy)
+        if response is not None and type(response) is not dict:
+            raise format_error(self.source, self.line, "malformed interaction")
+        return response, None
+
+    def param(self, key: str) -> Any:
+        """A top-level request value (``model``, ...), followed into the delta bases
+        without rebuilding messages; None if the request has no such key."""
+        node: Entry | None = self
+        while node is not None:
+            request = node.request
+            if key in request:
+                return request[key]
+            same = node.delta.get("same", ()) if node.delta is not None else ()
+            if same != SAME_ALL and key not in same:
+                return None
+            node = node.base
+        return None
+
+    def full_request(self) -> Json:
+        """The request as it was made, rebuilt along the chain of delta bases."""
+        if self.broken is not None:
+            raise self.broken
+        chain: list[Entry] = []
+        node: Entry | None = self
+        while node is not None and node.delta is not None:
+            chain.append(node)
+            node = node.base
+        full = node.request if node is not None else {}
+        for entry in reversed(chain):
+            full = entry.rebuild(full)
+        return full
+
+    def rebuild(self, base_full: Json) -> Json:
+        """This entry's full request, given the full request of its delta base."""
+        request = self.request
+        if self.delta is None:
+            return request
+        fld = self.delta.get("field", "messages")
+        same = self.delta.get("same", ())
+        if same == SAME_ALL:
+            out = {key: value for key, value in base_full.items() if key != fld}
+        else:
+            out = {key: base_full[key] for key in same if isinstance(key, str) and key in base_full}
+        out.update(request)
+        out[fld] = decode_messages(
+            _messages_of(request, fld),
+            int(self.delta.get("keep", 0)),
+            _messages_of(base_full, fld),
+            self.base.response if self.base is not None else None,
+            _error_for(self),
         )
-    validate_line(obj, path, line)
+        return out
 
 
-def ep_entry(obj: dict[str, Any], path: str, line: int) -> Entry:
+def _error_for(entry: Entry) -> Callable[[str], Exception]:
+    return lambda why: format_error(entry.source, entry.line, why)
+
+
+def _messages_of(request: Json, fld: str) -> list[Any]:
+    value = request.get(fld)
+    return value if isinstance(value, list) else []
+
+
+class Rebuilder:
+    """The full requests of a file's entries, taken in file order: each delta line is
+    rebuilt on its base's full request, kept until a delta line uses it."""
+
+    def __init__(self) -> None:
+        self._kept: dict[Entry, Json] = {}
+
+    def full(self, entry: Entry) -> Json:
+        """The full request of ``entry``; :class:`CassetteFormatError` (also set as its
+        ``broken``) where it cannot be rebuilt."""
+        if entry.broken is not None:
+            raise entry.broken
+        base = entry.base
+        if entry.delta is None or base is None:
+            full = entry.request
+        else:
+            try:
+                base_full = self._kept.pop(base, None)
+                if base_full is None:  # a base used twice (a repeat of a key)
+                    base_full = base.full_request()
+                full = entry.rebuild(base_full)
+            except CassetteFormatError as exc:
+                entry.broken = exc
+                raise
+        self._kept[entry] = full
+        return full
+
+
+def ep_entry(obj: Json, path: str, line: int) -> Entry:
+    """An eval-protocol line (``env_index``, ``step``, ``messages``) as an entry: its last
+    assistant message is the response, the messages before it the request."""
     messages = obj.get("messages")
     env, step = obj.get("env_index"), obj.get("step")
     if (
@@ -260,23 +278,16 @@ def ep_entry(obj: dict[str, Any], path: str, line: int) -> Entry:
         raise format_error(
             path, line, "eval-protocol line needs env_index, an int step and messages"
         )
-    last = None
-    for i in range(len(messages) - 1, -1, -1):
-        msg = messages[i]
-        if isinstance(msg, dict) and msg.get("role") == "assistant":
-            last = i
-            break
+    last = next((i for i in range(len(messages) - 1, -1, -1) if _is_assistant(messages[i])), None)
     if last is None:
         raise format_error(path, line, "eval-protocol line has no assistant message to replay")
-    return Entry(
-        env_index=env,
-        channel="llm",
-        step=step,
-        request={"messages": messages[:last]},
-        sha=None,
-        response={"choices": [{"index": 0, "message": messages[last]}]},
-        error=None,
-        meta={"source": "eval-protocol"},
-        source=path,
-        line=line,
-    )
+    kept = {
+        "request": {"messages": messages[:last]},
+        "response": {"choices": [{"index": 0, "message": messages[last]}]},
+        "meta": {"source": "eval-protocol"},
+    }
+    return Entry((env, "llm", step), None, None, b"", kept, path, line)
+
+
+def _is_assistant(message: Any) -> bool:
+    return isinstance(message, dict) and message.get("role") == "assistant"

@@ -8,7 +8,6 @@ O(1) a call and memory stays linear in the file.
 
 from __future__ import annotations
 
-import stat
 import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -17,23 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CassetteFormatError, CassetteWarning, reporting_paths
-from ..format.entry import (
-    Entry,
-    Key,
-    check_header,
-    check_interaction,
-    ep_entry,
-    format_error,
-    validate_line,
-)
-from ..types import EnvIndex
+from ..format.entry import Entry, Key, Rebuilder
+from ..types import EnvIndex, Json
 from .gc import paused_gc
-from .lines import numbered_lines, parse_line, read_records
+from .reader import Reader, irregular
 from .store import shard_files
 
-__all__ = ["Entry", "Index", "Key", "load_index"]
-
-_EP_KEYS = frozenset({"env_index", "step", "messages"})
+__all__ = ["Entry", "Index", "Key", "load_index", "reason_of", "warn_left_out"]
 
 
 @dataclass
@@ -72,29 +61,20 @@ class Index:
             parts.append(f"{channel}: {len(got)} ({span})")
         return f"episode {env_index!r} holds " + ", ".join(parts)
 
-    def iter_full(self) -> Iterator[tuple[Entry, dict[str, Any]]]:
+    def iter_full(self) -> Iterator[tuple[Entry, Json]]:
         """Every entry with its full request, in file order (rebuilt incrementally).
 
         Entries that cannot be rebuilt (a broken delta chain) are left out, each with a
         :class:`CassetteWarning` naming its line; so are the delta lines built on them."""
-        last: dict[Entry, dict[str, Any]] = {}
+        rebuilder = Rebuilder()
         for entry in self.entries.values():
             if entry.broken is not None:  # found on load, and warned about then
                 continue
-            full = entry.request
-            if entry.delta is not None:
-                base = entry.base
-                try:
-                    base_full = last.pop(base, None) if base is not None else {}
-                    if base_full is None and base is not None:  # a line not served (a
-                        base_full = base.full_request()  # repeat of a key), or broken
-                    full = entry.rebuild(base_full or {})
-                except CassetteFormatError as exc:
-                    entry.broken = exc
-            if entry.broken is not None:
-                warn_left_out(entry, entry.broken, stacklevel=2)
+            try:
+                full = rebuilder.full(entry)
+            except CassetteFormatError as exc:
+                warn_left_out(entry, exc, stacklevel=2)
                 continue
-            last[entry] = full
             yield entry, full
 
 
@@ -115,133 +95,22 @@ def warn_left_out(entry: Entry, exc: CassetteFormatError, stacklevel: int) -> No
     )
 
 
-def _base_of(
-    delta: dict[str, Any], previous: Entry | None, again: dict[Key, Entry], index: Index, spath: str
-) -> Entry | None:
-    """The delta base of a line: the previous interaction of its (env_index, channel) in
-    this file, if that is the step its delta names; where a key was recorded twice (two
-    writers of one episode), the latest earlier line of that step in this file."""
-    base = delta["base"]
-    if previous is not None and previous.step == base:
-        return previous
-    if previous is None:
-        return None
-    key = (previous.env_index, previous.channel, base)
-    found = again.get(key) or index.entries.get(key)
-    return found if found is not None and found.source == spath else None
-
-
-def _records(path: Path, lean: bool) -> Iterator[tuple[int, dict[str, Any] | Entry]]:
-    """The file's lines as parsed objects, or (``lean``) interaction lines as entries."""
-    from ..format.lean import lean_entry  # it builds on Entry
-
-    if not lean:
-        yield from read_records(path)
-        return
-    spath = str(path)
-    deltas: dict[bytes, Any] = {}  # lines with equal deltas share one dict
-    for lineno, line in numbered_lines(path):
-        if line.startswith(b'{"type":"interaction"'):
-            entry = lean_entry(line, spath, lineno, deltas)
-            if entry is not None:
-                yield lineno, entry
-                continue
-        obj = parse_line(path, lineno, line, stacklevel=3)
-        if obj is None:
-            return
-        yield lineno, obj
-
-
-def _load_file(index: Index, path: Path, lean: bool = False) -> None:
-    spath = str(path)
-    records = _records(path, lean)
-    last: dict[tuple[EnvIndex, str], Entry] = {}
-    again: dict[Key, Entry] = {}  # the latest line of each key recorded twice in this file
-    broken: list[Entry] = []
-    first = True
-    for line, obj in records:
-        if isinstance(obj, Entry):  # a LeanEntry
-            first = False
-            _add(index, obj, obj.delta, last, again, broken, spath, line)
+def _load_file(index: Index, path: Path, lean: bool) -> None:
+    reader = Reader(path, lean=lean)
+    twice: list[tuple[Entry, Entry]] = []
+    for _, record in reader:
+        if not isinstance(record, Entry):
+            if record["type"] == "outcome":
+                index.outcomes[record["env_index"]] = record
+            else:
+                index.headers.append(record)
             continue
-        kind = obj.get("type")
-        if first and kind is None and obj.keys() >= _EP_KEYS:
-            index.eval_protocol = True
-        first = False
-        if index.eval_protocol:
-            entry = ep_entry(obj, spath, line)
-            index.entries.setdefault(entry.key, entry)  # eval-protocol plays the first
-            continue
-        if kind == "interaction":
-            check_interaction(obj, spath, line)
-            env, channel, step = obj["env_index"], obj.get("channel", "llm"), obj["step"]
-            delta = obj.get("delta")
-            entry = Entry(
-                env_index=env,
-                channel=channel,
-                step=step,
-                request=obj["request"],
-                sha=obj["request_sha256"],
-                response=obj.get("response"),
-                error=obj.get("error"),
-                meta=obj.get("meta") or {},
-                delta=delta,
-                source=spath,
-                line=line,
-            )
-            _add(index, entry, delta, last, again, broken, spath, line)
-        elif kind == "outcome":
-            validate_line(obj, spath, line)
-            index.outcomes[obj["env_index"]] = obj
-        elif kind == "header":
-            check_header(obj, spath, line)
-            index.headers.append(obj)
-        else:
-            raise format_error(
-                spath, line, f"unknown line type {kind!r} (expected header, interaction, outcome)"
-            )
-    _warn_damage(spath, broken, [d for d in index.duplicates if d[1].source == spath])
-
-
-def _add(
-    index: Index,
-    entry: Entry,
-    delta: dict[str, Any] | None,
-    last: dict[tuple[EnvIndex, str], Entry],
-    again: dict[Key, Entry],
-    broken: list[Entry],
-    spath: str,
-    line: int,
-) -> None:
-    """Index one interaction: link its delta base, note a repeat of its key."""
-    env, channel = entry.env_index, entry.channel
-    if delta is not None:
-        base = _base_of(delta, last.get((env, channel)), again, index, spath)
-        if base is None:
-            entry.broken = format_error(
-                spath,
-                line,
-                f"delta base step {delta['base']} is not an earlier interaction of "
-                f"({env!r}, {channel!r}) in this file (lines lost or mixed up); this "
-                "step and the later ones built on it cannot be served: re-record them",
-            )
-        elif base.broken is not None:
-            entry.broken = format_error(
-                spath,
-                line,
-                f"its delta base (line {base.line}) cannot be rebuilt; this step "
-                "cannot be served: re-record it",
-            )
-        entry.base = base
-        if entry.broken is not None:
-            broken.append(entry)
-    prior = index.entries.get(entry.key)
-    if prior is not None:
-        index.duplicates.append((prior, entry))
-        again[entry.key] = entry
-    else:
-        index.entries[entry.key] = entry
-    last[(env, channel)] = entry
+        prior = index.entries.setdefault(record.key, record)
+        if prior is not record and not reader.eval_protocol:  # (eval-protocol: the first)
+            twice.append((prior, record))
+    index.eval_protocol = index.eval_protocol or reader.eval_protocol
+    index.duplicates += twice
+    _warn_damage(str(path), reader.broken, twice)
 
 
 def _warn_damage(spath: str, broken: list[Entry], twice: list[tuple[Entry, Entry]]) -> None:
@@ -278,34 +147,25 @@ def _warn_damage(spath: str, broken: list[Entry], twice: list[tuple[Entry, Entry
         )
 
 
-def _regular(path: Path) -> None:
-    """Refuse what is neither a file nor a directory (a FIFO would block the reader)."""
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        return  # reading it says what is wrong
-    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        raise CassetteFormatError(
-            f"{path} is not a regular file (a pipe, socket or device); copy it to a file "
-            "and read that",
-            path=str(path),
-        )
-
-
 @reporting_paths
 def load_index(paths: Iterable[Path], *, lean: bool = False) -> Index:
     """Load one or more files (or shard directories) into one index.
 
     The garbage collector is paused meanwhile: loading allocates millions of containers
     that all stay alive, and the collector's passes over them were most of the time.
-    ``lean`` (replay): interactions keep their line's bytes (``cassette.format.lean.LeanEntry``),
-    decoded when served, so memory stays near the file's size. A path that cannot be read
-    raises :class:`~cassette.errors.CassettePathError`.
+    ``lean`` (replay): interactions keep their line's bytes, decoded when served, so
+    memory stays near the file's size (:class:`~cassette.storage.reader.Reader`). A
+    path that cannot be read raises :class:`~cassette.errors.CassettePathError`.
     """
     index = Index()
     with paused_gc():
         for path in paths:
-            _regular(path)
+            if irregular(path):
+                raise CassetteFormatError(
+                    f"{path} is not a regular file (a pipe, socket or device); copy it to a "
+                    "file and read that",
+                    path=str(path),
+                )
             files = shard_files(path) if path.is_dir() else [path]
             for file in files:
                 _load_file(index, file, lean)

@@ -35,19 +35,13 @@ __all__ = ["BASES", "Recorder", "header_line", "line_meta", "now_iso"]
 # bounded however many episodes a recording holds; more run at once than this is rare
 BASES = 1024
 
-_second: tuple[int, str] = (-1, "")
 _META_KEY = b',"meta":'
 
 
 def now_iso() -> str:
     """UTC now as ISO-8601 with milliseconds, e.g. ``2026-11-29T20:19:39.788Z``."""
-    global _second
     now = time.time()
-    sec = int(now)
-    cached = _second
-    if cached[0] != sec:
-        cached = _second = (sec, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)))
-    return f"{cached[1]}.{int((now - sec) * 1000):03d}Z"
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"
 
 
 def header_line(meta: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -118,14 +112,13 @@ class Recorder:
             if count:
                 self.redacted += count
                 clean["meta"] = {**clean.get("meta", {}), "redacted": count}
-                raw = dumps(clean)
-            self.writer.write(with_checksum(raw, clean))
+            self.writer.write(with_checksum(clean))
             return
         marker = b'"request_sha256":"' + sha.encode() + b'","response":'
         start = raw.find(marker) + len(marker)
         stop = len(raw) - len(dumps(meta)) - len(_META_KEY) - 1
         if start < len(marker) or not raw.startswith(_META_KEY, stop):
-            self.writer.write(with_checksum(raw, line))  # (never seen) dumped again
+            self.writer.write(with_checksum(line))  # (never seen) dumped again
             return
         field = b'"' + CHECKSUM_KEY.encode() + b'":"%08x"}}' % crc_of_slices(raw, start, stop)
         self.writer.write(raw[:-2] + (b"," + field if meta else field))

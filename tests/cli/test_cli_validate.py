@@ -108,7 +108,7 @@ def test_a_cut_short_last_line_is_a_warning_only(tmp_path: Path) -> None:
     [
         (b"hello world\n", "not valid JSON"),
         (b"[1, 2]\n", "expected a JSON object, got list"),
-        (b"\x89PNG\r\n\x1a\x00\x00\x00binary", "warning: last line is cut short"),
+        (b"\x89PNG\r\n\x1a\x00\x00\x00binary", ":2: not valid JSON"),  # not a record cut short
     ],
     ids=["text", "a JSON array", "binary"],
 )

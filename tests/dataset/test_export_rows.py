@@ -20,7 +20,7 @@ from cassette.storage.index import load_index
 pa = pytest.importorskip("pyarrow")
 
 from cassette.dataset.export import export_parquet  # noqa: E402
-from cassette.dataset.export_rows import interaction_rows, stream_rows  # noqa: E402
+from cassette.dataset.export_rows import interaction_rows  # noqa: E402
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 
@@ -30,22 +30,20 @@ def _rows(out: Path) -> list[dict[str, Any]]:
     return sorted(table.to_pylist(), key=lambda r: r["seq"])
 
 
-def _assert_rows_match(src: Path, out: Path, streamed: bool = True) -> int:
-    """The export of ``src`` holds what the index rebuilds; read as a stream (where
-    ``streamed``: a clean file) the rows are those the index path builds."""
+def _assert_rows_match(src: Path, out: Path) -> int:
+    """The export of ``src`` holds what the index rebuilds; the rows of a lean index
+    (bytes) are those of an eager one (parsed lines)."""
     with warnings.catch_warnings():  # (a damaged file's are checked by the caller)
         warnings.simplefilter("ignore", CassetteWarning)
         export_parquet(src, out)
         index = load_index([src])
         expected = list(index.iter_full())
         by_index = interaction_rows(load_index([src]))
-        by_stream = stream_rows(src)
-    assert (by_stream is not None) == streamed
-    if by_stream is not None:
-        assert by_stream.table(pa, {}).equals(by_index.table(pa, {}))
-        assert by_stream.episodes() == by_index.episodes() == index.episodes()
-        assert by_stream.outcomes == by_index.outcomes and by_stream.headers == index.headers
-        assert by_stream.steps == by_index.steps
+        by_lean = interaction_rows(load_index([src], lean=True))
+    assert by_lean.table(pa, {}).equals(by_index.table(pa, {}))
+    assert by_lean.episodes() == by_index.episodes() == index.episodes()
+    assert by_lean.outcomes == by_index.outcomes and by_lean.headers == index.headers
+    assert by_lean.steps == by_index.steps
     rows = _rows(out)
     assert len(rows) == len(expected)
     for row, (entry, full) in zip(rows, expected, strict=True):
@@ -137,7 +135,7 @@ def test_a_broken_chain_and_a_repeated_key_are_treated_as_the_index_treats_them(
     with pytest.warns(CassetteWarning):
         done = export_parquet(path, tmp_path / "ds")
     assert done.interactions == 4  # env 0 step 0, env 1 steps 0-2
-    assert _assert_rows_match(path, tmp_path / "ds2", streamed=False) == 4
+    assert _assert_rows_match(path, tmp_path / "ds2") == 4
     # a reference that points nowhere: that step and the next are left out, warned about
     text = path.read_text()
     bad = next(ln for ln in text.splitlines() if '"env_index":1,' in ln and '"step":1,' in ln)
@@ -147,4 +145,4 @@ def test_a_broken_chain_and_a_repeated_key_are_treated_as_the_index_treats_them(
         done = export_parquet(path, tmp_path / "ds3")
     assert any("left out, its request cannot be rebuilt" in str(w.message) for w in said)
     assert done.interactions == 2
-    assert _assert_rows_match(path, tmp_path / "ds4", streamed=False) == 2
+    assert _assert_rows_match(path, tmp_path / "ds4") == 2

@@ -228,7 +228,8 @@ def test_to_dict_is_plain_json(ab: RunDiff) -> None:
 
 
 def _entry(response: dict[str, Any], meta: dict[str, Any] | None = None) -> Entry:
-    return Entry(0, "llm", 3, {}, "0" * 64, response, None, meta or {})
+    line = {"env_index": 0, "step": 3, "request": {}, "response": response, "meta": meta or {}}
+    return Entry.of(line)
 
 
 def test_tool_calls_of_responses_api_and_streams() -> None:

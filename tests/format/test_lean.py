@@ -18,7 +18,7 @@ import pytest
 import cassette
 from cassette.dataset.validate import validate
 from cassette.format.checksum import checksum
-from cassette.format.lean import LeanEntry, response_span
+from cassette.format.entry import Entry
 from cassette.storage.index import load_index
 from tests.helpers.worker import request_for, response_for
 
@@ -40,7 +40,7 @@ def test_lean_entries_hold_bytes_and_equal_an_eager_load(tmp_path: Path) -> None
     eager, lean = load_index([path]), load_index([path], lean=True)
     assert eager.entries.keys() == lean.entries.keys()
     for key, entry in lean.entries.items():
-        assert isinstance(entry, LeanEntry) and "response" not in vars(entry)
+        assert entry.kept is None and entry.raw.endswith(b"\n")  # bytes, decoded when asked
         other = eager.entries[key]
         assert entry.sha == other.sha and entry.delta == other.delta
         assert entry.full_request() == other.full_request()
@@ -50,7 +50,7 @@ def test_lean_entries_hold_bytes_and_equal_an_eager_load(tmp_path: Path) -> None
             for step in range(4):
                 got = cas.call(request_for(env, step), live=lambda: {}, env_index=env)
                 assert got == response_for(env, step)
-        assert all(isinstance(e, LeanEntry) for e in cas.index.entries.values())
+        assert all(e.kept is None for e in cas.index.entries.values())
 
 
 def test_a_damaged_response_is_refused_when_served(tmp_path: Path) -> None:
@@ -69,10 +69,10 @@ def test_a_damaged_response_is_refused_when_served(tmp_path: Path) -> None:
 # --- the fast check: a CRC of the response's bytes in place -----------------------------
 
 
-def _entries(path: Path) -> list[LeanEntry]:
+def _entries(path: Path) -> list[Entry]:
     entries = list(load_index([path], lean=True).entries.values())
-    assert all(isinstance(e, LeanEntry) for e in entries)
-    return entries  # type: ignore[return-value]
+    assert all(e.kept is None for e in entries)
+    return entries
 
 
 def test_lines_as_the_recorder_writes_them_take_the_fast_check(tmp_path: Path) -> None:
@@ -81,7 +81,7 @@ def test_lines_as_the_recorder_writes_them_take_the_fast_check(tmp_path: Path) -
     eager = load_index([path])
     for entry in _entries(path):
         entry.check()
-        assert entry._fast is not None and entry._payload is None
+        assert entry.checked and entry.stop > 0  # checked at load
         assert entry.served() == (eager.entries[entry.key].response, None)
 
 
@@ -118,7 +118,7 @@ def test_a_line_laid_out_otherwise_is_checked_the_slow_way_and_serves(
     _rewrite(path, 3, edit)  # line 4: episode 0, step 2 (a delta line)
     entry = next(e for e in _entries(path) if e.line == 4)
     entry.check()
-    assert entry._fast is None
+    assert entry.stop == 0
     with cassette.open(path, "replay") as cas:
         for step in range(4):
             got = cas.call(request_for(0, step), live=lambda: {}, env_index=0)
@@ -147,8 +147,7 @@ def test_a_flipped_byte_in_the_response_is_refused_by_either_check(
     _rewrite(path, number, edit)
     entry = next(e for e in _entries(path) if e.line == number + 1)
     # _flip keeps the layout of the fast check: it fails there (at load), and when served
-    assert (response_span(entry.raw, entry.tail) is not None) == (edit is _flip)
-    assert not entry.checked and entry._fast is None
+    assert not entry.checked and entry.stop == 0
     with pytest.raises(cassette.CassetteFormatError, match=r"meta\.checksum does not match"):
         entry.check()
     with cassette.open(path, "replay") as cas:
@@ -177,8 +176,8 @@ def test_errors_redactions_and_nested_meta_keys_check_and_serve(tmp_path: Path) 
     entries = {e.step: e for e in _entries(path)}
     for entry in entries.values():
         entry.check()
-    assert entries[0]._fast is not None and entries[0].meta["redacted"] == 1
-    assert entries[1]._fast is None and entries[2]._fast is not None
+    assert entries[0].stop > 0 and entries[0].meta["redacted"] == 1
+    assert entries[1].stop == 0 and entries[2].stop > 0
     with cassette.open(path, "replay") as cas:
         assert cas.call({"q": 0}, live=dict, env_index=0) == {"text": "key [REDACTED]"}
         with pytest.raises(cassette.RecordedError, match="boom"):
@@ -229,7 +228,7 @@ def test_any_head_reads_as_the_eager_reader_reads_it(tmp_path: Path, env: int | 
     assert list(eager.entries) == list(lean.entries) == [(env, "tool:é", s * 7) for s in range(3)]
     for key, entry in lean.entries.items():
         other = eager.entries[key]
-        assert isinstance(entry, LeanEntry) and entry.checked
+        assert entry.kept is None and entry.checked
         assert (entry.sha, entry.delta, entry.line) == (other.sha, other.delta, other.line)
         assert entry.full_request() == other.full_request()
         assert entry.served() == (other.response, other.error)

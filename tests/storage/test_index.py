@@ -6,8 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+import pytest
 
 import cassette
+from cassette.dataset.validate import validate
 from cassette.storage.index import load_index
 
 HEADER = {
@@ -71,3 +73,39 @@ def test_param_follows_the_bases_as_far_as_same_reaches(tmp_path: Path) -> None:
     entries = load_index([path]).entries
     assert [entries[(0, "llm", i)].param("model") for i in range(4)] == ["a", "a", "b", "b"]
     assert [entries[(0, "llm", i)].param("seed") for i in range(4)] == [1, 1, None, None]
+
+
+def _one_call(path: Path) -> list[dict[str, object]]:
+    with cassette.open(path, "record") as cas:
+        cas.call({"model": "m", "messages": [{"role": "user", "content": "hi"}]}, live=dict)
+    return [orjson.loads(x) for x in path.read_bytes().splitlines()]
+
+
+def test_the_reader_and_validate_judge_a_line_alike(tmp_path: Path) -> None:
+    """One place decides whether a line is valid: what validate reports as a fault of a
+    line, loading refuses, naming the same line."""
+    path = tmp_path / "a.jsonl"
+    header, line = _one_call(path)
+    bad = [
+        {**line, "error": {"type": "E", "message": "m", "extra": 1}},  # not an ErrorInfo
+        {**line, "request_sha256": "Z" * 64},  # not hex
+        {"type": "outcome", "env_index": 0, "terminated": 1},  # an int, not a bool
+    ]
+    for wrong in bad:
+        path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in (header, wrong)))
+        faults = validate(path).faults
+        assert [f.line for f in faults] == [2], faults
+        with pytest.raises(cassette.CassetteFormatError, match=r"a\.jsonl:2: "):
+            load_index([path])
+
+
+def test_a_line_with_its_response_before_its_request_replays(tmp_path: Path) -> None:
+    """A line starting as the recorder writes it but in another key order is read whole."""
+    path = tmp_path / "a.jsonl"
+    header, line = _one_call(path)
+    moved = {k: line[k] for k in ("type", "env_index", "channel", "step", "response")}
+    moved.update((k, v) for k, v in line.items() if k not in moved)
+    path.write_bytes(orjson.dumps(header) + b"\n" + orjson.dumps(moved) + b"\n")
+    with cassette.open(path, "replay") as cas:
+        request = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+        assert cas.call(request, live=lambda: {"x": 1}) == line["response"]

@@ -1,6 +1,6 @@
 """A path that cannot be read or written is one CassetteError line ending with the fix,
 from every public function that takes paths (load_index, validate, diff_runs, diff_many,
-export_parquet, import_parquet, stream_rows, from_eval_protocol, redact, merge): missing,
+export_parquet, import_parquet, from_eval_protocol, redact, merge): missing,
 a file where a directory is needed, a symbolic link to itself, a binary file, a directory
 where the output file goes. CassettePathError is also the OSError it was, for old code."""
 
@@ -18,7 +18,6 @@ from click.testing import CliRunner
 import cassette
 from cassette.cli import main
 from cassette.dataset.convert import from_eval_protocol, merge, redact
-from cassette.dataset.export_rows import stream_rows
 from cassette.dataset.validate import validate
 from cassette.diff import diff_runs
 from cassette.diff.many import diff_many
@@ -60,7 +59,6 @@ READERS: dict[str, Callable[[Path, Path, Path], Any]] = {
     "diff_runs": lambda p, good, tmp: diff_runs(good, p),
     "diff_many": lambda p, good, tmp: diff_many([good, p]),
     "export_parquet": lambda p, good, tmp: _export(p, tmp / "ds"),
-    "stream_rows": lambda p, good, tmp: stream_rows(p),
     "from_eval_protocol": lambda p, good, tmp: from_eval_protocol(p, tmp / "ep.jsonl"),
     "redact": lambda p, good, tmp: redact(p, tmp / "r.jsonl"),
     "merge": lambda p, good, tmp: merge(tmp / "m.jsonl", [good, p]),
@@ -80,9 +78,6 @@ def test_every_reader_raises_one_line_cassette_errors(
     for name, (path, says) in _bad_inputs(tmp_path, good).items():
         if reader == "validate" and name == "binary":
             assert not validate(path).ok  # a fault it reports, as every fault of a file
-            continue
-        if reader == "stream_rows" and name == "binary":
-            assert stream_rows(path) is None  # what the general reader must read
             continue
         with pytest.raises(cassette.CassetteError) as info:
             READERS[reader](path, good, tmp_path)

@@ -1,0 +1,137 @@
+"""Whether a line is valid: the one place that decides it.
+
+:func:`line_faults` gives every fault of a parsed line (header, interaction, outcome) as
+the models of :mod:`cassette.format.models` see it, strictly typed; an interaction that
+passes the hand-written :func:`interaction_ok` (the same rules, without pydantic) has
+none. :func:`head_ok` and :func:`delta_ok` are the parts of those rules the reader
+applies to a line whose head alone it parses (its body is checked when it is served,
+by :func:`body_ok` and the checksum). Pure: values in, booleans and strings out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .checksum import CHECKSUM_KEY
+from .delta import SAME_ALL
+from .version import FORMAT, VERSION
+
+__all__ = [
+    "INTERACTION_KEYS",
+    "body_ok",
+    "delta_ok",
+    "head_ok",
+    "header_fault",
+    "interaction_ok",
+    "line_faults",
+]
+
+INTERACTION_KEYS = frozenset(
+    {"type", "env_index", "channel", "step", "delta"}
+    | {"request", "request_sha256", "response", "error", "meta"}
+)
+_REQUIRED = frozenset({"type", "env_index", "step", "request", "request_sha256"})
+_DELTA_KEYS = frozenset({"base", "keep", "field", "same"})
+_ERROR_KEYS = frozenset({"type", "message", "data"})
+_HEX = "0123456789abcdef"
+
+
+def _count(value: Any) -> bool:
+    return type(value) is int and value >= 0
+
+
+def delta_ok(delta: Any) -> bool:
+    """Whether ``delta`` is a line's delta: ``base`` and ``keep`` counts, a known
+    ``field``, ``same`` a list of names or ``"*"``."""
+    if not isinstance(delta, dict) or not delta.keys() <= _DELTA_KEYS:
+        return False
+    same = delta.get("same", [])
+    return (
+        _count(delta.get("base"))
+        and _count(delta.get("keep"))
+        and delta.get("field", "messages") in ("messages", "input")
+        and (same == SAME_ALL or (type(same) is list and all(type(k) is str for k in same)))
+    )
+
+
+def head_ok(env: Any, channel: Any, step: Any, delta: Any) -> bool:
+    """Whether a line's key and delta are valid: an int or str env_index, a str
+    channel, a step of 0 or more, no delta or a valid one."""
+    return (
+        isinstance(env, (int, str))
+        and not isinstance(env, bool)
+        and isinstance(channel, str)
+        and _count(step)
+        and (delta is None or delta_ok(delta))
+    )
+
+
+def body_ok(response: Any, error: Any, meta: Any) -> bool:
+    """Whether what a line serves is valid: a response dict or null, an error as
+    :class:`~cassette.format.models.ErrorInfo` or null, a meta dict (a str checksum)."""
+    if error is not None and not (
+        isinstance(error, dict)
+        and error.keys() <= _ERROR_KEYS
+        and isinstance(error.get("type"), str)
+        and isinstance(error.get("message"), str)
+        and isinstance(error.get("data", {}), dict)
+    ):
+        return False
+    return (
+        isinstance(response, (dict, type(None)))
+        and isinstance(meta, dict)
+        and isinstance(meta.get(CHECKSUM_KEY, ""), str)
+    )
+
+
+def interaction_ok(obj: dict[str, Any]) -> bool:
+    """Whether the interaction line ``obj`` is valid (as its model says, strictly)."""
+    sha = obj.get("request_sha256")
+    return (
+        INTERACTION_KEYS >= obj.keys() >= _REQUIRED
+        and head_ok(obj["env_index"], obj.get("channel", "llm"), obj["step"], obj.get("delta"))
+        and isinstance(obj["request"], dict)
+        and isinstance(sha, str)
+        and len(sha) == 64
+        and not sha.strip(_HEX)
+        and body_ok(obj.get("response"), obj.get("error"), obj.get("meta", {}))
+    )
+
+
+def header_fault(obj: dict[str, Any]) -> str | None:
+    """What makes the header ``obj`` unreadable before its fields are looked at: another
+    format, or a newer version; None if neither."""
+    version = obj.get("version")
+    if obj.get("format") != FORMAT:
+        return f"not a rollout-cassette header (format {obj.get('format')!r})"
+    if type(version) is int and version > VERSION:
+        return (
+            f"written in format version {version}, newer than this rollout-cassette reads "
+            f"(version {VERSION}); upgrade with `pip install -U rollout-cassette`"
+        )
+    return None
+
+
+def line_faults(obj: dict[str, Any]) -> list[str]:
+    """Every fault of the parsed line ``obj`` (a header, an interaction or an outcome,
+    as its ``type`` says), each ``where: what``; none for a valid line."""
+    kind = obj.get("type")
+    if kind == "interaction" and interaction_ok(obj):
+        return []
+    if kind == "header" and (found := header_fault(obj)) is not None:
+        return [found]
+    from pydantic import ValidationError  # the models load on first use
+
+    from .models import LINE_ADAPTER
+
+    try:
+        LINE_ADAPTER.validate_python(obj, strict=True)
+    except ValidationError as exc:
+        found_at: dict[str, list[str]] = {}
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err["loc"][1:] if p not in ("int", "str"))
+            found_at.setdefault(loc or "line", []).append(err["msg"])
+        return [f"{loc}: {' or '.join(dict.fromkeys(msgs))}" for loc, msgs in found_at.items()]
+    if kind == "interaction":  # what the models do not say: meta.checksum is a string
+        return ["meta.checksum: Input should be a valid string"]
+    return []
