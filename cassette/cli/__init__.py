@@ -22,6 +22,7 @@ from . import (
     show,
     stats,
     validate,
+    view,
 )
 from .console import Console
 from .group import OneLineGroup
@@ -55,6 +56,6 @@ def main(color: bool | None) -> None:
 _COMMANDS = (demo.demo, show.show, stats.stats, validate.validate, diff.diff, convert.convert)
 for _command in (*_COMMANDS, redact.redact, merge.merge, run.run, fork.fork):
     main.add_command(_command)
-for _command in (export.export, import_.import_command):
+for _command in (export.export, import_.import_command, view.view):
     main.add_command(_command)
 main.lazy = {"tau2": "cassette.cli.tau2:tau2_command"}  # tau2-bench: `pip install -e '.[tau2]'`
