@@ -263,6 +263,7 @@
     const table = document.getElementById("table");
     put(table, el("p", { class: "count", id: "count" }, `${fmt(order.length)} of ${fmt(run.episodes.length)} episodes`),
       el("div", { class: "scroll" }, el("table", { id: "episodes" }, el("thead", {}, head), body)), more);
+    performance.mark("cassette-table");
   }
   function drawRun() {
     const run = data.runs[state.run];
@@ -349,6 +350,7 @@
       if (div) head.append(el("p", { class: "divergence", id: "divergence" }, `first divergence: ${div.channel} step ${div.step}, ${div.path}: ${pretty(div.a)} → ${pretty(div.b)}`));
     }
     main.replaceChildren(head, body);
+    performance.mark("cassette-episode");
     const first = main.querySelector(".diverged");
     if (first) first.scrollIntoView({ block: "center" });
     else window.scrollTo(0, 0);
