@@ -26,7 +26,7 @@ import cassette
 from bench._common import TOOLS, command_line
 from cassette.storage.index import load_index
 from cassette.view import build_page, write_page
-from tests.helpers.cdp import Browser
+from fixtures.cdp import Browser
 
 
 def make_run(path: Path, episodes: int, steps: int) -> None:

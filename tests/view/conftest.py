@@ -5,7 +5,7 @@ headless Chromium for a test module."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,8 +13,9 @@ import pytest
 import cassette
 from cassette.testing.mcp_server import stdio_params
 from cassette.testing.server import ScriptedServer
+from fixtures.cdp import Browser
 from fixtures.mcp_agent import run_agent
-from tests.helpers.cdp import Browser
+from tests.helpers.browser import chromium_executable
 
 
 def record_agent(path: Path, model_mode: str) -> Path:
@@ -36,6 +37,14 @@ def agent_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with Browser() as b:
+def new_browser() -> Callable[..., Browser]:
+    """Start a headless Chromium (``new_browser(width=...)``); skips without Chromium, and
+    fails where CI requires it."""
+    executable = chromium_executable()
+    return lambda **options: Browser(executable, **options)
+
+
+@pytest.fixture(scope="module")
+def browser(new_browser: Callable[..., Browser]) -> Iterator[Browser]:
+    with new_browser() as b:
         yield b

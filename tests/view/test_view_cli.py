@@ -10,12 +10,13 @@ import signal
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 import cassette
-from tests.helpers.cdp import Browser
+from fixtures.cdp import Browser
 from tests.helpers.cli import REPO, cassette_cli, one_line_error
 
 PAYLOADS = [
@@ -63,12 +64,14 @@ def hostile_cassette(path: Path) -> Path:
     return path
 
 
-def test_hostile_text_is_shown_as_text_and_never_runs(tmp_path: Path) -> None:
+def test_hostile_text_is_shown_as_text_and_never_runs(
+    tmp_path: Path, new_browser: Callable[..., Browser]
+) -> None:
     path = hostile_cassette(tmp_path / "hostile.jsonl")
     out = tmp_path / "hostile.html"
     proc = cassette_cli("view", str(path), "-o", str(out), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    with Browser() as b:
+    with new_browser() as b:
         page = b.open(out.as_uri())
         assert page.eval("document.querySelectorAll('#episodes tbody tr').length") == 4
         for payload in PAYLOADS:
@@ -116,7 +119,9 @@ def test_bad_input_is_one_line(tmp_path: Path, make: object, says: str) -> None:
     assert not (tmp_path / "x.html").exists()
 
 
-def test_served_page_answers_on_localhost_until_ctrl_c(tmp_path: Path) -> None:
+def test_served_page_answers_on_localhost_until_ctrl_c(
+    tmp_path: Path, new_browser: Callable[..., Browser]
+) -> None:
     path = hostile_cassette(tmp_path / "run.jsonl")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen(
@@ -131,7 +136,7 @@ def test_served_page_answers_on_localhost_until_ctrl_c(tmp_path: Path) -> None:
         line = proc.stdout.readline()
         assert line.startswith("serving http://127.0.0.1:"), line
         url = line.split()[1]
-        with Browser() as b:
+        with new_browser() as b:
             page = b.open(url)
             assert page.eval("document.querySelectorAll('#episodes tbody tr').length") == 4
             assert {r.split("#")[0] for r in page.requests} == {url}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import pytest
 import cassette
 from cassette.storage.index import load_index
 from cassette.view import build_page, write_page
-from tests.helpers.cdp import Browser, Page
+from fixtures.cdp import Browser, Page
 
 
 def page_of(tmp_path: Path, *runs: Path, name: str = "view.html") -> str:
@@ -151,10 +152,10 @@ def test_fork_point_and_recorded_error_are_shown(browser: Browser, tmp_path: Pat
 
 @pytest.mark.parametrize("width", [390, 1280])
 def test_page_fits_both_widths_and_switches_theme(
-    agent_runs: tuple[Path, Path], width: int, tmp_path: Path
+    agent_runs: tuple[Path, Path], width: int, tmp_path: Path, new_browser: Callable[..., Browser]
 ) -> None:
     url = page_of(tmp_path, *agent_runs)
-    with Browser() as b:
+    with new_browser() as b:
         page = b.open(url + "#run=0&episode=1", width=width)
         page.wait("document.getElementById('calls')")
         assert page.eval("document.documentElement.scrollWidth") <= width
