@@ -283,6 +283,23 @@
     if (role === "tool" || message.tool_call_id) node.classList.add("tool-result");
     return node;
   }
+  // a request without a conversation (an MCP call, a model list): one line, the JSON folded
+  function requestLine(req) {
+    const params = req.params || {};
+    const what = [req.method || req.endpoint || "request", params.name || params.uri || "",
+      params.arguments ? JSON.stringify(params.arguments) : ""].filter(Boolean).join(" ");
+    return el("details", { class: "req" }, el("summary", {}, what), el("pre", {}, pretty(req)));
+  }
+  // a response that is no chat message: a tool result's text, else the JSON (folded if long)
+  function responseBox(response) {
+    const result = response && response.result;
+    const text = result && Array.isArray(result.content) ? textOf(result.content) : "";
+    const raw = el("pre", {}, pretty(response));
+    if (text) return el("div", { class: "msg tool" }, el("div", { class: "role" }, result.isError ? "tool error" : "tool result"),
+      el("div", { class: "text" }, text), el("details", {}, el("summary", {}, "JSON"), raw));
+    const line = JSON.stringify(response);
+    return line.length <= 240 ? raw : el("details", { class: "response" }, el("summary", {}, line.slice(0, 120) + "…"), raw);
+  }
   function callCard(call, diverged) {
     const cost = call.cost !== undefined ? ` · ${money(call.cost)}` : "";
     const tokens = call.tokens && call.tokens[2] ? ` · ${fmt(call.tokens[0])}+${fmt(call.tokens[1])} tokens` : "";
@@ -296,10 +313,10 @@
       return card;
     }
     if (call.settings) card.append(el("details", { class: "settings" }, el("summary", {}, `request: ${call.settings.model || ""} ${(call.settings.tools || []).length ? `· ${call.settings.tools.length} tools` : ""}`), el("pre", {}, pretty(call.settings))));
-    if (call.req) card.append(el("div", { class: "req" }, el("span", { class: "role" }, call.req.method || call.req.endpoint || "request"), el("pre", {}, pretty(call.req))));
+    if (call.req) card.append(requestLine(call.req));
     for (const m of call.new || []) card.append(bubble(m));
     if (call.answer) card.append(bubble(call.answer, "answer"));
-    if (call.response) card.append(el("pre", { class: "response" }, pretty(call.response)));
+    if (call.response) card.append(responseBox(call.response));
     if (call.chunks) card.append(el("details", { class: "chunks" }, el("summary", {}, `streamed: ${fmt(call.chunks.length)} chunks`), el("pre", {}, call.chunks.map((c) => JSON.stringify(c)).join("\n"))));
     if (call.error) card.append(el("div", { class: "error" }, `${call.error.type || "error"}: ${call.error.message || ""}`));
     return card;
