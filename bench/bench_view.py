@@ -24,8 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import cassette
 from bench._common import TOOLS, command_line
-from cassette.storage.index import load_index
-from cassette.view import build_page, write_page
+from cassette.view import build_page, load_run, write_page
 from fixtures.cdp import Browser
 
 
@@ -94,7 +93,7 @@ def main() -> None:
     made = time.perf_counter() - t0
     t0 = time.perf_counter()
     page = work / "run.html"
-    write_page(build_page([(load_index([run]), run.name)]), page)
+    write_page(build_page([load_run(run, run.name)]), page)
     built = time.perf_counter() - t0
     jsonl, html = run.stat().st_size, page.stat().st_size
     with Browser() as browser:

@@ -16,10 +16,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import cassette
-from cassette.storage.index import load_index
 from cassette.testing.mcp_server import stdio_params
 from cassette.testing.server import ScriptedServer
-from cassette.view import build_page, write_page
+from cassette.view import build_page, load_run, write_page
 from fixtures.cdp import Browser
 from fixtures.mcp_agent import run_agent
 
@@ -46,7 +45,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="screenshots-"))
     runs = [record(work / "scripted.jsonl", "script"), record(work / "random.jsonl", "random")]
     page = work / "view.html"
-    write_page(build_page([(load_index([r]), f"runs/{r.name}") for r in runs]), page)
+    write_page(build_page([load_run(r, f"runs/{r.name}") for r in runs]), page)
     args.out.mkdir(parents=True, exist_ok=True)
     for name, width, height, where in SHOTS:
         with Browser(width=width, height=height) as browser:

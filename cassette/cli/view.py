@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-import warnings
+from typing import TYPE_CHECKING
 
 import click
 
-from .console import Console, existing, load, overwritten, uploaded
+from .console import Console, existing, overwritten, uploaded
+
+if TYPE_CHECKING:
+    from ..view import Run
 
 __all__ = ["view"]
 
@@ -44,15 +47,12 @@ def view(runs: tuple[str, ...], out: str | None, port: int, no_browser: bool) ->
     console = Console()
     if len(runs) > MAX_RUNS:
         console.fail(f"{len(runs)} runs given; view at most {MAX_RUNS} at once")
-    loaded, notes = [], []
+    loaded = []
     for name in runs:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            loaded.append((load(console, existing(console, name)), name))
-        notes.append([str(w.message) for w in caught])
-        for message in notes[-1]:
+        loaded.append(_load(console, name))
+        for message in loaded[-1].warnings:
             console.warn(message)
-    text = build_page(loaded, notes)
+    text = build_page(loaded)
     if out is not None:
         target = overwritten(console, out)
         write_page(text, target)
@@ -60,6 +60,20 @@ def view(runs: tuple[str, ...], out: str | None, port: int, no_browser: bool) ->
         console.print(f"wrote {out}")
         return
     _serve(console, text, port, no_browser)
+
+
+def _load(console: Console, name: str) -> Run:
+    """A run, as the other commands load one: one ``error:`` line for what cannot be read."""
+    from ..errors import CassetteError
+    from ..view import load_run
+
+    path = existing(console, name)
+    try:
+        return load_run(path, name)
+    except CassetteError as exc:
+        console.fail(str(exc))
+    except OSError as exc:
+        console.fail(f"cannot read {name}: {exc.strerror}; check the path and its permissions")
 
 
 def _serve(console: Console, text: str, port: int, no_browser: bool) -> None:

@@ -9,35 +9,55 @@ privately (0600: it holds transcripts); :mod:`.server` serves it on 127.0.0.1.
 from __future__ import annotations
 
 import os
+import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..storage.index import Index
+from ..errors import CassetteWarning
+from ..storage.index import Index, load_index
 from ..types import Json
 from .model import run_summary
 from .page import render_page
 
-__all__ = ["build_page", "write_page"]
+__all__ = ["Run", "build_page", "load_run", "write_page"]
 
 _HEAVY = ("tool_calls_a", "tool_calls_b", "alignment")  # shown from the calls themselves
 
 
-def _diff(a: tuple[Index, str], b: tuple[Index, str]) -> Json:
+def _diff(a: Run, b: Run) -> Json:
     from ..diff import diff_runs
 
-    data = diff_runs(a[0], b[0], labels=(a[1], b[1])).to_dict()
+    data = diff_runs(a.index, b.index, labels=(a.name, b.name)).to_dict()
     for episode in data["episodes"]:
         for key in _HEAVY:
             episode.pop(key, None)
     return data
 
 
-def build_page(runs: list[tuple[Index, str]], warnings: list[list[str]] | None = None) -> str:
-    """The page of ``runs`` ((index, name) each; the first two are diffed), with each run's
-    ``warnings`` (what loading it reported) shown at its top."""
+@dataclass
+class Run:
+    """A run to show: its index, its name, and what loading it warned about."""
+
+    index: Index
+    name: str
+    warnings: list[str] = field(default_factory=list)
+
+
+def load_run(path: Path, name: str | None = None) -> Run:
+    """Load the cassette at ``path`` (a file or a shard directory), keeping its warnings
+    (a crash-cut last line, a key recorded twice) to show on the page."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CassetteWarning)
+        index = load_index([path])
+    return Run(index, name or str(path), [str(w.message) for w in caught])
+
+
+def build_page(runs: list[Run]) -> str:
+    """The page of ``runs`` (the first two are diffed), each with its warnings on top."""
     summaries, details = [], []
-    for i, (index, name) in enumerate(runs):
-        summary, calls = run_summary(index, name)
-        summary["warnings"] = (warnings or [])[i] if i < len(warnings or []) else []
+    for run in runs:
+        summary, calls = run_summary(run.index, run.name)
+        summary["warnings"] = run.warnings
         summaries.append(summary)
         details.append(calls)
     diff = _diff(runs[0], runs[1]) if len(runs) >= 2 else None

@@ -14,14 +14,13 @@ from typing import Any
 import pytest
 
 import cassette
-from cassette.storage.index import load_index
-from cassette.view import build_page, write_page
+from cassette.view import build_page, load_run, write_page
 from fixtures.cdp import Browser, Page
 
 
 def page_of(tmp_path: Path, *runs: Path, name: str = "view.html") -> str:
     out = tmp_path / name
-    write_page(build_page([(load_index([r]), r.name) for r in runs]), out)
+    write_page(build_page([load_run(r, r.name) for r in runs]), out)
     return out.as_uri()
 
 
@@ -170,3 +169,15 @@ def test_page_fits_both_widths_and_switches_theme(
 def test_written_page_is_private(agent_runs: tuple[Path, Path], tmp_path: Path) -> None:
     page_of(tmp_path, agent_runs[0])
     assert stat.S_IMODE((tmp_path / "view.html").stat().st_mode) == 0o600
+
+
+def test_a_crash_cut_last_line_is_a_warning_on_the_page(browser: Browser, tmp_path: Path) -> None:
+    path = tmp_path / "cut.jsonl"
+    with cassette.open(path, "record") as cas:
+        request = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+        cas.call(request, live=lambda: {"choices": [{"message": {"content": "hello"}}]})
+    with path.open("a") as out:
+        out.write('{"type": "interaction", "env_index": 0, "chan')
+    url = page_of(tmp_path, path)
+    page = browser.open(url)
+    assert "cut.jsonl" in text(page, "#warnings")
