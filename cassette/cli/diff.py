@@ -247,9 +247,11 @@ def print_many(console: Console, many: ManyDiff, fmt: str) -> None:
 def write_html(console: Console, page: str, out: str) -> None:
     """Write the page to ``out`` (a URL: uploaded) and say so on stderr; exit 2 if it
     cannot be written."""
+    from ..view import write_page
+
     target = overwritten(console, out)  # a URL's private file: not a local folder "s3:"
     try:
-        target.write_text(page, encoding="utf-8")
+        write_page(page, target)  # private (0600): the page holds transcripts
     except OSError as exc:
         console.fail(f"cannot write {out}: {exc.strerror}; check the path")
     uploaded(console)

@@ -55,7 +55,10 @@ def view(runs: tuple[str, ...], out: str | None, port: int, no_browser: bool) ->
     text = build_page(loaded)
     if out is not None:
         target = overwritten(console, out)
-        write_page(text, target)
+        try:
+            write_page(text, target)
+        except OSError as exc:
+            console.fail(f"cannot write {out}: {exc.strerror}; check the path")
         uploaded(console)
         console.print(f"wrote {out}")
         return

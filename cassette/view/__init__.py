@@ -68,6 +68,10 @@ def write_page(text: str, path: Path) -> None:
     """Write the page privately (0600), replacing ``path`` whole."""
     side = path.with_name(f".{path.name}.{os.getpid()}.part")
     fd = os.open(side, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(text)
-    os.replace(side, path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(side, path)
+    except BaseException:
+        side.unlink(missing_ok=True)
+        raise
