@@ -141,6 +141,7 @@ def _write(console: Console, report: Any, out: str) -> None:
     """Write the report's HTML page to ``out`` (a URL: uploaded) and say so on stderr."""
     from ..diff import ManyDiff
     from ..diff.report import render_html, render_many_html
+    from ..view import write_page
 
     try:
         page = (render_many_html if isinstance(report, ManyDiff) else render_html)(report)
@@ -148,7 +149,7 @@ def _write(console: Console, report: Any, out: str) -> None:
         console.fail(f"a run holds a value the report cannot write ({exc}); {_VALIDATE}")
     target = overwritten(console, out)  # a URL's private file: not a local folder "s3:"
     try:
-        target.write_text(page, encoding="utf-8")
+        write_page(page, target)  # private (0600): the page holds transcripts
     except OSError as exc:
         console.fail(f"cannot write {out}: {exc.strerror}; check the path")
     uploaded(console)

@@ -1,0 +1,77 @@
+"""``cassette view``: one self-contained HTML page that shows runs (their episodes,
+messages, tool and MCP calls, fork points, errors) and, for two runs or more, their
+episodes side by side with the diff's first divergence and paired statistics.
+
+:func:`build_page` makes the page's text from loaded runs; :func:`write_page` writes it
+privately (0600: it holds transcripts); :mod:`.server` serves it on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import CassetteWarning
+from ..storage.index import Index, load_index
+from ..types import Json
+from .model import run_summary
+from .page import render_page
+
+__all__ = ["Run", "build_page", "load_run", "write_page"]
+
+_HEAVY = ("tool_calls_a", "tool_calls_b", "alignment")  # shown from the calls themselves
+
+
+def _diff(a: Run, b: Run) -> Json:
+    from ..diff import diff_runs
+
+    data = diff_runs(a.index, b.index, labels=(a.name, b.name)).to_dict()
+    for episode in data["episodes"]:
+        for key in _HEAVY:
+            episode.pop(key, None)
+    return data
+
+
+@dataclass
+class Run:
+    """A run to show: its index, its name, and what loading it warned about."""
+
+    index: Index
+    name: str
+    warnings: list[str] = field(default_factory=list)
+
+
+def load_run(path: Path, name: str | None = None) -> Run:
+    """Load the cassette at ``path`` (a file or a shard directory), keeping its warnings
+    (a crash-cut last line, a key recorded twice) to show on the page."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CassetteWarning)
+        index = load_index([path])
+    return Run(index, name or str(path), [str(w.message) for w in caught])
+
+
+def build_page(runs: list[Run]) -> str:
+    """The page of ``runs`` (the first two are diffed), each with its warnings on top."""
+    summaries, details = [], []
+    for run in runs:
+        summary, calls = run_summary(run.index, run.name)
+        summary["warnings"] = run.warnings
+        summaries.append(summary)
+        details.append(calls)
+    diff = _diff(runs[0], runs[1]) if len(runs) >= 2 else None
+    return render_page(summaries, details, diff)
+
+
+def write_page(text: str, path: Path) -> None:
+    """Write the page privately (0600), replacing ``path`` whole."""
+    side = path.with_name(f".{path.name}.{os.getpid()}.part")
+    fd = os.open(side, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(side, path)
+    except BaseException:
+        side.unlink(missing_ok=True)
+        raise
