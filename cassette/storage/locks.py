@@ -19,6 +19,7 @@ except ImportError:  # pragma: no cover - Windows
 
 __all__ = ["RecordLock"]
 
+_OR_APPEND = ", or use mode='append', which any number of processes may share"
 _FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -54,8 +55,8 @@ class RecordLock:
                 raise CassetteModeError(
                     f"{target} is being recorded by another process (pid {holder}), and one "
                     "file has one recorder at a time: give each process its own shard (a "
-                    "directory path ending in '/'), or use mode='append', which any number "
-                    "of processes may share"
+                    "directory path ending in '/')"
+                    + ("" if target.name.endswith(".gz") else _OR_APPEND)
                 ) from None
             # the holder before us may have removed the file after we opened it: retry
             with contextlib.suppress(FileNotFoundError):

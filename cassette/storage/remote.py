@@ -24,18 +24,12 @@ import tempfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import CassetteError, CassetteStorageError
 
-if TYPE_CHECKING:
-    from .remote_sink import PART_BYTES, PART_SECONDS, RemoteSink
-
 __all__ = [
     "CHECK",
-    "PART_BYTES",
-    "PART_SECONDS",
-    "RemoteSink",
     "described",
     "discard",
     "failed",
@@ -339,11 +333,3 @@ def upload(local: Path, url: str) -> None:
                 left = ", ".join(map(fs.unstrip_protocol, added))
                 fix = f"{CHECK}, then delete the objects it added: {left}"
         raise failed("cannot upload", url, exc, fix) from exc
-
-
-def __getattr__(name: str) -> Any:  # the write side, imported on first use (it imports this)
-    if name in ("PART_BYTES", "PART_SECONDS", "RemoteSink"):
-        from . import remote_sink
-
-        return getattr(remote_sink, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

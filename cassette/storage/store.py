@@ -1,31 +1,31 @@
-"""Streaming reader of cassette files (plain, .gz, shard directories), the names of
-shards and side files, and the repair of a tail a crash cut short.
+"""Files around a cassette: the names of shards and side files, the lock a rewrite in
+place holds, the side file that replaces a cassette on a clean close (a ``.gz`` one
+compressed whole then), and the repair of a last line a crash cut short.
 
-Lines are written by :class:`cassette.storage.writer.Writer` (re-exported here): whole, under a
-thread lock and an advisory file lock, so threads, tasks and processes can share a file
-and a kill loses at most the line being written. Gzip files are sync-flushed per line,
-so a killed gzip recording is readable up to its last whole line.
+Lines are written by :class:`cassette.storage.writer.Writer` and read by
+:func:`cassette.storage.lines.read_records` (both re-exported here).
 """
 
 from __future__ import annotations
 
 import contextlib
+import gzip
 import os
 import re
 import secrets
+import shutil
 import socket
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
 from ..errors import CassetteModeError
-from .gzmember import record_path
-from .lines import is_gzip_file as _is_gzip_file
+from .lines import is_gzip_file
 from .lines import read_records as iter_records
-from .writer import Writer, private_mode, repair_gzip_tail
+from .writer import Writer, create_exclusive, private_mode
 
 try:
     import fcntl
@@ -39,11 +39,13 @@ __all__ = [
     "is_gzip_path",
     "iter_records",
     "partial_path",
+    "publish",
     "repair_tail",
     "replacing",
     "shard_files",
     "shard_name",
     "stale_shards",
+    "written_whole",
 ]
 
 _SHARD_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
@@ -56,6 +58,12 @@ def is_gzip_path(path: Path) -> bool:
     return path.name.endswith(".gz")
 
 
+def written_whole(path: Path) -> bool:
+    """Whether ``path`` is a ``.gz`` cassette (by its name, or its bytes if it exists):
+    written whole (record, merge, convert), never appended to."""
+    return is_gzip_path(path) or (path.is_file() and is_gzip_file(path))
+
+
 def shard_files(directory: Path) -> list[Path]:
     """The shard files of a cassette directory, in name order (side files excluded)."""
     return sorted(
@@ -66,7 +74,7 @@ def shard_files(directory: Path) -> list[Path]:
 _SHARD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,199}")
 
 
-def shard_name(gz: bool = False) -> str:
+def shard_name() -> str:
     """This process's shard file name: ``$CASSETTE_SHARD`` or ``<host>-<pid>``. A shard
     name is one plain file name: no separator, no leading dot, no ``..``."""
     base = os.environ.get("CASSETTE_SHARD")
@@ -78,7 +86,7 @@ def shard_name(gz: bool = False) -> str:
             "directory, where readers look for it): use letters, digits, '_', '-' and '.', "
             "e.g. CASSETTE_SHARD=worker-3"
         )
-    return f"{base}.jsonl.gz" if gz else f"{base}.jsonl"
+    return f"{base}.jsonl"
 
 
 def partial_path(path: Path) -> Path:
@@ -145,47 +153,52 @@ def replacing(out: Path, mode: int | None = None) -> Iterator[Writer]:
 @contextlib.contextmanager
 def _replacing(out: Path, mode: int | None) -> Iterator[Writer]:
     side = partial_path(out)
-    writer = Writer(
-        side,
-        gz=is_gzip_path(out),
-        shared=False,
-        exclusive=True,
-        mode=private_mode(out) if mode is None else mode,
-    )
+    mode = private_mode(out) if mode is None else mode
+    writer = Writer(side, shared=False, exclusive=True, mode=mode)
     try:
         yield writer
         writer.close()
-        os.replace(side, out)
-        # the member record of the old file's open gzip member (a writer's, or a killed
-        # one's) describes no member of the new one, which may come to have its inode
-        record_path(out).unlink(missing_ok=True)
+        publish(side, out)
     except BaseException:
         writer.close()
         side.unlink(missing_ok=True)
         raise
 
 
-# --- reading: iter_records is cassette.storage.lines.read_records ------------------------------
+def publish(side: Path, target: Path) -> None:
+    """Put the finished side file ``side`` in place of ``target``, atomically (a rename);
+    for a ``.gz`` target, its lines compressed whole into a second side file first."""
+    if not is_gzip_path(target):
+        os.replace(side, target)
+        return
+    packed = partial_path(target)
+    fd = create_exclusive(packed, stat.S_IMODE(os.stat(side).st_mode))
+    try:
+        with open(side, "rb") as src, open(fd, "wb") as raw:
+            with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as out:
+                shutil.copyfileobj(src, out, 1 << 20)
+            raw.flush()
+            os.fsync(raw.fileno())
+        os.replace(packed, target)
+    except BaseException:
+        packed.unlink(missing_ok=True)
+        raise
+    side.unlink()
 
 
 def repair_tail(path: Path) -> bool:
-    """Make ``path`` end on a whole line before appending; True if it changed anything.
-
-    A plain file loses a cut-short last line (or gains the newline a whole last line
-    lacks). A gzip file's open member is closed, and a last member that was cut short is
-    replaced by one holding its whole lines.
-    """
+    """Make the plain file ``path`` end on a whole line before appending; True if it
+    changed anything: a cut-short last line is cut off, a whole one without its newline
+    gains it. Under the file lock (a writer in another process may be mid-line)."""
     if not path.exists() or path.stat().st_size == 0:
         return False
-    if _is_gzip_file(path):  # in place, under the lock: another process may be writing
-        return repair_gzip_tail(path)
     with open(path, "r+b") as f:
-        if fcntl is not None:  # a writer in another process may be mid-line
+        if fcntl is not None:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX)
         return _repair_plain(f)
 
 
-def _repair_plain(f: Any) -> bool:
+def _repair_plain(f: IO[bytes]) -> bool:
     f.seek(0, os.SEEK_END)
     size = f.tell()
     f.seek(max(0, size - 1))
