@@ -198,13 +198,8 @@ def listing(url: str) -> Listing:
     """One listing of ``url``: a directory (trailing ``/`` or a prefix holding objects) or
     one object, with the part objects of writers that have not closed yet."""
     fs, root = filesystem(url)
-    directory = url.endswith("/")
     try:
-        if not directory:
-            try:
-                directory = bool(fs.isdir(root))
-            except OSError:
-                directory = False
+        directory = url.endswith("/") or _is_dir(fs, root)
         parent = root if directory else root.rsplit("/", 1)[0] if "/" in root else root
         fs.invalidate_cache(parent)  # other processes write here: list afresh
         try:
@@ -213,24 +208,36 @@ def listing(url: str) -> Listing:
             info = {}
     except Exception as exc:  # a storage library's own (botocore's)
         raise failed("cannot list", url, exc) from exc
-    names = [k for k, v in info.items() if v.get("type") != "directory"]
-    sizes = {str(k): int(info[k].get("size") or 0) for k in names}
+    sizes = {
+        str(k): int(v.get("size") or 0) for k, v in info.items() if v.get("type") != "directory"
+    }
     shards: dict[str, _Shard] = {}
-    base = root.rsplit("/", 1)[-1]
-    for full in names:
-        name = str(full).rstrip("/").rsplit("/", 1)[-1]
-        m = _PART.match(name)
-        shard = m.group("shard") if m else name
-        if not directory and shard != base:
-            continue
-        if not m and not (shard.endswith(_SHARD_SUFFIXES) or not directory):
-            continue
-        entry = shards.setdefault(shard, _Shard(shard))
-        if m:
-            entry.sessions.setdefault(m.group("session"), []).append((int(m.group("seq")), full))
-        else:
-            entry.whole = str(full)
+    for full in sizes:
+        _file(shards, full, None if directory else root.rsplit("/", 1)[-1])
     return Listing(url, fs, root, directory, shards, sizes)
+
+
+def _is_dir(fs: Any, root: str) -> bool:
+    try:
+        return bool(fs.isdir(root))
+    except OSError:
+        return False
+
+
+def _file(shards: dict[str, _Shard], full: str, only: str | None) -> None:
+    """File the object ``full`` under its shard, as its whole object or as a part; of a
+    single object's listing (``only``: its name) nothing else, of a directory's only
+    shard files and parts."""
+    name = full.rstrip("/").rsplit("/", 1)[-1]
+    part = _PART.match(name)
+    shard = part.group("shard") if part else name
+    if shard != (only or shard) or not (part or only or shard.endswith(_SHARD_SUFFIXES)):
+        return
+    entry = shards.setdefault(shard, _Shard(shard))
+    if part:
+        entry.sessions.setdefault(part.group("session"), []).append((int(part.group("seq")), full))
+    else:
+        entry.whole = full
 
 
 def remote_exists(found: Listing) -> bool:
@@ -306,15 +313,19 @@ def upload(local: Path, url: str) -> None:
     Raises :class:`~cassette.errors.CassetteStorageError`.
     """
     fs, root = filesystem(url)
-    if not local.is_dir():
-        data = local.read_bytes()
-        if root.endswith(".gz") and data[:2] != b"\x1f\x8b":
-            data = gzip.compress(data)
-        try:
-            fs.pipe_file(root, data)
-        except Exception as exc:  # OSError, or a storage library's own
-            raise failed("cannot upload", url, exc, f"nothing was written; {CHECK}") from exc
+    if local.is_dir():
+        _upload_dir(fs, root, local, url)
         return
+    data = local.read_bytes()
+    if root.endswith(".gz") and data[:2] != b"\x1f\x8b":
+        data = gzip.compress(data)
+    try:
+        fs.pipe_file(root, data)
+    except Exception as exc:  # OSError, or a storage library's own
+        raise failed("cannot upload", url, exc, f"nothing was written; {CHECK}") from exc
+
+
+def _upload_dir(fs: Any, root: str, local: Path, url: str) -> None:
     objects = {f"{root}/{p.name}": p for p in sorted(local.iterdir()) if p.is_file()}
     there = set(listing(url.rstrip("/") + "/").sizes)
     added: list[str] = []
@@ -324,12 +335,16 @@ def upload(local: Path, url: str) -> None:
             if path not in there:
                 added.append(path)
     except Exception as exc:  # as above
-        fix = f"nothing was added there; {CHECK}"
-        if added:
-            try:
-                fs.rm(added)
-                fix = f"the objects it had added were removed; {CHECK}"
-            except Exception:  # noqa: BLE001 - the store failed again: say what is left
-                left = ", ".join(map(fs.unstrip_protocol, added))
-                fix = f"{CHECK}, then delete the objects it added: {left}"
-        raise failed("cannot upload", url, exc, fix) from exc
+        raise failed("cannot upload", url, exc, _undo(fs, added)) from exc
+
+
+def _undo(fs: Any, added: list[str]) -> str:
+    """Remove the objects a failed upload added; the fix of its error."""
+    if not added:
+        return f"nothing was added there; {CHECK}"
+    try:
+        fs.rm(added)
+    except Exception:  # noqa: BLE001 - the store failed again: say what is left
+        left = ", ".join(map(fs.unstrip_protocol, added))
+        return f"{CHECK}, then delete the objects it added: {left}"
+    return f"the objects it had added were removed; {CHECK}"

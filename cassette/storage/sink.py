@@ -115,33 +115,29 @@ class Sink:
         it failed (then the cassette is left as it was and :class:`CassetteError` says
         where the side file is)."""
         try:
-            failed = None
             if self._recorder is not None:
                 self._recorder.writer.close()
-                failed = self._recorder.writer.failed
             if self.side is not None:
-                if failed is not None:
-                    raise CassetteError(
-                        f"{self.target} was left untouched: a write to {self.side} failed "
-                        f"({failed}); what this run recorded up to then is in {self.side} "
-                        "(open it with mode='replay' to inspect), free space and record again"
-                    )
                 self._publish(self.side)
-                for shard in self._stale:  # record starts a directory cassette from scratch
-                    shard.unlink(missing_ok=True)
         finally:
             if self._record_lock is not None:
                 self._record_lock.release()
 
     def _publish(self, side: Path) -> None:
+        failed = self._recorder.writer.failed if self._recorder is not None else None
         try:
-            publish(side, self.target)
+            if failed is None:
+                publish(side, self.target)
+                for shard in self._stale:  # record starts a directory cassette from scratch
+                    shard.unlink(missing_ok=True)
+                return
         except OSError as exc:
-            raise CassetteError(
-                f"{self.target} was left untouched: compressing {side} into it failed "
-                f"({exc.strerror or exc}); what this run recorded is in {side} (open it "
-                "with mode='replay' to inspect), free space and record again"
-            ) from None
+            failed = f"compressing it: {exc.strerror or exc}"
+        raise CassetteError(
+            f"{self.target} was left untouched: a write to {side} failed ({failed}); what "
+            f"this run recorded up to then is in {side} (open it with mode='replay' to "
+            "inspect), free space and record again"
+        )
 
     def abort(self, exc: BaseException | None) -> None:
         """Stop without replacing the cassette; ``exc`` gets a note naming the side file.

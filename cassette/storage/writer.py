@@ -2,12 +2,11 @@
 and full disks, never through a planted symbolic link.
 
 A line is one ``write`` on an ``O_APPEND`` descriptor under a thread lock and, for a file
-that other processes may share, an advisory file lock (``flock``). A write that fails (a
-full disk, a file size limit) is cut back to where it began, so the file always ends on
-a whole line. A rewrite in place (``cassette redact``, ``merge``, ``import``) renames a
-new file over the old one while it holds the old one's lock; a writer that waited for
-that lock appends to the new file. The writer writes plain lines: a ``.gz`` cassette is
-written whole (:func:`cassette.storage.store.publish`).
+other processes may share, a ``flock``. A write that fails (a full disk, a size limit) is
+cut back, so the file always ends on a whole line. A rewrite in place (``cassette
+redact``, ``merge``) renames a new file over the old one while it holds the old one's
+lock; a writer that waited for it appends to the new file. Lines are plain: a ``.gz``
+cassette is compressed whole (:func:`cassette.storage.store.publish`).
 """
 
 from __future__ import annotations
@@ -43,12 +42,24 @@ def private_mode(target: Path) -> int:
 
 
 def make_parent(path: Path) -> None:
-    """Create the directories above ``path``; one that cannot be is a
-    :class:`~cassette.errors.CassettePathError` naming it, not the OS error."""
+    """Create the directories above ``path`` (or raise a one-line CassettePathError)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise path_error(exc) from exc
+
+
+def _open(path: Path, flags: int) -> int:
+    """Open ``path`` to append (a new file 0600), refusing a symbolic link."""
+    try:
+        return os.open(path, _APPEND | flags, 0o600)
+    except FileExistsError:
+        raise CassetteError(
+            f"{path} already exists; a new side file is never written through an existing "
+            "file or link: remove it and record again"
+        ) from None
+    except OSError as exc:
+        raise _open_error(path, exc) from None
 
 
 def _open_error(path: Path, exc: OSError) -> CassetteError:
@@ -66,26 +77,10 @@ def _open_error(path: Path, exc: OSError) -> CassetteError:
 
 def create_exclusive(path: Path, mode: int = 0o600) -> int:
     """Create ``path`` (it must not exist, nor be a link) for appending, with ``mode``."""
-    try:
-        fd = os.open(path, _APPEND | os.O_EXCL, 0o600)
-    except FileExistsError:
-        raise CassetteError(
-            f"{path} already exists; a new side file is never written through an existing "
-            "file or link: remove it and record again"
-        ) from None
-    except OSError as exc:
-        raise _open_error(path, exc) from None
+    fd = _open(path, os.O_EXCL)
     with contextlib.suppress(OSError):
         os.fchmod(fd, mode)
     return fd
-
-
-def _open_append(path: Path) -> int:
-    """Open (or create, 0600) ``path`` for appending, refusing a symbolic link."""
-    try:
-        return os.open(path, _APPEND, 0o600)
-    except OSError as exc:
-        raise _open_error(path, exc) from None
 
 
 def _identity(fd: int) -> tuple[int, int]:
@@ -114,21 +109,18 @@ class Writer:
         exclusive: bool = False,
         mode: int = 0o600,
     ) -> None:
-        """``shared=False``: the file is this writer's alone (a side file), so the
-        cross-process lock is skipped. ``exclusive``: create the file, which must not
-        exist (``O_EXCL | O_NOFOLLOW``), with permission bits ``mode``; otherwise an
-        existing file is appended to and a new one is created 0600."""
+        """``shared=False``: a file of this writer's alone (a side file): no ``flock``.
+        ``exclusive``: create it (it must not exist) with permission bits ``mode``."""
         self.path = path
         self.fsync = fsync
         self.shared = shared
         self.failed: str | None = None  # why a write failed, if one did
-        # the header line: written before this writer's first line if the file is empty
-        # then (decided under the lock, so of several processes one writes it)
+        # the header line: written before the first line if the file is empty then
         self.preamble: bytes | None = None
         self._flock = fcntl is not None and shared
         self._lock = threading.Lock()
         make_parent(path)
-        self._fd: int | None = create_exclusive(path, mode) if exclusive else _open_append(path)
+        self._fd: int | None = create_exclusive(path, mode) if exclusive else _open(path, 0)
         self._held = _identity(self._fd)
 
     @property
@@ -161,11 +153,10 @@ class Writer:
         raise CassetteError(f"{self.path}: writer is closed; open the cassette again")
 
     def _follow(self) -> int:
-        """The locked descriptor of the file at the path: a rewrite in place may have
-        renamed a new file over this one while this writer waited for its lock. A new
-        one that cannot be opened (a planted link) raises, this one still open."""
+        """The locked descriptor of the file at the path (a rewrite in place may have
+        renamed a new one over it); a new one that cannot be opened (a link) raises."""
         while self._fd is not None and not _is_at(self.path, self._held):
-            new = _open_append(self.path)
+            new = _open(self.path, 0)
             os.close(self._fd)  # (and its lock)
             self._fd, self._held = new, _identity(new)
             fcntl.flock(new, fcntl.LOCK_EX)
@@ -194,21 +185,14 @@ class Writer:
             self._fd = None
             with contextlib.suppress(OSError):
                 os.close(fd)
-            return CassetteError(
-                f"cannot write to {self.path}: {self.failed}; its last line may be cut short "
-                "(readers skip it with a warning, `cassette validate` checks the rest): free "
-                "space or raise the file size limit and record again"
-            )
-        self.failed = str(exc)
+            state = "its last line may be cut short (readers skip it with a warning)"
+        else:
+            self.failed = str(exc)
+            state = "the line was not written and the file ends on its last whole line"
         return CassetteError(
-            f"cannot write to {self.path}: {exc}; the line was not written and the file ends "
-            "on its last whole line: free space or raise the file size limit and record again"
+            f"cannot write to {self.path}: {self.failed}; {state}: free space or raise the "
+            "file size limit and record again"
         )
-
-    def sync(self) -> None:
-        with self._lock:
-            if self._fd is not None:
-                os.fsync(self._fd)
 
     def close(self) -> None:
         with self._lock:
@@ -217,6 +201,3 @@ class Writer:
                 with contextlib.suppress(OSError):
                     os.fsync(fd)
                 os.close(fd)
-
-    def __repr__(self) -> str:
-        return f"<Writer {str(self.path)!r} shared={self.shared}>"
