@@ -40,11 +40,12 @@ _WRITING: set[tuple[str, str]] = set()  # (protocol, object) of the shards open 
 _WRITING_LOCK = threading.Lock()
 
 
-def _head(data: Any, cut: bool) -> dict[str, Any] | bool:
-    """The first line of an object's first bytes as a header: the object, or True if the
-    line goes on past them (``cut``), False if it is no header (a shard to replace)."""
+def _head(data: Any, end: int | None) -> dict[str, Any] | bool:
+    """The first line of an object's first ``end`` bytes as a header: the object, True if
+    the line goes on past them, False if it is no header (a shard to replace)."""
     if not isinstance(data, bytes):
         return False
+    cut = end is not None and len(data) >= end
     try:
         if data[:2] == b"\x1f\x8b":
             data = zlib.decompressobj(wbits=31).decompress(data)
@@ -56,6 +57,14 @@ def _head(data: Any, cut: bool) -> dict[str, Any] | bool:
     return obj if isinstance(obj, dict) else False
 
 
+def _cat(found: Listing, paths: list[str], end: int | None) -> dict[str, Any]:
+    try:
+        got = found.fs.cat(paths, start=0, end=end, on_error="omit")
+    except Exception as exc:  # OSError, or a storage library's own
+        raise failed("cannot read", found.url, exc) from exc
+    return got if isinstance(got, dict) else {paths[0]: got}
+
+
 def _heads(found: Listing) -> dict[str, dict[str, Any]]:
     """Each shard's first line (its header), from the first 64 KiB of its first object,
     or from all of it where the line is longer (a header with a large meta)."""
@@ -63,13 +72,8 @@ def _heads(found: Listing) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     end: int | None = _HEAD_BYTES
     while firsts:
-        try:
-            got = found.fs.cat(list(firsts.values()), start=0, end=end, on_error="omit")
-        except Exception as exc:  # OSError, or a storage library's own
-            raise failed("cannot read", found.url, exc) from exc
-        got = got if isinstance(got, dict) else {next(iter(firsts.values())): got}
-        heads = {n: _head(got.get(p), end is not None and len(got.get(p) or b"") >= end)
-                 for n, p in firsts.items()}  # fmt: skip
+        got = _cat(found, list(firsts.values()), end)
+        heads = {n: _head(got.get(p), end) for n, p in firsts.items()}
         out.update((n, h) for n, h in heads.items() if isinstance(h, dict))
         firsts = {n: firsts[n] for n, h in heads.items() if h is True}
         end = None
@@ -145,11 +149,11 @@ class RemoteSink:
         say whether the local sink records (from scratch) or appends."""
         keep_run = _kept_for_run(found, record)
         own = found.shards.get(self._name)
-        self._seq = self._first = self._sent = 0
+        self._seq = self._first = self._sent = self._copied = 0
         if own is not None and (not record or bool(set(own.paths()) & keep_run)):
             only = Listing(found.url, found.fs, found.root, found.directory, {self._name: own})
             self._spool.write_bytes(shard_bytes(only, self._name, fetch_all(only)))
-            self._sent = self._spool.stat().st_size
+            self._sent = self._copied = self._spool.stat().st_size
             self._seq = self._first = own.next_seq()  # (its parts sort after those found)
             self._replaced = own.paths()
             return False
@@ -221,12 +225,17 @@ class RemoteSink:
     def _upload(self) -> None:
         data = self._spool.read_bytes()
         target = self._free_target()
+        replaced = self._replaced
+        if target != self.target and self._copied:  # its own lines under its header alone:
+            # the shard it continued is another's (which may be alive); its parts stay
+            data = data[: data.find(b"\n") + 1] + data[self._copied :]
+            replaced = []
         try:
             self._fs.pipe_file(target, gzip.compress(data) if target.endswith(".gz") else data)
         except Exception as exc:  # OSError, or a storage library's own
             raise self._kept(self._spool, exc) from exc
         parts = map(self._part, range(self._first, self._seq))
-        gone = [p for p in [*self._replaced, *parts] if p != self.target]
+        gone = [p for p in [*replaced, *parts] if p != self.target]
         try:
             if gone:
                 self._fs.rm(gone)
