@@ -200,12 +200,7 @@ def listing(url: str) -> Listing:
     fs, root = filesystem(url)
     try:
         directory = url.endswith("/") or _is_dir(fs, root)
-        parent = root if directory else root.rsplit("/", 1)[0] if "/" in root else root
-        fs.invalidate_cache(parent)  # other processes write here: list afresh
-        try:
-            info = fs.find(parent, maxdepth=1, detail=True)
-        except OSError:  # no such bucket or prefix (yet): nothing there
-            info = {}
+        info = _find(fs, root if directory else root.rsplit("/", 1)[0] if "/" in root else root)
     except Exception as exc:  # a storage library's own (botocore's)
         raise failed("cannot list", url, exc) from exc
     sizes = {
@@ -215,6 +210,14 @@ def listing(url: str) -> Listing:
     for full in sizes:
         _file(shards, full, None if directory else root.rsplit("/", 1)[-1])
     return Listing(url, fs, root, directory, shards, sizes)
+
+
+def _find(fs: Any, parent: str) -> dict[str, Any]:
+    fs.invalidate_cache(parent)  # other processes write here: list afresh
+    try:
+        return dict(fs.find(parent, maxdepth=1, detail=True))
+    except OSError:  # no such bucket or prefix (yet): nothing there
+        return {}
 
 
 def _is_dir(fs: Any, root: str) -> bool:
