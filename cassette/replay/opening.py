@@ -12,7 +12,8 @@ from typing import Any
 from ..errors import CassetteModeError
 from ..redact import Redactor
 from ..storage.index import Index, load_index
-from ..storage.remote import RemoteSink, listing, materialize, remote_exists
+from ..storage.remote import listing, materialize, remote_exists
+from ..storage.remote_sink import RemoteSink
 from ..storage.sink import Sink
 from ..storage.store import shard_files
 from .modes import Mode

@@ -17,7 +17,6 @@ from typing import Any
 import orjson
 
 from ..errors import CassetteFormatError, CassetteWarning
-from .gzmember import open_by_live_writer
 
 __all__ = ["is_gzip_file", "numbered_lines", "parse_line", "read_records"]
 
@@ -45,7 +44,7 @@ def _gzip_chunks(path: Path, state: dict[str, bool]) -> Iterator[bytes]:
             view, pos = memoryview(block), 0
             while pos < len(block):
                 # fed in small pieces: what follows a member's end is copied (unused_data),
-                # and a file of many small members (several appenders) must stay linear
+                # and a file of many small members must stay linear
                 piece = view[pos : pos + _FEED]
                 state["closed"] = False
                 try:
@@ -105,14 +104,13 @@ def _numbered(chunks: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
 def numbered_lines(path: Path) -> Iterator[tuple[int, bytes]]:
     """(line number, line) of each line that is not blank; a line keeps its newline, the
     last one lacks it if the file was cut short. A gzip stream that was not closed is read
-    up to its end, with a :class:`CassetteWarning` unless a live writer holds it (as
-    :func:`read_records` reads it)."""
+    up to its end, with a :class:`CassetteWarning`."""
     if not is_gzip_file(path):
         yield from _numbered(_plain_chunks(path))
         return
     state: dict[str, bool] = {}
     yield from _numbered(_gzip_chunks(path, state))
-    if not state.get("closed", True) and not open_by_live_writer(path):
+    if not state.get("closed", True):
         warnings.warn(
             f"{path}: gzip stream was not closed (the writer was stopped); read every "
             "whole line before that point. Run `cassette validate` to check the file.",

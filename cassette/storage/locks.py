@@ -10,6 +10,7 @@ import weakref
 from pathlib import Path
 
 from ..errors import CassetteError, CassetteModeError
+from .store import is_gzip_path
 from .writer import make_parent
 
 try:
@@ -19,6 +20,8 @@ except ImportError:  # pragma: no cover - Windows
 
 __all__ = ["RecordLock"]
 
+_NO_RIGHTS = "record into a directory you can write to, or change its rights"
+_OR_APPEND = ", or use mode='append', which any number of processes may share"
 _FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -33,41 +36,36 @@ class RecordLock:
         if fcntl is None:  # pragma: no cover - Windows: no advisory locks
             return
         make_parent(target)
-        while True:
-            try:
-                fd = os.open(self.path, _FLAGS, 0o600)
-            except OSError as exc:
-                fix = (
-                    "it is a link: remove it"
-                    if exc.errno == errno.ELOOP
-                    else "record into a directory you can write to, or change its rights"
-                )
-                raise CassetteError(
-                    f"cannot record {target}: cannot create its lock file {self.path.name} "
-                    f"({exc.strerror or exc}); {fix}"
-                ) from None
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
-                os.close(fd)
-                raise CassetteModeError(
-                    f"{target} is being recorded by another process (pid {holder}), and one "
-                    "file has one recorder at a time: give each process its own shard (a "
-                    "directory path ending in '/'), or use mode='append', which any number "
-                    "of processes may share"
-                ) from None
-            # the holder before us may have removed the file after we opened it: retry
-            with contextlib.suppress(FileNotFoundError):
-                now = os.stat(self.path, follow_symlinks=False)
-                held = os.fstat(fd)
-                if (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
-                    break
+        fd = self._take(target)
+        while not _is_at(self.path, fd):  # the holder before removed it after our open
             os.close(fd)
+            fd = self._take(target)
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self._fd = fd
         self._finalizer = weakref.finalize(self, os.close, fd)
+
+    def _take(self, target: Path) -> int:
+        """The lock file, opened and locked, or the error that says who holds it."""
+        try:
+            fd = os.open(self.path, _FLAGS, 0o600)
+        except OSError as exc:
+            fix = "it is a link: remove it" if exc.errno == errno.ELOOP else _NO_RIGHTS
+            raise CassetteError(
+                f"cannot record {target}: cannot create its lock file {self.path.name} "
+                f"({exc.strerror or exc}); {fix}"
+            ) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise CassetteModeError(
+                f"{target} is being recorded by another process (pid {holder}), and one "
+                "file has one recorder at a time: give each process its own shard (a "
+                "directory path ending in '/')" + ("" if is_gzip_path(target) else _OR_APPEND)
+            ) from None
+        return fd
 
     def release(self) -> None:
         """Remove the lock file and drop the lock (idempotent)."""
@@ -76,3 +74,13 @@ class RecordLock:
             with contextlib.suppress(OSError):
                 self.path.unlink()  # before unlocking: a waiter then sees a new file
             self._finalizer()
+
+
+def _is_at(path: Path, fd: int) -> bool:
+    """Whether ``fd`` is the file at ``path`` (never a link)."""
+    try:
+        now = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino)

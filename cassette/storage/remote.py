@@ -24,18 +24,12 @@ import tempfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import CassetteError, CassetteStorageError
 
-if TYPE_CHECKING:
-    from .remote_sink import PART_BYTES, PART_SECONDS, RemoteSink
-
 __all__ = [
     "CHECK",
-    "PART_BYTES",
-    "PART_SECONDS",
-    "RemoteSink",
     "described",
     "discard",
     "failed",
@@ -204,39 +198,49 @@ def listing(url: str) -> Listing:
     """One listing of ``url``: a directory (trailing ``/`` or a prefix holding objects) or
     one object, with the part objects of writers that have not closed yet."""
     fs, root = filesystem(url)
-    directory = url.endswith("/")
     try:
-        if not directory:
-            try:
-                directory = bool(fs.isdir(root))
-            except OSError:
-                directory = False
-        parent = root if directory else root.rsplit("/", 1)[0] if "/" in root else root
-        fs.invalidate_cache(parent)  # other processes write here: list afresh
-        try:
-            info = fs.find(parent, maxdepth=1, detail=True)
-        except OSError:  # no such bucket or prefix (yet): nothing there
-            info = {}
+        directory = url.endswith("/") or _is_dir(fs, root)
+        info = _find(fs, root if directory else root.rsplit("/", 1)[0] if "/" in root else root)
     except Exception as exc:  # a storage library's own (botocore's)
         raise failed("cannot list", url, exc) from exc
-    names = [k for k, v in info.items() if v.get("type") != "directory"]
-    sizes = {str(k): int(info[k].get("size") or 0) for k in names}
+    sizes = {
+        str(k): int(v.get("size") or 0) for k, v in info.items() if v.get("type") != "directory"
+    }
     shards: dict[str, _Shard] = {}
-    base = root.rsplit("/", 1)[-1]
-    for full in names:
-        name = str(full).rstrip("/").rsplit("/", 1)[-1]
-        m = _PART.match(name)
-        shard = m.group("shard") if m else name
-        if not directory and shard != base:
-            continue
-        if not m and not (shard.endswith(_SHARD_SUFFIXES) or not directory):
-            continue
-        entry = shards.setdefault(shard, _Shard(shard))
-        if m:
-            entry.sessions.setdefault(m.group("session"), []).append((int(m.group("seq")), full))
-        else:
-            entry.whole = str(full)
+    for full in sizes:
+        _file(shards, full, None if directory else root.rsplit("/", 1)[-1])
     return Listing(url, fs, root, directory, shards, sizes)
+
+
+def _find(fs: Any, parent: str) -> dict[str, Any]:
+    fs.invalidate_cache(parent)  # other processes write here: list afresh
+    try:
+        return dict(fs.find(parent, maxdepth=1, detail=True))
+    except OSError:  # no such bucket or prefix (yet): nothing there
+        return {}
+
+
+def _is_dir(fs: Any, root: str) -> bool:
+    try:
+        return bool(fs.isdir(root))
+    except OSError:
+        return False
+
+
+def _file(shards: dict[str, _Shard], full: str, only: str | None) -> None:
+    """File the object ``full`` under its shard, as its whole object or as a part; of a
+    single object's listing (``only``: its name) nothing else, of a directory's only
+    shard files and parts."""
+    name = full.rstrip("/").rsplit("/", 1)[-1]
+    part = _PART.match(name)
+    shard = part.group("shard") if part else name
+    if shard != (only or shard) or not (part or only or shard.endswith(_SHARD_SUFFIXES)):
+        return
+    entry = shards.setdefault(shard, _Shard(shard))
+    if part:
+        entry.sessions.setdefault(part.group("session"), []).append((int(part.group("seq")), full))
+    else:
+        entry.whole = full
 
 
 def remote_exists(found: Listing) -> bool:
@@ -312,15 +316,19 @@ def upload(local: Path, url: str) -> None:
     Raises :class:`~cassette.errors.CassetteStorageError`.
     """
     fs, root = filesystem(url)
-    if not local.is_dir():
-        data = local.read_bytes()
-        if root.endswith(".gz") and data[:2] != b"\x1f\x8b":
-            data = gzip.compress(data)
-        try:
-            fs.pipe_file(root, data)
-        except Exception as exc:  # OSError, or a storage library's own
-            raise failed("cannot upload", url, exc, f"nothing was written; {CHECK}") from exc
+    if local.is_dir():
+        _upload_dir(fs, root, local, url)
         return
+    data = local.read_bytes()
+    if root.endswith(".gz") and data[:2] != b"\x1f\x8b":
+        data = gzip.compress(data)
+    try:
+        fs.pipe_file(root, data)
+    except Exception as exc:  # OSError, or a storage library's own
+        raise failed("cannot upload", url, exc, f"nothing was written; {CHECK}") from exc
+
+
+def _upload_dir(fs: Any, root: str, local: Path, url: str) -> None:
     objects = {f"{root}/{p.name}": p for p in sorted(local.iterdir()) if p.is_file()}
     there = set(listing(url.rstrip("/") + "/").sizes)
     added: list[str] = []
@@ -330,20 +338,16 @@ def upload(local: Path, url: str) -> None:
             if path not in there:
                 added.append(path)
     except Exception as exc:  # as above
-        fix = f"nothing was added there; {CHECK}"
-        if added:
-            try:
-                fs.rm(added)
-                fix = f"the objects it had added were removed; {CHECK}"
-            except Exception:  # noqa: BLE001 - the store failed again: say what is left
-                left = ", ".join(map(fs.unstrip_protocol, added))
-                fix = f"{CHECK}, then delete the objects it added: {left}"
-        raise failed("cannot upload", url, exc, fix) from exc
+        raise failed("cannot upload", url, exc, _undo(fs, added)) from exc
 
 
-def __getattr__(name: str) -> Any:  # the write side, imported on first use (it imports this)
-    if name in ("PART_BYTES", "PART_SECONDS", "RemoteSink"):
-        from . import remote_sink
-
-        return getattr(remote_sink, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def _undo(fs: Any, added: list[str]) -> str:
+    """Remove the objects a failed upload added; the fix of its error."""
+    if not added:
+        return f"nothing was added there; {CHECK}"
+    try:
+        fs.rm(added)
+    except Exception:  # noqa: BLE001 - the store failed again: say what is left
+        left = ", ".join(map(fs.unstrip_protocol, added))
+        return f"{CHECK}, then delete the objects it added: {left}"
+    return f"the objects it had added were removed; {CHECK}"

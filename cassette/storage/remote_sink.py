@@ -1,13 +1,13 @@
-"""The write side of a cassette at an fsspec URL (:mod:`cassette.storage.remote` is the read side).
+"""The write side of a cassette at an fsspec URL (:mod:`cassette.storage.remote` reads).
 
 Object stores have no append: :class:`RemoteSink` writes to a local spool file, whose
 completed lines a background thread uploads as numbered part objects
 ``<shard>.<session>.<seq>.part`` every :data:`PART_SECONDS` or :data:`PART_BYTES`; a clean
-close uploads the whole shard object and deletes the parts. A worker killed with SIGKILL
-loses only the lines not yet in a part; readers append a shard's parts to it. In record
-mode the objects the recording replaces are deleted on close, except the shards of this
-run's other workers (``$CASSETTE_RUN``). When the store cannot be written, nothing recorded
-is lost: the spool file is kept (not removed at exit) and the error names it.
+close uploads the whole shard object (compressed for a ``.gz`` name) and deletes the
+parts. A worker killed with SIGKILL loses only the lines not yet in a part; readers
+append a shard's parts to it. In record mode the objects the recording replaces are
+deleted on close, except the shards of this run's other workers (``$CASSETTE_RUN``).
+When the store cannot be written, the spool file is kept and the error names it.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import orjson
 
 from ..errors import CassetteError, CassetteModeError, CassetteStorageError
 from ..redact import Redactor
+from .recorder import Recorder
 from .remote import CHECK, Listing, failed, fetch_all, keep, private_dir, shard_bytes
 from .sink import Sink
 from .store import header_run, shard_name
@@ -34,59 +35,55 @@ __all__ = ["PART_BYTES", "PART_SECONDS", "RemoteSink"]
 
 PART_SECONDS = float(os.environ.get("CASSETTE_PART_SECONDS", "2"))
 PART_BYTES = int(os.environ.get("CASSETTE_PART_BYTES", str(1 << 20)))
-
-
-def _heads(found: Listing) -> dict[str, dict[str, Any]]:
-    """Each shard's first line (its header), from the first 64 KiB of its first object,
-    or from the whole object where the line is longer (a header with a large meta)."""
-    firsts = {n: s.paths()[0] for n, s in found.shards.items() if s.paths()}
-    if not firsts:
-        return {}
-    out: dict[str, dict[str, Any]] = {}
-    longer = _first_lines(found, firsts, 1 << 16, out)
-    if longer:
-        _first_lines(found, longer, None, out)
-    return out
-
-
-def _first_lines(
-    found: Listing, firsts: dict[str, str], end: int | None, out: dict[str, dict[str, Any]]
-) -> dict[str, str]:
-    """Put the first line of each object in ``firsts`` (read up to ``end``) in ``out``;
-    the objects whose first line goes on past ``end``."""
-    try:
-        got = found.fs.cat(list(firsts.values()), start=0, end=end, on_error="omit")
-    except Exception as exc:  # OSError, or a storage library's own
-        raise failed("cannot read", found.url, exc) from exc
-    got = got if isinstance(got, dict) else {next(iter(firsts.values())): got}
-    longer = {}
-    for name, path in firsts.items():
-        data = got.get(path)
-        if not isinstance(data, bytes):
-            continue
-        cut = end is not None and len(data) >= end
-        try:
-            if data[:2] == b"\x1f\x8b":
-                data = zlib.decompressobj(wbits=31).decompress(data)
-            if cut and b"\n" not in data:
-                longer[name] = path
-                continue
-            obj = orjson.loads(data.split(b"\n", 1)[0])
-        except (zlib.error, orjson.JSONDecodeError):  # not a header: a shard to replace
-            continue
-        if isinstance(obj, dict):
-            out[name] = obj
-    return longer
-
-
+_HEAD_BYTES = 1 << 16  # what is read of each shard for its header (more if it is longer)
 _WRITING: set[tuple[str, str]] = set()  # (protocol, object) of the shards open here
 _WRITING_LOCK = threading.Lock()
 
 
+def _head(data: Any, end: int | None) -> dict[str, Any] | bool:
+    """The first line of an object's first ``end`` bytes as a header: the object, True if
+    the line goes on past them, False if it is no header (a shard to replace)."""
+    if not isinstance(data, bytes):
+        return False
+    cut = end is not None and len(data) >= end
+    try:
+        if data[:2] == b"\x1f\x8b":
+            data = zlib.decompressobj(wbits=31).decompress(data)
+        if cut and b"\n" not in data:
+            return True
+        obj = orjson.loads(data.split(b"\n", 1)[0])
+    except (zlib.error, orjson.JSONDecodeError):
+        return False
+    return obj if isinstance(obj, dict) else False
+
+
+def _cat(found: Listing, paths: list[str], end: int | None) -> dict[str, Any]:
+    try:
+        got = found.fs.cat(paths, start=0, end=end, on_error="omit")
+    except Exception as exc:  # OSError, or a storage library's own
+        raise failed("cannot read", found.url, exc) from exc
+    return got if isinstance(got, dict) else {paths[0]: got}
+
+
+def _heads(found: Listing) -> dict[str, dict[str, Any]]:
+    """Each shard's first line (its header), from the first 64 KiB of its first object,
+    or from all of it where the line is longer (a header with a large meta)."""
+    firsts = {n: s.paths()[0] for n, s in found.shards.items() if s.paths()}
+    out: dict[str, dict[str, Any]] = {}
+    end: int | None = _HEAD_BYTES
+    while firsts:
+        got = _cat(found, list(firsts.values()), end)
+        heads = {n: _head(got.get(p), end) for n, p in firsts.items()}
+        out.update((n, h) for n, h in heads.items() if isinstance(h, dict))
+        firsts = {n: firsts[n] for n, h in heads.items() if h is True}
+        end = None
+    return out
+
+
 def _claim(found: Listing, target: str) -> tuple[str, str]:
-    """Mark the shard object ``target`` as written by this process until
-    :func:`_release`; refuse a second writer of it here. (Each writer uploads the whole
-    shard on close, so a second one would replace the first one's calls.)"""
+    """Mark the shard object ``target`` as written by this process until :func:`_release`;
+    refuse a second writer of it here (each uploads the whole shard on close, so a second
+    one would replace the first one's calls)."""
     key = (str(found.fs.protocol), target)
     with _WRITING_LOCK:
         if key in _WRITING:
@@ -105,80 +102,64 @@ def _release(key: tuple[str, str]) -> None:
         _WRITING.discard(key)
 
 
+def _kept_for_run(found: Listing, record: bool) -> set[str]:
+    """In record mode with ``$CASSETTE_RUN``: the objects of this run's other workers."""
+    run = os.environ.get("CASSETTE_RUN")
+    if not (record and found.directory and run):
+        return set()
+    heads = _heads(found)
+    runs = (s for s in found.shards.values() if header_run(heads.get(s.name, {})) == run)
+    return {p for shard in runs for p in shard.paths()}
+
+
 class RemoteSink:
     """The write side of a cassette at a URL: a local :class:`Sink` on a spool file whose
     completed lines are uploaded as numbered parts, and the whole shard on close."""
 
     def __init__(
-        self,
-        found: Listing,
-        *,
-        record: bool,
-        redactor: Redactor,
-        meta: dict[str, Any],
-        fsync: bool,
+        self, found: Listing, *, record: bool, redactor: Redactor, meta: dict[str, Any], fsync: bool
     ) -> None:
-        url, directory = found.url, found.directory
-        self._fs = found.fs
-        name = shard_name() if directory else found.root.rsplit("/", 1)[-1]
-        self.target_url = f"{found.root}/{name}" if directory else found.root
-        self._shown = f"{url.rstrip('/')}/{name}" if directory else url  # the URL, for messages
-        self._name = name
-        self._claim = _claim(found, self.target_url)
+        self._fs, self._directory = found.fs, found.directory
+        name = shard_name() if found.directory else found.root.rsplit("/", 1)[-1]
+        self.target = f"{found.root}/{name}" if found.directory else found.root
+        self._shown = f"{found.url.rstrip('/')}/{name}" if found.directory else found.url
+        self._name, self._session = name, secrets.token_hex(6)
+        self._claim = _claim(found, self.target)
         try:
-            self._open(found, record, redactor, meta, fsync)
+            self._spool = private_dir() / name.removesuffix(".gz")
+            record = self._begin(found, record)
+            if record and found.directory and os.environ.get("CASSETTE_RUN"):
+                meta.setdefault("run", os.environ["CASSETTE_RUN"])
+            self._local = Sink(
+                self._spool, directory=False, record=record, redactor=redactor, meta=meta,
+                fsync=fsync,
+            )  # fmt: skip
         except BaseException:
             _release(self._claim)
             raise
-
-    def _open(
-        self, found: Listing, record: bool, redactor: Redactor, meta: dict[str, Any], fsync: bool
-    ) -> None:
-        url, directory, name = found.url, found.directory, self._name
-        self._session = secrets.token_hex(6)
-        self._seq = self._first = 0
-        self._sent = 0
-        self._spool_dir = private_dir()
-        spool = self._spool_dir / (name[:-3] if name.endswith(".gz") else name)
-        run = os.environ.get("CASSETTE_RUN")
-        own = found.shards.get(name)
-        own_paths = own.paths() if own is not None else []
-        keep: set[str] = set()
-        if record and directory and run:  # the shards of this run's other workers stay
-            heads = _heads(found)
-            for shard in found.shards.values():
-                if header_run(heads.get(shard.name, {})) == run:
-                    keep.update(shard.paths())
-        # append mode, or a worker of this run that opens its shard again: continue it
-        cont = own is not None and (not record or bool(set(own_paths) & keep))
-        if own is not None and cont:
-            only = Listing(url, found.fs, found.root, directory, {name: own})
-            spool.write_bytes(shard_bytes(only, name, fetch_all(only)))
-            self._sent = spool.stat().st_size
-            self._seq = self._first = own.next_seq()  # (its parts sort after those found)
-            self._replaced = own_paths
-            record = False
-        elif record:
-            self._replaced = [p for s in found.shards.values() for p in s.paths() if p not in keep]
-        else:
-            self._replaced = []
-        if record and directory and run:
-            meta.setdefault("run", run)
-        self._local = Sink(
-            spool, directory=False, record=record, redactor=redactor, meta=meta, fsync=fsync
-        )
-        self._grow = self._local.side or spool
-        self._spool = spool
-        self._directory = directory
-        self._found_size = found.sizes.get(self.target_url)  # the shard object, if any
-        self._upload_lock = threading.Lock()
-        self._stop = threading.Event()
+        self._grow = self._local.side or self._spool
+        self._found_size = found.sizes.get(self.target)  # the shard object, if any
+        self._upload_lock, self._stop = threading.Lock(), threading.Event()
         self._thread = threading.Thread(target=self._run, name="cassette-parts", daemon=True)
         self._thread.start()
 
-    @property
-    def target(self) -> str:
-        return self.target_url
+    def _begin(self, found: Listing, record: bool) -> bool:
+        """Decide what close replaces, fill the spool with this shard's lines when it is
+        continued (append mode, or a worker of this run that opens its shard again), and
+        say whether the local sink records (from scratch) or appends."""
+        keep_run = _kept_for_run(found, record)
+        own = found.shards.get(self._name)
+        self._seq = self._first = self._sent = self._copied = 0
+        if own is not None and (not record or bool(set(own.paths()) & keep_run)):
+            only = Listing(found.url, found.fs, found.root, found.directory, {self._name: own})
+            self._spool.write_bytes(shard_bytes(only, self._name, fetch_all(only)))
+            self._sent = self._copied = self._spool.stat().st_size
+            self._seq = self._first = own.next_seq()  # (its parts sort after those found)
+            self._replaced = own.paths()
+            return False
+        shards = found.shards.values() if record else ()
+        self._replaced = [p for s in shards for p in s.paths() if p not in keep_run]
+        return record
 
     @property
     def side(self) -> Path | None:
@@ -188,24 +169,23 @@ class RemoteSink:
     def redacted(self) -> int:
         return self._local.redacted
 
-    def recorder(self) -> Any:
+    def recorder(self) -> Recorder:
         return self._local.recorder()
 
     def _run(self) -> None:
         last = time.monotonic()
         while not self._stop.wait(0.1):
-            try:
-                size = self._grow.stat().st_size
-            except OSError:
-                continue
-            if size > self._sent and (
-                time.monotonic() - last >= PART_SECONDS or size - self._sent >= PART_BYTES
-            ):
-                # a store that fails: the lines stay in the spool file, and a later part
-                # or the close uploads them (or says where they are kept)
-                with contextlib.suppress(Exception):
-                    self.flush_part()
-                last = time.monotonic()
+            with contextlib.suppress(OSError):
+                size = self._grow.stat().st_size - self._sent
+                if size > 0 and (time.monotonic() - last >= PART_SECONDS or size >= PART_BYTES):
+                    # a store that fails: the lines stay in the spool file, and a later
+                    # part or the close uploads them (or says where they are kept)
+                    with contextlib.suppress(Exception):
+                        self.flush_part()
+                    last = time.monotonic()
+
+    def _part(self, seq: int) -> str:
+        return f"{self.target}.{self._session}.{seq:06d}.part"
 
     def flush_part(self) -> None:
         """Upload the completed lines not uploaded yet as the next part object."""
@@ -217,24 +197,16 @@ class RemoteSink:
             except OSError:
                 return
             cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                return
-            part = f"{self.target_url}.{self._session}.{self._seq:06d}.part"
-            self._fs.pipe_file(part, data[:cut])
-            self._seq += 1
-            self._sent += cut
-
-    def _parts(self) -> list[str]:
-        parts = range(self._first, self._seq)
-        return [f"{self.target_url}.{self._session}.{n:06d}.part" for n in parts]
+            if cut:
+                self._fs.pipe_file(self._part(self._seq), data[:cut])
+                self._seq += 1
+                self._sent += cut
 
     def _kept(self, path: Path, exc: BaseException) -> CassetteStorageError:
         """The error for a store that failed: ``path`` (what was recorded) stays on disk."""
         kept = keep(path)
-        fix = (
-            f"what this run recorded is kept in {kept}; {CHECK}, then copy that file "
-            f"to {self._shown}"
-        )
+        fix = f"what this run recorded is kept in {kept}; {CHECK}, then copy that file to "
+        fix += self._shown
         return failed("cannot upload", self._shown, exc, fix, kept=kept)
 
     def close(self) -> None:
@@ -242,30 +214,35 @@ class RemoteSink:
         recording replaces). Raises :class:`~cassette.errors.CassetteStorageError`, naming
         the local file that keeps the recording, when the store cannot be written."""
         try:
-            self._upload()
+            self._stop.set()
+            self._thread.join()
+            self._local.close()
+            if self._spool.exists():  # (not in append mode when no call was made)
+                self._upload()
         finally:
             _release(self._claim)
 
     def _upload(self) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._local.close()
-        if not self._spool.exists():  # append mode, and no call was made: no shard
-            return
         data = self._spool.read_bytes()
         target = self._free_target()
+        replaced = self._replaced
+        if target != self.target and self._copied:  # its own lines under its header alone:
+            # the shard it continued is another's (which may be alive); its parts stay
+            data = data[: data.find(b"\n") + 1] + data[self._copied :]
+            replaced = []
         try:
             self._fs.pipe_file(target, gzip.compress(data) if target.endswith(".gz") else data)
         except Exception as exc:  # OSError, or a storage library's own
             raise self._kept(self._spool, exc) from exc
-        gone = [p for p in [*self._replaced, *self._parts()] if p != self.target_url]
-        if gone:
-            try:
+        parts = map(self._part, range(self._first, self._seq))
+        gone = [p for p in [*replaced, *parts] if p != self.target]
+        try:
+            if gone:
                 self._fs.rm(gone)
-            except Exception as exc:  # as above
-                left = ", ".join(map(self._fs.unstrip_protocol, gone))
-                fix = f"the recording is uploaded; delete what it replaces: {left}"
-                raise failed("cannot delete objects next to", self._shown, exc, fix) from exc
+        except Exception as exc:  # as above
+            left = ", ".join(map(self._fs.unstrip_protocol, gone))
+            fix = f"the recording is uploaded; delete what it replaces: {left}"
+            raise failed("cannot delete objects next to", self._shown, exc, fix) from exc
 
     def _free_target(self) -> str:
         """Where the whole shard goes: its object, unless another process wrote that
@@ -273,21 +250,21 @@ class RemoteSink:
         in a directory, an object of this session's own (readers take every shard);
         for a single object, nowhere (:class:`CassetteError` names the local copy)."""
         try:
-            now = self._fs.info(self.target_url).get("size")
+            self._fs.invalidate_cache(self.target)  # (the listing's, which may be cached)
+            now = self._fs.info(self.target).get("size")
         except FileNotFoundError:
             now = None
         except Exception:  # noqa: BLE001 - cannot tell: as before, the shard's object
-            return self.target_url
+            return self.target
         if now == self._found_size:
-            return self.target_url
+            return self.target
         if self._directory:
             stem, dot, ext = self._name.partition(".")
-            return f"{self.target_url.rsplit('/', 1)[0]}/{stem}.{self._session}{dot}{ext}"
-        kept = keep(self._spool)
+            return f"{self.target.rsplit('/', 1)[0]}/{stem}.{self._session}{dot}{ext}"
         raise CassetteError(
             f"{self._shown} was written by another process while this one recorded into it "
-            f"(two writers of one object); what this one recorded is kept in {kept}: "
-            f"merge it with `cassette merge`, then upload the result"
+            f"(two writers of one object); what this one recorded is kept in "
+            f"{keep(self._spool)}: merge it with `cassette merge`, then upload the result"
         )
 
     def abort(self, exc: BaseException | None) -> None:
@@ -301,13 +278,11 @@ class RemoteSink:
             self._grow = self._local.side or self._spool
             try:
                 self.flush_part()
-            except Exception as err:  # as above
-                kept = self._kept(self._grow, err)
-                if exc is None:
-                    raise kept from err
-                note = f"cassette: {kept}"
-            else:
                 note = f"cassette: what this run recorded is in the parts of {self._shown}"
+            except Exception as err:  # as above
+                if exc is None:
+                    raise self._kept(self._grow, err) from err
+                note = f"cassette: {self._kept(self._grow, err)}"
         finally:
             _release(self._claim)
         if exc is not None:

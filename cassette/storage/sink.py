@@ -4,7 +4,9 @@
 A ``record`` run holds a :class:`~cassette.storage.locks.RecordLock` on its file from open to
 close, so a second recorder of the same file is refused at open time. Side files are
 created ``O_EXCL | O_NOFOLLOW`` under an unpredictable name, with the mode of the
-cassette they replace (0600 for a new one)."""
+cassette they replace (0600 for a new one). A ``.gz`` cassette is written whole: in
+``record`` mode its side file holds plain lines, compressed when it replaces the
+cassette; ``append`` to one is refused at open (a shard directory is the fix)."""
 
 from __future__ import annotations
 
@@ -13,18 +15,19 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..errors import CassetteError
+from ..errors import CassetteError, CassetteModeError
 from ..format.codec import dumps
 from ..redact import Redactor
 from .locks import RecordLock
 from .recorder import Recorder, header_line
 from .store import (
     Writer,
-    is_gzip_path,
     partial_path,
+    publish,
     repair_tail,
     shard_name,
     stale_shards,
+    written_whole,
 )
 from .writer import private_mode
 
@@ -51,6 +54,8 @@ class Sink:
         fsync: bool,
     ) -> None:
         self.target = path / shard_name() if directory else path
+        if not record and written_whole(self.target):
+            raise CassetteModeError(_no_append(self.target))
         self.side: Path | None = None
         self._stale: list[Path] = []
         self._redactor = redactor
@@ -79,28 +84,24 @@ class Sink:
         return self._recorder.redacted if self._recorder is not None else 0
 
     def recorder(self) -> Recorder:
-        if self._recorder is not None:
-            return self._recorder
-        with self._lock:
-            if self._recorder is None:
-                gz = is_gzip_path(self.target)
-                if self.side is not None:  # this process's alone: no flock
-                    mode = private_mode(self.target)
-                    writer = Writer(
-                        self.side, gz=gz, fsync=self._fsync, shared=False, exclusive=True, mode=mode
-                    )
-                    fresh = True
-                else:
-                    fresh = not self.target.exists() or self.target.stat().st_size == 0
-                    writer = Writer(self.target, gz=gz, fsync=self._fsync)  # refuses a link
-                    if not fresh:
-                        repair_tail(self.target)
-                self._recorder = Recorder(writer, self._redactor)
-                if self.side is not None:
-                    self._recorder.header(self._meta)
-                elif fresh:  # several processes may be appending to a new file
-                    writer.preamble = self._header()
-            return self._recorder
+        if self._recorder is None:
+            with self._lock:
+                if self._recorder is None:
+                    self._recorder = self._open()
+        return self._recorder
+
+    def _open(self) -> Recorder:
+        if self.side is not None:  # this process's alone: no flock
+            mode = private_mode(self.target)
+            writer = Writer(self.side, fsync=self._fsync, shared=False, exclusive=True, mode=mode)
+            recorder = Recorder(writer, self._redactor)
+            recorder.header(self._meta)
+            return recorder
+        writer = Writer(self.target, fsync=self._fsync)  # refuses a link
+        if repair_tail(self.target) or self.target.stat().st_size:
+            return Recorder(writer, self._redactor)
+        writer.preamble = self._header()  # several processes may be appending to a new file
+        return Recorder(writer, self._redactor)
 
     def _header(self) -> bytes:
         line = header_line(self._meta)
@@ -113,23 +114,29 @@ class Sink:
         it failed (then the cassette is left as it was and :class:`CassetteError` says
         where the side file is)."""
         try:
-            failed = None
             if self._recorder is not None:
                 self._recorder.writer.close()
-                failed = self._recorder.writer.failed
             if self.side is not None:
-                if failed is not None:
-                    raise CassetteError(
-                        f"{self.target} was left untouched: a write to {self.side} failed "
-                        f"({failed}); what this run recorded up to then is in {self.side} "
-                        "(open it with mode='replay' to inspect), free space and record again"
-                    )
-                os.replace(self.side, self.target)
-                for shard in self._stale:  # record starts a directory cassette from scratch
-                    shard.unlink(missing_ok=True)
+                self._publish(self.side)
         finally:
             if self._record_lock is not None:
                 self._record_lock.release()
+
+    def _publish(self, side: Path) -> None:
+        failed = self._recorder.writer.failed if self._recorder is not None else None
+        try:
+            if failed is None:
+                publish(side, self.target)
+                for shard in self._stale:  # record starts a directory cassette from scratch
+                    shard.unlink(missing_ok=True)
+                return
+        except OSError as exc:
+            failed = f"compressing it: {exc.strerror or exc}"
+        raise CassetteError(
+            f"{self.target} was left untouched: a write to {side} failed ({failed}); what "
+            f"this run recorded up to then is in {side} (open it with mode='replay' to "
+            "inspect), free space and record again"
+        )
 
     def abort(self, exc: BaseException | None) -> None:
         """Stop without replacing the cassette; ``exc`` gets a note naming the side file.
@@ -151,3 +158,15 @@ class Sink:
             )
             # BaseException.add_note is Python 3.11+; on 3.10 the same attribute it fills
             setattr(exc, "__notes__", [*getattr(exc, "__notes__", []), note])  # noqa: B010
+
+
+def _no_append(target: Path) -> str:
+    """The refusal of ``append`` on a ``.gz`` cassette, with the shard directory to use."""
+    stem = target.name.removesuffix(".gz").removesuffix(".jsonl").removesuffix(".ndjson")
+    shards = target.with_name(stem or "shards")
+    move = f"`mkdir {shards} && mv {target} {shards}/`, then " if target.exists() else ""
+    return (
+        f"cannot append to {target}: a .gz cassette is written whole (mode='record'), never "
+        f"appended to; to append, from one process or several, use a shard directory: "
+        f"{move}open {shards}/ with mode='append'"
+    )

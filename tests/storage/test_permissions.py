@@ -55,8 +55,9 @@ def test_new_cassettes_side_files_and_shards_are_0600(tmp_path: Path, name: str)
     cas.call({"q": 1}, live=lambda: {"a": 1})
     cas.close()
     assert mode_of(path) == 0o600
-    record(tmp_path / f"appended-{name}", "append")
-    assert mode_of(tmp_path / f"appended-{name}") == 0o600
+    appended = tmp_path / f"appended-{name.removesuffix('.gz')}"  # (a .gz is written whole)
+    record(appended, "append")
+    assert mode_of(appended) == 0o600
     shards = tmp_path / "shards"
     record(f"{shards}/", "append")
     (shard,) = shards.iterdir()
@@ -148,11 +149,10 @@ def test_record_replaces_a_link_at_the_cassette_path_not_its_target(tmp_path: Pa
     assert mode_of(path) == 0o600
 
 
-@pytest.mark.parametrize("name", ["c.jsonl", "c.jsonl.gz"])
-def test_append_refuses_a_link_at_the_cassette_path(tmp_path: Path, name: str) -> None:
+def test_append_refuses_a_link_at_the_cassette_path(tmp_path: Path) -> None:
     victim = tmp_path / "victim"
     victim.write_bytes(b"")
-    path = tmp_path / name
+    path = tmp_path / "c.jsonl"
     path.symlink_to(victim)
     with pytest.raises(cassette.CassetteError, match=r"is a symbolic link.*real path"):
         record(path, "append")

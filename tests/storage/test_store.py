@@ -61,23 +61,12 @@ def test_writer_appends_whole_lines(tmp_path: Path) -> None:
     assert read_all(path) == [(1, {"n": 1}), (2, {"n": 2}), (3, {"n": 3})]
 
 
-def test_writer_gzip_lines_are_readable_before_close(tmp_path: Path) -> None:
-    path = tmp_path / "w.jsonl.gz"
+def test_writer_writes_plain_lines_whatever_the_name(tmp_path: Path) -> None:
+    path = tmp_path / "w.jsonl.gz"  # a .gz cassette is compressed whole, when published
     w = store.Writer(path)
-    try:
-        assert w.gz
-        w.write(b'{"n":1}')
-        assert path.read_bytes()[:2] == b"\x1f\x8b"
-        # sync-flushed: the line is decompressible while the stream is still open, and
-        # the stream of a live writer is work in progress, not a crash: no warning
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            assert list(store.iter_records(path)) == [(1, {"n": 1})]
-        w.write(b'{"n":2}')
-    finally:
-        w.close()
-    assert gzip.decompress(path.read_bytes()) == b'{"n":1}\n{"n":2}\n'
-    assert read_all(path) == [(1, {"n": 1}), (2, {"n": 2})]
+    w.write(b'{"n":1}')
+    w.close()
+    assert path.read_bytes() == b'{"n":1}\n'
 
 
 # --- iter_records ----------------------------------------------------------------------
@@ -159,24 +148,6 @@ def test_repair_tail_of_a_single_cut_line_and_of_nothing(tmp_path: Path) -> None
     assert path.read_bytes() == b""
 
 
-def test_repair_tail_rewrites_an_unclosed_gzip_stream(tmp_path: Path) -> None:
-    src = tmp_path / "live.jsonl.gz"
-    path = tmp_path / "c.jsonl.gz"
-    w = store.Writer(src)
-    try:
-        w.write(orjson.dumps(HEADER))
-        w.write(orjson.dumps(outcome(1)))
-        path.write_bytes(src.read_bytes())  # a snapshot of a writer that never closed
-    finally:
-        w.close()
-    with pytest.raises(EOFError):
-        gzip.decompress(path.read_bytes())
-    assert store.repair_tail(path) is True
-    assert gzip.decompress(path.read_bytes()) == line(HEADER) + line(outcome(1))
-    assert read_all(path) == [(1, HEADER), (2, outcome(1))]
-    assert store.repair_tail(path) is False
-
-
 # --- .gz cassettes ---------------------------------------------------------------------
 
 
@@ -195,36 +166,50 @@ def test_gzip_cassette_records_and_replays(tmp_path: Path) -> None:
         replay_calls(path, calls)
 
 
-def test_gzip_cassette_append_adds_a_member_and_replays_both_parts(tmp_path: Path) -> None:
+def test_gzip_record_writes_plain_lines_then_compresses_them_whole(tmp_path: Path) -> None:
     path = tmp_path / "x.jsonl.gz"
-    first = [(0, 0), (0, 1)]
-    second = [(1, 0), (1, 1)]
-    record_calls(path, "record", first)
-    size = path.stat().st_size
-    with cassette.open(path, "append") as cas:
-        # recorded keys are served, new ones recorded
+    with cassette.open(path, "record") as cas:
+        cas.call({"q": [0, 0]}, live=partial(answer, 0, 0), env_index=0)
+        side = cas.side_path
+        assert side is not None and side.read_bytes().count(b"\n") == 2  # header, call
+    assert not side.exists()
+    raw = path.read_bytes()
+    dec = zlib.decompressobj(wbits=31)
+    assert dec.decompress(raw).count(b"\n") == 2
+    assert dec.eof and dec.unused_data == b""  # one closed member
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.jsonl.gz"]
+
+
+@pytest.mark.parametrize("name", ["x.jsonl.gz", "x.ndjson.gz", "gzipped.jsonl"])
+def test_gzip_cassette_append_is_refused_in_one_line(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    record_calls(tmp_path / "x.jsonl.gz", "record", [(0, 0)])
+    if name != "x.jsonl.gz":  # gzip bytes under another name are refused too
+        (tmp_path / "x.jsonl.gz").rename(path)
+    old = path.read_bytes()
+    with pytest.raises(cassette.CassetteModeError) as caught:
+        cassette.open(path, "append")
+    msg = str(caught.value)
+    assert "\n" not in msg
+    shards = tmp_path / ("gzipped" if name == "gzipped.jsonl" else "x")
+    assert msg == (
+        f"cannot append to {path}: a .gz cassette is written whole (mode='record'), never "
+        f"appended to; to append, from one process or several, use a shard directory: "
+        f"`mkdir {shards} && mv {path} {shards}/`, then open {shards}/ with mode='append'"
+    )
+    assert path.read_bytes() == old
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+    with cassette.open(path, "auto") as cas:  # reading it stays
         assert cas.call({"q": [0, 0]}, live=no_live, env_index=0) == {"a": [0, 0]}
-        for env, n in second:
-            cas.call({"q": [env, n]}, live=partial(answer, env, n), env_index=env)
-    assert path.stat().st_size > size
-    assert path.read_bytes()[:2] == b"\x1f\x8b"
-    assert len(gzip.decompress(path.read_bytes()).splitlines()) == 1 + 4  # one header
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        replay_calls(path, first + second)
 
 
 def test_unclosed_gzip_stream_reads_its_whole_lines_with_a_warning(tmp_path: Path) -> None:
+    comp = zlib.compressobj(9, zlib.DEFLATED, 31)  # sync-flushed, no trailer: as if killed
     path = tmp_path / "c.jsonl.gz"
-    w = store.Writer(path, shared=False)  # a side file: no member record, as if killed
-    try:
-        w.write(orjson.dumps(HEADER))
-        w.write(orjson.dumps(outcome(1)))
-        with pytest.warns(cassette.CassetteWarning, match="gzip stream was not closed"):
-            got = list(store.iter_records(path))
-        assert got == [(1, HEADER), (2, outcome(1))]
-    finally:
-        w.close()
+    path.write_bytes(comp.compress(line(HEADER) + line(outcome(1))) + comp.flush(zlib.Z_SYNC_FLUSH))
+    with pytest.warns(cassette.CassetteWarning, match="gzip stream was not closed"):
+        got = list(store.iter_records(path))
+    assert got == [(1, HEADER), (2, outcome(1))]
 
 
 def test_gzip_cut_inside_a_line_reads_the_lines_before_it(tmp_path: Path) -> None:
@@ -291,7 +276,6 @@ def test_shard_directory_two_writers_and_replay(
 def test_shard_name_defaults_to_host_and_pid(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CASSETTE_SHARD", raising=False)
     assert store.shard_name().endswith(f"-{os.getpid()}.jsonl")
-    assert store.shard_name(gz=True).endswith(f"-{os.getpid()}.jsonl.gz")
     monkeypatch.setenv("CASSETTE_SHARD", "w7")
     assert store.shard_name() == "w7.jsonl"
 
