@@ -49,6 +49,7 @@ from openai.types.chat import ChatCompletion, completion_create_params
 from ...errors import CassetteError
 from ...replay.cassette import Cassette
 from ...types import Json
+from .._common.http_recorder import RECORDER
 from ._errors import OpenAIErrors
 from ._http import LIVE, Recorder, adapter, response_dict, without_http
 from ._request import build_request, materialise
@@ -57,7 +58,6 @@ __all__ = ["OpenAIErrors", "build_request", "wrap_openai"]
 
 ClientT = TypeVar("ClientT", bound="OpenAI | AsyncOpenAI")
 _CONTROL = frozenset({RAW_RESPONSE_HEADER, OVERRIDE_CAST_TO_HEADER})
-_RECORDER = "_cassette_recorder"
 _WEBSOCKET_CODE = ("openai.resources.", "openai._websocket")
 
 
@@ -222,7 +222,7 @@ def _async_create(call: _Create) -> Callable[..., Any]:
 def _install(client: Any, resource: Any, endpoint: _Endpoint | None) -> Any:
     """Put the fast ``create`` on a resource of a wrapped client, the first time the
     caller reaches it."""
-    recorder = vars(client).get(_RECORDER)
+    recorder = vars(client).get(RECORDER)
     if recorder is None or endpoint is None or "create" in vars(resource):
         return resource
     factory = _async_create if isinstance(client, AsyncOpenAI) else _sync_create
@@ -271,7 +271,7 @@ def _wrapped_class(cls: type[Any]) -> type[Any]:
 
     def auth_headers(self: Any) -> Any:
         caller = sys._getframe(1).f_globals.get("__name__", "")
-        if _RECORDER in vars(self) and caller.startswith(_WEBSOCKET_CODE):
+        if RECORDER in vars(self) and caller.startswith(_WEBSOCKET_CODE):
             raise _refuse_websocket()
         return parent_auth.__get__(self, cls)
 
@@ -300,13 +300,10 @@ def wrap_openai(client: ClientT, cas: Cassette, *, channel: str = "llm") -> Clie
     if not isinstance(client, (OpenAI, AsyncOpenAI)):
         raise TypeError(f"wrap_openai takes an openai.OpenAI or AsyncOpenAI, not {client!r}")
     base: type[Any] = getattr(type(client), "_cassette_base", type(client))
-    copy_of: Any = base.copy  # the class's copy: a wrapped client copies unwrapped
-    wrapped = copy_of(client)
+    wrapped = base.copy(client)  # the class's copy: a wrapped client copies unwrapped
     wrapped.__class__ = _wrapped_class(base)
     recorder = Recorder(wrapped, cas, channel)
-    aio = isinstance(wrapped, AsyncOpenAI)
-    vars(wrapped)["request"] = recorder.async_request() if aio else recorder.sync_request()
-    vars(wrapped)[_RECORDER] = recorder
+    recorder.attach(isinstance(wrapped, AsyncOpenAI), wrap_openai)
     vars(wrapped)["_process_response_data"] = recorder.process_response_data()
     for name, endpoint in (("chat", CHAT), ("responses", None)):  # SDKs that build them eagerly
         if name in vars(wrapped):
@@ -316,9 +313,4 @@ def wrap_openai(client: ClientT, cas: Cassette, *, channel: str = "llm") -> Clie
                 resource.completions if endpoint else resource,
                 endpoint or _responses_endpoint(),
             )
-
-    def copy(**options: Any) -> Any:
-        return wrap_openai(copy_of(wrapped, **options), cas, channel=channel)
-
-    vars(wrapped).update(copy=copy, with_options=copy)
     return cast(ClientT, wrapped)
