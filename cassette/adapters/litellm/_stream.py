@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Iterator
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from pydantic import BaseModel
 
@@ -214,10 +214,22 @@ class _Replayed:
         self._closed = False
         self._source, self._tee, self._first, self._live = source, tee, first, live
 
+    _replayed_state: ClassVar[Json] = {}  # the attributes a replayed wrapper starts with
+
     def _adopt(self, head: Json, live: Any, api_base: str | None) -> None:
         """Take the live wrapper's attributes (``live``), or on replay the stream's own
         state from the head the recording keeps with its first chunk."""
-        raise NotImplementedError
+        if live is not None:
+            vars(self).update(vars(live))
+            return
+        hidden = load_state(dict(head.get("_hidden_params") or {}))
+        _show_base(hidden, api_base)
+        vars(self).update(
+            self._replayed_state,
+            model=head.get("model"),
+            custom_llm_provider=head.get("custom_llm_provider"),
+            _hidden_params=hidden,
+        )
 
     def _next_data(self) -> Json:
         if self._first is not END:
@@ -281,20 +293,10 @@ class LiteLLMStream(_Replayed, CustomStreamWrapper):
     live chunks (and has the live wrapper's attributes); on replay it yields the recorded
     chunks, rebuilt as ``ModelResponseStream``."""
 
-    def _adopt(self, head: Json, live: Any, api_base: str | None) -> None:
-        if live is not None:
-            vars(self).update(vars(live))
-        else:
-            hidden = load_state(dict(head.get("_hidden_params") or {}))
-            _show_base(hidden, api_base)
-            self.model = head.get("model")
-            self.custom_llm_provider = head.get("custom_llm_provider")
-            self._hidden_params = hidden
-            self.logging_obj = cast(Any, None)
-            self._response_headers = None
-            self.response_uptil_now = ""
-            self.sent_last_chunk = False
-            self.stream_options = None
+    _replayed_state: ClassVar[Json] = {
+        "logging_obj": None, "_response_headers": None, "response_uptil_now": "",
+        "sent_last_chunk": False, "stream_options": None,
+    }  # fmt: skip
 
     def __del__(self) -> None:  # the live wrapper cleans up after itself
         pass
