@@ -102,8 +102,8 @@ def stream_kind(result: Any) -> tuple[bool, bool] | None:
     return (sync, aio) if sync or aio else None
 
 
-def stream_tee(result: Any, kind: tuple[bool, bool]) -> Tee:
-    info = {"type": type_path(result), "sync": kind[0], "async": kind[1]}
+def stream_tee(result: Any, info: Json) -> Tee:
+    """The tee of a stream that a policy returned (``info``: :func:`stream_info`)."""
     if info["type"] == _LITELLM_STREAM:
         from ..litellm import LiteLLMTee
 
