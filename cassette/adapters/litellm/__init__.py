@@ -13,7 +13,7 @@ Inside the block ``litellm.completion``, ``litellm.embedding``, ``litellm.text_c
 and ``litellm.responses`` and their async twins (and every module-level reference to them,
 ``from litellm import completion`` included) go through the cassette; litellm's other model
 calls (``get_responses``, ``image_generation``, ``transcription``, ... see
-``_blocked.UNRECORDED``) raise a ``CassetteError`` naming them, in every mode,
+``UNRECORDED``) raise a ``CassetteError`` naming them, in every mode,
 rather than reach the network unrecorded; leaving the block restores them all. Each call
 is keyed by the current :func:`cassette.episode` on channel ``"llm"``; the request is the
 model, the messages (``input``, ``prompt``) and the JSON parameters (never ``api_key``,
@@ -38,8 +38,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
@@ -47,7 +48,6 @@ from ...errors import CassetteError, RecordedError
 from ...replay.cassette import Cassette
 from ...types import Json
 from .._common.patches import ModulePatches, module_values
-from ._blocked import blocked_wrapper, unrecorded
 from ._errors import LiteLLMErrors
 from ._request import KINDS, PROMPT, TRANSPORT, Kind, bind, build_request, unnamed
 from ._stream import (  # before litellm: says how to install it when it is missing
@@ -76,6 +76,51 @@ __all__ = [
 
 _LIVE: ContextVar[bool] = ContextVar("cassette_litellm_live", default=False)
 ERRORS = LiteLLMErrors()
+
+
+# litellm's other model calls, which the patch does not record (their answers are types it
+# does not rebuild: images, audio, files, rankings, ...; or, for get_responses and
+# delete_responses, stored responses it does not keep): inside the block each raises a
+# CassetteError naming it, in every mode (those a litellm version lacks are skipped)
+UNRECORDED = (
+    "get_responses", "aget_responses", "delete_responses", "adelete_responses",
+    "image_generation", "aimage_generation", "image_edit", "aimage_edit", "image_variation",
+    "aimage_variation", "transcription", "atranscription", "speech", "aspeech", "moderation",
+    "amoderation", "rerank", "arerank", "ocr", "aocr", "search", "asearch",
+    "video_generation", "avideo_generation", "anthropic_messages", "aanthropic_messages",
+    "generate_content", "agenerate_content", "generate_content_stream",
+    "agenerate_content_stream",
+)  # fmt: skip
+
+
+def _error(name: str) -> CassetteError:
+    return CassetteError(
+        f"litellm.{name} cannot be recorded by patch_litellm (it records completion, "
+        "embedding, text_completion and responses and their async twins) and would reach "
+        f"the network unrecorded; call litellm.{name} outside the patch_litellm block"
+    )
+
+
+def _blocked(name: str, original: Any) -> Callable[..., Any]:
+    """``original`` raising :func:`_error` when called, unless litellm calls it itself
+    while a recorded call runs live."""
+    if inspect.iscoroutinefunction(original):
+
+        @functools.wraps(original)
+        async def ablocked(*args: Any, **kwargs: Any) -> Any:
+            if _LIVE.get():
+                return await original(*args, **kwargs)
+            raise _error(name)
+
+        return ablocked
+
+    @functools.wraps(original)
+    def blocked(*args: Any, **kwargs: Any) -> Any:
+        if _LIVE.get():
+            return original(*args, **kwargs)
+        raise _error(name)
+
+    return blocked
 
 
 def _parts(kind: Kind, base: str | None) -> tuple[LiteLLMTee, Any, Any]:
@@ -141,7 +186,12 @@ class LiteLLMPatch:
                     twin = vars(main).get(kind.name[1:]) if kind.is_async else None
                     signed = twin if twin is not None and unnamed(function) else function
                     self.recorded[id(function)] = (kind, function, signed)
-        self.blocked = unrecorded(litellm, main)  # image_generation, speech, ...: raise
+        self.blocked = {  # id -> (name, function) of those that raise: image_generation, ...
+            id(function): (name, function)
+            for name in UNRECORDED
+            for module in (litellm, main)
+            if inspect.isfunction(function := vars(module).get(name))
+        }
 
     # one call ----------------------------------------------------------------------------
     def _prepare(
@@ -247,7 +297,7 @@ class LiteLLMPatch:
         if any(ModulePatches.wrapper(entry[1]) for entry in self.recorded.values()):
             raise CassetteError("patch_litellm is already active; leave the outer one first")
         wrappers = {k: self._wrapper(*entry) for k, entry in self.recorded.items()}
-        wrappers |= {k: blocked_wrapper(n, f, _LIVE) for k, (n, f) in self.blocked.items()}
+        wrappers |= {k: _blocked(n, f) for k, (n, f) in self.blocked.items()}
         for _, module, attr, value in module_values():
             wrapper = wrappers.get(id(value))  # the originals are alive: the ids are theirs
             if wrapper is not None:

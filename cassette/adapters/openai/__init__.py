@@ -32,11 +32,12 @@ so a cassette recorded through ``create`` replays through ``with_raw_response.cr
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import inspect
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
@@ -96,8 +97,8 @@ class _Create:
 
     def __init__(self, recorder: Recorder, endpoint: _Endpoint, create: Any) -> None:
         self.recorder, self.endpoint, self.create = recorder, endpoint, create
-        self.cas, self.channel = recorder.cas, recorder.channel
-        self.errors = recorder.errors("POST", endpoint.path)
+        self.cas, self.errors = recorder.cas, recorder.errors("POST", endpoint.path)
+        self.keys: Json = {"channel": recorder.channel, "errors": self.errors}
         signature = inspect.signature(create)
         self.accepts = frozenset(signature.parameters)
         self.required = frozenset(
@@ -128,14 +129,7 @@ class _Create:
         options = copy.copy(template)  # the SDK sets its headers anew, never changes them
         cast_to = client._maybe_override_cast_to(self.endpoint.result, options)
         response = self.recorder.response(options, data)
-        return self.recorder.cls._process_response(
-            client,
-            cast_to=cast_to,
-            options=options,
-            response=response,
-            stream=False,
-            stream_cls=None,
-        )
+        return self.recorder.process(cast_to, options, response, False, None)
 
     def request(self, kwargs: Mapping[str, Any]) -> Json:
         if not (kwargs.keys() <= self.accepts and self.required <= kwargs.keys()):
@@ -169,23 +163,26 @@ class _Create:
             )
 
 
+@contextlib.contextmanager
+def _live() -> Iterator[None]:
+    """Around the SDK's own ``create`` (live): its ``request`` goes straight through."""
+    token = LIVE.set(True)
+    try:
+        yield
+    finally:
+        LIVE.reset(token)
+
+
 def _sync_create(call: _Create) -> Callable[..., Any]:
     def live(kwargs: dict[str, Any]) -> Json:
-        token = LIVE.set(True)
-        try:
-            raw = call.create(**call.raw_kwargs(kwargs))
-        finally:
-            LIVE.reset(token)
-        return response_dict(raw.http_response)
+        with _live():
+            return response_dict(call.create(**call.raw_kwargs(kwargs)).http_response)
 
     def create(**kwargs: Any) -> Any:
         if kwargs.get("stream"):  # streams go the SDK's way, to the client's request()
             return call.create(**kwargs)
         kwargs = materialise(kwargs)
-        request = call.request(kwargs)
-        data = call.cas.call(
-            request, live=lambda: live(kwargs), channel=call.channel, errors=call.errors
-        )
+        data = call.cas.call(call.request(kwargs), lambda: live(kwargs), **call.keys)
         headers = kwargs.get("extra_headers")
         if headers and _CONTROL & headers.keys():  # with_raw/streaming_response
             return call.respond(data, headers)
@@ -196,21 +193,14 @@ def _sync_create(call: _Create) -> Callable[..., Any]:
 
 def _async_create(call: _Create) -> Callable[..., Any]:
     async def live(kwargs: dict[str, Any]) -> Json:
-        token = LIVE.set(True)
-        try:
-            raw = await call.create(**call.raw_kwargs(kwargs))
-        finally:
-            LIVE.reset(token)
-        return response_dict(raw.http_response)
+        with _live():
+            return response_dict((await call.create(**call.raw_kwargs(kwargs))).http_response)
 
     async def create(**kwargs: Any) -> Any:
         if kwargs.get("stream"):  # streams go the SDK's way, to the client's request()
             return await call.create(**kwargs)
         kwargs = materialise(kwargs)
-        request = call.request(kwargs)
-        data = await call.cas.acall(
-            request, live=lambda: live(kwargs), channel=call.channel, errors=call.errors
-        )
+        data = await call.cas.acall(call.request(kwargs), lambda: live(kwargs), **call.keys)
         headers = kwargs.get("extra_headers")
         if headers and _CONTROL & headers.keys():  # with_raw/streaming_response
             return await call.respond(data, headers)
