@@ -88,14 +88,21 @@ def options_request(options: Any, base_path: str) -> Json:
     return body
 
 
-def _delta(block: Json, delta: Json) -> str | None:
-    """Apply one ``content_block_delta`` to its block; a part of JSON input is returned."""
+def _block_event(blocks: dict[int, Json], partial: dict[int, list[str]], event: Json) -> None:
+    """Apply a ``content_block_start`` or ``_delta`` (JSON input parts go to ``partial``)."""
+    index = int(event.get("index", 0))
+    if event.get("type") == "content_block_start":
+        blocks[index] = dict(event.get("content_block") or {})
+        return
+    block = blocks.setdefault(index, {"type": "text", "text": ""})
+    delta = event.get("delta") or {}
     kind = delta.get("type")
     if kind == "text_delta":
         block["text"] = str(block.get("text", "")) + str(delta.get("text", ""))
     elif kind == "thinking_delta":
         block["thinking"] = str(block.get("thinking", "")) + str(delta.get("thinking"))
-    return str(delta.get("partial_json", "")) if kind == "input_json_delta" else None
+    elif kind == "input_json_delta":
+        partial.setdefault(index, []).append(str(delta.get("partial_json", "")))
 
 
 def assemble_message(events: list[Json]) -> Json:
@@ -108,14 +115,8 @@ def assemble_message(events: list[Json]) -> Json:
         kind = event.get("type")
         if kind == "message_start" and isinstance(event.get("message"), dict):
             message = dict(event["message"])
-        elif kind == "content_block_start":
-            blocks[int(event.get("index", 0))] = dict(event.get("content_block") or {})
-        elif kind == "content_block_delta":
-            index = int(event.get("index", 0))
-            block = blocks.setdefault(index, {"type": "text", "text": ""})
-            part = _delta(block, event.get("delta") or {})
-            if part is not None:
-                partial.setdefault(index, []).append(part)
+        elif kind in ("content_block_start", "content_block_delta"):
+            _block_event(blocks, partial, event)
         elif kind == "message_delta":
             message.update(event.get("delta") or {})
             usage = event.get("usage")
