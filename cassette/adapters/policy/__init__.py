@@ -48,14 +48,7 @@ from ...replay.cassette import Cassette
 from ...replay.modes import Mode
 from ...types import Json
 from .._common.objects import Tee, dump_object, plain, rebuild, type_path
-from ._stream import (
-    PolicyStream,
-    replayed_stream,
-    stream_info,
-    stream_kind,
-    stream_of,
-    stream_tee,
-)
+from ._stream import PolicyStream, replayed_stream, stream_info, stream_kind, stream_of, stream_tee
 
 __all__ = ["PolicyStream", "RecordedPolicy", "wrap_policy"]
 
