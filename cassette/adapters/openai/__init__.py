@@ -52,7 +52,7 @@ from ...replay.cassette import Cassette
 from ...types import Json
 from .._common.http_recorder import RECORDER
 from ._errors import OpenAIErrors
-from ._http import LIVE, Recorder, adapter, response_dict, without_http
+from ._http import LIVE, Recorder, adapter, without_http
 from ._request import build_request, materialise
 
 __all__ = ["OpenAIErrors", "build_request", "wrap_openai"]
@@ -176,7 +176,8 @@ def _live() -> Iterator[None]:
 def _sync_create(call: _Create) -> Callable[..., Any]:
     def live(kwargs: dict[str, Any]) -> Json:
         with _live():
-            return response_dict(call.create(**call.raw_kwargs(kwargs)).http_response)
+            raw = call.create(**call.raw_kwargs(kwargs))
+        return call.recorder.response_dict(raw.http_response)
 
     def create(**kwargs: Any) -> Any:
         if kwargs.get("stream"):  # streams go the SDK's way, to the client's request()
@@ -194,7 +195,8 @@ def _sync_create(call: _Create) -> Callable[..., Any]:
 def _async_create(call: _Create) -> Callable[..., Any]:
     async def live(kwargs: dict[str, Any]) -> Json:
         with _live():
-            return response_dict((await call.create(**call.raw_kwargs(kwargs))).http_response)
+            raw = await call.create(**call.raw_kwargs(kwargs))
+        return call.recorder.response_dict(raw.http_response)
 
     async def create(**kwargs: Any) -> Any:
         if kwargs.get("stream"):  # streams go the SDK's way, to the client's request()

@@ -17,12 +17,11 @@ from openai._constants import RAW_RESPONSE_HEADER
 from ...types import Json
 from .._common.assemble import assemble_chat, assemble_response
 from .._common.http import HTTP, SECRET_WORDS
-from .._common.http import response_dict as common_response_dict
 from .._common.http_recorder import HttpRecorder
 from ._errors import OpenAIErrors
 from ._request import options_request
 
-__all__ = ["LIVE", "Recorder", "adapter", "response_dict", "without_http"]
+__all__ = ["LIVE", "Recorder", "adapter", "without_http"]
 
 LIVE: contextvars.ContextVar[bool] = contextvars.ContextVar("cassette_openai_live", default=False)
 _DROPPED = frozenset({"openai-organization", "openai-project", "x-api-key"})
@@ -51,11 +50,6 @@ def _kept(name: str) -> bool:
     if name in _DROPPED or any(word in name for word in SECRET_WORDS):
         return False
     return name.startswith(("x-", "openai-", "retry-after")) or name == "content-type"
-
-
-def response_dict(response: Any) -> Json:
-    """The response dict of a read HTTP response (headers kept: :func:`_kept`)."""
-    return common_response_dict(response, _kept)
 
 
 def without_http(data: Json) -> Json:
