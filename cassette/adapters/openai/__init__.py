@@ -97,8 +97,8 @@ class _Create:
 
     def __init__(self, recorder: Recorder, endpoint: _Endpoint, create: Any) -> None:
         self.recorder, self.endpoint, self.create = recorder, endpoint, create
-        self.cas, self.errors = recorder.cas, recorder.errors("POST", endpoint.path)
-        self.keys: Json = {"channel": recorder.channel, "errors": self.errors}
+        self.cas, self.channel = recorder.cas, recorder.channel
+        self.errors = recorder.errors("POST", endpoint.path)
         signature = inspect.signature(create)
         self.accepts = frozenset(signature.parameters)
         self.required = frozenset(
@@ -183,7 +183,9 @@ def _sync_create(call: _Create) -> Callable[..., Any]:
         if kwargs.get("stream"):  # streams go the SDK's way, to the client's request()
             return call.create(**kwargs)
         kwargs = materialise(kwargs)
-        data = call.cas.call(call.request(kwargs), lambda: live(kwargs), **call.keys)
+        data = call.cas.call(
+            call.request(kwargs), lambda: live(kwargs), channel=call.channel, errors=call.errors
+        )
         headers = kwargs.get("extra_headers")
         if headers and _CONTROL & headers.keys():  # with_raw/streaming_response
             return call.respond(data, headers)
@@ -202,7 +204,9 @@ def _async_create(call: _Create) -> Callable[..., Any]:
         if kwargs.get("stream"):  # streams go the SDK's way, to the client's request()
             return await call.create(**kwargs)
         kwargs = materialise(kwargs)
-        data = await call.cas.acall(call.request(kwargs), lambda: live(kwargs), **call.keys)
+        data = await call.cas.acall(
+            call.request(kwargs), lambda: live(kwargs), channel=call.channel, errors=call.errors
+        )
         headers = kwargs.get("extra_headers")
         if headers and _CONTROL & headers.keys():  # with_raw/streaming_response
             return await call.respond(data, headers)
