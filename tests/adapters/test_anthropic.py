@@ -19,8 +19,7 @@ anthropic = pytest.importorskip("anthropic")
 
 import cassette  # noqa: E402
 from cassette import CassetteError, CassetteMismatch  # noqa: E402
-from cassette.adapters.anthropic import is_wrapped, wrap_anthropic  # noqa: E402
-from cassette.adapters.anthropic._errors import AnthropicErrors  # noqa: E402
+from cassette.adapters.anthropic import AnthropicErrors, is_wrapped, wrap_anthropic  # noqa: E402
 from cassette.storage.index import load_index  # noqa: E402
 from tests.helpers.chat import MakeServer  # noqa: E402
 

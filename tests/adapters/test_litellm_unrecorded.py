@@ -22,8 +22,7 @@ from litellm import moderation as held_moderation
 
 import cassette
 from cassette import CassetteError
-from cassette.adapters.litellm import patch_litellm
-from cassette.adapters.litellm._blocked import UNRECORDED
+from cassette.adapters.litellm import UNRECORDED, patch_litellm
 from tests.helpers.chat import MakeServer
 
 pytestmark = pytest.mark.usefixtures("litellm_leftovers")

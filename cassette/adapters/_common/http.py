@@ -1,14 +1,15 @@
-"""What the HTTP-level adapters (``_openai_http``, ``_anthropic_http``) share: a read HTTP
-response as a response dict (``"$http"``: status and the headers an adapter keeps), a
-stream's events as chunk dicts and back (``"$sse"``: an event kept as it came), and the
-byte streams that replay those events to the SDK's HTTP library."""
+"""What the HTTP-level adapters (openai, anthropic) share: the ``"endpoint"`` of a request
+dict, a read HTTP response as a response dict (``"$http"``: status and the headers an
+adapter keeps), a stream's events as chunk dicts and back (``"$sse"``: an event kept as it
+came), and the byte streams that replay those events to the SDK's HTTP library."""
 
 from __future__ import annotations
 
 import base64
 import functools
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any
+from urllib.parse import urlencode, urlsplit
 
 import orjson
 
@@ -23,7 +24,9 @@ __all__ = [
     "byte_streams",
     "chunk_of",
     "encode_event",
+    "endpoint_name",
     "http_meta",
+    "request_path",
     "response_dict",
 ]
 
@@ -32,6 +35,27 @@ SSE = "$sse"  # an event kept as it came: {"$sse": {"event": name, "data": text}
 JSON_TYPE = "application/json"
 EVENTS_TYPE = "text/event-stream"
 SECRET_WORDS = ("auth", "cookie", "key", "secret", "token", "session")
+
+
+def request_path(url: str, base_path: str) -> str:
+    """The path of a request relative to the client's base URL (``/chat/completions``)."""
+    if "://" not in url:
+        return url if url.startswith("/") else "/" + url
+    path = urlsplit(url).path
+    return path[len(base_path) :] if base_path and path.startswith(base_path + "/") else path
+
+
+def endpoint_name(method: str, path: str, query: Any = None) -> str:
+    """The ``"endpoint"`` of a request dict: the path in dots (``"chat.completions"``), led
+    by the method unless it is POST, followed by the JSON ``query`` if it has a value."""
+    endpoint = path.strip("/").replace("/", ".")
+    if method != "POST":
+        endpoint = f"{method} {endpoint}"
+    if isinstance(query, Mapping) and query:
+        pairs = sorted((str(k), v) for k, v in query.items() if v is not None)
+        if pairs:
+            endpoint += "?" + urlencode(pairs, doseq=True)
+    return endpoint
 
 
 def http_meta(response: Any, usual: str, kept: Callable[[str], bool]) -> Json:

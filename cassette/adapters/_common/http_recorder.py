@@ -1,5 +1,5 @@
-"""The request layer the HTTP-level adapters (``_openai_http``, ``_anthropic_http``) share:
-both SDKs are Stainless clients, and every entry point goes through the client's
+"""The request layer the HTTP-level adapters (openai, anthropic) share: both SDKs are
+Stainless clients, and every entry point goes through the client's
 ``request(cast_to, options, stream=..., stream_cls=...)``.
 
 :meth:`HttpRecorder.sync_request` / :meth:`~HttpRecorder.async_request` replace it on the
@@ -7,7 +7,11 @@ wrapped client. A call becomes a request dict (:meth:`~HttpRecorder.request_dict
 answer comes from the cassette, or from the SDK's own ``request`` asked for the bare HTTP
 response (its retries and status errors included), turned into a response dict. Either way
 the SDK gets an HTTP response rebuilt from that dict and runs its own ``_process_response``
-on it. A subclass says what differs per SDK: its error classes and codec, the request dict,
+on it, so ``with_raw_response``, ``with_streaming_response``, the stream helpers, pages and
+``client.post`` return what they return live. Response dicts: the JSON body, plus ``"$http"``
+(status, the headers kept) when there is more to say; a body that is not a JSON object is
+kept whole in ``"$http"``; a stream is its events (``{"$http": ...}`` first when there are
+headers to keep). A subclass says what differs per SDK: its error codec, the request dict,
 the headers kept, the stream assembler of an endpoint and which streams end with ``[DONE]``.
 """
 
@@ -17,37 +21,27 @@ import base64
 import contextvars
 import datetime
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar
 
 import orjson
 
 from ...replay.cassette import Cassette
-from ...replay.modes import ErrorCodec
 from ...types import Json
-from .http import (
-    EVENTS_TYPE,
-    HTTP,
-    JSON_TYPE,
-    byte_streams,
-    chunk_of,
-    http_meta,
-    response_dict,
-)
+from .http import EVENTS_TYPE, HTTP, JSON_TYPE, byte_streams, chunk_of, http_meta, response_dict
+from .sdk_errors import SdkErrors, http_module
 
-__all__ = ["HttpRecorder"]
+__all__ = ["RECORDER", "HttpRecorder"]
 
 Assemble = Callable[[list[Json]], Json]
-E = TypeVar("E", bound=ErrorCodec)
+RECORDER = "_cassette_recorder"  # where a wrapped client keeps its recorder
 _ZERO = datetime.timedelta(0)
 
 
-class HttpRecorder(Generic[E]):
-    """The cassette side of one wrapped client (shared by its resources); ``E`` is the
-    SDK's :class:`cassette.ErrorCodec`."""
+class HttpRecorder:
+    """The cassette side of one wrapped client (shared by its resources)."""
 
+    codec: ClassVar[type[SdkErrors]]  # the SDK's error codec (and through it, the SDK)
     raw_header: ClassVar[str]  # the request header that asks the SDK for a raw response
-    timeout_error: ClassVar[Callable[..., Exception]]  # the SDK's, built with request=
-    connection_error: ClassVar[Callable[..., Exception]]
     stop_at_done: ClassVar[bool] = False  # a live stream ends at a ``data: [DONE]`` event
     done_endpoints: ClassVar[frozenset[str]] = frozenset()  # replayed streams end with it
     passthrough: ClassVar[contextvars.ContextVar[bool] | None] = None  # set: SDK's request
@@ -55,23 +49,28 @@ class HttpRecorder(Generic[E]):
     def __init__(self, client: Any, cas: Cassette, channel: str) -> None:
         self.client, self.cas, self.channel = client, cas, channel
         self.cls = type(client)
-        self.http = self.http_module(client)
+        self.sdk = self.codec.sdk
+        self.http = http_module(client, self.sdk.__name__)
         self.base_path = client.base_url.raw_path.decode().rstrip("/")
-        self._errors: dict[str, E] = {}
+        self._errors: dict[str, SdkErrors] = {}
+        self._urls: dict[str, Any] = {}
+
+    def attach(self, aio: bool, wrap: Callable[..., Any]) -> None:
+        """Put this recorder on its client: ``request`` goes through the cassette, and the
+        client's copies (``copy``, ``with_options``) are ``wrap``-ped too."""
+        client, copy_of = self.client, self.cls.copy  # the class's: copies unwrapped
+        request = self.async_request() if aio else self.sync_request()
+
+        def copy(*args: Any, **options: Any) -> Any:
+            return wrap(copy_of(client, *args, **options), self.cas, channel=self.channel)
+
+        vars(client).update({"request": request, RECORDER: self, "copy": copy})
+        vars(client)["with_options"] = copy
 
     # -- per SDK ---------------------------------------------------------------------------
     @staticmethod
-    def http_module(client: Any) -> Any:
-        """The HTTP library the client runs on."""
-        raise NotImplementedError
-
-    @staticmethod
     def kept(name: str) -> bool:
         """Whether a cassette keeps a response header."""
-        raise NotImplementedError
-
-    def new_errors(self, url: str, method: str) -> E:
-        """The error codec of calls to ``method url``."""
         raise NotImplementedError
 
     def request_dict(self, options: Any) -> Json:
@@ -83,14 +82,17 @@ class HttpRecorder(Generic[E]):
         return None
 
     def prepare_url(self, url: str) -> Any:
-        return self.client._prepare_url(url)
+        prepared = self._urls.get(url)
+        if prepared is None:  # parsed once: building a request from a string parses it again
+            prepared = self._urls[url] = self.client._prepare_url(url)
+        return prepared
 
     # -- helpers ---------------------------------------------------------------------------
-    def errors(self, method: str, url: str) -> E:
+    def errors(self, method: str, url: str) -> SdkErrors:
         key = method + " " + url
         codec = self._errors.get(key)
         if codec is None:
-            codec = self._errors[key] = self.new_errors(url, method)
+            codec = self._errors[key] = self.codec(self.client, url, method)
         return codec
 
     def response_dict(self, response: Any) -> Json:
@@ -127,16 +129,17 @@ class HttpRecorder(Generic[E]):
         response.elapsed = _ZERO
         return response
 
-    def events(self, options: Any, first: Json | None, chunks: Any, done: bool, aio: bool) -> Any:
+    def events(self, options: Any, request: Json, first: Json | None, chunks: Any) -> Any:
         """The HTTP response of a stream: ``first`` (its ``"$http"``, or its first event)
-        then ``chunks``, closed by ``data: [DONE]`` if ``done``."""
+        then ``chunks``, closed by ``data: [DONE]`` if the endpoint's streams end so."""
         meta: Json = {}
         if first is not None and HTTP in first:
             meta, first = first[HTTP], None
-        headers = {"content-type": EVENTS_TYPE, **(meta.get("headers") or {})}
+        done = request["endpoint"] in self.done_endpoints
+        aio = not isinstance(chunks, Iterator)
         response = self.http.Response(
             int(meta.get("status", 200)),
-            headers=headers,
+            headers={"content-type": EVENTS_TYPE, **(meta.get("headers") or {})},
             stream=byte_streams(self.http)[aio](first, chunks, done),
             request=self.http_request(options),
         )
@@ -155,33 +158,53 @@ class HttpRecorder(Generic[E]):
     def failed(self, response: Any, exc: Exception) -> Exception:
         """The SDK's error for a stream that broke while read."""
         if isinstance(exc, self.http.TimeoutException):
-            return self.timeout_error(request=response.request)
+            return self.sdk.APITimeoutError(request=response.request)  # type: ignore[no-any-return]
         if isinstance(exc, self.http.RequestError):
-            return self.connection_error(request=response.request)
+            return self.sdk.APIConnectionError(request=response.request)  # type: ignore[no-any-return]
         return exc
+
+    def head(self, response: Any) -> list[Json]:
+        """The first chunk of a live stream, if its status or headers are worth keeping."""
+        meta = http_meta(response, EVENTS_TYPE, self.kept)
+        return [{HTTP: meta}] if meta else []
+
+    def done(self, sse: Any) -> bool:
+        return self.stop_at_done and bool(sse.data.startswith("[DONE]"))
+
+    def begin(self, cast_to: Any, options: Any, stream: bool) -> tuple[Any, Json, Json]:
+        """(cast_to, the request dict, the keyword arguments of the cassette call)."""
+        cast_to = self.client._maybe_override_cast_to(cast_to, options)
+        request = self.request_dict(options)
+        keys: Json = {"channel": self.channel, "errors": self.errors(options.method, options.url)}
+        if stream:
+            keys["assemble"] = self.assembler(request["endpoint"])
+        return cast_to, request, keys
+
+    def process(self, cast_to: Any, options: Any, response: Any, stream: bool, cls: Any) -> Any:
+        """The SDK's own processing of a (rebuilt) response; awaitable on an async client."""
+        return self.cls._process_response(
+            self.client,
+            cast_to=cast_to,
+            options=options,
+            response=response,
+            stream=stream,
+            stream_cls=cls,
+        )
 
     def _passing(self) -> bool:
         return self.passthrough is not None and self.passthrough.get()
 
     # -- sync ------------------------------------------------------------------------------
     def sync_request(self) -> Callable[..., Any]:
-        cls, client, cas, channel = self.cls, self.client, self.cas, self.channel
-        original = cls.request
-
-        def live_json(options: Any) -> Json:
-            response = original(client, self.http.Response, self.live_options(options))
-            return self.response_dict(response)
+        client, original = self.client, self.cls.request
 
         def live_events(options: Any) -> Iterator[Json]:
             live = self.live_options(options)
             response = original(client, self.http.Response, live, stream=True)
             try:
-                meta = http_meta(response, EVENTS_TYPE, self.kept)
-                if meta:
-                    yield {HTTP: meta}
-                decoder = client._make_sse_decoder()
-                for sse in decoder.iter_bytes(response.iter_bytes()):
-                    if self.stop_at_done and sse.data.startswith("[DONE]"):
+                yield from self.head(response)
+                for sse in client._make_sse_decoder().iter_bytes(response.iter_bytes()):
+                    if self.done(sse):
                         break
                     yield chunk_of(sse)
             except Exception as exc:
@@ -194,56 +217,34 @@ class HttpRecorder(Generic[E]):
         ) -> Any:
             if self._passing():
                 return original(client, cast_to, options, stream=stream, stream_cls=stream_cls)
-            cast_to = client._maybe_override_cast_to(cast_to, options)
-            req = self.request_dict(options)
-            errors = self.errors(options.method, options.url)
+            cast_to, req, keys = self.begin(cast_to, options, stream)
             if stream:
-                endpoint = req["endpoint"]
-                chunks = cas.stream(
-                    req,
-                    live=lambda: live_events(options),
-                    channel=channel,
-                    assemble=self.assembler(endpoint),
-                    errors=errors,
-                )
+                chunks = self.cas.stream(req, live=lambda: live_events(options), **keys)
                 first = next(chunks, None)  # raises here, like the SDK, if the call fails
-                done = endpoint in self.done_endpoints
-                response = self.events(options, first, chunks, done, aio=False)
+                response = self.events(options, req, first, chunks)
             else:
-                data = cas.call(
-                    req, live=lambda: live_json(options), channel=channel, errors=errors
-                )
-                response = self.response(options, data)
-            return cls._process_response(
-                client,
-                cast_to=cast_to,
-                options=options,
-                response=response,
-                stream=stream,
-                stream_cls=stream_cls,
-            )
+
+                def live() -> Json:
+                    raw = original(client, self.http.Response, self.live_options(options))
+                    return self.response_dict(raw)
+
+                response = self.response(options, self.cas.call(req, live=live, **keys))
+            return self.process(cast_to, options, response, stream, stream_cls)
 
         return request
 
     # -- async -----------------------------------------------------------------------------
     def async_request(self) -> Callable[..., Any]:
-        cls, client, cas, channel = self.cls, self.client, self.cas, self.channel
-        original = cls.request
-
-        async def live_json(options: Any) -> Json:
-            response = await original(client, self.http.Response, self.live_options(options))
-            return self.response_dict(response)
+        client, original = self.client, self.cls.request
 
         async def live_events(options: Any) -> AsyncIterator[Json]:
             live = self.live_options(options)
             response = await original(client, self.http.Response, live, stream=True)
             try:
-                meta = http_meta(response, EVENTS_TYPE, self.kept)
-                if meta:
-                    yield {HTTP: meta}
-                decoder = client._make_sse_decoder()
-                async for sse in decoder.aiter_bytes(response.aiter_bytes()):
-                    if self.stop_at_done and sse.data.startswith("[DONE]"):
+                for head in self.head(response):
+                    yield head
+                async for sse in client._make_sse_decoder().aiter_bytes(response.aiter_bytes()):
+                    if self.done(sse):
                         break
                     yield chunk_of(sse)
             except Exception as exc:
@@ -258,35 +259,18 @@ class HttpRecorder(Generic[E]):
                 return await original(
                     client, cast_to, options, stream=stream, stream_cls=stream_cls
                 )
-            cast_to = client._maybe_override_cast_to(cast_to, options)
-            req = self.request_dict(options)
-            errors = self.errors(options.method, options.url)
+            cast_to, req, keys = self.begin(cast_to, options, stream)
             if stream:
-                endpoint = req["endpoint"]
-                chunks = cas.astream(
-                    req,
-                    live=lambda: live_events(options),
-                    channel=channel,
-                    assemble=self.assembler(endpoint),
-                    errors=errors,
-                )
+                chunks = self.cas.astream(req, live=lambda: live_events(options), **keys)
                 first = await anext(chunks, None)
-                done = endpoint in self.done_endpoints
-                response = self.events(options, first, chunks, done, aio=True)
+                response = self.events(options, req, first, chunks)
             else:
 
                 async def live() -> Json:
-                    return await live_json(options)
+                    raw = await original(client, self.http.Response, self.live_options(options))
+                    return self.response_dict(raw)
 
-                data = await cas.acall(req, live=live, channel=channel, errors=errors)
-                response = self.response(options, data)
-            return await cls._process_response(
-                client,
-                cast_to=cast_to,
-                options=options,
-                response=response,
-                stream=stream,
-                stream_cls=stream_cls,
-            )
+                response = self.response(options, await self.cas.acall(req, live=live, **keys))
+            return await self.process(cast_to, options, response, stream, stream_cls)
 
         return request

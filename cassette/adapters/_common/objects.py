@@ -32,6 +32,7 @@ __all__ = [
     "STREAM_KEY",
     "TYPE_KEY",
     "Tee",
+    "TeeStream",
     "dump_object",
     "dump_state",
     "load_object",
@@ -150,21 +151,25 @@ def _reconcile(obj: Any, data: Any) -> None:
     """Put back the fields that a constructor dropped (litellm deletes ``logprobs=None``
     and sets it again afterwards), recursively, and mark the stored ones as set."""
     if isinstance(obj, BaseModel) and isinstance(data, dict):
-        fields = type(obj).model_fields
-        extra = obj.__pydantic_extra__ or {}
-        present = vars(obj)
-        for key, value in data.items():
-            if key in _META:
-                continue
-            if key in present or key in extra:
-                if isinstance(value, (dict, list)):  # what may hold models
-                    _reconcile(present[key] if key in present else extra[key], value)
-            elif key in fields:
-                present[key] = value
-        obj.__pydantic_fields_set__.update(k for k in data if k in fields)
+        _reconcile_model(obj, data)
     elif isinstance(obj, list) and isinstance(data, list):
         for item, value in zip(obj, data, strict=False):
             _reconcile(item, value)
+
+
+def _reconcile_model(obj: BaseModel, data: Json) -> None:
+    fields = type(obj).model_fields
+    extra = obj.__pydantic_extra__ or {}
+    present = vars(obj)
+    for key, value in data.items():
+        if key in _META:
+            continue
+        if key in present or key in extra:
+            if isinstance(value, (dict, list)):  # what may hold models
+                _reconcile(present[key] if key in present else extra[key], value)
+        elif key in fields:
+            present[key] = value
+    obj.__pydantic_fields_set__.update(k for k in data if k in fields)
 
 
 def _construct(cls: type[BaseModel], body: Json) -> BaseModel:
@@ -178,6 +183,19 @@ def _construct(cls: type[BaseModel], body: Json) -> BaseModel:
         return cls.model_construct(**body)
 
 
+def _rebuild_model(cls: type[BaseModel], data: Json, body: Json) -> BaseModel:
+    obj = _construct(cls, body)
+    _reconcile(obj, body)
+    private = obj.__pydantic_private__
+    if private is not None:
+        for key, value in (data.get(PRIVATE_KEY) or {}).items():
+            if key in type(obj).__private_attributes__:
+                private[key] = load_state(value)
+    for key, value in (data.get(ATTRS_KEY) or {}).items():
+        vars(obj)[key] = load_state(value)
+    return obj
+
+
 def rebuild(path: str | None, data: Any, *, warn: bool = True) -> Any:
     """Rebuild ``data`` (from :func:`dump_object`) as the type recorded at ``path``."""
     if path is None or not isinstance(data, dict):
@@ -185,16 +203,7 @@ def rebuild(path: str | None, data: Any, *, warn: bool = True) -> Any:
     body = {k: v for k, v in data.items() if k not in _META}
     cls = resolve(path)
     if cls is not None and issubclass(cls, BaseModel):
-        obj = _construct(cls, body)
-        _reconcile(obj, body)
-        private = obj.__pydantic_private__
-        if private is not None:
-            for key, value in (data.get(PRIVATE_KEY) or {}).items():
-                if key in type(obj).__private_attributes__:
-                    private[key] = load_state(value)
-        for key, value in (data.get(ATTRS_KEY) or {}).items():
-            vars(obj)[key] = load_state(value)
-        return obj
+        return _rebuild_model(cls, data, body)
     if cls is not None:
         with contextlib.suppress(TypeError):
             return cls(**body)
@@ -288,6 +297,51 @@ class Tee:
             data = {**data, PRIVATE_KEY: private}
         self._private = private
         return self.load(data)
+
+
+class TeeStream:
+    """A cassette stream handed over through a :class:`Tee`: ``for`` over a sync source,
+    ``async for`` over either; closing it closes the source."""
+
+    def __init__(
+        self, source: Iterator[Json] | AsyncIterator[Json], tee: Tee, live: Any = None
+    ) -> None:
+        self._source, self._tee, self._live = source, tee, live
+
+    def _next_data(self) -> Json:
+        if not isinstance(self._source, Iterator):
+            raise TypeError("this stream is asynchronous; use `async for`")
+        return next(self._source)
+
+    def _ready(self) -> bool:
+        """Whether the next chunk is there without waiting (a sync source)."""
+        return isinstance(self._source, Iterator)
+
+    def _take(self, data: Json) -> Any:
+        return self._tee.take(data)
+
+    def __next__(self) -> Any:
+        return self._take(self._next_data())
+
+    async def __anext__(self) -> Any:
+        if not self._ready():
+            return self._take(await cast(AsyncIterator[Json], self._source).__anext__())
+        try:
+            return self._take(self._next_data())
+        except StopIteration:
+            raise StopAsyncIteration from None
+
+    def close(self) -> None:
+        close = getattr(self._source, "close", None)
+        if callable(close):
+            close()
+
+    async def aclose(self) -> None:
+        close = getattr(self._source, "aclose", None)
+        if callable(close):
+            await close()
+        else:
+            self.close()
 
 
 def _diff(before: Json, after: Json) -> Json:

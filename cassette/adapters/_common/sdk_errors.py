@@ -43,14 +43,15 @@ class SdkErrors:
 
     sdk: ClassVar[Any]  # the SDK's module: its APIStatusError, APITimeoutError, ...
     wrap_body: ClassVar[bool] = False  # the SDK keeps only the "error" member of a body
+    safe_headers: ClassVar[frozenset[str]]  # the headers of a status error kept...
+    header_prefix: ClassVar[str]  # ...and those that start so (rate limits)
 
     def __init__(self, client: Any, path: str, method: str = "POST") -> None:
         self.client, self.path, self.method = client, path, method.upper()
         self.http = http_module(client, self.sdk.__name__)
 
-    @staticmethod
-    def kept_header(name: str) -> bool:
-        raise NotImplementedError
+    def kept_header(self, name: str) -> bool:
+        return name in self.safe_headers or name.startswith(self.header_prefix)
 
     def request(self) -> Any:
         url = self.path if "://" in self.path else str(self.client.base_url).rstrip("/") + self.path
@@ -59,20 +60,24 @@ class SdkErrors:
     def response(self, status: int, content: bytes = b"", headers: Json | None = None) -> Any:
         return self.http.Response(status, headers=headers, content=content, request=self.request())
 
+    def _status(self, exc: Any) -> Json:
+        headers = exc.response.headers
+        data: Json = {"kind": "status", "status_code": exc.status_code}
+        data["headers"] = {k: v for k, v in headers.items() if self.kept_header(k)}
+        try:
+            data["body"] = exc.response.json()
+        except Exception:  # noqa: BLE001 - not JSON, or never read: keep what the SDK kept
+            if exc.body is None or isinstance(exc.body, str):
+                data["text"] = exc.body or ""
+            else:
+                data["body"] = {"error": exc.body} if self.wrap_body else exc.body
+        return data
+
     def dump(self, exc: BaseException) -> Json | None:
         sdk = self.sdk
         data: Json
         if isinstance(exc, sdk.APIStatusError):
-            data = {"kind": "status", "status_code": exc.status_code}
-            headers = exc.response.headers
-            data["headers"] = {k: v for k, v in headers.items() if self.kept_header(k)}
-            try:
-                data["body"] = exc.response.json()
-            except Exception:  # noqa: BLE001 - not JSON, or never read: keep what the SDK kept
-                if exc.body is None or isinstance(exc.body, str):
-                    data["text"] = exc.body or ""
-                else:
-                    data["body"] = {"error": exc.body} if self.wrap_body else exc.body
+            data = self._status(exc)
         elif isinstance(exc, sdk.APITimeoutError):
             data = {"kind": "timeout"}
         elif isinstance(exc, sdk.APIConnectionError):

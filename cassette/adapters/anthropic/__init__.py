@@ -38,18 +38,17 @@ except ImportError:  # exercised in an environment without anthropic
     ) from None
 
 from ...replay.cassette import Cassette
-from ._errors import AnthropicErrors
-from ._http import Recorder, assemble_message, options_request
+from .._common.http_recorder import RECORDER
+from ._http import AnthropicErrors, Recorder, assemble_message, options_request
 
 __all__ = ["AnthropicErrors", "assemble_message", "is_wrapped", "options_request", "wrap_anthropic"]
 
 ClientT = TypeVar("ClientT", bound="Anthropic | AsyncAnthropic")
-_RECORDER = "_cassette_recorder"
 
 
 def is_wrapped(client: Any) -> bool:
     """Whether ``client`` is a client that :func:`wrap_anthropic` returned."""
-    return _RECORDER in vars(client)
+    return RECORDER in vars(client)
 
 
 def wrap_anthropic(client: ClientT, cas: Cassette, *, channel: str = "llm") -> ClientT:
@@ -62,13 +61,5 @@ def wrap_anthropic(client: ClientT, cas: Cassette, *, channel: str = "llm") -> C
         )
     copy_of: Any = type(client).copy  # the class's copy: a wrapped client copies unwrapped
     wrapped = copy_of(client)
-    recorder = Recorder(wrapped, cas, channel)
-    aio = isinstance(wrapped, AsyncAnthropic)
-    vars(wrapped)["request"] = recorder.async_request() if aio else recorder.sync_request()
-    vars(wrapped)[_RECORDER] = recorder
-
-    def copy(*args: Any, **options: Any) -> Any:
-        return wrap_anthropic(copy_of(wrapped, *args, **options), cas, channel=channel)
-
-    vars(wrapped).update(copy=copy, with_options=copy)
+    Recorder(wrapped, cas, channel).attach(isinstance(wrapped, AsyncAnthropic), wrap_anthropic)
     return cast(ClientT, wrapped)

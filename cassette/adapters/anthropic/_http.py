@@ -1,42 +1,41 @@
 """The layer of :mod:`cassette.adapters.anthropic` every SDK entry point goes through: the
-client's ``request(cast_to, options, stream=..., stream_cls=...)`` (the twin of
-:mod:`cassette.adapters.openai._http`, on the same Stainless client architecture).
-
-``Recorder.sync_request`` / ``async_request`` (from :class:`._http_recorder.HttpRecorder`)
-replace it on the wrapped client. A call becomes a request dict (:func:`options_request`);
-the answer comes from the cassette, or from the SDK's own ``request`` asked for the bare
-HTTP response (retries and status errors included), turned into a response dict. Either
-way the SDK gets an HTTP response rebuilt from that dict and runs its own
-``_process_response`` on it, so ``messages.stream()``, ``with_raw_response``,
-``with_streaming_response``, pages and ``client.post`` return what they return live.
-Response dicts: the JSON body plus ``"$http"`` (status, headers kept) when there is more to
-say; a body that is not a JSON object is kept whole in ``"$http"``; a stream is its events
-(``{"$http": ...}`` first when there are headers to keep).
-"""
+client's ``request``, replaced by the shared
+:class:`~cassette.adapters._common.http_recorder.HttpRecorder` (see there; the twin of the
+openai adapter's, on the same Stainless client architecture), with anthropic's request
+dicts (:func:`options_request`), headers kept, error codec (:class:`AnthropicErrors`) and
+stream assembler (:func:`assemble_message`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
-from urllib.parse import urlencode, urlsplit
+from typing import Any, ClassVar
 
 import anthropic
+import orjson
 import pydantic
 from anthropic._constants import RAW_RESPONSE_HEADER
 from anthropic._types import NotGiven, Omit
 
 from ...errors import CassetteError
 from ...types import Json
-from .._common.http import HTTP, SECRET_WORDS
-from .._common.http import response_dict as common_response_dict
+from .._common.http import SECRET_WORDS, endpoint_name, request_path
 from .._common.http_recorder import HttpRecorder
-from ._errors import AnthropicErrors, http_module
-from ._stream import assemble_message
+from .._common.sdk_errors import SdkErrors
 
-__all__ = ["HTTP", "Recorder", "assemble_message", "options_request", "response_dict"]
+__all__ = ["AnthropicErrors", "Recorder", "assemble_message", "options_request"]
 
 _SENTINELS = (NotGiven, Omit)
 _BETA = "anthropic-beta"  # a header that changes what the model does: part of the request
+
+
+class AnthropicErrors(SdkErrors):
+    """anthropic's status, timeout, connection and stream errors (the adapter's
+    :class:`cassette.ErrorCodec`); kept headers: the request id, retry-after and
+    ``anthropic-ratelimit-*``."""
+
+    sdk: ClassVar[Any] = anthropic
+    safe_headers = frozenset({"content-type", "retry-after", "retry-after-ms", "request-id"})
+    header_prefix = "anthropic-ratelimit-"
 
 
 def _kept(name: str) -> bool:
@@ -45,13 +44,6 @@ def _kept(name: str) -> bool:
     if any(word in name for word in SECRET_WORDS) or name == "anthropic-organization-id":
         return False
     return name.startswith(("x-", "anthropic-")) or name == "content-type"
-
-
-def response_dict(response: Any) -> Json:
-    """The response dict of a read HTTP response: its JSON body, ``"$http"`` added when
-    status or headers (those :func:`_kept` keeps) are worth keeping; any other body whole
-    inside ``"$http"``."""
-    return common_response_dict(response, _kept)
 
 
 def _plain(value: Any) -> Any:
@@ -75,10 +67,7 @@ def options_request(options: Any, base_path: str) -> Json:
     after ``/v1`` in dots (``"messages"``, ``"messages.count_tokens"``), led by the method
     unless it is POST, followed by the query string when there is one."""
     method = str(options.method).upper()
-    url = str(options.url)
-    path = urlsplit(url).path if "://" in url else "/" + url.lstrip("/")
-    if base_path and path.startswith(base_path + "/"):
-        path = path[len(base_path) :]
+    path = request_path(str(options.url), base_path)
     path = path[3:] if path.startswith("/v1/") else path
     if options.files is not None or getattr(options, "content", None) is not None:
         raise CassetteError(
@@ -93,29 +82,61 @@ def options_request(options: Any, base_path: str) -> Json:
     beta = next((v for k, v in headers.items() if k.lower() == _BETA), None)
     if isinstance(beta, str):
         body["$" + _BETA] = beta
-    endpoint = path.strip("/").replace("/", ".")
-    if method != "POST":
-        endpoint = f"{method} {endpoint}"
     params = options.params
-    if isinstance(params, Mapping) and params:
-        query = sorted((str(k), v) for k, v in _plain(params).items() if v is not None)
-        if query:
-            endpoint += "?" + urlencode(query, doseq=True)
-    body["endpoint"] = endpoint
+    query = _plain(params) if isinstance(params, Mapping) else None
+    body["endpoint"] = endpoint_name(method, path, query)
     return body
 
 
-class Recorder(HttpRecorder[AnthropicErrors]):
+def _block_event(blocks: dict[int, Json], partial: dict[int, list[str]], event: Json) -> None:
+    """Apply a ``content_block_start`` or ``_delta`` (JSON input parts go to ``partial``)."""
+    index = int(event.get("index", 0))
+    if event.get("type") == "content_block_start":
+        blocks[index] = dict(event.get("content_block") or {})
+        return
+    block = blocks.setdefault(index, {"type": "text", "text": ""})
+    delta = event.get("delta") or {}
+    kind = delta.get("type")
+    if kind == "text_delta":
+        block["text"] = str(block.get("text", "")) + str(delta.get("text", ""))
+    elif kind == "thinking_delta":
+        block["thinking"] = str(block.get("thinking", "")) + str(delta.get("thinking"))
+    elif kind == "input_json_delta":
+        partial.setdefault(index, []).append(str(delta.get("partial_json", "")))
+
+
+def assemble_message(events: list[Json]) -> Json:
+    """The final message of a Messages stream, merged from its events (stored next to the
+    events, for diffs and for the next request's references)."""
+    message: Json = {}
+    blocks: dict[int, Json] = {}
+    partial: dict[int, list[str]] = {}
+    for event in events:
+        kind = event.get("type")
+        if kind == "message_start" and isinstance(event.get("message"), dict):
+            message = dict(event["message"])
+        elif kind in ("content_block_start", "content_block_delta"):
+            _block_event(blocks, partial, event)
+        elif kind == "message_delta":
+            message.update(event.get("delta") or {})
+            usage = event.get("usage")
+            if isinstance(usage, dict):
+                message["usage"] = {**(message.get("usage") or {}), **usage}
+    for index, parts in partial.items():
+        try:
+            blocks[index]["input"] = orjson.loads("".join(parts) or "{}")
+        except orjson.JSONDecodeError:
+            blocks[index]["input"] = "".join(parts)
+    message["content"] = [blocks[i] for i in sorted(blocks)]
+    return message
+
+
+class Recorder(HttpRecorder):
     """The cassette side of one wrapped client."""
 
+    codec = AnthropicErrors
     raw_header = RAW_RESPONSE_HEADER
-    timeout_error = anthropic.APITimeoutError
-    connection_error = anthropic.APIConnectionError
-    http_module = staticmethod(http_module)
     kept = staticmethod(_kept)
-
-    def new_errors(self, url: str, method: str) -> AnthropicErrors:
-        return AnthropicErrors(self.client, url, method)
 
     def request_dict(self, options: Any) -> Json:
         return options_request(options, self.base_path)

@@ -13,17 +13,17 @@ Inside the block ``litellm.completion``, ``litellm.embedding``, ``litellm.text_c
 and ``litellm.responses`` and their async twins (and every module-level reference to them,
 ``from litellm import completion`` included) go through the cassette; litellm's other model
 calls (``get_responses``, ``image_generation``, ``transcription``, ... see
-``_litellm_blocked.UNRECORDED``) raise a ``CassetteError`` naming them, in every mode,
+``UNRECORDED``) raise a ``CassetteError`` naming them, in every mode,
 rather than reach the network unrecorded; leaving the block restores them all. Each call
 is keyed by the current :func:`cassette.episode` on channel ``"llm"``; the request is the
 model, the messages (``input``, ``prompt``) and the JSON parameters (never ``api_key``,
-``api_base``, headers, timeouts, retries or callbacks; :mod:`._litellm_request`). Replay
+``api_base``, headers, timeouts, retries or callbacks; :mod:`._request`). Replay
 returns what litellm returned: a ``ModelResponse``, ``EmbeddingResponse``,
 ``TextCompletionResponse`` or ``ResponsesAPIResponse`` equal to the recorded one
 (``choices``, ``logprobs``, ``usage``, ``_hidden_params``), or for ``stream=True`` a
 ``CustomStreamWrapper`` (a ``TextCompletionStreamWrapper`` for ``text_completion``, a
 ``SyncResponsesAPIStreamingIterator`` / ``ResponsesAPIStreamingIterator`` of Responses API
-events for ``responses`` / ``aresponses``; :mod:`._litellm_responses`) that yields the
+events for ``responses`` / ``aresponses``; :mod:`._responses`) that yields the
 recorded chunks one by one (``for`` and ``async for``). litellm's exceptions replay as the
 same type.
 Nothing reaches the network in replay. The response headers kept are the provider's, minus
@@ -38,16 +38,16 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
 from ...errors import CassetteError, RecordedError
 from ...replay.cassette import Cassette
 from ...types import Json
-from .._common.patches import ModulePatches, loaded_modules, snapshot
-from ._blocked import blocked_wrapper, unrecorded
+from .._common.patches import ModulePatches, module_values
 from ._errors import LiteLLMErrors
 from ._request import KINDS, PROMPT, TRANSPORT, Kind, bind, build_request, unnamed
 from ._stream import (  # before litellm: says how to install it when it is missing
@@ -78,6 +78,89 @@ _LIVE: ContextVar[bool] = ContextVar("cassette_litellm_live", default=False)
 ERRORS = LiteLLMErrors()
 
 
+# litellm's other model calls, which the patch does not record (their answers are types it
+# does not rebuild: images, audio, files, rankings, ...; or, for get_responses and
+# delete_responses, stored responses it does not keep): inside the block each raises a
+# CassetteError naming it, in every mode (those a litellm version lacks are skipped)
+UNRECORDED = (
+    "get_responses", "aget_responses", "delete_responses", "adelete_responses",
+    "image_generation", "aimage_generation", "image_edit", "aimage_edit", "image_variation",
+    "aimage_variation", "transcription", "atranscription", "speech", "aspeech", "moderation",
+    "amoderation", "rerank", "arerank", "ocr", "aocr", "search", "asearch",
+    "video_generation", "avideo_generation", "anthropic_messages", "aanthropic_messages",
+    "generate_content", "agenerate_content", "generate_content_stream",
+    "agenerate_content_stream",
+)  # fmt: skip
+
+
+def _error(name: str) -> CassetteError:
+    return CassetteError(
+        f"litellm.{name} cannot be recorded by patch_litellm (it records completion, "
+        "embedding, text_completion and responses and their async twins) and would reach "
+        f"the network unrecorded; call litellm.{name} outside the patch_litellm block"
+    )
+
+
+def _blocked(name: str, original: Any) -> Callable[..., Any]:
+    """``original`` raising :func:`_error` when called, unless litellm calls it itself
+    while a recorded call runs live."""
+    if inspect.iscoroutinefunction(original):
+
+        @functools.wraps(original)
+        async def ablocked(*args: Any, **kwargs: Any) -> Any:
+            if _LIVE.get():
+                return await original(*args, **kwargs)
+            raise _error(name)
+
+        return ablocked
+
+    @functools.wraps(original)
+    def blocked(*args: Any, **kwargs: Any) -> Any:
+        if _LIVE.get():
+            return original(*args, **kwargs)
+        raise _error(name)
+
+    return blocked
+
+
+def _parts(kind: Kind, base: str | None) -> tuple[LiteLLMTee, Any, Any]:
+    """(tee, stream wrapper type, assembler) of ``kind``'s streams."""
+    if kind.events:  # litellm 1.63 on: imported when first used
+        from . import _responses as responses
+
+        stream = responses.stream_type(kind.is_async)
+        return responses.ResponsesTee(base), stream, responses.assemble_response
+    if kind.text:
+        return LiteLLMTee(base, TEXT_CHUNK), LiteLLMTextStream, assemble_text
+    return LiteLLMTee(base), LiteLLMStream, assemble
+
+
+class _Streaming:
+    """One streamed call: the tee, wrapper type and assembler of its kind, and the live
+    wrapper once sent."""
+
+    def __init__(self, kind: Kind, base: str | None) -> None:
+        self.kind, self.base, self.sent = kind, base, None
+        self.tee, self.type, self.assemble = _parts(kind, base)
+
+    def adopt(self, wrapper: Any) -> Any:
+        """The live wrapper: the tee describes it on the stream's first chunk."""
+        self.sent = wrapper
+        self.tee.head = lambda: self.tee.stream_head(wrapper)
+        return wrapper
+
+    def defers(self, exc: Exception) -> bool:
+        """Whether the error of a stream's first chunk waits for the iteration: yes for a
+        text stream (its live wrapper sends the request then), unless the cassette itself
+        failed (a miss, a mismatch); a chat stream raises it from the call."""
+        return self.kind.text and (
+            isinstance(exc, RecordedError) or not isinstance(exc, CassetteError)
+        )
+
+    def wrapper(self, chunks: Any, first: Any) -> Any:
+        return self.type(chunks, self.tee, first=first, live=self.sent, api_base=self.base)
+
+
 # --- the patch ----------------------------------------------------------------------------
 
 
@@ -89,7 +172,7 @@ class LiteLLMPatch:
         self.patches = ModulePatches()
         self.calls = self.live_calls = 0
         self._lock = threading.Lock()
-        import litellm.main  # after ._litellm_stream, which says how to install it
+        import litellm.main  # after ._stream, which says how to install it
 
         # the public functions (litellm.completion) and the ones they fall back to
         # (litellm.main.completion), which other modules hold too; the arguments of an async
@@ -103,124 +186,95 @@ class LiteLLMPatch:
                     twin = vars(main).get(kind.name[1:]) if kind.is_async else None
                     signed = twin if twin is not None and unnamed(function) else function
                     self.recorded[id(function)] = (kind, function, signed)
-        self.blocked = unrecorded(litellm, main)  # image_generation, speech, ...: raise
+        self.blocked = {  # id -> (name, function) of those that raise: image_generation, ...
+            id(function): (name, function)
+            for name in UNRECORDED
+            for module in (litellm, main)
+            if inspect.isfunction(function := vars(module).get(name))
+        }
 
     # one call ----------------------------------------------------------------------------
     def _prepare(
         self, kind: Kind, signed: Any, args: tuple[Any, ...], kwargs: Json
-    ) -> tuple[Json, str | None]:
+    ) -> tuple[Json, str | None, Json]:
+        """(request dict, the api_base the call passes, keywords of the cassette call)."""
         arguments = bind(signed, args, kwargs)
         base = arguments.get("api_base") or arguments.get("base_url")
         with self._lock:
             self.calls += 1
-        return build_request(arguments, kind), (base if isinstance(base, str) else None)
+        keys: Json = {"channel": self.channel, "errors": ERRORS}
+        return build_request(arguments, kind), (base if isinstance(base, str) else None), keys
 
-    def _streams(self, kind: Kind, base: str | None) -> tuple[LiteLLMTee, Any, Any]:
-        """(tee, stream wrapper type, assemble) of ``kind``'s streams."""
-        if kind.events:  # litellm 1.63 on: imported when first used
-            from . import _responses as responses
-
-            stream = responses.stream_type(kind.is_async)
-            return responses.ResponsesTee(base), stream, responses.assemble_response
-        if kind.text:
-            return LiteLLMTee(base, TEXT_CHUNK), LiteLLMTextStream, assemble_text
-        return LiteLLMTee(base), LiteLLMStream, assemble
+    @contextlib.contextmanager
+    def _live(self) -> Iterator[None]:
+        """Around a live call: counted, and litellm calling itself goes straight through."""
+        with self._lock:
+            self.live_calls += 1
+        token = _LIVE.set(True)
+        try:
+            yield
+        finally:
+            _LIVE.reset(token)
 
     def call(self, kind: Kind, original: Any, signed: Any, *args: Any, **kwargs: Any) -> Any:
         """One call of a sync entry point through the cassette (``original`` sends it
         live; ``signed`` names its arguments)."""
         if _LIVE.get():  # litellm calling itself (text_completion runs completion)
             return original(*args, **kwargs)
-        request, base = self._prepare(kind, signed, args, kwargs)
+        request, base, keys = self._prepare(kind, signed, args, kwargs)
 
         def call_live() -> Any:
-            with self._lock:
-                self.live_calls += 1
-            token = _LIVE.set(True)
-            try:
+            with self._live():
                 return original(*args, **kwargs)
-            finally:
-                _LIVE.reset(token)
 
         if request.get("stream"):
-            tee, stream_type, joined = self._streams(kind, base)
-            wrappers: list[Any] = []
-
-            def live_stream() -> Iterator[Json]:
-                wrapper = call_live()
-                wrappers.append(wrapper)
-                tee.head = lambda: tee.stream_head(wrapper)
-                return tee.live(wrapper)
-
-            it = self.cas.stream(
-                request, live_stream, channel=self.channel, assemble=joined, errors=ERRORS
-            )
+            stream = _Streaming(kind, base)
+            live = lambda: stream.tee.live(stream.adopt(call_live()))  # noqa: E731
+            chunks = self.cas.stream(request, live, assemble=stream.assemble, **keys)
             try:
-                first = next(it, END)  # sends the request now, as litellm's completion does
+                first = next(chunks, END)  # sends the request now, as litellm's completion does
             except Exception as exc:  # a text stream raises it when iterated
-                if not _deferred(kind, exc):
+                if not stream.defers(exc):
                     raise
                 first = exc
-            sent = wrappers[0] if wrappers else None
-            return stream_type(it, tee, first=first, live=sent, api_base=base)
+            return stream.wrapper(chunks, first)
         got: list[Any] = []
-
-        def live() -> Json:
-            result = call_live()
-            got.append(result)
-            return dump_response(result, base)
-
-        response = self.cas.call(request, live, channel=self.channel, errors=ERRORS)
+        response = self.cas.call(
+            request, lambda: dump_response(_kept(got, call_live()), base), **keys
+        )
         return got[0] if got else load_response(response, base)
 
     async def acall(self, kind: Kind, original: Any, signed: Any, *args: Any, **kwargs: Any) -> Any:
         """Async twin of :meth:`call`."""
         if _LIVE.get():
             return await original(*args, **kwargs)
-        request, base = self._prepare(kind, signed, args, kwargs)
+        request, base, keys = self._prepare(kind, signed, args, kwargs)
 
         async def call_live() -> Any:
-            with self._lock:
-                self.live_calls += 1
-            token = _LIVE.set(True)
-            try:
+            with self._live():
                 return await original(*args, **kwargs)
-            finally:
-                _LIVE.reset(token)
 
         if request.get("stream"):
-            tee, stream_type, joined = self._streams(kind, base)
-            wrappers: list[Any] = []
+            stream = _Streaming(kind, base)
 
-            async def live_stream() -> AsyncIterator[Json]:
-                wrapper = await call_live()
-                wrappers.append(wrapper)
-                tee.head = lambda: tee.stream_head(wrapper)
-                async for data in tee.alive(wrapper):
+            async def live() -> AsyncIterator[Json]:
+                async for data in stream.tee.alive(stream.adopt(await call_live())):
                     yield data
 
-            it = self.cas.astream(
-                request, live_stream, channel=self.channel, assemble=joined, errors=ERRORS
-            )
-            first: Any
+            chunks = self.cas.astream(request, live, assemble=stream.assemble, **keys)
             try:
-                first = await it.__anext__()  # sends the request now, as litellm does
-            except StopAsyncIteration:
-                first = END
+                first = await anext(chunks, END)  # sends the request now, as litellm does
             except Exception as exc:  # as in call()
-                if not _deferred(kind, exc):
+                if not stream.defers(exc):
                     raise
                 first = exc
-            sent = wrappers[0] if wrappers else None
-            return stream_type(it, tee, first=first, live=sent, api_base=base)
+            return stream.wrapper(chunks, first)
         got: list[Any] = []
 
         async def alive() -> Json:
-            result = await call_live()
-            got.append(result)
-            return dump_response(result, base)
+            return dump_response(_kept(got, await call_live()), base)
 
-        response = await self.cas.acall(request, alive, channel=self.channel, errors=ERRORS)
+        response = await self.cas.acall(request, alive, **keys)
         return got[0] if got else load_response(response, base)
 
     def _wrapper(self, kind: Kind, original: Any, signed: Any) -> Any:
@@ -238,33 +292,22 @@ class LiteLLMPatch:
 
         return recorded
 
-    # install / restore -------------------------------------------------------------------
+    # install -----------------------------------------------------------------------------
     def install(self) -> None:
-        if any(p.patches.holds(key) for p in _PATCHES for key in self.recorded):
+        if any(ModulePatches.wrapper(entry[1]) for entry in self.recorded.values()):
             raise CassetteError("patch_litellm is already active; leave the outer one first")
         wrappers = {k: self._wrapper(*entry) for k, entry in self.recorded.items()}
-        wrappers |= {k: blocked_wrapper(n, f, _LIVE) for k, (n, f) in self.blocked.items()}
-        for _, module in loaded_modules():
-            for attr, value in snapshot(vars(module)).items():
-                wrapper = wrappers.get(id(value))  # the originals are alive: the ids are theirs
-                if wrapper is not None:
-                    self.patches.set(module, attr, wrapper)
-        _PATCHES.append(self)
-
-    def restore(self) -> None:
-        self.patches.restore()
-        with contextlib.suppress(ValueError):
-            _PATCHES.remove(self)
+        wrappers |= {k: _blocked(n, f) for k, (n, f) in self.blocked.items()}
+        for _, module, attr, value in module_values():
+            wrapper = wrappers.get(id(value))  # the originals are alive: the ids are theirs
+            if wrapper is not None:
+                self.patches.set(module, attr, wrapper)
 
 
-_PATCHES: list[LiteLLMPatch] = []
-
-
-def _deferred(kind: Kind, exc: Exception) -> bool:
-    """Whether the error of a stream's first chunk waits for the iteration: yes for a text
-    stream (its live wrapper sends the request then), unless the cassette itself failed (a
-    miss, a mismatch); a chat stream raises it from the call."""
-    return kind.text and (isinstance(exc, RecordedError) or not isinstance(exc, CassetteError))
+def _kept(got: list[Any], result: Any) -> Any:
+    """``result``, also kept in ``got`` (what the caller gets back while recording)."""
+    got.append(result)
+    return result
 
 
 @contextlib.contextmanager
@@ -278,4 +321,4 @@ def patch_litellm(cas: Cassette, *, channel: str = "llm") -> Iterator[LiteLLMPat
         patch.install()
         yield patch
     finally:
-        patch.restore()
+        patch.patches.restore()

@@ -36,11 +36,16 @@ class LiteLLMErrors:
         cls = getattr(exceptions, kind.partition(".")[2], None)
         if not (isinstance(cls, type) and issubclass(cls, BaseException)):
             return None
-        data = info.get("data") or {}
-        args = {"message": str(info.get("message") or ""), "status_code": 500}
-        args |= {k: data.get(k, "") for k in ("llm_provider", "model")} | data
+        arguments = _arguments(info)
         try:
             params = inspect.signature(cls).parameters
-            return cls(**{k: v for k, v in args.items() if k in params})
+            return cls(**{k: v for k, v in arguments.items() if k in params})
         except Exception:  # noqa: BLE001 - a type we cannot rebuild is replayed as RecordedError
             return None
+
+
+def _arguments(info: Json) -> Json:
+    """The constructor arguments of a recorded litellm exception."""
+    data = info.get("data") or {}
+    args = {"message": str(info.get("message") or ""), "status_code": 500}
+    return args | {k: data.get(k, "") for k in ("llm_provider", "model")} | data

@@ -11,7 +11,7 @@ import contextlib
 import functools
 import importlib
 import inspect
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -109,12 +109,7 @@ def build_request(arguments: Mapping[str, Any], kind: Kind = KINDS[0]) -> Json:
     request: Json = {"endpoint": kind.endpoint} if kind.endpoint else {}
     given = arguments.get(kind.body, [] if kind.body == "messages" else None)
     request |= {"model": model, kind.body: given}
-    for name, value in arguments.items():
-        if name in request or not _sent(name, value, kind):
-            continue
-        if isinstance(value, type) and issubclass(value, BaseModel):  # response_format=Model
-            value = _response_format(value)
-        request[name] = value
+    request |= dict(_parameters(arguments, kind, request.keys()))
     try:
         return cast(Json, plain(request, "request"))
     except CassetteError:
@@ -123,6 +118,16 @@ def build_request(arguments: Mapping[str, Any], kind: Kind = KINDS[0]) -> Json:
             f"litellm argument(s) {bad} cannot be stored in a cassette; pass JSON-able "
             "values (dicts, lists, str, numbers, pydantic models)"
         ) from None
+
+
+def _parameters(arguments: Json, kind: Kind, taken: Any) -> Iterator[tuple[str, Any]]:
+    """The other arguments that go to the model, as they are sent."""
+    for name, value in arguments.items():
+        if name in taken or not _sent(name, value, kind):
+            continue
+        if isinstance(value, type) and issubclass(value, BaseModel):  # response_format=Model
+            value = _response_format(value)
+        yield name, value
 
 
 def _response_format(model: type[BaseModel]) -> Any:

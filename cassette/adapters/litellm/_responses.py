@@ -9,7 +9,7 @@ for ``aresponses``)."""
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
 
 from litellm.responses.streaming_iterator import (  # litellm 1.63 on: imported on first use
     ResponsesAPIStreamingIterator,
@@ -20,14 +20,7 @@ from pydantic import BaseModel
 from ...types import Json
 from .._common.assemble import assemble_response
 from .._common.objects import PRIVATE_KEY, dump_state, load_state
-from ._stream import (
-    LiteLLMTee,
-    _hide_base,
-    _Replayed,
-    _show_base,
-    dump_response,
-    load_response,
-)
+from ._stream import LiteLLMTee, _hide_base, _Replayed, _show_base, dump_response, load_response
 
 __all__ = [
     "LiteLLMAsyncResponsesStream",
@@ -91,19 +84,14 @@ class _Events(_Replayed):
     completed_response: Any
     finished: bool
 
+    _replayed_state: ClassVar[Json] = {
+        "response": None, "logging_obj": None, "responses_api_provider_config": None,
+        "litellm_metadata": None, "request_data": {}, "call_type": None,
+        "_raw_response_headers": MappingProxyType({}),
+    }  # fmt: skip
+
     def _adopt(self, head: Json, live: Any, api_base: str | None) -> None:
-        if live is not None:
-            vars(self).update(vars(live))
-        else:
-            hidden = load_state(dict(head.get("_hidden_params") or {}))
-            _show_base(hidden, api_base)
-            vars(self).update(
-                _DEFAULTS,
-                model=head.get("model"),
-                custom_llm_provider=head.get("custom_llm_provider"),
-                _hidden_params=hidden,
-                _raw_response_headers=MappingProxyType({}),
-            )
+        super()._adopt(head, live, api_base)
         self.completed_response = None
         self.finished = False
 
@@ -126,12 +114,6 @@ class _Events(_Replayed):
         except StopAsyncIteration:
             self.finished = True
             raise
-
-
-_DEFAULTS: Json = {
-    "response": None, "logging_obj": None, "responses_api_provider_config": None,
-    "litellm_metadata": None, "request_data": {}, "call_type": None,
-}  # fmt: skip
 
 
 class LiteLLMResponsesStream(_Events, SyncResponsesAPIStreamingIterator):

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Iterator
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from pydantic import BaseModel
 
 from ...types import Json
+from .._common.assemble import first_choices
 from .._common.objects import (
     PRIVATE_KEY,
     STREAM_KEY,
     Tee,
+    TeeStream,
     dump_object,
     dump_state,
     load_state,
@@ -124,23 +126,24 @@ def load_response(data: Json, api_base: str | None, default: str = RESPONSE) -> 
     return obj
 
 
+def _merge_call(calls: dict[int, Json], call: Json) -> None:
+    slot = calls.setdefault(call.get("index", 0), {"type": "function"})
+    fn = slot.setdefault("function", {"name": None, "arguments": ""})
+    slot["id"] = call.get("id") or slot.get("id")
+    got = call.get("function") or {}
+    fn["name"] = got.get("name") or fn["name"]
+    fn["arguments"] += got.get("arguments") or ""
+
+
 def assemble(chunks: list[Json]) -> Json:
     """The assistant message of a chat stream (content and tool calls joined)."""
     text: list[str] = []
     calls: dict[int, Json] = {}
-    for chunk in chunks:
-        for choice in chunk.get("choices") or []:
-            if choice.get("index", 0) != 0:
-                continue
-            delta = choice.get("delta") or {}
-            text.append(delta.get("content") or "")
-            for call in delta.get("tool_calls") or []:
-                slot = calls.setdefault(call.get("index", 0), {"type": "function"})
-                fn = slot.setdefault("function", {"name": None, "arguments": ""})
-                slot["id"] = call.get("id") or slot.get("id")
-                got = call.get("function") or {}
-                fn["name"] = got.get("name") or fn["name"]
-                fn["arguments"] += got.get("arguments") or ""
+    for choice in first_choices(chunks):
+        delta = choice.get("delta") or {}
+        text.append(delta.get("content") or "")
+        for call in delta.get("tool_calls") or []:
+            _merge_call(calls, call)
     message: Json = {"role": "assistant", "content": "".join(text) or None}
     if calls:
         message["tool_calls"] = [calls[i] for i in sorted(calls)]
@@ -149,13 +152,8 @@ def assemble(chunks: list[Json]) -> Json:
 
 def assemble_text(chunks: list[Json]) -> Json:
     """The text of a text-completion stream, as an assistant message."""
-    text = [
-        choice.get("text") or ""
-        for chunk in chunks
-        for choice in chunk.get("choices") or []
-        if choice.get("index", 0) == 0
-    ]
-    return {"role": "assistant", "content": "".join(text) or None}
+    text = "".join(choice.get("text") or "" for choice in first_choices(chunks))
+    return {"role": "assistant", "content": text or None}
 
 
 # --- streams ------------------------------------------------------------------------------
@@ -189,7 +187,7 @@ class LiteLLMTee(Tee):
         }
 
 
-class _Replayed:
+class _Replayed(TeeStream):
     """Iterating a cassette stream: the live chunks while recording (the live wrapper's),
     the recorded ones rebuilt on replay. ``for`` and ``async for`` both work on a sync
     source; an async source (``acompletion``, ``atext_completion``) takes ``async for``.
@@ -197,6 +195,7 @@ class _Replayed:
     raised, raised by the first ``next`` (a text stream fails when iterated, as live)."""
 
     chunks: list[Any]
+    _replayed_state: ClassVar[Json] = {}  # the attributes a replayed wrapper starts with
 
     def __init__(
         self,
@@ -212,42 +211,49 @@ class _Replayed:
         self.completion_stream = source
         self.chunks = []
         self._closed = False
-        self._source, self._tee, self._first, self._live = source, tee, first, live
+        self._first = first
+        super().__init__(source, tee, live)
 
     def _adopt(self, head: Json, live: Any, api_base: str | None) -> None:
         """Take the live wrapper's attributes (``live``), or on replay the stream's own
         state from the head the recording keeps with its first chunk."""
-        raise NotImplementedError
+        if live is not None:
+            vars(self).update(vars(live))
+            return
+        hidden = load_state(dict(head.get("_hidden_params") or {}))
+        _show_base(hidden, api_base)
+        vars(self).update(
+            self._replayed_state,
+            model=head.get("model"),
+            custom_llm_provider=head.get("custom_llm_provider"),
+            _hidden_params=hidden,
+        )
 
     def _next_data(self) -> Json:
-        if self._first is not END:
-            data, self._first = self._first, END
-            if isinstance(data, BaseException):  # what getting the first chunk raised
-                raise data
-            return cast(Json, data)
-        if not isinstance(self._source, Iterator):
-            raise TypeError("this litellm stream came from an async call; use `async for`")
-        return next(self._source)
+        if self._first is END:
+            return super()._next_data()
+        data, self._first = self._first, END
+        if isinstance(data, BaseException):  # what getting the first chunk raised
+            raise data
+        return cast(Json, data)
+
+    def _ready(self) -> bool:
+        return self._first is not END or super()._ready()
 
     def _take(self, data: Json) -> Any:
-        chunk = self._tee.take(data)
+        chunk = super()._take(data)
         self.chunks.append(chunk)
         return chunk
 
     def __next__(self) -> Any:
         if self._closed:
             raise StopIteration
-        return self._take(self._next_data())
+        return super().__next__()
 
     async def __anext__(self) -> Any:
         if self._closed:
             raise StopAsyncIteration
-        if self._first is not END or isinstance(self._source, Iterator):
-            try:
-                return self._take(self._next_data())
-            except StopIteration:
-                raise StopAsyncIteration from None
-        return self._take(await self._source.__anext__())
+        return await super().__anext__()
 
     def _live_part(self, name: str) -> Any:
         """The live wrapper's ``close``/``aclose`` (a text stream's: its chat stream's)."""
@@ -257,20 +263,14 @@ class _Replayed:
 
     def close(self) -> None:
         self._closed = True
-        close = getattr(self._source, "close", None)
-        if callable(close):
-            close()
+        super().close()
         close = self._live_part("close")
         if close is not None:
             close()
 
     async def aclose(self) -> None:
         self._closed = True
-        close = getattr(self._source, "aclose", None)
-        if callable(close):
-            await close()
-        else:
-            self.close()
+        await super().aclose()
         aclose = self._live_part("aclose")
         if aclose is not None:
             await aclose()
@@ -281,20 +281,10 @@ class LiteLLMStream(_Replayed, CustomStreamWrapper):
     live chunks (and has the live wrapper's attributes); on replay it yields the recorded
     chunks, rebuilt as ``ModelResponseStream``."""
 
-    def _adopt(self, head: Json, live: Any, api_base: str | None) -> None:
-        if live is not None:
-            vars(self).update(vars(live))
-        else:
-            hidden = load_state(dict(head.get("_hidden_params") or {}))
-            _show_base(hidden, api_base)
-            self.model = head.get("model")
-            self.custom_llm_provider = head.get("custom_llm_provider")
-            self._hidden_params = hidden
-            self.logging_obj = cast(Any, None)
-            self._response_headers = None
-            self.response_uptil_now = ""
-            self.sent_last_chunk = False
-            self.stream_options = None
+    _replayed_state: ClassVar[Json] = {
+        "logging_obj": None, "_response_headers": None, "response_uptil_now": "",
+        "sent_last_chunk": False, "stream_options": None,
+    }  # fmt: skip
 
     def __del__(self) -> None:  # the live wrapper cleans up after itself
         pass

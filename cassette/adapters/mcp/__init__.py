@@ -235,13 +235,8 @@ class RecordingClientSession(ClientSession):
                 response["progress"] = list(errors.progress)
             return response
 
-        if key["method"] in HANDSHAKE and not self.replaying:
-            await self._live_handshake(key, live, errors)
-            return live_result[0]
         try:
-            response = await self.cassette.acall(
-                key, live=live, channel=self.channel, errors=errors
-            )
+            response = await self._through(key, live, errors)
         except Exception as exc:
             await _fire(progress_callback, getattr(exc, _PROGRESS, ()))
             raise
@@ -252,6 +247,17 @@ class RecordingClientSession(ClientSession):
         if key["method"] == "initialize":
             raw = _plausible_initialize(raw, sent)
         return validate_result(result_type, raw)
+
+    async def _through(
+        self, key: Json, live: Callable[[], Awaitable[Json]], errors: MCPErrors
+    ) -> Json:
+        """The response dict of ``key`` from the cassette, or from ``live``; the handshake
+        goes live whenever a server is connected (then the dict is empty: ``live`` keeps
+        what it got)."""
+        if key["method"] in HANDSHAKE and not self.replaying:
+            await self._live_handshake(key, live, errors)
+            return {}
+        return await self.cassette.acall(key, live=live, channel=self.channel, errors=errors)
 
     async def _live_handshake(
         self, key: Json, live: Callable[[], Awaitable[Json]], errors: MCPErrors
@@ -290,13 +296,8 @@ class RecordingClientSession(ClientSession):
             raw.append(await send(version))
             return {"result": raw[-1]}
 
-        if not self.replaying:
-            await self._live_handshake(key, live, MCPErrors())
-            return raw[-1]
-        response = await self.cassette.acall(
-            key, live=live, channel=self.channel, errors=MCPErrors()
-        )
-        return dict(response["result"])
+        response = await self._through(key, live, MCPErrors())
+        return raw[-1] if raw else dict(response["result"])
 
 
 @asynccontextmanager

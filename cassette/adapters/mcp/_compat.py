@@ -89,8 +89,6 @@ def handshake_versions() -> tuple[str, ...]:
 
         return tuple(HANDSHAKE_PROTOCOL_VERSIONS)
     except ImportError:  # 1.x
-        import importlib
-
         version = importlib.import_module("mcp.shared.version")
         return tuple(version.SUPPORTED_PROTOCOL_VERSIONS)
 

@@ -32,11 +32,12 @@ so a cassette recorded through ``create`` replays through ``with_raw_response.cr
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import inspect
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
@@ -49,15 +50,15 @@ from openai.types.chat import ChatCompletion, completion_create_params
 from ...errors import CassetteError
 from ...replay.cassette import Cassette
 from ...types import Json
+from .._common.http_recorder import RECORDER
 from ._errors import OpenAIErrors
-from ._http import LIVE, Recorder, adapter, response_dict, without_http
+from ._http import LIVE, Recorder, adapter, without_http
 from ._request import build_request, materialise
 
 __all__ = ["OpenAIErrors", "build_request", "wrap_openai"]
 
 ClientT = TypeVar("ClientT", bound="OpenAI | AsyncOpenAI")
 _CONTROL = frozenset({RAW_RESPONSE_HEADER, OVERRIDE_CAST_TO_HEADER})
-_RECORDER = "_cassette_recorder"
 _WEBSOCKET_CODE = ("openai.resources.", "openai._websocket")
 
 
@@ -128,14 +129,7 @@ class _Create:
         options = copy.copy(template)  # the SDK sets its headers anew, never changes them
         cast_to = client._maybe_override_cast_to(self.endpoint.result, options)
         response = self.recorder.response(options, data)
-        return self.recorder.cls._process_response(
-            client,
-            cast_to=cast_to,
-            options=options,
-            response=response,
-            stream=False,
-            stream_cls=None,
-        )
+        return self.recorder.process(cast_to, options, response, False, None)
 
     def request(self, kwargs: Mapping[str, Any]) -> Json:
         if not (kwargs.keys() <= self.accepts and self.required <= kwargs.keys()):
@@ -169,22 +163,28 @@ class _Create:
             )
 
 
+@contextlib.contextmanager
+def _live() -> Iterator[None]:
+    """Around the SDK's own ``create`` (live): its ``request`` goes straight through."""
+    token = LIVE.set(True)
+    try:
+        yield
+    finally:
+        LIVE.reset(token)
+
+
 def _sync_create(call: _Create) -> Callable[..., Any]:
     def live(kwargs: dict[str, Any]) -> Json:
-        token = LIVE.set(True)
-        try:
+        with _live():
             raw = call.create(**call.raw_kwargs(kwargs))
-        finally:
-            LIVE.reset(token)
-        return response_dict(raw.http_response)
+        return call.recorder.response_dict(raw.http_response)
 
     def create(**kwargs: Any) -> Any:
         if kwargs.get("stream"):  # streams go the SDK's way, to the client's request()
             return call.create(**kwargs)
         kwargs = materialise(kwargs)
-        request = call.request(kwargs)
         data = call.cas.call(
-            request, live=lambda: live(kwargs), channel=call.channel, errors=call.errors
+            call.request(kwargs), lambda: live(kwargs), channel=call.channel, errors=call.errors
         )
         headers = kwargs.get("extra_headers")
         if headers and _CONTROL & headers.keys():  # with_raw/streaming_response
@@ -196,20 +196,16 @@ def _sync_create(call: _Create) -> Callable[..., Any]:
 
 def _async_create(call: _Create) -> Callable[..., Any]:
     async def live(kwargs: dict[str, Any]) -> Json:
-        token = LIVE.set(True)
-        try:
+        with _live():
             raw = await call.create(**call.raw_kwargs(kwargs))
-        finally:
-            LIVE.reset(token)
-        return response_dict(raw.http_response)
+        return call.recorder.response_dict(raw.http_response)
 
     async def create(**kwargs: Any) -> Any:
         if kwargs.get("stream"):  # streams go the SDK's way, to the client's request()
             return await call.create(**kwargs)
         kwargs = materialise(kwargs)
-        request = call.request(kwargs)
         data = await call.cas.acall(
-            request, live=lambda: live(kwargs), channel=call.channel, errors=call.errors
+            call.request(kwargs), lambda: live(kwargs), channel=call.channel, errors=call.errors
         )
         headers = kwargs.get("extra_headers")
         if headers and _CONTROL & headers.keys():  # with_raw/streaming_response
@@ -222,7 +218,7 @@ def _async_create(call: _Create) -> Callable[..., Any]:
 def _install(client: Any, resource: Any, endpoint: _Endpoint | None) -> Any:
     """Put the fast ``create`` on a resource of a wrapped client, the first time the
     caller reaches it."""
-    recorder = vars(client).get(_RECORDER)
+    recorder = vars(client).get(RECORDER)
     if recorder is None or endpoint is None or "create" in vars(resource):
         return resource
     factory = _async_create if isinstance(client, AsyncOpenAI) else _sync_create
@@ -271,7 +267,7 @@ def _wrapped_class(cls: type[Any]) -> type[Any]:
 
     def auth_headers(self: Any) -> Any:
         caller = sys._getframe(1).f_globals.get("__name__", "")
-        if _RECORDER in vars(self) and caller.startswith(_WEBSOCKET_CODE):
+        if RECORDER in vars(self) and caller.startswith(_WEBSOCKET_CODE):
             raise _refuse_websocket()
         return parent_auth.__get__(self, cls)
 
@@ -300,13 +296,10 @@ def wrap_openai(client: ClientT, cas: Cassette, *, channel: str = "llm") -> Clie
     if not isinstance(client, (OpenAI, AsyncOpenAI)):
         raise TypeError(f"wrap_openai takes an openai.OpenAI or AsyncOpenAI, not {client!r}")
     base: type[Any] = getattr(type(client), "_cassette_base", type(client))
-    copy_of: Any = base.copy  # the class's copy: a wrapped client copies unwrapped
-    wrapped = copy_of(client)
+    wrapped = base.copy(client)  # the class's copy: a wrapped client copies unwrapped
     wrapped.__class__ = _wrapped_class(base)
     recorder = Recorder(wrapped, cas, channel)
-    aio = isinstance(wrapped, AsyncOpenAI)
-    vars(wrapped)["request"] = recorder.async_request() if aio else recorder.sync_request()
-    vars(wrapped)[_RECORDER] = recorder
+    recorder.attach(isinstance(wrapped, AsyncOpenAI), wrap_openai)
     vars(wrapped)["_process_response_data"] = recorder.process_response_data()
     for name, endpoint in (("chat", CHAT), ("responses", None)):  # SDKs that build them eagerly
         if name in vars(wrapped):
@@ -316,9 +309,4 @@ def wrap_openai(client: ClientT, cas: Cassette, *, channel: str = "llm") -> Clie
                 resource.completions if endpoint else resource,
                 endpoint or _responses_endpoint(),
             )
-
-    def copy(**options: Any) -> Any:
-        return wrap_openai(copy_of(wrapped, **options), cas, channel=channel)
-
-    vars(wrapped).update(copy=copy, with_options=copy)
     return cast(ClientT, wrapped)

@@ -1,5 +1,6 @@
 """API errors of the openai SDK in a cassette: :class:`OpenAIErrors`, the adapter's
-:class:`cassette.ErrorCodec` (the shared codec of :mod:`._sdk_errors`, set up for openai)."""
+:class:`cassette.ErrorCodec` (the shared codec of :mod:`.._common.sdk_errors`, set up for
+openai)."""
 
 from __future__ import annotations
 
@@ -8,16 +9,8 @@ from typing import Any, ClassVar
 import openai
 
 from .._common.sdk_errors import SdkErrors
-from .._common.sdk_errors import http_module as _http_module
 
-__all__ = ["OpenAIErrors", "http_module"]
-
-_SAFE_HEADERS = frozenset({"content-type", "retry-after", "retry-after-ms", "x-request-id"})
-
-
-def http_module(client: Any) -> Any:
-    """The HTTP library an openai client runs on (``httpx2`` or ``httpx``)."""
-    return _http_module(client, "openai")
+__all__ = ["OpenAIErrors"]
 
 
 class OpenAIErrors(SdkErrors):
@@ -26,7 +19,5 @@ class OpenAIErrors(SdkErrors):
 
     sdk: ClassVar[Any] = openai
     wrap_body: ClassVar[bool] = True  # the SDK keeps the "error" member of a JSON body
-
-    @staticmethod
-    def kept_header(name: str) -> bool:
-        return name in _SAFE_HEADERS or name.startswith("x-ratelimit")
+    safe_headers = frozenset({"content-type", "retry-after", "retry-after-ms", "x-request-id"})
+    header_prefix = "x-ratelimit"

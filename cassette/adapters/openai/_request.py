@@ -9,7 +9,6 @@ import base64
 import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
-from urllib.parse import urlencode, urlsplit
 
 import orjson
 import pydantic
@@ -18,6 +17,7 @@ from openai._utils import maybe_transform
 
 from ...errors import CassetteError
 from ...types import Json
+from .._common.http import endpoint_name, request_path
 
 __all__ = ["build_request", "entry_point", "materialise", "options_request", "refuse"]
 
@@ -119,14 +119,21 @@ def refuse(method: str, path: str, what: str) -> CassetteError:
     )
 
 
-def _path(url: str, base_path: str) -> str:
-    """The request path relative to the client's base URL (``/chat/completions``)."""
-    if "://" in url:
-        path = urlsplit(url).path
-        if base_path and path.startswith(base_path + "/"):
-            path = path[len(base_path) :]
-        return path
-    return url if url.startswith("/") else "/" + url
+def _raw_body(options: Any, method: str, path: str) -> Json:
+    """The part of a request dict that holds a body of its own type (SDP, ...)."""
+    headers = options.headers if isinstance(options.headers, Mapping) else {}
+    content_type = str(next((v for k, v in headers.items() if k.lower() == "content-type"), ""))
+    if options.files is not None or content_type.startswith("multipart/"):
+        raise refuse(method, path, "a multipart file upload")
+    content = getattr(options, "content", None)  # openai >= 2
+    if content is None:
+        return {}
+    if not isinstance(content, (bytes, bytearray)):
+        raise refuse(method, path, "a request body read from a file or a stream")
+    try:
+        return {"$content": bytes(content).decode()}
+    except UnicodeDecodeError:
+        return {"$content_base64": base64.b64encode(content).decode()}
 
 
 def options_request(options: Any, base_path: str) -> Json:
@@ -134,20 +141,8 @@ def options_request(options: Any, base_path: str) -> Json:
     ``extra_body``) plus ``"endpoint"``, the path in dots (``"chat.completions"``); other
     methods than POST lead it and add their query string (``"GET models?limit=2"``)."""
     method = str(options.method).upper()
-    path = _path(str(options.url), base_path)
-    headers = options.headers if isinstance(options.headers, Mapping) else {}
-    content_type = str(next((v for k, v in headers.items() if k.lower() == "content-type"), ""))
-    if options.files is not None or content_type.startswith("multipart/"):
-        raise refuse(method, path, "a multipart file upload")
-    body: Json = {}
-    content = getattr(options, "content", None)  # openai >= 2
-    if isinstance(content, (bytes, bytearray)):  # a body of its own type (SDP, ...)
-        try:
-            body["$content"] = bytes(content).decode()
-        except UnicodeDecodeError:
-            body["$content_base64"] = base64.b64encode(content).decode()
-    elif content is not None:
-        raise refuse(method, path, "a request body read from a file or a stream")
+    path = request_path(str(options.url), base_path)
+    body = _raw_body(options, method, path)
     data = options.json_data
     if isinstance(data, Mapping):
         body = dict(to_json(data))  # a dict of its own: the SDK's body is sent as it is
@@ -156,13 +151,7 @@ def options_request(options: Any, base_path: str) -> Json:
     extra = options.extra_json
     if isinstance(extra, Mapping):
         body.update(to_json(extra))
-    endpoint = path.strip("/").replace("/", ".")
-    if method != "POST":
-        endpoint = f"{method} {endpoint}"
     params = options.params  # a POST's query is extra_query, left out as create does
-    if method != "POST" and isinstance(params, Mapping) and params:
-        query = sorted((str(k), v) for k, v in to_json(params).items() if v is not None)
-        if query:
-            endpoint += "?" + urlencode(query, doseq=True)
-    body["endpoint"] = endpoint
+    query = to_json(params) if method != "POST" and isinstance(params, Mapping) else None
+    body["endpoint"] = endpoint_name(method, path, query)
     return body

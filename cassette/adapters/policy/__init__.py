@@ -37,6 +37,7 @@ read whole before it is handed over.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -47,14 +48,7 @@ from ...replay.cassette import Cassette
 from ...replay.modes import Mode
 from ...types import Json
 from .._common.objects import Tee, dump_object, plain, rebuild, type_path
-from ._stream import (
-    PolicyStream,
-    replayed_stream,
-    stream_info,
-    stream_kind,
-    stream_of,
-    stream_tee,
-)
+from ._stream import PolicyStream, replayed_stream, stream_info, stream_kind, stream_of, stream_tee
 
 __all__ = ["PolicyStream", "RecordedPolicy", "wrap_policy"]
 
@@ -122,52 +116,43 @@ def _openai_result(response: Json) -> Any:
 class _Call:
     """One call of a wrapped openai-style policy."""
 
-    def __init__(self, cas: Cassette, channel: str, env_index: int | str | None) -> None:
-        self.cas, self.channel, self.env_index = cas, channel, env_index
+    def __init__(
+        self, cas: Cassette, channel: str, env_index: int | str | None, args: Any, kwargs: Json
+    ) -> None:
+        self.cas = cas
+        self.keys: Json = {"env_index": env_index, "channel": channel}
+        self.request = _openai_request(args, kwargs)
         self.got: list[Any] = []
 
-    def fail(self, request: Json, exc: BaseException) -> None:
-        def live() -> Json:
-            raise exc
+    @contextlib.contextmanager
+    def failing(self) -> Iterator[None]:
+        """Around a policy called first (record/passthrough): its error is recorded."""
+        try:
+            yield
+        except Exception as exc:
+            self.cas.call(self.request, functools.partial(_raise, exc), **self.keys)
+            raise  # (the call above raises it already)
 
-        self.cas.call(request, live, env_index=self.env_index, channel=self.channel)
-
-    def answer(self, request: Json, result: Any) -> Any:
-        """Record a live answer or stream (record/passthrough: the policy ran first)."""
+    def answer(self, result: Any, aio: bool) -> Any:
+        """Record a live answer or stream (record/passthrough: the policy ran first); a
+        stream is iterated the way the wrapper is (``aio``) where the iterator allows."""
         kind = stream_kind(result)
         if kind is None:
             response = _openai_response(result)
-            self.cas.call(request, lambda: response, env_index=self.env_index, channel=self.channel)
+            self.cas.call(self.request, lambda: response, **self.keys)
             return result
-        return self._stream(request, result, kind, prefer_async=not kind[0])
-
-    async def aanswer(self, request: Json, result: Any) -> Any:
-        kind = stream_kind(result)
-        if kind is None:
-            response = _openai_response(result)
-
-            async def live() -> Json:
-                return response
-
-            await self.cas.acall(request, live, env_index=self.env_index, channel=self.channel)
-            return result
-        return self._stream(request, result, kind, prefer_async=kind[1])
-
-    def _stream(
-        self, request: Json, result: Any, kind: tuple[bool, bool], *, prefer_async: bool
-    ) -> Any:
-        tee = stream_tee(result, kind)
-        keys: Json = {"env_index": self.env_index, "channel": self.channel}
+        info = stream_info(result, kind)
+        tee = stream_tee(result, info)
         source: Iterator[Json] | AsyncIterator[Json]
-        if prefer_async:
-            source = self.cas.astream(request, lambda: tee.alive(result), **keys)
+        if kind[1] if aio else not kind[0]:
+            source = self.cas.astream(self.request, lambda: tee.alive(result), **self.keys)
         else:
-            source = self.cas.stream(request, lambda: tee.live(result), **keys)
-        return stream_of(source, tee, stream_info(result, kind), live=result)
+            source = self.cas.stream(self.request, lambda: tee.live(result), **self.keys)
+        return stream_of(source, tee, info, live=result)
 
-    def drained(self, result: Any, chunks: list[Json], tee: Tee, kind: tuple[bool, bool]) -> Json:
+    def drained(self, result: Any, chunks: list[Json], tee: Tee, info: Json) -> Json:
         """A stream read whole (append mode): the caller gets it from the live chunks."""
-        self.got.append(stream_of(iter(chunks), tee, stream_info(result, kind), live=result))
+        self.got.append(stream_of(iter(chunks), tee, info, live=result))
         return {"chunks": chunks}
 
     def live(self, result: Any) -> Json:
@@ -181,15 +166,24 @@ class _Call:
                 "the wrapped policy returned an async iterator but is not an async function; "
                 "declare it `async def` so that wrap_policy returns an async wrapper"
             )
-        tee = stream_tee(result, kind)
-        return self.drained(result, list(tee.live(result)), tee, kind)
+        info = stream_info(result, kind)
+        tee = stream_tee(result, info)
+        return self.drained(result, list(tee.live(result)), tee, info)
 
     async def alive(self, result: Any) -> Json:
         kind = stream_kind(result)
         if kind is None or not kind[1]:
             return self.live(result)
-        tee = stream_tee(result, kind)
-        return self.drained(result, [c async for c in tee.alive(result)], tee, kind)
+        info = stream_info(result, kind)
+        tee = stream_tee(result, info)
+        return self.drained(result, [c async for c in tee.alive(result)], tee, info)
+
+    def result(self, response: Json) -> Any:
+        return self.got[0] if self.got else _openai_result(response)
+
+
+def _raise(exc: BaseException) -> Json:
+    raise exc
 
 
 def _wrap_openai(fn: Callable[..., Any], cas: Cassette, channel: str) -> Callable[..., Any]:
@@ -197,46 +191,35 @@ def _wrap_openai(fn: Callable[..., Any], cas: Cassette, channel: str) -> Callabl
 
         @functools.wraps(fn)
         async def awrapper(*args: Any, env_index: int | str | None = None, **kwargs: Any) -> Any:
-            request = _openai_request(args, kwargs)
-            call = _Call(cas, channel, env_index)
+            call = _Call(cas, channel, env_index, args, kwargs)
+
+            async def run() -> Any:
+                result = fn(*args, **kwargs)
+                return (await result) if inspect.isawaitable(result) else result
+
             if cas.mode in _LIVE_FIRST:
-                try:
-                    result = fn(*args, **kwargs)
-                    if inspect.isawaitable(result):
-                        result = await result
-                except Exception as exc:
-                    call.fail(request, exc)
-                    raise
-                return await call.aanswer(request, result)
+                with call.failing():
+                    result = await run()
+                return call.answer(result, aio=True)
 
             async def live() -> Json:
-                result = fn(*args, **kwargs)
-                if inspect.isawaitable(result):
-                    result = await result
-                return await call.alive(result)
+                return await call.alive(await run())
 
-            response = await cas.acall(request, live, env_index=env_index, channel=channel)
-            return call.got[0] if call.got else _openai_result(response)
+            return call.result(await cas.acall(call.request, live, **call.keys))
 
         return awrapper
 
     @functools.wraps(fn)
     def wrapper(*args: Any, env_index: int | str | None = None, **kwargs: Any) -> Any:
-        request = _openai_request(args, kwargs)
-        call = _Call(cas, channel, env_index)
+        call = _Call(cas, channel, env_index, args, kwargs)
         if cas.mode in _LIVE_FIRST:
-            try:
+            with call.failing():
                 result = fn(*args, **kwargs)
                 if inspect.isawaitable(result):
                     _openai_response(result)  # refused: the wrapper must be async
-            except Exception as exc:
-                call.fail(request, exc)
-                raise
-            return call.answer(request, result)
-        response = cas.call(
-            request, lambda: call.live(fn(*args, **kwargs)), env_index=env_index, channel=channel
-        )
-        return call.got[0] if call.got else _openai_result(response)
+            return call.answer(result, aio=False)
+        live = lambda: call.live(fn(*args, **kwargs))  # noqa: E731
+        return call.result(cas.call(call.request, live, **call.keys))
 
     return wrapper
 

@@ -9,7 +9,7 @@ from typing import Any, cast
 from pydantic import BaseModel
 
 from ...types import Json
-from .._common.objects import STREAM_KEY, Tee, plain, type_path
+from .._common.objects import STREAM_KEY, Tee, TeeStream, plain, type_path
 
 __all__ = [
     "PolicyStream",
@@ -23,7 +23,7 @@ __all__ = [
 _LITELLM_STREAM = "litellm.litellm_core_utils.streaming_handler:CustomStreamWrapper"
 
 
-class PolicyStream:
+class PolicyStream(TeeStream):
     """An iterator that a wrapped policy returned: while recording it hands over the live
     chunks (other attributes are the live iterator's); on replay it yields the recorded
     chunks rebuilt as their types. Iterate it as the policy's iterator was iterated."""
@@ -37,42 +37,18 @@ class PolicyStream:
         aio: bool = True,
         live: Any = None,
     ) -> None:
-        self._source, self._tee, self._sync, self._aio, self._live = source, tee, sync, aio, live
+        super().__init__(source, tee, live)
+        self._sync, self._aio = sync, aio
 
     def __iter__(self) -> PolicyStream:
         if not (self._sync and isinstance(self._source, Iterator)):
             raise TypeError("this stream is asynchronous; use `async for`")
         return self
 
-    def __next__(self) -> Any:
-        if not isinstance(self._source, Iterator):
-            raise TypeError("this stream is asynchronous; use `async for`")
-        return self._tee.take(next(self._source))
-
     def __aiter__(self) -> PolicyStream:
         if not self._aio:
             raise TypeError("this stream is synchronous; use `for`")
         return self
-
-    async def __anext__(self) -> Any:
-        if isinstance(self._source, Iterator):
-            try:
-                return self._tee.take(next(self._source))
-            except StopIteration:
-                raise StopAsyncIteration from None
-        return self._tee.take(await self._source.__anext__())
-
-    def close(self) -> None:
-        close = getattr(self._source, "close", None)
-        if callable(close):
-            close()
-
-    async def aclose(self) -> None:
-        close = getattr(self._source, "aclose", None)
-        if callable(close):
-            await close()
-        else:
-            self.close()
 
     def __enter__(self) -> PolicyStream:
         return self
@@ -102,8 +78,8 @@ def stream_kind(result: Any) -> tuple[bool, bool] | None:
     return (sync, aio) if sync or aio else None
 
 
-def stream_tee(result: Any, kind: tuple[bool, bool]) -> Tee:
-    info = {"type": type_path(result), "sync": kind[0], "async": kind[1]}
+def stream_tee(result: Any, info: Json) -> Tee:
+    """The tee of a stream that a policy returned (``info``: :func:`stream_info`)."""
     if info["type"] == _LITELLM_STREAM:
         from ..litellm import LiteLLMTee
 

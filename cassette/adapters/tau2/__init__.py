@@ -38,7 +38,7 @@ from ...errors import CassetteError, RecordedError
 from ...replay.cassette import Cassette
 from ...replay.context import current_episode, episode
 from ...types import Json
-from .._common.patches import ModulePatches, loaded_modules, snapshot
+from .._common.patches import ModulePatches, module_values
 from ..litellm._errors import LiteLLMErrors
 
 __all__ = ["CHANNELS", "HOLDERS", "Tau2Patch", "env_index_for", "patch_tau2", "trial_for_seed"]
@@ -318,20 +318,19 @@ class Tau2Patch:
 
         return run_tasks
 
-    # install / restore -------------------------------------------------------------------
+    # install -------------------------------------------------------------------------
     def install(self) -> None:
         llm_utils = _tau2("tau2.utils.llm_utils")
         for name in HOLDERS:
             _tau2(name)
         current = llm_utils.generate
-        if any(patch.patches.holds(id(current)) for patch in _PATCHES):
+        if ModulePatches.wrapper(current):
             raise CassetteError("patch_tau2 is already active; leave the outer one first")
         self.original = current
-        for name, module in loaded_modules():
-            for attr, value in snapshot(vars(module)).items():
-                if value is current:  # the module's own reference gets its caller's channel
-                    channel = None if module is llm_utils else self.channel_for(name)
-                    self.patches.set(module, attr, self._generate_wrapper(channel))
+        for name, module, attr, value in module_values():
+            if value is current:  # the module's own reference gets its caller's channel
+                channel = None if module is llm_utils else self.channel_for(name)
+                self.patches.set(module, attr, self._generate_wrapper(channel))
         shim = ModuleType("uuid")
         vars(shim).update(vars(uuid), uuid4=self.uuid4)
         for name in UUID_USERS:
@@ -341,15 +340,6 @@ class Tau2Patch:
         run = sys.modules["tau2.run"]
         self.patches.set(run, "run_task", self._run_task_wrapper(run.run_task))
         self.patches.set(run, "run_tasks", self._run_tasks_wrapper(run.run_tasks))
-        _PATCHES.append(self)
-
-    def restore(self) -> None:
-        self.patches.restore()
-        with contextlib.suppress(ValueError):
-            _PATCHES.remove(self)
-
-
-_PATCHES: list[Tau2Patch] = []
 
 
 @contextlib.contextmanager
@@ -368,4 +358,4 @@ def patch_tau2(
         patch.install()
         yield patch
     finally:
-        patch.restore()
+        patch.patches.restore()
