@@ -13,9 +13,10 @@ import pytest
 from openai import AsyncOpenAI, OpenAI
 
 import cassette
+from cassette import fork
 from cassette.adapters.openai import wrap_openai
 from cassette.format.runid import set_run_id
-from cassette.replay.fork import FORK_CHANNEL, fork, fork_points
+from cassette.replay.fork import FORK_CHANNEL, fork_points
 from cassette.storage.index import load_index
 from tests.conftest import Loop, MakeServer
 
