@@ -9,24 +9,22 @@ zero-code recording's) names the episodes of calls made outside :func:`cassette.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ..errors import CassetteError, CassetteMiss, CassetteModeError, RecordedError
+from ..errors import CassetteError, CassetteMiss, CassetteModeError
 from ..format.keys import check_key, outcome_line
 from ..redact import Redactor
 from ..storage.index import Entry, Key
-from ..storage.recorder import line_meta, now_iso
 from ..storage.remote import local_or_url
 from ..types import EnvIndex, Json
 from . import streaming
-from .context import LIVE, Episodes, current_episode, inside
+from .context import LIVE, Episodes, current_episode
 from .fork import FORK_CHANNEL, ForkAt, ForkBase
 from .matching import Matcher
-from .modes import FIX, ErrorCodec, Mode, chosen_mode, default_error
+from .modes import FIX, ErrorCodec, Mode, chosen_mode, load_error
 from .opening import open_parts
 from .slots import Slot, Steps
 
@@ -135,14 +133,20 @@ class Cassette:
     # --- keys ---------------------------------------------------------------------------
 
     def _begin(
-        self, request: Json, env_index: EnvIndex | None, channel: str, step: int | None
+        self,
+        request: Json,
+        env_index: EnvIndex | None,
+        channel: str,
+        step: int | None,
+        errors: ErrorCodec | None,
     ) -> Entry | Slot | None:
         """The entry to serve, the :class:`Slot` of a call to make live, or None for a call
         made inside a live call of this cassette (part of that call: it goes straight live)."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         if self.closed or not isinstance(request, dict):
             self._refuse(request)
-        if LIVE.get() is self:
+        replaying = self.mode is Mode.REPLAY  # (which calls no live, so none inside one)
+        if not replaying and LIVE.get() is self:
             return None
         env = env_index if env_index is not None else current_episode()
         if env is None:
@@ -150,13 +154,13 @@ class Cassette:
         if step is not None and (type(step) is not int or step < 0):
             check_key(env, channel, step)  # a step the counters cannot take: refused
         key = self._steps.next(env, channel, step)
-        if self.mode is Mode.REPLAY:
-            entry = self._steps.serve(key, self.index.entries)
-            if entry is None:
-                raise self._miss(key)
-            self._check(entry, request)
-            return entry
-        return self._take(key, request)
+        if not replaying:
+            return self._take(key, request, errors)
+        entry = self.index.entries.get(key)
+        if entry is None:
+            raise self._miss(key)
+        self._check(entry, request)
+        return entry
 
     def _refuse(self, request: object) -> None:
         if self.closed:
@@ -181,16 +185,16 @@ class Cassette:
         if got != entry.sha:
             self.matcher.explain(entry, request, got, self.fix)
 
-    def _take(self, key: Key, request: Json) -> Entry | Slot:
+    def _take(self, key: Key, request: Json, errors: ErrorCodec | None) -> Entry | Slot:
         """Record, append and passthrough mode: the entry ``append`` serves, else the slot
         of a live call (taken for writing, hashed now: what cannot be recorded is refused
         before the live call); a fork's base may serve it."""
-        entry = self._steps.serve(key, self.index.entries) if self.mode is Mode.APPEND else None
+        entry = self.index.entries.get(key) if self.mode is Mode.APPEND else None
         if entry is not None:
             self._check(entry, request)
             return entry
-        slot = Slot(key, self.mode is not Mode.PASSTHROUGH)
-        if not slot.write:
+        slot = Slot(self, key, request, self._sink, errors)
+        if self._sink is None:  # passthrough
             return slot
         env, channel, step = key
         check_key(env, channel, step)  # what the file cannot read back, refused
@@ -212,12 +216,12 @@ class Cassette:
         forks, or forked before) the slot of a live call."""
         entry, point = base.take(slot.key, lambda e: self._check(e, request, slot.sha))
         if point is not None:
-            where = {"fork_of": str(base.path), "channel": slot.channel, "step": slot.step}
-            env = slot.env_index
+            env, channel, step = slot.key
+            where = {"fork_of": str(base.path), "channel": channel, "step": step}
             self.call(where, lambda: dict(point), env_index=env, channel=FORK_CHANNEL, step=0)
         if entry is None:
             return slot
-        self._write(slot, request, *entry.served(), 0.0)
+        slot.write(*entry.served(), 0.0)
         return entry
 
     def _miss(self, key: Key) -> CassetteMiss:
@@ -231,77 +235,20 @@ class Cassette:
             f"The code made a call the recording never saw: {self.fix}, or append mode to add it"
         )
 
-    # --- serving and recording ----------------------------------------------------------
+    # --- the calls ----------------------------------------------------------------------
 
     def _served(self, entry: Entry, errors: ErrorCodec | None) -> Json:
         """The recorded response, or the recorded error rebuilt and raised."""
         response, error = entry.served()
         if error is not None:
-            raise self._rebuild_error(error, errors)
+            raise load_error(error, errors, self.fix)
         if response is None:
             raise CassetteError(f"{entry.source}:{entry.line} holds no response; {self.fix}")
         return response
 
-    def _rebuild_error(self, info: Json, errors: ErrorCodec | None) -> BaseException:
-        exc = errors.load(info) if errors is not None else None
-        if exc is None:
-            type_name, message = str(info.get("type")), str(info.get("message"))
-            return RecordedError(type_name, message, info.get("data"), fix=self.fix)
-        return exc
-
-    def _record(
-        self,
-        slot: Slot,
-        request: Json,
-        response: Json | None,
-        exc: BaseException | None,
-        started: float,
-        errors: ErrorCodec | None,
-        extra: Json | None = None,
-    ) -> None:
-        if not slot.write:
-            return
-        if response is not None and not isinstance(response, dict):
-            raise CassetteError(
-                f"live call returned {type(response).__name__}, not a dict; the adapter must "
-                "turn its response into a JSON-able dict"
-            )
-        error = None
-        if exc is not None:
-            error = (errors.dump(exc) if errors is not None else None) or default_error(exc)
-        self._write(slot, request, response, error, time.perf_counter() - started, extra)
-
-    def _write(
-        self,
-        slot: Slot,
-        request: Json,
-        response: Json | None,
-        error: Json | None,
-        seconds: float,
-        extra: Json | None = None,
-    ) -> None:
-        assert self._sink is not None  # slot.write: record or append mode
-        meta = line_meta(seconds, now_iso(), request, response, extra)
-        env, channel, step = slot.key
-        self._sink.recorder().interaction(
-            env, channel, step, request, slot.sha, response, error, meta, slot.conversation
-        )
-
-    def _heard(self, got: Entry | Slot, reply: Any) -> None:
+    def _heard(self, env: EnvIndex, reply: Any) -> None:
         if self.episodes is not None:
-            self.episodes.heard(got.env_index, reply)
-
-    def _live(
-        self, slot: Slot, request: Json, live: Callable[[], Json], errors: ErrorCodec | None
-    ) -> Json:
-        started = time.perf_counter()
-        try:
-            response = inside(self, live)
-        except Exception as exc:
-            self._record(slot, request, None, exc, started, errors)
-            raise
-        self._record(slot, request, response, None, started, errors)
-        return response
+            self.episodes.heard(env, reply)
 
     def call(
         self,
@@ -315,14 +262,12 @@ class Cassette:
     ) -> Json:
         """Serve ``request`` from the recording, or call ``live()`` and record its result."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
-        got = self._begin(request, env_index, channel, step)
+        got = self._begin(request, env_index, channel, step, errors)
         if got is None:
             return live()
-        if isinstance(got, Slot):
-            response = self._live(got, request, live, errors)
-        else:
-            response = self._served(got, errors)
-        self._heard(got, response)
+        response = got.run(live) if isinstance(got, Slot) else self._served(got, errors)
+        if self.episodes is not None:
+            self.episodes.heard(got.env_index, response)
         return response
 
     async def acall(
@@ -337,24 +282,11 @@ class Cassette:
     ) -> Json:
         """Async twin of :meth:`call`; ``live`` returns an awaitable."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
-        got = self._begin(request, env_index, channel, step)
+        got = self._begin(request, env_index, channel, step, errors)
         if got is None:
             return await live()
-        if not isinstance(got, Slot):
-            response = self._served(got, errors)
-            self._heard(got, response)
-            return response
-        started = time.perf_counter()
-        token = LIVE.set(self)
-        try:
-            response = await live()
-        except Exception as exc:
-            self._record(got, request, None, exc, started, errors)
-            raise
-        finally:
-            LIVE.reset(token)
-        self._record(got, request, response, None, started, errors)
-        self._heard(got, response)
+        response = await got.arun(live) if isinstance(got, Slot) else self._served(got, errors)
+        self._heard(got.env_index, response)
         return response
 
     def stream(
@@ -371,11 +303,11 @@ class Cassette:
         """Yield chunk dicts as they arrive, recording them (and ``assemble(chunks)``) at the
         end; on replay yield the recorded chunks in order. The key is taken now."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
-        got = self._begin(request, env_index, channel, step)
+        got = self._begin(request, env_index, channel, step, errors)
         if got is None:
             return iter(live())
         if isinstance(got, Slot):
-            return streaming.record(live, self._stream_done(got, request, assemble, errors), self)
+            return got.stream(live, assemble, self._heard_by(got.env_index))
         return streaming.replay(*self._replayed(got, errors))
 
     def astream(
@@ -391,38 +323,23 @@ class Cassette:
     ) -> AsyncIterator[Json]:
         """Async twin of :meth:`stream`; use with ``async for``."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
-        got = self._begin(request, env_index, channel, step)
+        got = self._begin(request, env_index, channel, step, errors)
         if got is None:
             return live()
         if isinstance(got, Slot):
-            return streaming.arecord(live, self._stream_done(got, request, assemble, errors), self)
+            return got.astream(live, assemble, self._heard_by(got.env_index))
         return streaming.areplay(*self._replayed(got, errors))
+
+    def _heard_by(self, env: EnvIndex) -> Callable[[list[Json]], None] | None:
+        return None if self.episodes is None else lambda chunks: self._heard(env, chunks)
 
     def _replayed(
         self, entry: Entry, errors: ErrorCodec | None
     ) -> tuple[list[Json], Callable[[], BaseException] | None]:
         response, info = entry.served()  # (one decode of a lean line, not one for each)
         chunks = streaming.recorded_chunks(entry, self.fix, response)
-        self._heard(entry, chunks)
-        return chunks, None if info is None else lambda: self._rebuild_error(info, errors)
-
-    def _stream_done(
-        self,
-        slot: Slot,
-        request: Json,
-        assemble: Callable[[list[Json]], Json] | None,
-        errors: ErrorCodec | None,
-    ) -> streaming.Done:
-        started = time.perf_counter()
-
-        def done(chunks: list[Json], exc: BaseException | None, complete: bool) -> None:
-            response, extra = streaming.stream_response(chunks, assemble, complete and not exc)
-            if not complete:
-                extra["incomplete"] = True
-            self._record(slot, request, response, exc, started, errors, extra)
-            self._heard(slot, chunks)
-
-        return done
+        self._heard(entry.env_index, chunks)
+        return chunks, None if info is None else lambda: load_error(info, errors, self.fix)
 
     # --- outcomes and queries -----------------------------------------------------------
 
