@@ -167,19 +167,21 @@ def _patch(name: str, module: ModuleType) -> None:
 
 # -- the import hook -------------------------------------------------------------------------
 class _Loader(importlib.abc.Loader):
-    def __init__(self, loader: Any, name: str) -> None:
+    """Runs a module with its own loader, then patches it. The module keeps that loader
+    (``__loader__``, ``__spec__.loader``), so what asks it for resources gets its own."""
+
+    def __init__(self, loader: importlib.abc.Loader, name: str) -> None:
         self.loader, self.name = loader, name
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
-        module: ModuleType | None = self.loader.create_module(spec)
-        return module
+        return self.loader.create_module(spec)
 
     def exec_module(self, module: ModuleType) -> None:
+        module.__loader__ = self.loader
+        if module.__spec__ is not None:
+            module.__spec__.loader = self.loader
         self.loader.exec_module(module)
         _patch(self.name, module)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.loader, name)
 
 
 class _Finder(importlib.abc.MetaPathFinder):
@@ -193,15 +195,12 @@ class _Finder(importlib.abc.MetaPathFinder):
     ) -> importlib.machinery.ModuleSpec | None:
         if fullname not in self.names:
             return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec: importlib.machinery.ModuleSpec | None = finder.find_spec(fullname, path, target)
-            if spec is not None:
-                if spec.loader is not None:
-                    spec.loader = _Loader(spec.loader, fullname)
-                return spec
-        return None
+        others = (f for f in sys.meta_path if f is not self and hasattr(f, "find_spec"))
+        specs = (f.find_spec(fullname, path, target) for f in others)
+        spec: importlib.machinery.ModuleSpec | None = next(filter(None, specs), None)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _Loader(spec.loader, fullname)
+        return spec
 
 
 # -- network guard ---------------------------------------------------------------------------

@@ -95,6 +95,10 @@ class _Episode:
         self.name, self.start, self.messages, self.reply = name, start, messages, ""
         self.ids: set[str] = set()
 
+    def said(self, text: str, ids: set[str]) -> bool:
+        """Whether this episode's last reply is the assistant message of ``text``/``ids``."""
+        return bool(ids & self.ids) or bool(text and text in self.reply)
+
     def grows_into(self, start: bytes, messages: list[bytes]) -> bool:
         n = len(self.messages)
         return self.start == start and n < len(messages) and messages[:n] == self.messages
@@ -134,13 +138,12 @@ class Conversations:
         """The episode whose conversation ``messages`` extends the most; between equals,
         the one whose last reply the next message repeats, else the first to begin."""
         grown = [ep for ep in self._episodes.values() if ep.grows_into(start, messages)]
-        if len(grown) < 2:
-            return grown[0] if grown else None
-        longest = max(len(ep.messages) for ep in grown)
+        longest = max((len(ep.messages) for ep in grown), default=0)
         best = [ep for ep in grown if len(ep.messages) == longest]
+        if len(best) < 2:
+            return best[0] if best else None
         text, ids = _said(orjson.loads(messages[longest]))
-        heard = (ep for ep in best if ids & ep.ids or (text and text in ep.reply))
-        return next(heard, best[0])
+        return next((ep for ep in best if ep.said(text, ids)), best[0])
 
     def heard(self, env_index: EnvIndex, reply: Any) -> None:
         """Keep the text of the reply to the last call of an episode this policy named."""
