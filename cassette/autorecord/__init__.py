@@ -57,9 +57,7 @@ class _State:
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self.cas: Cassette | None = None  # opened on first use
-        self.restore: list[Callable[[], None]] = []
-        self.stack = contextlib.ExitStack()
-        self.finder: _Finder | None = None
+        self.stack = contextlib.ExitStack()  # undoes every patch
         self.started = False
 
 
@@ -129,7 +127,7 @@ def _patch_init(cls: type[Any], wrap: Callable[[Any, Any], Any]) -> None:
     __init__._cassette_auto = True  # type: ignore[attr-defined]
     __init__.__wrapped__ = original  # type: ignore[attr-defined]
     cls.__init__ = __init__
-    _STATE.restore.append(lambda: setattr(cls, "__init__", original))
+    _STATE.stack.callback(setattr, cls, "__init__", original)
 
 
 def _patch_sdk(name: str, module: ModuleType) -> None:
@@ -218,10 +216,8 @@ def _refuse_network() -> None:
     socket.socket.connect = refuse  # type: ignore[method-assign,assignment]
     socket.socket.connect_ex = refuse  # type: ignore[method-assign,assignment]
 
-    def restore() -> None:
-        socket.socket.connect, socket.socket.connect_ex = original  # type: ignore[method-assign]
-
-    _STATE.restore.append(restore)
+    _STATE.stack.callback(setattr, socket.socket, "connect", original[0])
+    _STATE.stack.callback(setattr, socket.socket, "connect_ex", original[1])
 
 
 # -- start and stop --------------------------------------------------------------------------
@@ -235,8 +231,9 @@ def start() -> None:
         state.started = True
         if os.environ.get(OFFLINE_VARIABLE) == "1":
             _refuse_network()
-        state.finder = _Finder()
-        sys.meta_path.insert(0, state.finder)
+        finder = _Finder()
+        sys.meta_path.insert(0, finder)
+        state.stack.callback(_unhook, finder)
         for name in _Finder.names:
             if name in sys.modules:
                 _patch(name, sys.modules[name])
@@ -251,6 +248,11 @@ def start() -> None:
                 os.kill(os.getpid(), signal.SIGTERM)
 
             signal.signal(signal.SIGTERM, on_term)
+
+
+def _unhook(finder: _Finder) -> None:
+    if finder in sys.meta_path:
+        sys.meta_path.remove(finder)
 
 
 def _at_exit() -> None:
@@ -272,11 +274,6 @@ def stop(failed: BaseException | None = None) -> None:
         try:
             state.stack.close()
         finally:
-            if state.finder is not None and state.finder in sys.meta_path:
-                sys.meta_path.remove(state.finder)
-            for undo in reversed(state.restore):
-                undo()
-            state.restore.clear()
             cas, state.cas = state.cas, None
             if cas is not None and failed is None:
                 cas.close()

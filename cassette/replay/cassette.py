@@ -18,14 +18,13 @@ from ..errors import CassetteError, CassetteMiss, CassetteModeError
 from ..format.keys import check_key, outcome_line
 from ..redact import Redactor
 from ..storage.index import Entry, Key
-from ..storage.remote import local_or_url
 from ..types import EnvIndex, Json
 from . import streaming
 from .context import LIVE, Episodes, current_episode
 from .fork import FORK_CHANNEL, ForkAt, ForkBase
 from .matching import Matcher
-from .modes import FIX, ErrorCodec, Mode, chosen_mode, load_error
-from .opening import open_parts
+from .modes import FIX, ErrorCodec, Mode, chosen_mode, load_error, served
+from .opening import open_parts, where
 from .slots import Slot, Steps
 
 __all__ = ["Cassette", "ErrorCodec", "Mode", "fork", "open"]
@@ -49,12 +48,7 @@ class Cassette:
         base: ForkBase | None = None,
         episodes: Episodes | None = None,
     ) -> None:
-        path = path if path is not None else os.environ.get("CASSETTE_PATH")
-        if not path:
-            raise CassetteModeError(
-                "no cassette path: pass one to cassette.open(), or set CASSETTE_PATH"
-            )
-        local = local_or_url(path)
+        path, local = where(path)
         self.url = local if isinstance(local, str) else None  # an fsspec URL (s3://...)
         # a fork records, whatever $CASSETTE_FORCE_MODE says
         chosen = chosen_mode(mode) if base is None else (Mode.RECORD, None)
@@ -70,8 +64,9 @@ class Cassette:
         if self.matcher.ignore:
             self.meta.setdefault("ignore", list(self.matcher.ignore))
         self.base, self.episodes = base, episodes
-        if base is not None:
-            self._check_base(base, Path(local))
+        if base is not None:  # a fork: never into its base
+            base.refuse(Path(local), self.url)
+            self.meta["fork_of"] = str(base.path)
         self._steps = Steps()
         self.closed = False
         opened = open_parts(
@@ -79,13 +74,6 @@ class Cassette:
         )
         self.path, self.index, self._sink = opened.path, opened.index, opened.sink
         self.mode = opened.mode if base is None else Mode.APPEND  # a fork serves and records
-
-    def _check_base(self, base: ForkBase, local: Path) -> None:
-        if self.url is None and local.resolve() == base.path.resolve():
-            raise CassetteModeError(
-                f"a fork cannot record into its base {base.path}; name another cassette for it"
-            )
-        self.meta["fork_of"] = str(base.path)
 
     # --- lifecycle ----------------------------------------------------------------------
 
@@ -237,15 +225,6 @@ class Cassette:
 
     # --- the calls ----------------------------------------------------------------------
 
-    def _served(self, entry: Entry, errors: ErrorCodec | None) -> Json:
-        """The recorded response, or the recorded error rebuilt and raised."""
-        response, error = entry.served()
-        if error is not None:
-            raise load_error(error, errors, self.fix)
-        if response is None:
-            raise CassetteError(f"{entry.source}:{entry.line} holds no response; {self.fix}")
-        return response
-
     def _heard(self, env: EnvIndex, reply: Any) -> None:
         if self.episodes is not None:
             self.episodes.heard(env, reply)
@@ -265,9 +244,8 @@ class Cassette:
         got = self._begin(request, env_index, channel, step, errors)
         if got is None:
             return live()
-        response = got.run(live) if isinstance(got, Slot) else self._served(got, errors)
-        if self.episodes is not None:
-            self.episodes.heard(got.env_index, response)
+        response = got.run(live) if isinstance(got, Slot) else served(got, errors, self.fix)
+        self._heard(got.env_index, response)
         return response
 
     async def acall(
@@ -285,7 +263,7 @@ class Cassette:
         got = self._begin(request, env_index, channel, step, errors)
         if got is None:
             return await live()
-        response = await got.arun(live) if isinstance(got, Slot) else self._served(got, errors)
+        response = await got.arun(live) if isinstance(got, Slot) else served(got, errors, self.fix)
         self._heard(got.env_index, response)
         return response
 
@@ -307,7 +285,7 @@ class Cassette:
         if got is None:
             return iter(live())
         if isinstance(got, Slot):
-            return got.stream(live, assemble, self._heard_by(got.env_index))
+            return streaming.record(live, got.stream_done(assemble, self._heard), self)
         return streaming.replay(*self._replayed(got, errors))
 
     def astream(
@@ -327,11 +305,8 @@ class Cassette:
         if got is None:
             return live()
         if isinstance(got, Slot):
-            return got.astream(live, assemble, self._heard_by(got.env_index))
+            return streaming.arecord(live, got.stream_done(assemble, self._heard), self)
         return streaming.areplay(*self._replayed(got, errors))
-
-    def _heard_by(self, env: EnvIndex) -> Callable[[list[Json]], None] | None:
-        return None if self.episodes is None else lambda chunks: self._heard(env, chunks)
 
     def _replayed(
         self, entry: Entry, errors: ErrorCodec | None

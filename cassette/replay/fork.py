@@ -40,7 +40,7 @@ from typing import Any
 
 import orjson
 
-from ..errors import CassetteMismatch
+from ..errors import CassetteMismatch, CassetteModeError
 from ..format.runid import set_run_id
 from ..redact import Redactor
 from ..storage.index import Entry, Key, load_index
@@ -100,6 +100,13 @@ class ForkBase:
             live_channels = [c for c in os.environ.get("CASSETTE_FORK_LIVE", "").split(",") if c]
         channel = channel or os.environ.get("CASSETTE_FORK_CHANNEL") or "llm"
         return cls(path, fork_at=fork_at, live_channels=live_channels, channel=channel)
+
+    def refuse(self, local: Path, url: str | None) -> None:
+        """Refuse to record a fork into its own base (at ``local``, or ``url``)."""
+        if url is None and local.resolve() == self.path.resolve():
+            raise CassetteModeError(
+                f"a fork cannot record into its base {self.path}; name another cassette for it"
+            )
 
     def take(self, key: Key, verify: Callable[[Entry], None]) -> tuple[Entry | None, Json | None]:
         """(the base's entry to serve for the call at ``key``, None: it goes live; the

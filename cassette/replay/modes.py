@@ -6,7 +6,8 @@ import os
 from enum import Enum
 from typing import Protocol
 
-from ..errors import CassetteModeError, RecordedError
+from ..errors import CassetteError, CassetteModeError, RecordedError
+from ..format.entry import Entry
 from ..types import Json
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "default_error",
     "dump_error",
     "load_error",
+    "served",
 ]
 
 MODE_VARIABLE = "CASSETTE_MODE"  # the mode where the code gives none
@@ -102,3 +104,14 @@ def load_error(info: Json, errors: ErrorCodec | None, fix: str) -> BaseException
             str(info.get("type")), str(info.get("message")), info.get("data"), fix=fix
         )
     return exc
+
+
+def served(entry: Entry, errors: ErrorCodec | None, fix: str) -> Json:
+    """What a call that ``entry`` answers returns: its response, or its error rebuilt
+    (:func:`load_error`) and raised."""
+    response, error = entry.served()
+    if error is not None:
+        raise load_error(error, errors, fix)
+    if response is None:
+        raise CassetteError(f"{entry.source}:{entry.line} holds no response; {fix}")
+    return response

@@ -12,12 +12,19 @@ from typing import Any
 from ..errors import CassetteModeError
 from ..redact import Redactor
 from ..storage.index import Index, load_index
-from ..storage.remote import Listing, RemoteSink, listing, materialize, remote_exists
+from ..storage.remote import (
+    Listing,
+    RemoteSink,
+    listing,
+    local_or_url,
+    materialize,
+    remote_exists,
+)
 from ..storage.sink import Sink
 from ..storage.store import shard_files
 from .modes import Mode
 
-__all__ = ["AnySink", "Opened", "open_parts"]
+__all__ = ["AnySink", "Opened", "open_parts", "where"]
 
 AnySink = Sink | RemoteSink
 
@@ -28,6 +35,16 @@ class Opened:
     mode: Mode  # never AUTO
     index: Index
     sink: AnySink | None  # set in record and append mode
+
+
+def where(path: str | os.PathLike[str] | None) -> tuple[str | os.PathLike[str], Path | str]:
+    """(``path``, else ``$CASSETTE_PATH``; that as a local path, or an fsspec URL)."""
+    path = path if path is not None else os.environ.get("CASSETTE_PATH")
+    if not path:
+        raise CassetteModeError(
+            "no cassette path: pass one to cassette.open(), or set CASSETTE_PATH"
+        )
+    return path, local_or_url(path)
 
 
 def _exists(path: Path, found: Listing | None) -> bool:

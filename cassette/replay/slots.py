@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CassetteError
 from ..format.entry import Entry, EnvIndex, Key
@@ -145,29 +145,11 @@ class Slot:
         self.record(response, None)
         return response
 
-    def stream(
-        self,
-        live: Callable[[], Iterable[Json]],
-        assemble: Callable[[list[Json]], Json] | None,
-        heard: Callable[[list[Json]], None] | None,
-    ) -> Iterator[Json]:
-        """The live stream's chunks, recorded (with ``assemble(chunks)``) when it ends."""
-        return streaming.record(live, self._stream_done(assemble, heard), self.owner)
-
-    def astream(
-        self,
-        live: Callable[[], AsyncIterator[Json]],
-        assemble: Callable[[list[Json]], Json] | None,
-        heard: Callable[[list[Json]], None] | None,
-    ) -> AsyncIterator[Json]:
-        """Async twin of :meth:`stream`."""
-        return streaming.arecord(live, self._stream_done(assemble, heard), self.owner)
-
-    def _stream_done(
-        self,
-        assemble: Callable[[list[Json]], Json] | None,
-        heard: Callable[[list[Json]], None] | None,
+    def stream_done(
+        self, assemble: Callable[[list[Json]], Json] | None, heard: Callable[[Any, Any], None]
     ) -> streaming.Done:
+        """What records a live stream when it ends (:func:`streaming.record`): its chunks,
+        and ``assemble(chunks)``; then ``heard(env_index, chunks)``."""
         self.started = time.perf_counter()
 
         def done(chunks: list[Json], exc: BaseException | None, complete: bool) -> None:
@@ -175,7 +157,6 @@ class Slot:
             if not complete:
                 extra["incomplete"] = True
             self.record(response, exc, extra)
-            if heard is not None:
-                heard(chunks)
+            heard(self.env_index, chunks)
 
         return done
