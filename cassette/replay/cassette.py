@@ -139,8 +139,6 @@ class Cassette:
         env = env_index if env_index is not None else current_episode()
         if env is None:
             env = 0 if self.episodes is None else self.episodes.name(request)
-        if step is not None and (type(step) is not int or step < 0):
-            check_key(env, channel, step)  # a step the counters cannot take: refused
         key = self._steps.next(env, channel, step)
         if not replaying:
             return self._take(key, request, errors)

@@ -93,9 +93,8 @@ class ForkBase:
         path = path or os.environ.get(FORK_VARIABLE)
         if not path:
             return None
-        if fork_at is None and os.environ.get(FORK_AT_VARIABLE):
-            named = orjson.loads(os.environ[FORK_AT_VARIABLE])
-            fork_at = {(int(k) if k.lstrip("-").isdigit() else k): int(v) for k, v in named.items()}
+        if fork_at is None:
+            fork_at = _fork_at_from_env()
         if live_channels is None:
             live_channels = [c for c in os.environ.get("CASSETTE_FORK_LIVE", "").split(",") if c]
         channel = channel or os.environ.get("CASSETTE_FORK_CHANNEL") or "llm"
@@ -138,6 +137,14 @@ class ForkBase:
             return bool(self.fork_at(env, step))
         at = self.fork_at.get(env, self.fork_at.get(str(env)))
         return at is not None and step >= at
+
+
+def _fork_at_from_env() -> ForkAt:
+    raw = os.environ.get(FORK_AT_VARIABLE)
+    named = orjson.loads(raw) if raw else None
+    if not named:
+        return None
+    return {(int(k) if k.lstrip("-").isdigit() else k): int(v) for k, v in named.items()}
 
 
 def fork_points(path: str | os.PathLike[str]) -> dict[Any, Json]:

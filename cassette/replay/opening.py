@@ -73,15 +73,7 @@ def open_parts(
         mode = Mode.REPLAY if exists else Mode.RECORD
     if found is not None and mode is Mode.REPLAY:
         path = materialize(found)  # one listing, parallel reads
-    index = Index()
-    if exists and mode in (Mode.REPLAY, Mode.APPEND):
-        local = materialize(found) if found is not None and mode is Mode.APPEND else path
-        index = load_index([local], lean=True)
-    if mode is Mode.APPEND and index.eval_protocol:
-        raise CassetteModeError(
-            f"{path} is an eval-protocol playback file, which is read-only; "
-            "convert it with `cassette convert --from ep` and append to the result"
-        )
+    index = _index(path, found, mode) if exists else Index()
     if mode not in (Mode.RECORD, Mode.APPEND):
         return Opened(path, mode, index, None)
     record = mode is Mode.RECORD
@@ -91,3 +83,18 @@ def open_parts(
     is_dir = path.is_dir() or os.fspath(given).endswith(("/", os.sep))
     sink = Sink(path, directory=is_dir, record=record, redactor=redactor, meta=meta, fsync=fsync)
     return Opened(path, mode, index, sink)
+
+
+def _index(path: Path, found: Listing | None, mode: Mode) -> Index:
+    """The index of an existing cassette that ``mode`` serves from (replay, append)."""
+    if mode is Mode.REPLAY:
+        return load_index([path], lean=True)
+    if mode is not Mode.APPEND:
+        return Index()
+    index = load_index([materialize(found) if found is not None else path], lean=True)
+    if index.eval_protocol:
+        raise CassetteModeError(
+            f"{path} is an eval-protocol playback file, which is read-only; "
+            "convert it with `cassette convert --from ep` and append to the result"
+        )
+    return index

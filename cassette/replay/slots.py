@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import CassetteError
 from ..format.entry import Entry, EnvIndex, Key
+from ..format.keys import check_key
 from ..storage.recorder import line_meta, now_iso
 from ..types import Json
 from . import streaming
@@ -39,6 +40,8 @@ class Steps:
     def next(self, env: EnvIndex, channel: str, step: int | None) -> Key:
         """The key of the next call of (``env``, ``channel``): ``step`` if given (the
         counter goes on from it), else the counter's; marked served."""
+        if step is not None and (type(step) is not int or step < 0):
+            check_key(env, channel, step)  # a step the counters cannot take: refused
         counter = (env, channel)
         with self._lock:
             if step is None:
