@@ -98,7 +98,7 @@ class Slot:
         self.sink, self.errors = sink, errors
         self.sha = ""
         self.conversation: bytes | None = None
-        self.started = time.perf_counter()
+        self.started = 0.0  # set when the live call starts
 
     def write(
         self, response: Json | None, error: Json | None, seconds: float, extra: Json | None = None
