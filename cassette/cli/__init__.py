@@ -19,6 +19,7 @@ from . import (
     merge,
     redact,
     run,
+    serve,
     show,
     stats,
     validate,
@@ -53,7 +54,7 @@ def main(color: bool | None) -> None:
 
 # the modules stay the package's attributes (cassette.cli.demo is the module, not the command)
 _COMMANDS = (demo.demo, show.show, stats.stats, validate.validate, diff.diff, convert.convert)
-for _command in (*_COMMANDS, redact.redact, merge.merge, run.run, fork.fork):
+for _command in (*_COMMANDS, redact.redact, merge.merge, run.run, fork.fork, serve.serve):
     main.add_command(_command)
 for _command in (export.export, import_.import_command):
     main.add_command(_command)

@@ -1,0 +1,206 @@
+"""The ASGI app of ``cassette serve``: one starlette app whose every request goes through
+one :class:`~cassette.Cassette`, as the Python wrappers' calls do.
+
+Each request becomes a request dict (:mod:`.requests`), keyed by the episode its
+``X-Cassette-Episode`` header names (and the step ``X-Cassette-Step`` pins), else by the
+conversation-prefix rule of ``cassette run``; the cassette serves it or calls the upstream
+(:mod:`.upstream`). A replay miss or mismatch is an HTTP error in the provider's shape,
+``{"error": {"type": "cassette_miss", "message": ...}}``, with a status the SDKs do not
+retry and ``x-should-retry: false``.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hmac
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+from starlette.applications import Starlette
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from ..adapters._common.http import EVENTS_TYPE, HTTP, JSON_TYPE, encode_event
+from ..errors import CassetteError, CassetteMismatch, CassetteMiss
+from ..replay.cassette import Cassette
+from ..types import Json
+from .requests import ANTHROPIC, BadRequest, Call, parse_call
+from .upstream import Upstream, UpstreamError, UpstreamErrors
+
+__all__ = ["MAX_BODY", "create_app"]
+
+MAX_BODY = 32 * 1024 * 1024  # a request body past this is refused (413)
+_DONE = frozenset({"chat.completions", "completions"})  # streams that end with [DONE]
+_NO_RETRY = {"x-should-retry": "false"}
+
+
+def error_response(call_provider: str, status: int, kind: str, message: str) -> Response:
+    """An error in the provider's shape (anthropic's carries ``"type": "error"``)."""
+    body: Json = {"error": {"type": kind, "message": message}}
+    if call_provider == ANTHROPIC:
+        body = {"type": "error", **body}
+    return Response(orjson.dumps(body), status, headers=_NO_RETRY, media_type=JSON_TYPE)
+
+
+def _provider_of(path: str) -> str:
+    return ANTHROPIC if "/messages" in path else "openai"
+
+
+def _keys(request: Request) -> tuple[str | None, int | None]:
+    """(episode, step) the headers name."""
+    episode = request.headers.get("x-cassette-episode") or None
+    step = request.headers.get("x-cassette-step")
+    if step is None:
+        return episode, None
+    if not step.isdigit():
+        raise BadRequest(f"X-Cassette-Step is {step!r}; send a step number (0, 1, ...)")
+    return episode, int(step)
+
+
+def _json_response(data: Json) -> Response:
+    meta = data.get(HTTP)
+    if meta is None:
+        return Response(orjson.dumps(data), media_type=JSON_TYPE)
+    headers = dict(meta.get("headers") or {})
+    status = int(meta.get("status", 200))
+    if "base64" in meta:
+        return Response(base64.b64decode(meta["base64"]), status, headers=headers)
+    body = orjson.dumps({k: v for k, v in data.items() if k != HTTP})
+    headers.setdefault("content-type", JSON_TYPE)
+    return Response(body, status, headers=headers)
+
+
+def _upstream_response(exc: UpstreamError, provider: str) -> Response:
+    if exc.kind != "status":
+        what = "timed out" if exc.kind == "timeout" else "could not be reached"
+        return error_response(provider, exc.status, "upstream_error", f"the upstream {what}")
+    headers = {k: v for k, v in exc.headers.items() if k.lower() != "content-length"}
+    return Response(exc.body, exc.status, headers=headers)
+
+
+class App:
+    """The server's state: the cassette, the upstream, the episode rule, the token."""
+
+    def __init__(self, cas: Cassette, upstream: Upstream, token: str | None = None) -> None:
+        from ..autorecord.episodes import AutoEpisodes
+
+        self.cas, self.upstream, self.token = cas, upstream, token
+        self.unnamed = AutoEpisodes(cas)  # the conversation-prefix rule of `cassette run`
+
+    def _authorised(self, request: Request) -> bool:
+        if self.token is None:
+            return True
+        given = request.headers.get("x-cassette-token") or ""
+        bearer = request.headers.get("authorization", "")
+        candidates = [
+            given,
+            bearer.removeprefix("Bearer ").strip(),
+            request.headers.get("x-api-key", ""),
+        ]
+        return any(hmac.compare_digest(c, self.token) for c in candidates if c)
+
+    async def handle(self, request: Request) -> Response:
+        provider = _provider_of(request.url.path)
+        if not self._authorised(request):
+            return error_response(
+                provider, 401, "cassette_token", "a token is required; send X-Cassette-Token"
+            )
+        try:
+            content = await _read(request)
+            call = parse_call(
+                request.method, request.url.path, request.url.query, content, request.headers
+            )
+            episode, step = _keys(request)
+        except BadRequest as exc:
+            return error_response(provider, exc.status, "invalid_request_error", str(exc))
+        except ClientDisconnect:
+            return Response(status_code=499)
+        args = (call, content, request.headers, request.url.query)
+        keys: Json = {"step": step, "errors": UpstreamErrors(call.provider)}
+        cas: Any = self.cas
+        if episode is not None:
+            keys["env_index"] = int(episode) if episode.isdigit() else episode
+        else:
+            cas = self.unnamed
+        try:
+            if call.stream:
+                return await self._stream(cas, call, args, keys)
+            data = await cas.acall(call.request, live=lambda: self.upstream.json(*args), **keys)
+        except UpstreamError as exc:
+            return _upstream_response(exc, call.provider)
+        except (CassetteMiss, CassetteMismatch) as exc:
+            return error_response(
+                call.provider,
+                404 if isinstance(exc, CassetteMiss) else 400,
+                "cassette_miss",
+                str(exc),
+            )
+        except CassetteError as exc:
+            return error_response(call.provider, 400, "cassette_error", str(exc))
+        return _json_response(data)
+
+    async def _stream(self, cas: Any, call: Call, args: tuple[Any, ...], keys: Json) -> Response:
+        chunks = cas.astream(call.request, live=lambda: self.upstream.events(*args), **keys)
+        first = await anext(chunks, None)  # an error before the first event is an HTTP error
+        meta: Json = {}
+        if first is not None and HTTP in first:
+            meta, first = first[HTTP], None
+        headers = dict(meta.get("headers") or {})
+        headers.pop("content-type", None)
+        body = _events(first, chunks, call.endpoint in _DONE)
+        return StreamingResponse(
+            body, int(meta.get("status", 200)), headers=headers, media_type=EVENTS_TYPE
+        )
+
+
+async def _events(
+    first: Json | None, chunks: AsyncIterator[Json], done: bool
+) -> AsyncIterator[bytes]:
+    try:
+        if first is not None:
+            yield encode_event(first)
+        async for chunk in chunks:
+            yield encode_event(chunk)
+        if done:
+            yield b"data: [DONE]\n\n"
+    finally:
+        await chunks.aclose()  # type: ignore[attr-defined]
+
+
+async def _read(request: Request) -> bytes:
+    size = request.headers.get("content-length")
+    if size is not None and size.isdigit() and int(size) > MAX_BODY:
+        raise BadRequest(
+            f"the request body is larger than {MAX_BODY} bytes; send a smaller one", 413
+        )
+    body = bytearray()
+    async for part in request.stream():
+        body += part
+        if len(body) > MAX_BODY:
+            raise BadRequest(
+                f"the request body is larger than {MAX_BODY} bytes; send a smaller one", 413
+            )
+    return bytes(body)
+
+
+def create_app(
+    cas: Cassette,
+    *,
+    upstream: str | None = None,
+    anthropic_upstream: str | None = None,
+    token: str | None = None,
+) -> Starlette:
+    """The server's ASGI app over an open cassette (closing the cassette is the caller's)."""
+    ups = Upstream(upstream, anthropic_upstream)
+    state = App(cas, ups, token)
+    route = Route("/{path:path}", state.handle, methods=["GET", "POST", "PUT", "DELETE", "PATCH"])
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await ups.aclose()
+
+    return Starlette(routes=[route], lifespan=lifespan)
