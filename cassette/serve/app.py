@@ -11,10 +11,11 @@ retry and ``x-should-retry: false``.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import hmac
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import orjson
@@ -23,6 +24,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from ..adapters._common.assemble import assemble_chat, assemble_response
 from ..adapters._common.http import EVENTS_TYPE, HTTP, JSON_TYPE, encode_event
 from ..errors import CassetteError, CassetteMismatch, CassetteMiss
 from ..replay.cassette import Cassette
@@ -35,6 +37,15 @@ __all__ = ["MAX_BODY", "create_app"]
 MAX_BODY = 32 * 1024 * 1024  # a request body past this is refused (413)
 _DONE = frozenset({"chat.completions", "completions"})  # streams that end with [DONE]
 _NO_RETRY = {"x-should-retry": "false"}
+
+
+def assembler(endpoint: str) -> Callable[[list[Json]], Json] | None:
+    """What assembles a stream of ``endpoint`` into its message, as the wrappers do."""
+    if endpoint == "messages":
+        from ..adapters.anthropic._stream import assemble_message
+
+        return assemble_message
+    return {"chat.completions": assemble_chat, "responses": assemble_response}.get(endpoint)
 
 
 def error_response(call_provider: str, status: int, kind: str, message: str) -> Response:
@@ -89,6 +100,7 @@ class App:
 
         self.cas, self.upstream, self.token = cas, upstream, token
         self.unnamed = AutoEpisodes(cas)  # the conversation-prefix rule of `cassette run`
+        self.streams: set[asyncio.Task[None]] = set()  # read on after their client left
 
     def _authorised(self, request: Request) -> bool:
         if self.token is None:
@@ -143,31 +155,59 @@ class App:
         return _json_response(data)
 
     async def _stream(self, cas: Any, call: Call, args: tuple[Any, ...], keys: Json) -> Response:
-        chunks = cas.astream(call.request, live=lambda: self.upstream.events(*args), **keys)
+        live = lambda: self.upstream.events(*args)  # noqa: E731
+        chunks = cas.astream(call.request, live=live, assemble=assembler(call.endpoint), **keys)
         first = await anext(chunks, None)  # an error before the first event is an HTTP error
         meta: Json = {}
         if first is not None and HTTP in first:
             meta, first = first[HTTP], None
         headers = dict(meta.get("headers") or {})
         headers.pop("content-type", None)
-        body = _events(first, chunks, call.endpoint in _DONE)
+        tee = _Tee(first, chunks, call.endpoint in _DONE)
+        self.streams.add(tee.task)
+        tee.task.add_done_callback(self.streams.discard)
         return StreamingResponse(
-            body, int(meta.get("status", 200)), headers=headers, media_type=EVENTS_TYPE
+            tee.events(), int(meta.get("status", 200)), headers=headers, media_type=EVENTS_TYPE
         )
 
 
-async def _events(
-    first: Json | None, chunks: AsyncIterator[Json], done: bool
-) -> AsyncIterator[bytes]:
-    try:
-        if first is not None:
-            yield encode_event(first)
-        async for chunk in chunks:
-            yield encode_event(chunk)
-        if done:
-            yield b"data: [DONE]\n\n"
-    finally:
-        await chunks.aclose()  # type: ignore[attr-defined]
+class _Tee:
+    """A stream read to its end whatever the client does: a producer task takes every
+    chunk from the cassette (so a recording is whole even when the client goes away) and
+    hands the encoded events to the response; an error mid-stream breaks the response,
+    as the upstream's broke."""
+
+    _END = object()
+
+    def __init__(self, first: Json | None, chunks: AsyncIterator[Json], done: bool) -> None:
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.task = asyncio.create_task(self._produce(first, chunks, done))
+
+    async def _produce(self, first: Json | None, chunks: AsyncIterator[Json], done: bool) -> None:
+        put = self.queue.put_nowait
+        try:
+            if first is not None:
+                put(encode_event(first))
+            async for chunk in chunks:
+                put(encode_event(chunk))
+            if done:
+                put(b"data: [DONE]\n\n")
+            put(self._END)
+        except Exception as exc:  # noqa: BLE001 - recorded by the cassette; the client sees a cut
+            put(exc)
+
+    async def events(self) -> AsyncIterator[bytes]:
+        while True:
+            item = await self.queue.get()
+            if item is self._END:
+                return
+            if isinstance(item, Exception):
+                raise _StreamBroken from item
+            yield item
+
+
+class _StreamBroken(Exception):
+    """The upstream's stream broke: the response is cut as it was."""
 
 
 async def _read(request: Request) -> bytes:
@@ -201,6 +241,8 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
+        if state.streams:  # streams whose client left are recorded whole before closing
+            await asyncio.wait(state.streams, timeout=60)
         await ups.aclose()
 
     return Starlette(routes=[route], lifespan=lifespan)

@@ -103,6 +103,7 @@ def _completion_events(body: Json, head: Json, pieces: list[str], usage: Json) -
 
 class ModelHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 256  # many clients connect at once (the standard library's is 5)
 
     def __init__(self, address: tuple[str, int], owner: ScriptedServer) -> None:
         self.owner = owner
