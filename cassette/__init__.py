@@ -5,6 +5,10 @@ import cassette
 with cassette.open("runs/a.jsonl", mode="auto") as cas:
     with cassette.episode(0):
         resp = cas.call(request, live=lambda: client_call(request))
+
+``cassette.fork("runs/b.jsonl", from_cassette="runs/a.jsonl")`` opens a cassette that
+replays each episode of a.jsonl while its requests match, then goes live, recording it all
+into b.jsonl (:mod:`cassette.replay.fork`); like ``open``, it returns a :class:`Cassette`.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from .errors import (
     RecordedError,
 )
 from .redact import Redactor
-from .replay.cassette import Cassette, ErrorCodec, Mode, open
+from .replay.cassette import Cassette, ErrorCodec, Mode, fork, open
 from .replay.context import ContextExecutor, bind, current_episode, episode
 from .replay.matching import DEFAULT_IGNORE, Matcher
 
@@ -57,6 +61,7 @@ __all__ = [
     "bind",
     "current_episode",
     "episode",
+    "fork",
     "json_schema",
     "open",
 ]

@@ -23,6 +23,7 @@ def test_all_names_exist_and_nothing_public_is_missing() -> None:
 def test_contract_names_from_design() -> None:
     for name in (
         "open",
+        "fork",
         "Cassette",
         "Mode",
         "episode",
@@ -41,3 +42,4 @@ def test_contract_names_from_design() -> None:
     assert issubclass(cassette.CassetteWarning, UserWarning)
     assert [m.value for m in cassette.Mode] == ["replay", "record", "auto", "append", "passthrough"]
     assert isinstance(cassette.Mode.REPLAY, str)
+    assert callable(cassette.fork) and callable(cassette.open)

@@ -28,7 +28,7 @@ def test_the_anthropic_example_records_and_replays(tmp_path: Path) -> None:
 
 
 def test_the_fork_example_forks(tmp_path: Path) -> None:
-    out = _run_block(_block("from cassette.replay.fork import fork, fork_points"), tmp_path)
+    out = _run_block(_block("from cassette.replay.fork import fork_points"), tmp_path)
     assert "'why': 'mismatch'" in out and "'why': 'fork_at'" in out
 
 

@@ -14,8 +14,10 @@
 - litellm's calls go through ``patch_litellm`` (completion, embedding, text_completion,
   responses and their async twins; litellm's other model calls are refused).
 
-Calls key their episode by conversation (:mod:`cassette.autorecord.episodes`) unless
-``cassette.episode()`` or ``$CASSETTE_EPISODE`` names one. The cassette is closed at exit
+Calls key their episode by conversation (:class:`~cassette.autorecord.episodes.Conversations`,
+the episode-naming policy handed to the cassette) unless ``cassette.episode()`` or
+``$CASSETTE_EPISODE`` names one; a call that another recorded call makes while it runs
+live (litellm over the openai SDK) is part of it, recorded once. The cassette is closed at exit
 (``atexit``, and on SIGTERM). With ``$CASSETTE_OFFLINE=1`` (what ``cassette run --mode
 replay`` sets) the child refuses every TCP connection, so a replay proves it is offline.
 """
@@ -33,9 +35,12 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from types import FrameType, ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .episodes import AutoEpisodes
+from .episodes import Conversations
+
+if TYPE_CHECKING:
+    from ..replay.cassette import Cassette
 
 __all__ = ["AUTO_VARIABLE", "OFFLINE_VARIABLE", "active", "start", "stop"]
 
@@ -51,8 +56,7 @@ _COPIES = ("copy", "with_options")  # a client built by one of these is a copy: 
 class _State:
     def __init__(self) -> None:
         self.lock = threading.RLock()
-        self.cas: Any = None  # the Cassette, opened on first use
-        self.auto: AutoEpisodes | None = None
+        self.cas: Cassette | None = None  # opened on first use
         self.restore: list[Callable[[], None]] = []
         self.stack = contextlib.ExitStack()
         self.finder: _Finder | None = None
@@ -62,18 +66,18 @@ class _State:
 _STATE = _State()
 
 
-def active() -> AutoEpisodes | None:
+def active() -> Cassette | None:
     """The cassette the program's clients record to (opened on first use), or None."""
     state = _STATE
     if not state.started:
         return None
     with state.lock:
-        if state.auto is None:
-            import cassette
+        if state.cas is None:
+            from ..replay.cassette import open as open_cassette
 
-            state.cas = cassette.open(meta={"recorded_by": "cassette run"})
-            state.auto = AutoEpisodes(state.cas)
-        return state.auto
+            meta = {"recorded_by": "cassette run"}
+            state.cas = open_cassette(meta=meta, episodes=Conversations())
+        return state.cas
 
 
 # -- the clients -----------------------------------------------------------------------------
@@ -95,10 +99,10 @@ def _is_copy() -> bool:
 
 def _adopt(client: Any, wrap: Callable[[Any, Any], Any]) -> None:
     """Make ``client`` itself a wrapped client: the wrapper's state moved into it."""
-    auto = active()
-    if auto is None:
+    cas = active()
+    if cas is None:
         return
-    wrapped = wrap(client, auto)
+    wrapped = wrap(client, cas)
     client.__class__ = type(wrapped)
     vars(client).update(vars(wrapped))
 
@@ -145,12 +149,12 @@ def _patch_sdk(name: str, module: ModuleType) -> None:
 
 
 def _patch_litellm() -> None:
-    auto = active()
-    if auto is None:
+    cas = active()
+    if cas is None:
         return
     from ..adapters.litellm import patch_litellm
 
-    _STATE.stack.enter_context(patch_litellm(auto))  # type: ignore[arg-type]
+    _STATE.stack.enter_context(patch_litellm(cas))
 
 
 def _patch(name: str, module: ModuleType) -> None:
@@ -163,19 +167,21 @@ def _patch(name: str, module: ModuleType) -> None:
 
 # -- the import hook -------------------------------------------------------------------------
 class _Loader(importlib.abc.Loader):
-    def __init__(self, loader: Any, name: str) -> None:
+    """Runs a module with its own loader, then patches it. The module keeps that loader
+    (``__loader__``, ``__spec__.loader``), so what asks it for resources gets its own."""
+
+    def __init__(self, loader: importlib.abc.Loader, name: str) -> None:
         self.loader, self.name = loader, name
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
-        module: ModuleType | None = self.loader.create_module(spec)
-        return module
+        return self.loader.create_module(spec)
 
     def exec_module(self, module: ModuleType) -> None:
+        module.__loader__ = self.loader
+        if module.__spec__ is not None:
+            module.__spec__.loader = self.loader
         self.loader.exec_module(module)
         _patch(self.name, module)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.loader, name)
 
 
 class _Finder(importlib.abc.MetaPathFinder):
@@ -189,15 +195,12 @@ class _Finder(importlib.abc.MetaPathFinder):
     ) -> importlib.machinery.ModuleSpec | None:
         if fullname not in self.names:
             return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec: importlib.machinery.ModuleSpec | None = finder.find_spec(fullname, path, target)
-            if spec is not None:
-                if spec.loader is not None:
-                    spec.loader = _Loader(spec.loader, fullname)
-                return spec
-        return None
+        others = (f for f in sys.meta_path if f is not self and hasattr(f, "find_spec"))
+        specs = (f.find_spec(fullname, path, target) for f in others)
+        spec: importlib.machinery.ModuleSpec | None = next(filter(None, specs), None)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _Loader(spec.loader, fullname)
+        return spec
 
 
 # -- network guard ---------------------------------------------------------------------------
@@ -274,7 +277,7 @@ def stop(failed: BaseException | None = None) -> None:
             for undo in reversed(state.restore):
                 undo()
             state.restore.clear()
-            cas, state.cas, state.auto = state.cas, None, None
+            cas, state.cas = state.cas, None
             if cas is not None and failed is None:
                 cas.close()
             elif cas is not None:

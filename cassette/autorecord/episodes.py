@@ -1,5 +1,6 @@
-"""Episodes for code that never names one: :class:`AutoEpisodes`, a cassette whose calls
-find their episode from the conversation they carry.
+"""Episodes for code that never names one: :class:`Conversations`, the episode-naming
+policy that zero-code recording hands its cassette (``episodes=``), which names a call's
+episode from the conversation it carries.
 
 The rule, for a request with no :func:`cassette.episode` around it and no
 ``$CASSETTE_EPISODE``:
@@ -23,24 +24,18 @@ on their whole body. Name episodes with ``cassette.episode()`` where that matter
 
 from __future__ import annotations
 
-import contextvars
 import hashlib
 import os
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import orjson
 
-from ..replay.context import current_episode
-from ..types import Json
+from ..types import EnvIndex, Json
 
-__all__ = ["EPISODE_VARIABLE", "AutoEpisodes", "conversation"]
+__all__ = ["EPISODE_VARIABLE", "Conversations", "conversation"]
 
 EPISODE_VARIABLE = "CASSETTE_EPISODE"  # names the episode of every call without one
-_NESTED: contextvars.ContextVar[bool] = contextvars.ContextVar(
-    "cassette_auto_nested", default=False
-)
 _TEXT_KEYS = frozenset({"content", "text", "arguments", "partial_json", "refusal", "delta"})
 _ID_KEYS = frozenset({"id", "call_id", "tool_use_id"})
 
@@ -51,17 +46,14 @@ def _dump(value: Any) -> bytes:
 
 def conversation(request: Json) -> list[bytes] | None:
     """The request's messages, each as canonical JSON; None when it has none."""
-    out: list[bytes] = []
-    for key in ("system", "instructions"):
-        if request.get(key):
-            out.append(_dump({"role": key, "content": request[key]}))
+    roles = ("system", "instructions")
+    out = [_dump({"role": k, "content": request[k]}) for k in roles if request.get(k)]
     messages = request.get("messages", request.get("input"))
     if isinstance(messages, str):
         messages = [{"role": "user", "content": messages}]
     if not isinstance(messages, list):
         return out or None
-    out.extend(_dump(m) for m in messages)
-    return out
+    return out + [_dump(m) for m in messages]
 
 
 def _start(messages: list[bytes]) -> bytes:
@@ -88,6 +80,14 @@ def _texts(value: Any, into: list[str], ids: set[str], key: str = "") -> None:
             ids.add(value)
 
 
+def _said(value: Any) -> tuple[str, set[str]]:
+    """The text and the identifiers of a message or a reply (:func:`_texts`)."""
+    texts: list[str] = []
+    ids: set[str] = set()
+    _texts(value, texts, ids)
+    return "".join(texts), ids
+
+
 class _Episode:
     __slots__ = ("ids", "messages", "name", "reply", "start")
 
@@ -99,215 +99,56 @@ class _Episode:
         """Whether this episode's last reply is the assistant message of ``text``/``ids``."""
         return bool(ids & self.ids) or bool(text and text in self.reply)
 
+    def grows_into(self, start: bytes, messages: list[bytes]) -> bool:
+        n = len(self.messages)
+        return self.start == start and n < len(messages) and messages[:n] == self.messages
 
-class AutoEpisodes:
-    """A cassette (anything with ``call``/``acall``/``stream``/``astream``) whose calls
-    made outside any :func:`cassette.episode` take the episode of their conversation.
-    Calls that a live call of another adapter makes (litellm over the openai SDK) go
-    straight through, so they are recorded once."""
 
-    def __init__(self, cas: Any) -> None:
-        self.cas = cas
+class Conversations:
+    """Names each call's episode by its conversation (the rule above); ``fixed`` (default
+    ``$CASSETTE_EPISODE``, read now) names every call's instead."""
+
+    def __init__(self, fixed: EnvIndex | None = None) -> None:
+        if fixed is None and os.environ.get(EPISODE_VARIABLE):
+            named = os.environ[EPISODE_VARIABLE]
+            fixed = int(named) if named.isdigit() else named
+        self.fixed = fixed
         self._lock = threading.Lock()
-        self._episodes: list[_Episode] = []
+        self._episodes: dict[str, _Episode] = {}  # by name, in the order they began
         self._starts: dict[bytes, int] = {}
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.cas, name)
-
-    # -- the rule ----------------------------------------------------------------------------
-    def episode_of(self, request: Json) -> tuple[Any, _Episode | None]:
-        named = current_episode()
-        if named is not None:
-            return named, None
-        fixed = os.environ.get(EPISODE_VARIABLE)
-        if fixed:
-            return (int(fixed) if fixed.isdigit() else fixed), None
+    def name(self, request: Json) -> EnvIndex:
+        """The episode ``request`` continues, or a new one."""
+        if self.fixed is not None:
+            return self.fixed
         messages = conversation(request)
         if messages is None:
-            messages = [_dump({k: v for k, v in request.items()})]
+            messages = [_dump(request)]
         start = _start(messages)
         with self._lock:
-            best: list[_Episode] = []
-            for ep in self._episodes:
-                n = len(ep.messages)
-                if ep.start == start and n < len(messages) and messages[:n] == ep.messages:
-                    if not best or n > len(best[0].messages):
-                        best = [ep]
-                    elif n == len(best[0].messages):
-                        best.append(ep)
-            if best:
-                found = best[0]
-                if len(best) > 1:
-                    nxt: list[str] = []
-                    ids: set[str] = set()
-                    _texts(orjson.loads(messages[len(found.messages)]), nxt, ids)
-                    said = "".join(nxt)
-                    found = next((ep for ep in best if ep.said(said, ids)), found)
-                found.messages = messages
-                return found.name, found
-            count = self._starts.get(start, 0)
-            self._starts[start] = count + 1
-            name = f"{hashlib.sha256(start).hexdigest()[:10]}.{count}"
-            episode = _Episode(name, start, messages)
-            self._episodes.append(episode)
-            return name, episode
+            found = self._continued(start, messages)
+            if found is None:
+                count = self._starts[start] = self._starts.get(start, -1) + 1
+                found = _Episode(f"{hashlib.sha256(start).hexdigest()[:10]}.{count}", start, [])
+                self._episodes[found.name] = found
+            found.messages = messages
+            return found.name
 
-    def _heard(self, episode: _Episode | None, reply: Any) -> None:
+    def _continued(self, start: bytes, messages: list[bytes]) -> _Episode | None:
+        """The episode whose conversation ``messages`` extends the most; between equals,
+        the one whose last reply the next message repeats, else the first to begin."""
+        grown = [ep for ep in self._episodes.values() if ep.grows_into(start, messages)]
+        longest = max((len(ep.messages) for ep in grown), default=0)
+        best = [ep for ep in grown if len(ep.messages) == longest]
+        if len(best) < 2:
+            return best[0] if best else None
+        text, ids = _said(orjson.loads(messages[longest]))
+        return next((ep for ep in best if ep.said(text, ids)), best[0])
+
+    def heard(self, env_index: EnvIndex, reply: Any) -> None:
+        """Keep the text of the reply to the last call of an episode this policy named."""
+        episode = self._episodes.get(env_index) if isinstance(env_index, str) else None
         if episode is not None:
-            texts: list[str] = []
-            ids: set[str] = set()
-            _texts(reply, texts, ids)
+            text, ids = _said(reply)
             with self._lock:
-                episode.reply, episode.ids = "".join(texts), ids
-
-    # -- the cassette's calls --------------------------------------------------------------
-    def call(self, request: Json, live: Callable[[], Json], **options: Any) -> Json:
-        if _NESTED.get():
-            return live()
-        env, episode = self.episode_of(request)
-        reply = self.cas.call(request, _nested(live), env_index=env, **options)
-        self._heard(episode, reply)
-        return reply  # type: ignore[no-any-return]
-
-    async def acall(self, request: Json, live: Callable[[], Any], **options: Any) -> Json:
-        if _NESTED.get():
-            return await live()  # type: ignore[no-any-return]
-        env, episode = self.episode_of(request)
-
-        async def nested() -> Json:
-            token = _NESTED.set(True)
-            try:
-                return await live()  # type: ignore[no-any-return]
-            finally:
-                _NESTED.reset(token)
-
-        reply = await self.cas.acall(request, nested, env_index=env, **options)
-        self._heard(episode, reply)
-        return reply  # type: ignore[no-any-return]
-
-    def stream(self, request: Json, live: Callable[[], Any], **options: Any) -> Iterator[Json]:
-        if _NESTED.get():
-            return iter(live())
-        env, episode = self.episode_of(request)
-        chunks = self.cas.stream(request, _nested_stream(live), env_index=env, **options)
-        return _SyncTee(chunks, lambda seen: self._heard(episode, seen))
-
-    def astream(
-        self, request: Json, live: Callable[[], Any], **options: Any
-    ) -> AsyncIterator[Json]:
-        if _NESTED.get():
-            return live()  # type: ignore[no-any-return]
-        env, episode = self.episode_of(request)
-        chunks = self.cas.astream(request, _nested_astream(live), env_index=env, **options)
-        return _AsyncTee(chunks, lambda seen: self._heard(episode, seen))
-
-
-def _nested(live: Callable[[], Any]) -> Callable[[], Any]:
-    """``live`` run with nested cassette calls passed straight through (for a stream: while
-    it is being read)."""
-
-    def run() -> Any:
-        token = _NESTED.set(True)
-        try:
-            return live()
-        finally:
-            _NESTED.reset(token)
-
-    return run
-
-
-def _nested_stream(live: Callable[[], Any]) -> Callable[[], Iterator[Any]]:
-    def run() -> Iterator[Any]:
-        token = _NESTED.set(True)
-        try:
-            chunks = iter(live())
-        finally:
-            _NESTED.reset(token)
-        try:
-            while True:
-                token = _NESTED.set(True)
-                try:
-                    chunk = next(chunks)
-                except StopIteration:
-                    return
-                finally:
-                    _NESTED.reset(token)
-                yield chunk
-        finally:
-            close = getattr(chunks, "close", None)
-            if close is not None:
-                close()
-
-    return run
-
-
-def _nested_astream(live: Callable[[], Any]) -> Callable[[], AsyncIterator[Any]]:
-    async def run() -> AsyncIterator[Any]:
-        token = _NESTED.set(True)
-        try:
-            chunks = live().__aiter__()
-        finally:
-            _NESTED.reset(token)
-        try:
-            while True:
-                token = _NESTED.set(True)
-                try:
-                    chunk = await chunks.__anext__()
-                except StopAsyncIteration:
-                    return
-                finally:
-                    _NESTED.reset(token)
-                yield chunk
-        finally:
-            aclose = getattr(chunks, "aclose", None)
-            if aclose is not None:
-                await aclose()
-
-    return run
-
-
-class _SyncTee:
-    """The chunks of a stream, passed on and kept to learn the reply's text."""
-
-    def __init__(self, chunks: Any, done: Callable[[list[Any]], None]) -> None:
-        self.chunks, self.done = chunks, done
-        self.seen: list[Any] = []
-
-    def __iter__(self) -> _SyncTee:
-        return self
-
-    def __next__(self) -> Json:
-        try:
-            chunk = next(self.chunks)
-        except StopIteration:
-            self.done(self.seen)
-            raise
-        self.seen.append(chunk)
-        return chunk  # type: ignore[no-any-return]
-
-    def close(self) -> None:
-        self.done(self.seen)
-        self.chunks.close()
-
-
-class _AsyncTee:
-    def __init__(self, chunks: Any, done: Callable[[list[Any]], None]) -> None:
-        self.chunks, self.done = chunks, done
-        self.seen: list[Any] = []
-
-    def __aiter__(self) -> _AsyncTee:
-        return self
-
-    async def __anext__(self) -> Json:
-        try:
-            chunk = await self.chunks.__anext__()
-        except StopAsyncIteration:
-            self.done(self.seen)
-            raise
-        self.seen.append(chunk)
-        return chunk  # type: ignore[no-any-return]
-
-    async def aclose(self) -> None:
-        self.done(self.seen)
-        await self.chunks.aclose()
+                episode.reply, episode.ids = text, ids

@@ -58,37 +58,17 @@ def fork(
     """
     import json
     import os
-    import shlex
-    from pathlib import Path
 
-    from ..storage.remote import is_url
-    from .run import bootstrap, cassette_path, readable_cassette, spawn
+    from .run import bootstrap, cassette_path, spawn
 
     console = Console()
-    if is_url(base):  # CASSETTE_FORK_FROM is a local path (abspath would mangle the URL)
-        rest = shlex.join([new, "--", *(command[1:] if command[:1] == ("--",) else command)])
-        console.fail(
-            f"BASE {base} is a URL; fork from a local copy: cassette merge base.jsonl {base}, "
-            f"then cassette fork base.jsonl {rest}"
-        )
-    if not os.path.exists(base):
-        console.fail(f"no such file or directory: {base}; check the path")
-    if command and command[0] == "--":
-        command = command[1:]
-    named: dict[str, int] = {}
-    for item in at:
-        env, _, step = item.rpartition("=")
-        if not env or not step.isdigit():
-            console.fail(f"--at {item!r}: write ENV=STEP, e.g. --at 17=6", code=2)
-        named[env] = int(step)
-    if os.path.abspath(base) == os.path.abspath(new):
-        console.fail(f"NEW is BASE ({base}); name another cassette for the fork", code=2)
-    if os.path.isfile(base):
-        readable_cassette(Path(base), console)  # not a cassette: one line, not the child's
+    command = command[1:] if command[:1] == ("--",) else command
+    _check_base(console, base, new, command)
+    named = _parse_at(console, at)
     if named:
         _named_in_base(console, base, named, channel)
-    env_vars = {k: v for k, v in os.environ.items() if k != "CASSETTE_FORCE_MODE"}
-    env_vars.update(
+    env = {k: v for k, v in os.environ.items() if k != "CASSETTE_FORCE_MODE"}
+    env.update(
         CASSETTE_FORK_FROM=os.path.abspath(base),
         CASSETTE_PATH=cassette_path(new, "record", command, console),  # a URL as it is
         CASSETTE_MODE="record",
@@ -96,10 +76,44 @@ def fork(
         CASSETTE_FORK_LIVE=",".join(live),
     )
     if named:
-        env_vars["CASSETTE_FORK_AT"] = json.dumps(named)
+        env["CASSETTE_FORK_AT"] = json.dumps(named)
     if auto:
-        env_vars.update(bootstrap(env_vars, offline=False))
-    spawn(command, env_vars, console)
+        env.update(bootstrap(env, offline=False))
+    spawn(command, env, console)
+
+
+def _check_base(console: Console, base: str, new: str, command: tuple[str, ...]) -> None:
+    """BASE is a local cassette and NEW another one: else one line, not the child's
+    traceback (CASSETTE_FORK_FROM is a local path: abspath would mangle a URL)."""
+    import os
+    import shlex
+    from pathlib import Path
+
+    from ..storage.remote import is_url
+    from .run import readable_cassette
+
+    if is_url(base):
+        rest = shlex.join([new, "--", *command])
+        console.fail(
+            f"BASE {base} is a URL; fork from a local copy: cassette merge base.jsonl {base}, "
+            f"then cassette fork base.jsonl {rest}"
+        )
+    if not os.path.exists(base):
+        console.fail(f"no such file or directory: {base}; check the path")
+    if os.path.abspath(base) == os.path.abspath(new):
+        console.fail(f"NEW is BASE ({base}); name another cassette for the fork", code=2)
+    if os.path.isfile(base):
+        readable_cassette(Path(base), console)  # not a cassette: one line, not the child's
+
+
+def _parse_at(console: Console, at: tuple[str, ...]) -> dict[str, int]:
+    named: dict[str, int] = {}
+    for item in at:
+        env, _, step = item.rpartition("=")
+        if not env or not step.isdigit():
+            console.fail(f"--at {item!r}: write ENV=STEP, e.g. --at 17=6", code=2)
+        named[env] = int(step)
+    return named
 
 
 def _named_in_base(console: Console, base: str, named: dict[str, int], channel: str) -> None:

@@ -106,6 +106,7 @@ def serve(
     import asyncio
     import os
 
+    from ..autorecord.episodes import Conversations
     from ..errors import CassetteError
     from ..replay.cassette import open as open_cassette
     from ..serve import create_app
@@ -117,7 +118,7 @@ def serve(
     anthropic_upstream = anthropic_upstream or os.environ.get("ANTHROPIC_BASE_URL")
     sock = _bind(console, host, port)
     try:
-        cas = open_cassette(path, mode=mode)
+        cas = open_cassette(path, mode=mode, episodes=Conversations())
     except CassetteError as exc:
         sock.close()
         failing(console, exc)

@@ -1,36 +1,40 @@
-"""The Cassette: modes, the index, step counters, and call/acall/stream/astream."""
+"""The Cassette: modes, the index, step counters, and call/acall/stream/astream.
+
+What a cassette is handed decides the rest, as httpx's transports do: a fork base
+(:class:`~cassette.replay.fork.ForkBase`, from :func:`fork`) serves the calls of an
+episode until it forks, an episode-naming policy (:class:`~cassette.replay.context.Episodes`,
+zero-code recording's) names the episodes of calls made outside :func:`cassette.episode`.
+"""
 
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ..errors import CassetteError, CassetteMiss, CassetteModeError, RecordedError
+from ..errors import CassetteError, CassetteMiss, CassetteModeError
 from ..format.keys import check_key, outcome_line
 from ..redact import Redactor
 from ..storage.index import Entry, Key
-from ..storage.recorder import line_meta, now_iso
 from ..storage.remote import local_or_url
 from ..types import EnvIndex, Json
 from . import streaming
-from .context import current_episode
+from .context import LIVE, Episodes, current_episode
+from .fork import FORK_CHANNEL, ForkAt, ForkBase
 from .matching import Matcher
-from .modes import FIX, ErrorCodec, Mode, chosen_mode, default_error
+from .modes import FIX, ErrorCodec, Mode, chosen_mode, load_error
 from .opening import open_parts
 from .slots import Slot, Steps
 
-__all__ = ["Cassette", "ErrorCodec", "Mode", "open"]
-
-# the modes as module constants: ``Mode.REPLAY`` (an enum's attribute) costs ~90 ns a call
-_REPLAY, _APPEND, _PASSTHROUGH = Mode.REPLAY, Mode.APPEND, Mode.PASSTHROUGH
+__all__ = ["Cassette", "ErrorCodec", "Mode", "fork", "open"]
 
 
 class Cassette:
-    """One cassette file (or shard directory) open in one mode. Use :func:`open`."""
+    """One cassette file (or shard directory) open in one mode. Use :func:`open` (or
+    :func:`fork`: a cassette recording what it serves from its ``base``, whose ``mode``
+    reads ``append``)."""
 
     def __init__(
         self,
@@ -42,36 +46,46 @@ class Cassette:
         redact: Redactor | None = None,
         meta: Json | None = None,
         fsync: bool = False,
+        base: ForkBase | None = None,
+        episodes: Episodes | None = None,
     ) -> None:
-        if path is None:
-            path = os.environ.get("CASSETTE_PATH")
-            if not path:
-                raise CassetteModeError(
-                    "no cassette path: pass one to cassette.open(), or set CASSETTE_PATH"
-                )
+        path = path if path is not None else os.environ.get("CASSETTE_PATH")
+        if not path:
+            raise CassetteModeError(
+                "no cassette path: pass one to cassette.open(), or set CASSETTE_PATH"
+            )
         local = local_or_url(path)
         self.url = local if isinstance(local, str) else None  # an fsspec URL (s3://...)
-        self.path = Path(local)
-        self.requested_mode, forced_fix = chosen_mode(mode)
+        # a fork records, whatever $CASSETTE_FORCE_MODE says
+        chosen = chosen_mode(mode) if base is None else (Mode.RECORD, None)
+        self.requested_mode, forced_fix = chosen
         self.forced = forced_fix is not None  # $CASSETTE_FORCE_MODE overrode ``mode``
         # how to re-record, as misses and mismatches print it (the pytest plugin names its flag)
         self.fix = forced_fix or FIX
         if match not in ("strict", "key"):
             raise CassetteModeError(f"unknown match {match!r}; use 'strict' or 'key'")
-        self.match = match
-        self.matcher = Matcher(ignore)
+        self.match, self.matcher = match, Matcher(ignore)
         self.redactor = redact or Redactor()
         self.meta = dict(meta or {})
         if self.matcher.ignore:
             self.meta.setdefault("ignore", list(self.matcher.ignore))
+        self.base, self.episodes = base, episodes
+        if base is not None:
+            self._check_base(base, Path(local))
         self._steps = Steps()
         self.closed = False
-
         opened = open_parts(
-            self.path, self.url, path, self.requested_mode, self.redactor, self.meta, fsync
+            Path(local), self.url, path, self.requested_mode, self.redactor, self.meta, fsync
         )
-        self.path, self.mode, self.index = opened.path, opened.mode, opened.index
-        self._sink = opened.sink
+        self.path, self.index, self._sink = opened.path, opened.index, opened.sink
+        self.mode = opened.mode if base is None else Mode.APPEND  # a fork serves and records
+
+    def _check_base(self, base: ForkBase, local: Path) -> None:
+        if self.url is None and local.resolve() == base.path.resolve():
+            raise CassetteModeError(
+                f"a fork cannot record into its base {base.path}; name another cassette for it"
+            )
+        self.meta["fork_of"] = str(base.path)
 
     # --- lifecycle ----------------------------------------------------------------------
 
@@ -119,56 +133,96 @@ class Cassette:
     # --- keys ---------------------------------------------------------------------------
 
     def _begin(
-        self, request: Json, env_index: EnvIndex | None, channel: str, step: int | None
-    ) -> Entry | Slot:
-        """The entry to serve, or the :class:`Slot` of a call to make live."""
+        self,
+        request: Json,
+        env_index: EnvIndex | None,
+        channel: str,
+        step: int | None,
+        errors: ErrorCodec | None,
+    ) -> Entry | Slot | None:
+        """The entry to serve, the :class:`Slot` of a call to make live, or None for a call
+        made inside a live call of this cassette (part of that call: it goes straight live)."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
-        if self.closed:
-            raise CassetteError(f"{self.path} is closed; open it again to make more calls")
-        if type(request) is not dict and not isinstance(request, dict):
-            raise CassetteError(
-                f"a request must be a dict, not {type(request).__name__}; the adapter builds it"
-            )
+        if self.closed or not isinstance(request, dict):
+            self._refuse(request)
+        replaying = self.mode is Mode.REPLAY  # (which calls no live, so none inside one)
+        if not replaying and LIVE.get() is self:
+            return None
         env = env_index if env_index is not None else current_episode()
-        env = 0 if env is None else env
+        if env is None:
+            env = 0 if self.episodes is None else self.episodes.name(request)
         if step is not None and (type(step) is not int or step < 0):
             check_key(env, channel, step)  # a step the counters cannot take: refused
-        mode = self.mode
-        entry: Entry | None
-        if mode is _REPLAY:
-            entry = self._steps.serve(env, channel, step, self.index.entries, self._miss)
-        else:
-            key, entry = self._steps.take(
-                env,
-                channel,
-                step,
-                self.index.entries if mode is _APPEND else None,
-                mode is not _PASSTHROUGH,
-                self.path,
-                self.redactor.check_key,
-            )
+        key = self._steps.next(env, channel, step)
+        if not replaying:
+            return self._take(key, request, errors)
+        entry = self.index.entries.get(key)
+        if entry is None:
+            raise self._miss(key)
+        self._check(entry, request)
+        return entry
+
+    def _refuse(self, request: object) -> None:
+        if self.closed:
+            raise CassetteError(f"{self.path} is closed; open it again to make more calls")
+        raise CassetteError(
+            f"a request must be a dict, not {type(request).__name__}; the adapter builds it"
+        )
+
+    def _check(self, entry: Entry, request: Json, got: str | None = None) -> None:
+        """Raise unless ``entry`` may answer ``request``: a line that cannot be served
+        (broken delta chain, changed response), or under strict matching a request that
+        is not the recorded one (``got``: its hash, if made already)."""
+        __tracebackhide__ = True  # pytest: show the caller, not this frame
+        if entry.broken is not None or not entry.checked:
+            entry.check()
+        if self.match != "strict":
+            return
+        if entry.sha is None:  # an eval-protocol line: the digest of its messages
+            self.matcher.verify_entry(entry, request, self.fix)
+            return
+        got = got or self.matcher.digest_parts(request, (entry.env_index, entry.channel))[0]
+        if got != entry.sha:
+            self.matcher.explain(entry, request, got, self.fix)
+
+    def _take(self, key: Key, request: Json, errors: ErrorCodec | None) -> Entry | Slot:
+        """Record, append and passthrough mode: the entry ``append`` serves, else the slot
+        of a live call (taken for writing, hashed now: what cannot be recorded is refused
+        before the live call); a fork's base may serve it."""
+        entry = self.index.entries.get(key) if self.mode is Mode.APPEND else None
         if entry is not None:
-            if entry.broken is not None or not entry.checked:
-                entry.check()  # a line that cannot be served (broken delta chain, changed response)
-            if self.match == "strict":  # (Matcher.verify_entry, its common case inline)
-                want = entry.sha
-                if want is None:  # an eval-protocol line: the digest of its messages
-                    self.matcher.verify_entry(entry, request, self.fix)
-                elif (got := self.matcher.digest_parts(request, (env, channel))[0]) != want:
-                    self.matcher.explain(entry, request, got, self.fix)
+            self._check(entry, request)
             return entry
-        slot = Slot(env, channel, key[2], mode is not _PASSTHROUGH)
-        if slot.write:  # hashed now: what cannot be recorded is refused before the live call
-            try:
-                slot.sha, slot.conversation = self.matcher.digest_parts(request, (env, channel))
-                self.matcher.check_ignored(request)
-            except CassetteError as exc:
-                self._steps.give_back(key)
-                raise CassetteError(
-                    f"cannot record step {key[2]} of ({env!r}, {channel!r}): {exc}; "
-                    "nothing was sent"
-                ) from None
-        return slot
+        slot = Slot(self, key, request, self._sink, errors)
+        if self._sink is None:  # passthrough
+            return slot
+        env, channel, step = key
+        check_key(env, channel, step)  # what the file cannot read back, refused
+        self.redactor.check_key("env_index", env)
+        self.redactor.check_key("channel", channel)
+        self._steps.claim(key, self.path)
+        try:
+            slot.sha, slot.conversation = self.matcher.digest_parts(request, (env, channel))
+            self.matcher.check_ignored(request)
+        except CassetteError as exc:
+            self._steps.give_back(key)
+            raise CassetteError(
+                f"cannot record step {step} of ({env!r}, {channel!r}): {exc}; nothing was sent"
+            ) from None
+        return slot if self.base is None else self._from_base(self.base, slot, request)
+
+    def _from_base(self, base: ForkBase, slot: Slot, request: Json) -> Entry | Slot:
+        """A fork's call: the base's entry, copied into this cassette, or (the episode
+        forks, or forked before) the slot of a live call."""
+        entry, point = base.take(slot.key, lambda e: self._check(e, request, slot.sha))
+        if point is not None:
+            env, channel, step = slot.key
+            where = {"fork_of": str(base.path), "channel": channel, "step": step}
+            self.call(where, lambda: dict(point), env_index=env, channel=FORK_CHANNEL, step=0)
+        if entry is None:
+            return slot
+        slot.write(*entry.served(), 0.0)
+        return entry
 
     def _miss(self, key: Key) -> CassetteMiss:
         env, channel, step = key
@@ -181,57 +235,20 @@ class Cassette:
             f"The code made a call the recording never saw: {self.fix}, or append mode to add it"
         )
 
-    # --- serving and recording ----------------------------------------------------------
+    # --- the calls ----------------------------------------------------------------------
 
-    def _unservable(
-        self, entry: Entry, response: Json | None, error: Json | None, errors: ErrorCodec | None
-    ) -> Json:
-        """What a recorded line that holds no response raises: its error, rebuilt."""
+    def _served(self, entry: Entry, errors: ErrorCodec | None) -> Json:
+        """The recorded response, or the recorded error rebuilt and raised."""
+        response, error = entry.served()
         if error is not None:
-            raise self._rebuild_error(error, errors)
+            raise load_error(error, errors, self.fix)
         if response is None:
             raise CassetteError(f"{entry.source}:{entry.line} holds no response; {self.fix}")
         return response
 
-    def _rebuild_error(self, info: Json, errors: ErrorCodec | None) -> BaseException:
-        exc = errors.load(info) if errors is not None else None
-        if exc is None:
-            type_name, message = str(info.get("type")), str(info.get("message"))
-            return RecordedError(type_name, message, info.get("data"), fix=self.fix)
-        return exc
-
-    def _record(
-        self,
-        slot: Slot,
-        request: Json,
-        response: Json | None,
-        exc: BaseException | None,
-        started: float,
-        errors: ErrorCodec | None,
-        extra: Json | None = None,
-    ) -> None:
-        if not slot.write:
-            return
-        if response is not None and not isinstance(response, dict):
-            raise CassetteError(
-                f"live call returned {type(response).__name__}, not a dict; the adapter must "
-                "turn its response into a JSON-able dict"
-            )
-        error = None
-        if exc is not None:
-            error = (errors.dump(exc) if errors is not None else None) or default_error(exc)
-        assert self._sink is not None  # slot.write: record or append mode
-        self._sink.recorder().interaction(
-            slot.env_index,
-            slot.channel,
-            slot.step,
-            request,
-            slot.sha,
-            response,
-            error,
-            line_meta(time.perf_counter() - started, now_iso(), request, response, extra),
-            slot.conversation,
-        )
+    def _heard(self, env: EnvIndex, reply: Any) -> None:
+        if self.episodes is not None:
+            self.episodes.heard(env, reply)
 
     def call(
         self,
@@ -245,19 +262,12 @@ class Cassette:
     ) -> Json:
         """Serve ``request`` from the recording, or call ``live()`` and record its result."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
-        slot = self._begin(request, env_index, channel, step)
-        if not isinstance(slot, Slot):  # served
-            response, error = slot.served()
-            if error is None and response is not None:
-                return response
-            return self._unservable(slot, response, error, errors)
-        started = time.perf_counter()
-        try:
-            response = live()
-        except Exception as exc:
-            self._record(slot, request, None, exc, started, errors)
-            raise
-        self._record(slot, request, response, None, started, errors)
+        got = self._begin(request, env_index, channel, step, errors)
+        if got is None:
+            return live()
+        response = got.run(live) if isinstance(got, Slot) else self._served(got, errors)
+        if self.episodes is not None:
+            self.episodes.heard(got.env_index, response)
         return response
 
     async def acall(
@@ -272,19 +282,11 @@ class Cassette:
     ) -> Json:
         """Async twin of :meth:`call`; ``live`` returns an awaitable."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
-        slot = self._begin(request, env_index, channel, step)
-        if not isinstance(slot, Slot):  # served
-            response, error = slot.served()
-            if error is None and response is not None:
-                return response
-            return self._unservable(slot, response, error, errors)
-        started = time.perf_counter()
-        try:
-            response = await live()
-        except Exception as exc:
-            self._record(slot, request, None, exc, started, errors)
-            raise
-        self._record(slot, request, response, None, started, errors)
+        got = self._begin(request, env_index, channel, step, errors)
+        if got is None:
+            return await live()
+        response = await got.arun(live) if isinstance(got, Slot) else self._served(got, errors)
+        self._heard(got.env_index, response)
         return response
 
     def stream(
@@ -301,10 +303,12 @@ class Cassette:
         """Yield chunk dicts as they arrive, recording them (and ``assemble(chunks)``) at the
         end; on replay yield the recorded chunks in order. The key is taken now."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
-        slot = self._begin(request, env_index, channel, step)
-        if not isinstance(slot, Slot):
-            return streaming.replay(*self._replayed(slot, errors))
-        return streaming.record(live, self._stream_done(slot, request, assemble, errors))
+        got = self._begin(request, env_index, channel, step, errors)
+        if got is None:
+            return iter(live())
+        if isinstance(got, Slot):
+            return got.stream(live, assemble, self._heard_by(got.env_index))
+        return streaming.replay(*self._replayed(got, errors))
 
     def astream(
         self,
@@ -319,34 +323,23 @@ class Cassette:
     ) -> AsyncIterator[Json]:
         """Async twin of :meth:`stream`; use with ``async for``."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
-        slot = self._begin(request, env_index, channel, step)
-        if not isinstance(slot, Slot):
-            return streaming.areplay(*self._replayed(slot, errors))
-        return streaming.arecord(live, self._stream_done(slot, request, assemble, errors))
+        got = self._begin(request, env_index, channel, step, errors)
+        if got is None:
+            return live()
+        if isinstance(got, Slot):
+            return got.astream(live, assemble, self._heard_by(got.env_index))
+        return streaming.areplay(*self._replayed(got, errors))
+
+    def _heard_by(self, env: EnvIndex) -> Callable[[list[Json]], None] | None:
+        return None if self.episodes is None else lambda chunks: self._heard(env, chunks)
 
     def _replayed(
         self, entry: Entry, errors: ErrorCodec | None
     ) -> tuple[list[Json], Callable[[], BaseException] | None]:
         response, info = entry.served()  # (one decode of a lean line, not one for each)
         chunks = streaming.recorded_chunks(entry, self.fix, response)
-        return chunks, None if info is None else lambda: self._rebuild_error(info, errors)
-
-    def _stream_done(
-        self,
-        slot: Slot,
-        request: Json,
-        assemble: Callable[[list[Json]], Json] | None,
-        errors: ErrorCodec | None,
-    ) -> streaming.Done:
-        started = time.perf_counter()
-
-        def done(chunks: list[Json], exc: BaseException | None, complete: bool) -> None:
-            response, extra = streaming.stream_response(chunks, assemble, complete and not exc)
-            if not complete:
-                extra["incomplete"] = True
-            self._record(slot, request, response, exc, started, errors, extra)
-
-        return done
+        self._heard(entry.env_index, chunks)
+        return chunks, None if info is None else lambda: load_error(info, errors, self.fix)
 
     # --- outcomes and queries -----------------------------------------------------------
 
@@ -392,14 +385,39 @@ def open(
     redact: Redactor | None = None,
     meta: Json | None = None,
     fsync: bool = False,
+    episodes: Episodes | None = None,
 ) -> Cassette:
     """Open a cassette. ``path`` defaults to ``$CASSETTE_PATH``; ``mode`` to
     ``$CASSETTE_MODE``, else ``auto`` (what ``cassette run`` sets for a command). With
-    ``$CASSETTE_FORK_FROM`` set (``cassette fork``), a fork of that cassette
-    (:func:`cassette.replay.fork.fork`), whatever ``mode``."""
-    if os.environ.get("CASSETTE_FORK_FROM"):
-        from .fork import fork
+    ``$CASSETTE_FORK_FROM`` set (``cassette fork``), a fork of that cassette, as
+    :func:`fork` opens it, whatever ``mode``. ``episodes`` names the episodes of calls made
+    outside :func:`cassette.episode` (else they are episode 0)."""
+    return Cassette(
+        path, mode, match=match, ignore=ignore, redact=redact, meta=meta, fsync=fsync,
+        base=ForkBase.named(), episodes=episodes,
+    )  # fmt: skip
 
-        forked: Any = fork(path, match=match, ignore=ignore, redact=redact, meta=meta, fsync=fsync)
-        return forked  # type: ignore[no-any-return]
-    return Cassette(path, mode, match=match, ignore=ignore, redact=redact, meta=meta, fsync=fsync)
+
+def fork(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    from_cassette: str | os.PathLike[str] | None = None,
+    fork_at: ForkAt = None,
+    live_channels: Iterable[str] | None = None,
+    fork_channel: str | None = None,
+    **options: Any,
+) -> Cassette:
+    """Open ``path`` (default ``$CASSETTE_PATH``) as a fork of ``from_cassette`` (default
+    ``$CASSETTE_FORK_FROM``): each episode replays from the base while its requests match,
+    then goes live, and the new cassette records it all (:mod:`cassette.replay.fork`).
+    ``fork_at`` (``{env: step}`` of channel ``fork_channel``, e.g. ``"agent"`` under
+    ``patch_tau2``, or ``callable(env, step)``) defaults to ``$CASSETTE_FORK_AT`` (JSON).
+    ``options`` go to the new cassette (``match``, ``ignore``, ``redact``, ``meta``)."""
+    base = ForkBase.named(
+        from_cassette, fork_at=fork_at, live_channels=live_channels, channel=fork_channel
+    )
+    if base is None:
+        raise CassetteModeError(
+            "a fork needs a base cassette: pass from_cassette=, or set CASSETTE_FORK_FROM"
+        )
+    return Cassette(path, Mode.RECORD, base=base, **options)

@@ -1,7 +1,9 @@
 """The current episode: ``with cassette.episode(3): ...`` keys the calls made inside it.
 
 It is a context variable, so asyncio tasks inherit it; a plain thread does not, so
-:func:`bind` and :class:`ContextExecutor` carry it into worker threads.
+:func:`bind` and :class:`ContextExecutor` carry it into worker threads. For calls made
+outside any :func:`episode`, a cassette may be handed a naming policy (:class:`Episodes`);
+:data:`LIVE` holds the cassette whose live call is running (see :func:`inside`).
 """
 
 from __future__ import annotations
@@ -11,9 +13,11 @@ import functools
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, Protocol, TypeVar
 
-__all__ = ["ContextExecutor", "bind", "current_episode", "episode"]
+from ..types import EnvIndex, Json
+
+__all__ = ["LIVE", "ContextExecutor", "Episodes", "bind", "current_episode", "episode", "inside"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -21,6 +25,19 @@ R = TypeVar("R")
 _EPISODE: contextvars.ContextVar[int | str | None] = contextvars.ContextVar(
     "cassette_episode", default=None
 )
+# the cassette whose live call runs here: a call on it from inside that call is part of it
+LIVE: contextvars.ContextVar[object] = contextvars.ContextVar("cassette_live", default=None)
+
+
+class Episodes(Protocol):
+    """Names the episode of a call made outside any :func:`episode` (a cassette's
+    ``episodes=``; zero-code recording's is :class:`cassette.autorecord.episodes.Conversations`)."""
+
+    def name(self, request: Json) -> EnvIndex:
+        """The episode of ``request``."""
+
+    def heard(self, env_index: EnvIndex, reply: Any) -> None:
+        """``reply`` (a response dict, or a stream's chunks) answered a call of ``env_index``."""
 
 
 @contextmanager
@@ -61,3 +78,13 @@ class ContextExecutor(ThreadPoolExecutor):
     def submit(self, fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> Future[R]:
         ctx = contextvars.copy_context()
         return super().submit(ctx.run, fn, *args, **kwargs)
+
+
+def inside(owner: object, fn: Callable[..., R], *args: Any) -> R:
+    """``fn(*args)`` run as a live call of ``owner``: calls on ``owner`` made meanwhile (in
+    this thread or task) are part of it, not calls of their own."""
+    token = LIVE.set(owner)
+    try:
+        return fn(*args)
+    finally:
+        LIVE.reset(token)

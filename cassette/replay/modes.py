@@ -6,7 +6,7 @@ import os
 from enum import Enum
 from typing import Protocol
 
-from ..errors import CassetteModeError
+from ..errors import CassetteModeError, RecordedError
 from ..types import Json
 
 __all__ = [
@@ -18,6 +18,8 @@ __all__ = [
     "Mode",
     "chosen_mode",
     "default_error",
+    "dump_error",
+    "load_error",
 ]
 
 MODE_VARIABLE = "CASSETTE_MODE"  # the mode where the code gives none
@@ -83,3 +85,20 @@ class ErrorCodec(Protocol):
 def default_error(exc: BaseException) -> Json:
     cls = type(exc)
     return {"type": f"{cls.__module__}.{cls.__qualname__}", "message": str(exc), "data": {}}
+
+
+def dump_error(exc: BaseException, errors: ErrorCodec | None) -> Json:
+    """How ``exc`` is recorded: as the adapter's ``errors`` store it, else its type name
+    and message."""
+    return (errors.dump(exc) if errors is not None else None) or default_error(exc)
+
+
+def load_error(info: Json, errors: ErrorCodec | None, fix: str) -> BaseException:
+    """The exception a recorded error is replayed as: the adapter's, else a
+    :class:`RecordedError` with its type name and message."""
+    exc = errors.load(info) if errors is not None else None
+    if exc is None:
+        return RecordedError(
+            str(info.get("type")), str(info.get("message")), info.get("data"), fix=fix
+        )
+    return exc

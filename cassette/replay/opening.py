@@ -12,12 +12,14 @@ from typing import Any
 from ..errors import CassetteModeError
 from ..redact import Redactor
 from ..storage.index import Index, load_index
-from ..storage.remote import RemoteSink, listing, materialize, remote_exists
+from ..storage.remote import Listing, RemoteSink, listing, materialize, remote_exists
 from ..storage.sink import Sink
 from ..storage.store import shard_files
 from .modes import Mode
 
-__all__ = ["Opened", "open_parts"]
+__all__ = ["AnySink", "Opened", "open_parts"]
+
+AnySink = Sink | RemoteSink
 
 
 @dataclass
@@ -25,7 +27,15 @@ class Opened:
     path: Path  # local: a URL read for replay is materialized here
     mode: Mode  # never AUTO
     index: Index
-    sink: Sink | RemoteSink | None  # set in record and append mode
+    sink: AnySink | None  # set in record and append mode
+
+
+def _exists(path: Path, found: Listing | None) -> bool:
+    if found is not None:
+        return remote_exists(found)
+    if path.is_dir():
+        return bool(shard_files(path))
+    return path.exists() and path.stat().st_size > 0
 
 
 def open_parts(
@@ -40,43 +50,27 @@ def open_parts(
     """Open the cassette at ``path`` (``url``, if it is an fsspec URL; ``given``: the path
     as the caller wrote it, a trailing separator names a directory) in ``requested`` mode."""
     found = listing(url) if url is not None else None
-    is_dir = path.is_dir() or os.fspath(given).endswith(("/", os.sep))
-    if found is not None:
-        is_dir, exists = found.directory, remote_exists(found)
-    elif path.is_dir():
-        exists = bool(shard_files(path))
-    else:
-        exists = path.exists() and path.stat().st_size > 0
-    mode_ = requested
-    if mode_ is Mode.AUTO:
-        mode_ = Mode.REPLAY if exists else Mode.RECORD
-    if found is not None and mode_ is Mode.REPLAY:  # one listing, parallel reads
-        path = materialize(found)
-    index = load_index([path], lean=True) if exists and mode_ is Mode.REPLAY else Index()
-    if exists and mode_ is Mode.APPEND:
-        local = materialize(found) if found is not None else path
+    exists = _exists(path, found)
+    mode = requested
+    if mode is Mode.AUTO:
+        mode = Mode.REPLAY if exists else Mode.RECORD
+    if found is not None and mode is Mode.REPLAY:
+        path = materialize(found)  # one listing, parallel reads
+    index = Index()
+    if exists and mode in (Mode.REPLAY, Mode.APPEND):
+        local = materialize(found) if found is not None and mode is Mode.APPEND else path
         index = load_index([local], lean=True)
-    if mode_ is Mode.APPEND and index.eval_protocol:
+    if mode is Mode.APPEND and index.eval_protocol:
         raise CassetteModeError(
             f"{path} is an eval-protocol playback file, which is read-only; "
             "convert it with `cassette convert --from ep` and append to the result"
         )
-    sink: Sink | RemoteSink | None = None
-    if found is not None and mode_ in (Mode.RECORD, Mode.APPEND):
-        sink = RemoteSink(
-            found,
-            record=mode_ is Mode.RECORD,
-            redactor=redactor,
-            meta=meta,
-            fsync=fsync,
-        )
-    elif mode_ in (Mode.RECORD, Mode.APPEND):
-        sink = Sink(
-            path,
-            directory=is_dir,
-            record=mode_ is Mode.RECORD,
-            redactor=redactor,
-            meta=meta,
-            fsync=fsync,
-        )
-    return Opened(path, mode_, index, sink)
+    if mode not in (Mode.RECORD, Mode.APPEND):
+        return Opened(path, mode, index, None)
+    record = mode is Mode.RECORD
+    if found is not None:
+        sink: AnySink = RemoteSink(found, record=record, redactor=redactor, meta=meta, fsync=fsync)
+        return Opened(path, mode, index, sink)
+    is_dir = path.is_dir() or os.fspath(given).endswith(("/", os.sep))
+    sink = Sink(path, directory=is_dir, record=record, redactor=redactor, meta=meta, fsync=fsync)
+    return Opened(path, mode, index, sink)

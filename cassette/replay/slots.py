@@ -1,38 +1,30 @@
-"""The keys an open cassette hands out: each call's step (a counter per episode and
-channel, unless the caller names one), which keys this run wrote and which it served.
+"""The keys an open cassette hands out, and the calls it makes live.
 
-:class:`Steps` is the bookkeeping (thread-safe): :meth:`Steps.serve` hands replay its
-entry, :meth:`Steps.take` the other modes theirs or a key to call live; :class:`Slot`
-is a call made live: its key and whether its result is recorded.
+:class:`Steps` is the bookkeeping (thread-safe): each call's step (a counter per episode
+and channel, unless the caller names one), which keys this run wrote and which it served.
+:class:`Slot` is a call made live: its key, its request, and how its result is recorded.
 """
 
 from __future__ import annotations
 
-import itertools
 import threading
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import CassetteError
 from ..format.entry import Entry, EnvIndex, Key
-from ..format.keys import check_key
+from ..storage.recorder import line_meta, now_iso
+from ..types import Json
+from . import streaming
+from .context import LIVE, inside
+from .modes import ErrorCodec, dump_error
+
+if TYPE_CHECKING:
+    from .opening import AnySink
 
 __all__ = ["Slot", "Steps"]
-
-
-class Slot:
-    """A call made live: its key, whether its result is recorded, and (if so) the hash
-    of its request and its conversation's JSON as hashed, taken before the live call."""
-
-    __slots__ = ("channel", "conversation", "env_index", "sha", "step", "write")
-
-    def __init__(self, env_index: EnvIndex, channel: str, step: int, write: bool) -> None:
-        self.env_index = env_index
-        self.channel = channel
-        self.step = step
-        self.write = write
-        self.sha = ""
-        self.conversation: bytes | None = None
 
 
 class Steps:
@@ -43,72 +35,30 @@ class Steps:
         self._counters: dict[tuple[EnvIndex, str], int] = {}
         self._written: set[Key] = set()
         self._served: set[Key] = set()
-        self._next: dict[tuple[EnvIndex, str], Callable[[], int]] = {}  # serve's counters
 
-    def serve(
-        self,
-        env: EnvIndex,
-        channel: str,
-        step: int | None,
-        entries: Mapping[Key, Entry],
-        miss: Callable[[Key], Exception],
-    ) -> Entry:
-        """The recorded entry of the next call of (``env``, ``channel``) (``step``, if
-        given), marked served; ``miss(key)`` is raised if there is none (replay mode)."""
-        __tracebackhide__ = True  # pytest: show the caller, not this frame
-        # no lock: each counter is an itertools.count, whose next() is atomic, and the
-        # dict and set operations are too (a replay-mode cassette takes no other key)
+    def next(self, env: EnvIndex, channel: str, step: int | None) -> Key:
+        """The key of the next call of (``env``, ``channel``): ``step`` if given (the
+        counter goes on from it), else the counter's; marked served."""
         counter = (env, channel)
-        if step is None:
-            nxt = self._next.get(counter)
-            if nxt is None:
-                nxt = self._next.setdefault(counter, itertools.count().__next__)
-            step = nxt()
-        else:
-            self._next[counter] = itertools.count(step + 1).__next__
-        key = (env, channel, step)
-        entry = entries.get(key)
-        if entry is None:
-            raise miss(key)
-        self._served.add(key)
-        return entry
-
-    def take(
-        self,
-        env: EnvIndex,
-        channel: str,
-        step: int | None,
-        entries: Mapping[Key, Entry] | None,
-        record: bool,
-        where: Path,
-        check: Callable[[str, EnvIndex], None],
-    ) -> tuple[Key, Entry | None]:
-        """The key of the next call of (``env``, ``channel``) (``step``, if given) and its
-        recorded entry in ``entries`` (None: not served from them). With no entry, if
-        ``record``, ``check(name, value)`` may refuse its env_index or channel, and the
-        key is taken for writing (a key written twice in one run is refused)."""
-        __tracebackhide__ = True  # pytest: show the caller, not this frame
         with self._lock:
-            counter = (env, channel)
             if step is None:
                 step = self._counters.get(counter, 0)
             self._counters[counter] = step + 1
-            key = (env, channel, step)
-            entry = entries.get(key) if entries is not None else None
-            if entry is None and record:
-                check_key(env, channel, step)  # what the file cannot read back, refused
-                check("env_index", env)  # before the live call
-                check("channel", channel)
-                if key in self._written:
-                    raise CassetteError(
-                        f"step {step} of env_index={env!r} channel={channel!r} was already "
-                        f"recorded in this run of {where}; pass another step= or leave it "
-                        "to the counter"
-                    )
-                self._written.add(key)
-            if entry is not None:
-                self._served.add(key)
-        return key, entry
+        key = (env, channel, step)
+        self._served.add(key)
+        return key
+
+    def claim(self, key: Key, where: Path) -> None:
+        """Take ``key`` for writing: a key written twice in one run is refused."""
+        with self._lock:
+            if key in self._written:
+                env, channel, step = key
+                raise CassetteError(
+                    f"step {step} of env_index={env!r} channel={channel!r} was already "
+                    f"recorded in this run of {where}; pass another step= or leave it "
+                    "to the counter"
+                )
+            self._written.add(key)
 
     def give_back(self, key: Key) -> None:
         """Free a key taken for writing whose call was refused before it was made."""
@@ -122,3 +72,110 @@ class Steps:
         """The keys of ``entries`` not served in this run."""
         with self._lock:
             return [k for k in entries if k not in self._served]
+
+
+class Slot:
+    """A call made live for ``owner`` (a cassette): its key and request, and the sink its
+    result is written to (None: passthrough, nothing is), with the hash of its request and
+    its conversation's JSON as hashed, taken before the live call."""
+
+    __slots__ = (
+        "conversation", "env_index", "errors", "key", "owner", "request", "sha", "sink", "started",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        owner: object,
+        key: Key,
+        request: Json,
+        sink: AnySink | None,
+        errors: ErrorCodec | None,
+    ) -> None:
+        self.owner, self.key, self.env_index, self.request = owner, key, key[0], request
+        self.sink, self.errors = sink, errors
+        self.sha = ""
+        self.conversation: bytes | None = None
+        self.started = time.perf_counter()
+
+    def write(
+        self, response: Json | None, error: Json | None, seconds: float, extra: Json | None = None
+    ) -> None:
+        """Write this call's line (nothing in passthrough mode)."""
+        if self.sink is not None:
+            meta = line_meta(seconds, now_iso(), self.request, response, extra)
+            env, channel, step = self.key
+            self.sink.recorder().interaction(
+                env, channel, step, self.request, self.sha, response, error, meta, self.conversation
+            )
+
+    def record(
+        self, response: Json | None, exc: BaseException | None, extra: Json | None = None
+    ) -> None:
+        """Write what the live call returned (``response``) or raised (``exc``)."""
+        if response is not None and not isinstance(response, dict):
+            raise CassetteError(
+                f"live call returned {type(response).__name__}, not a dict; the adapter must "
+                "turn its response into a JSON-able dict"
+            )
+        error = None if exc is None else dump_error(exc, self.errors)
+        self.write(response, error, time.perf_counter() - self.started, extra)
+
+    def run(self, live: Callable[[], Json]) -> Json:
+        """Call ``live`` (as a live call of the owner) and record what it returns or raises."""
+        self.started = time.perf_counter()
+        try:
+            response = inside(self.owner, live)
+        except Exception as exc:
+            self.record(None, exc)
+            raise
+        self.record(response, None)
+        return response
+
+    async def arun(self, live: Callable[[], Awaitable[Json]]) -> Json:
+        """Async twin of :meth:`run`."""
+        self.started = time.perf_counter()
+        token = LIVE.set(self.owner)
+        try:
+            response = await live()
+        except Exception as exc:
+            self.record(None, exc)
+            raise
+        finally:
+            LIVE.reset(token)
+        self.record(response, None)
+        return response
+
+    def stream(
+        self,
+        live: Callable[[], Iterable[Json]],
+        assemble: Callable[[list[Json]], Json] | None,
+        heard: Callable[[list[Json]], None] | None,
+    ) -> Iterator[Json]:
+        """The live stream's chunks, recorded (with ``assemble(chunks)``) when it ends."""
+        return streaming.record(live, self._stream_done(assemble, heard), self.owner)
+
+    def astream(
+        self,
+        live: Callable[[], AsyncIterator[Json]],
+        assemble: Callable[[list[Json]], Json] | None,
+        heard: Callable[[list[Json]], None] | None,
+    ) -> AsyncIterator[Json]:
+        """Async twin of :meth:`stream`."""
+        return streaming.arecord(live, self._stream_done(assemble, heard), self.owner)
+
+    def _stream_done(
+        self,
+        assemble: Callable[[list[Json]], Json] | None,
+        heard: Callable[[list[Json]], None] | None,
+    ) -> streaming.Done:
+        self.started = time.perf_counter()
+
+        def done(chunks: list[Json], exc: BaseException | None, complete: bool) -> None:
+            response, extra = streaming.stream_response(chunks, assemble, complete and not exc)
+            if not complete:
+                extra["incomplete"] = True
+            self.record(response, exc, extra)
+            if heard is not None:
+                heard(chunks)
+
+        return done

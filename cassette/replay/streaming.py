@@ -9,11 +9,13 @@ from typing import Any
 from ..errors import CassetteError
 from ..storage.index import Entry
 from ..types import Json
+from .context import LIVE, inside
 
 __all__ = ["arecord", "areplay", "record", "recorded_chunks", "replay", "stream_response"]
 
 # done(chunks, exception or None, whether the stream ran to its end or failed)
 Done = Callable[[list[Json], BaseException | None, bool], None]
+_END: Any = object()  # the end of a live stream
 
 
 def recorded_chunks(entry: Entry, fix: str, response: Json | None) -> list[Json]:
@@ -39,12 +41,14 @@ async def areplay(
         raise error()
 
 
-def record(live: Callable[[], Iterable[Json]], done: Done) -> Iterator[Json]:
+def record(live: Callable[[], Iterable[Json]], done: Done, owner: object) -> Iterator[Json]:
     """Tee the live chunks to the caller; ``done`` records them when the stream ends, fails,
-    or is closed early (then marked incomplete)."""
+    or is closed early (then marked incomplete). The live stream runs as a live call of
+    ``owner`` (:func:`~cassette.replay.context.inside`), while it starts and each chunk."""
     got: list[Json] = []
     try:
-        for chunk in live():
+        chunks = inside(owner, lambda: iter(live()))
+        while (chunk := inside(owner, next, chunks, _END)) is not _END:
             got.append(chunk)
             yield chunk
     except GeneratorExit:
@@ -56,10 +60,13 @@ def record(live: Callable[[], Iterable[Json]], done: Done) -> Iterator[Json]:
     done(got, None, True)
 
 
-async def arecord(live: Callable[[], AsyncIterator[Json]], done: Done) -> AsyncIterator[Json]:
+async def arecord(
+    live: Callable[[], AsyncIterator[Json]], done: Done, owner: object
+) -> AsyncIterator[Json]:
     got: list[Json] = []
     try:
-        async for chunk in live():
+        chunks = inside(owner, lambda: live().__aiter__())
+        while (chunk := await _anext(owner, chunks)) is not _END:
             got.append(chunk)
             yield chunk
     except GeneratorExit:
@@ -69,6 +76,14 @@ async def arecord(live: Callable[[], AsyncIterator[Json]], done: Done) -> AsyncI
         done(got, exc, True)
         raise
     done(got, None, True)
+
+
+async def _anext(owner: object, chunks: AsyncIterator[Json]) -> Any:
+    token = LIVE.set(owner)
+    try:
+        return await anext(chunks, _END)
+    finally:
+        LIVE.reset(token)
 
 
 def stream_response(

@@ -96,10 +96,7 @@ class App:
     """The server's state: the cassette, the upstream, the episode rule, the token."""
 
     def __init__(self, cas: Cassette, upstream: Upstream, token: str | None = None) -> None:
-        from ..autorecord.episodes import AutoEpisodes
-
         self.cas, self.upstream, self.token = cas, upstream, token
-        self.unnamed = AutoEpisodes(cas)  # the conversation-prefix rule of `cassette run`
         self.streams: set[asyncio.Task[None]] = set()  # read on after their client left
 
     def _authorised(self, request: Request) -> bool:
@@ -132,15 +129,13 @@ class App:
             return Response(status_code=499)
         args = (call, content, request.headers, request.url.query)
         keys: Json = {"step": step, "errors": UpstreamErrors(call.provider)}
-        cas: Any = self.cas
-        if episode is not None:
+        if episode is not None:  # else the cassette's episode-naming policy names it
             keys["env_index"] = int(episode) if episode.isdigit() else episode
-        else:
-            cas = self.unnamed
         try:
             if call.stream:
-                return await self._stream(cas, call, args, keys)
-            data = await cas.acall(call.request, live=lambda: self.upstream.json(*args), **keys)
+                return await self._stream(call, args, keys)
+            live = lambda: self.upstream.json(*args)  # noqa: E731
+            data = await self.cas.acall(call.request, live=live, **keys)
         except UpstreamError as exc:
             return _upstream_response(exc, call.provider)
         except (CassetteMiss, CassetteMismatch) as exc:
@@ -154,9 +149,11 @@ class App:
             return error_response(call.provider, 400, "cassette_error", str(exc))
         return _json_response(data)
 
-    async def _stream(self, cas: Any, call: Call, args: tuple[Any, ...], keys: Json) -> Response:
+    async def _stream(self, call: Call, args: tuple[Any, ...], keys: Json) -> Response:
         live = lambda: self.upstream.events(*args)  # noqa: E731
-        chunks = cas.astream(call.request, live=live, assemble=assembler(call.endpoint), **keys)
+        chunks = self.cas.astream(
+            call.request, live=live, assemble=assembler(call.endpoint), **keys
+        )
         first = await anext(chunks, None)  # an error before the first event is an HTTP error
         meta: Json = {}
         if first is not None and HTTP in first:
@@ -233,7 +230,10 @@ def create_app(
     anthropic_upstream: str | None = None,
     token: str | None = None,
 ) -> Starlette:
-    """The server's ASGI app over an open cassette (closing the cassette is the caller's)."""
+    """The server's ASGI app over an open cassette (closing the cassette is the caller's);
+    calls without an ``X-Cassette-Episode`` header take the episode the cassette's
+    episode-naming policy gives them (``cassette serve`` opens it with
+    :class:`cassette.autorecord.episodes.Conversations`)."""
     ups = Upstream(upstream, anthropic_upstream)
     state = App(cas, ups, token)
     route = Route("/{path:path}", state.handle, methods=["GET", "POST", "PUT", "DELETE", "PATCH"])

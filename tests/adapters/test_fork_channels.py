@@ -11,9 +11,10 @@ import pytest
 from openai import AsyncOpenAI
 
 import cassette
+from cassette import fork
 from cassette.adapters.mcp import mcp_session
 from cassette.adapters.openai import wrap_openai
-from cassette.replay.fork import fork, fork_points
+from cassette.replay.fork import fork_points
 from cassette.testing import mcp_server
 from tests.conftest import MakeServer
 

@@ -10,8 +10,9 @@ import orjson
 import pytest
 
 import cassette
+from cassette import fork
 from cassette.adapters.tau2 import patch_tau2
-from cassette.replay.fork import FORK_CHANNEL, fork, fork_points
+from cassette.replay.fork import FORK_CHANNEL, fork_points
 from cassette.storage.index import load_index
 from fixtures.tau2_server import Tau2Server
 from tests.adapters.test_tau2 import run_tasks, transcript

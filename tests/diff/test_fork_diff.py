@@ -13,12 +13,12 @@ import pytest
 from click.testing import CliRunner
 
 import cassette
+from cassette import fork
 from cassette.cli import main
 from cassette.diff import RunDiff, diff_runs
 from cassette.diff.report import render_html, render_json, render_markdown, render_text
 from cassette.diff.schema import SCHEMA
 from cassette.format.runid import set_run_id
-from cassette.replay.fork import fork
 from cassette.storage.index import load_index
 from tests.conftest import MakeServer
 from tests.replay.test_fork import run_loops

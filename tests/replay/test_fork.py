@@ -1,9 +1,12 @@
 """cassette.replay.fork: replay each episode from a base while it matches, then live from the
-first differing request or a named step, into a self-contained new cassette (issue 14)."""
+first differing request or a named step, into a self-contained new cassette. A fork is
+the one Cassette with a ForkBase handed to it: cassette.fork() and cassette.open() under
+$CASSETTE_FORK_FROM return a Cassette."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 from pathlib import Path
 from typing import Any
@@ -13,9 +16,10 @@ import pytest
 from openai import AsyncOpenAI, OpenAI
 
 import cassette
+from cassette import fork
 from cassette.adapters.openai import wrap_openai
 from cassette.format.runid import set_run_id
-from cassette.replay.fork import FORK_CHANNEL, fork, fork_points
+from cassette.replay.fork import FORK_CHANNEL, fork_points
 from cassette.storage.index import load_index
 from tests.conftest import Loop, MakeServer
 
@@ -142,8 +146,10 @@ def test_cassette_open_forks_under_cassette_fork_from(
     monkeypatch.setenv("CASSETTE_FORCE_MODE", "record")  # never turns the base into a recording
     other = make_server("random")
     with cassette.open(new, mode="replay") as cas:
+        assert type(cas) is cassette.Cassette and cas.mode is cassette.Mode.APPEND
         forked = run_loops(cas, other.base_url, steps=2)
     assert forked[:3] == recorded[:3] and forked[3] != recorded[3]
+    assert os.environ["CASSETTE_FORCE_MODE"] == "record"  # left as it was
     assert other.request_count == 1 and set(fork_points(new)) == {1}
     assert len(load_index([base]).entries) == 6
 
