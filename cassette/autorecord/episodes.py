@@ -27,6 +27,8 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from collections import Counter
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import orjson
@@ -108,11 +110,23 @@ class Conversations:
     """Names each call's episode by its conversation (the rule above); ``fixed`` (default
     ``$CASSETTE_EPISODE``, read now) names every call's instead."""
 
-    def __init__(self, fixed: EnvIndex | None = None) -> None:
+    def __init__(
+        self,
+        fixed: EnvIndex | None = None,
+        *,
+        recorded: Iterable[EnvIndex] = (),
+        rewind: Callable[[EnvIndex], None] | None = None,
+    ) -> None:
         if fixed is None and os.environ.get(EPISODE_VARIABLE):
             named = os.environ[EPISODE_VARIABLE]
             fixed = int(named) if named.isdigit() else named
         self.fixed = fixed
+        # replaying: how many episodes began with each start (by its hash), and how to
+        # replay one again, so a client run twice against one cassette gets the same answers
+        self._recorded = Counter(
+            str(e).rpartition(".")[0] for e in recorded if isinstance(e, str) and "." in e
+        )
+        self._rewind = rewind
         self._lock = threading.Lock()
         self._episodes: dict[str, _Episode] = {}  # by name, in the order they began
         self._starts: dict[bytes, int] = {}
@@ -128,11 +142,28 @@ class Conversations:
         with self._lock:
             found = self._continued(start, messages)
             if found is None:
-                count = self._starts[start] = self._starts.get(start, -1) + 1
-                found = _Episode(f"{hashlib.sha256(start).hexdigest()[:10]}.{count}", start, [])
-                self._episodes[found.name] = found
+                found = self._begin(start)
             found.messages = messages
             return found.name
+
+    def fresh(self) -> Conversations:
+        """A policy like this one that has named no episode yet."""
+        policy = Conversations(self.fixed, rewind=self._rewind)
+        policy._recorded = self._recorded
+        return policy
+
+    def _begin(self, start: bytes) -> _Episode:
+        """A new episode of ``start``: ``<hash>.<n>``; replaying, the n-th of the recorded
+        episodes of that start, taken from its first step again, round and round."""
+        count = self._starts[start] = self._starts.get(start, -1) + 1
+        head = hashlib.sha256(start).hexdigest()[:10]
+        recorded = self._recorded.get(head, 0)
+        if recorded and count >= recorded:
+            count %= recorded
+            if self._rewind is not None:
+                self._rewind(f"{head}.{count}")
+        episode = self._episodes[f"{head}.{count}"] = _Episode(f"{head}.{count}", start, [])
+        return episode
 
     def _continued(self, start: bytes, messages: list[bytes]) -> _Episode | None:
         """The episode whose conversation ``messages`` extends the most; between equals,

@@ -119,6 +119,8 @@ def serve(
     sock = _bind(console, host, port)
     try:
         cas = open_cassette(path, mode=mode, episodes=Conversations())
+        if cas.mode.value == "replay":  # a client run again gets the same answers again
+            cas.episodes = Conversations(recorded=cas.index.episodes(), rewind=cas.rewind)
     except CassetteError as exc:
         sock.close()
         failing(console, exc)

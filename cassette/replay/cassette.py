@@ -361,6 +361,17 @@ class Cassette:
         self._sink.recorder().outcome(line)
         self.index.outcomes[line["env_index"]] = line
 
+    def rewind(self, env_index: EnvIndex | None = None) -> None:
+        """Replay an episode (every episode, when None) from its first step again: a client
+        run a second time against one replaying cassette (``cassette serve``) gets the same
+        answers. Only in replay mode, where no step is written."""
+        if self.mode is not Mode.REPLAY:
+            raise CassetteModeError(
+                f"rewind replays an episode again, which a cassette in {self.mode.value} mode "
+                "cannot do; open it with mode='replay'"
+            )
+        self._steps.restart(env_index)
+
     def unused(self) -> list[Key]:
         """Recorded interactions that this run has not served (replay and append)."""
         return self._steps.unused(self.index.entries)

@@ -26,6 +26,7 @@ from starlette.routing import Route
 
 from ..adapters._common.assemble import assemble_chat, assemble_response
 from ..adapters._common.http import EVENTS_TYPE, HTTP, JSON_TYPE, encode_event
+from ..autorecord.episodes import Conversations
 from ..errors import CassetteError, CassetteMismatch, CassetteMiss
 from ..replay.cassette import Cassette
 from ..types import Json
@@ -110,6 +111,20 @@ class App:
             request.headers.get("x-api-key", ""),
         ]
         return any(hmac.compare_digest(c, self.token) for c in candidates if c)
+
+    async def rewind(self, request: Request) -> Response:
+        """``POST /cassette/rewind``: replay every episode from its first step again (the
+        next client run gets the same answers as the first, episodes named by header too)."""
+        if not self._authorised(request):
+            return error_response("openai", 401, "cassette_token", "send X-Cassette-Token")
+        try:
+            self.cas.rewind()
+        except CassetteError as exc:
+            return error_response("openai", 409, "cassette_error", str(exc))
+        policy = self.cas.episodes
+        if isinstance(policy, Conversations):
+            self.cas.episodes = policy.fresh()
+        return Response(b'{"rewound": true}', media_type=JSON_TYPE)
 
     async def handle(self, request: Request) -> Response:
         provider = _provider_of(request.url.path)
@@ -236,7 +251,10 @@ def create_app(
     :class:`cassette.autorecord.episodes.Conversations`)."""
     ups = Upstream(upstream, anthropic_upstream)
     state = App(cas, ups, token)
-    route = Route("/{path:path}", state.handle, methods=["GET", "POST", "PUT", "DELETE", "PATCH"])
+    routes = [
+        Route("/cassette/rewind", state.rewind, methods=["POST"]),
+        Route("/{path:path}", state.handle, methods=["GET", "POST", "PUT", "DELETE", "PATCH"]),
+    ]
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -245,4 +263,4 @@ def create_app(
             await asyncio.wait(state.streams, timeout=60)
         await ups.aclose()
 
-    return Starlette(routes=[route], lifespan=lifespan)
+    return Starlette(routes=routes, lifespan=lifespan)

@@ -96,8 +96,8 @@ def test_node_agent_replays_identically_with_the_upstream_stopped(
     recorded = run_agent(agent, tmp_path, node_modules, serve(path, "record", *ups))
     assert len(recorded) == 8
     upstream.stop()
-    for _ in range(3):
-        replayed = run_agent(agent, tmp_path, node_modules, serve(path, "replay"))
-        assert replayed == recorded
+    url = serve(path, "replay")
+    for _ in range(3):  # one replay server, the same program three times: the same answers
+        assert run_agent(agent, tmp_path, node_modules, url) == recorded
     text = path.read_text()
     assert "node-test-key" not in text

@@ -141,3 +141,26 @@ def test_malformed_requests_get_an_http_error_and_the_server_lives(
     assert response.headers["x-should-retry"] == "false"
     assert response.json()["error"]["message"]
     assert httpx.get(url + "/v1/models").status_code in (400, 404)  # still serving
+
+
+def test_named_episodes_replay_again_after_a_rewind(
+    serve: Serve, make_server: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "named.jsonl"
+    upstream = make_server("random")
+    url = serve(path, "record", "--upstream", upstream.base_url)
+
+    def run(base: str) -> list[Any]:
+        headers = {"X-Cassette-Episode": "task-7"}
+        client = openai.OpenAI(base_url=base, api_key=KEY, max_retries=0, default_headers=headers)
+        return [chat(client, "first question"), chat(client, "second question")]
+
+    recorded = run(url)
+    upstream.stop()
+    url = serve(path, "replay")
+    assert run(url) == recorded
+    with pytest.raises(openai.NotFoundError):  # the episode's steps are used up
+        run(url)
+    root = url.removesuffix("/v1")
+    assert httpx.post(root + "/cassette/rewind").json() == {"rewound": True}
+    assert run(url) == recorded
