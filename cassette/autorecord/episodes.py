@@ -10,8 +10,9 @@ The rule, for a request with no :func:`cassette.episode` around it and no
 - A call continues an episode when that episode's last request's conversation is a strict
   prefix of its own (the conversation grew); the longest such prefix wins, and between
   equals, the episode whose last reply holds the text of the next assistant message.
-- Otherwise it starts an episode: ``"<hash of the start>.<n>"``, ``n`` counting the
-  episodes that began with the same start (0 for the first).
+- Otherwise it starts an episode: ``"<slug>.<hash of the start>.<n>"``, the slug made of
+  the first words of the first user message (``add-17-and-25.3f2a9c.0``), ``n`` counting
+  the episodes that began with the same start (0 for the first).
 
 So concurrent conversations (threads, asyncio tasks) separate on their own and replay
 finds them again, whatever order they run in: two conversations with the same start get
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -88,6 +90,29 @@ def _said(value: Any) -> tuple[str, set[str]]:
     ids: set[str] = set()
     _texts(value, texts, ids)
     return "".join(texts), ids
+
+
+def _slug(start: bytes) -> str:
+    """The first words of the start's last message (its first user message), lowercased,
+    joined by ``-``: ``add-17-and-25`` (at most 32 characters; "" when it has no words)."""
+    last = orjson.loads(start.rsplit(b"\n", 1)[-1]) if start else None
+    content = last.get("content") if isinstance(last, dict) else None
+    texts: list[str] = []
+    _texts({"content": content}, texts, set())
+    slug = ""
+    for word in re.findall(r"[a-z0-9]+", " ".join(texts).lower()):
+        if len(slug) + len(word) + 1 > 32:
+            break
+        slug = f"{slug}-{word}" if slug else word
+    return slug
+
+
+def _head(start: bytes) -> str:
+    """The name of the episodes that begin with ``start``, less their count: a readable slug
+    of the first user message and a hash of the whole start (``add-17-and-25.3f2a9c``)."""
+    digest = hashlib.sha256(start).hexdigest()
+    slug = _slug(start)
+    return f"{slug}.{digest[:6]}" if slug else digest[:10]
 
 
 class _Episode:
@@ -156,7 +181,7 @@ class Conversations:
         """A new episode of ``start``: ``<hash>.<n>``; replaying, the n-th of the recorded
         episodes of that start, taken from its first step again, round and round."""
         count = self._starts[start] = self._starts.get(start, -1) + 1
-        head = hashlib.sha256(start).hexdigest()[:10]
+        head = _head(start)
         recorded = self._recorded.get(head, 0)
         if recorded and count >= recorded:
             count %= recorded

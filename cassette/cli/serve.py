@@ -125,13 +125,14 @@ def serve(
         sock.close()
         failing(console, exc)
     app = create_app(cas, upstream=upstream, anthropic_upstream=anthropic_upstream, token=token)
+    server = _server(app)
+    for number in (signal.SIGINT, signal.SIGTERM):  # a stop sent right after READY counts too
+        signal.signal(number, server.handle_exit)
     shown = f"[{host}]" if ":" in host else host
     print(f"READY http://{shown}:{sock.getsockname()[1]}/v1", flush=True)
-    server = _server(app)
     try:
         asyncio.run(server.serve(sockets=[sock]))
     except BaseException as exc:
         cas.abort(exc)
         raise
     cas.close()
-    click.echo(f"closed {path}", err=True)

@@ -8,6 +8,7 @@ zero-code recording's) names the episodes of calls made outside :func:`cassette.
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from pathlib import Path
@@ -230,6 +231,7 @@ class Cassette:
             held = f"{self.url or self.path} does not exist"
         else:
             held = f"{self.url or self.path}: " + self.index.describe_episode(env)
+            held += _nearest(env, self.index.episodes())
         return CassetteMiss(
             f"no recording for env_index={env!r} channel={channel!r} step={step}; {held}. "
             f"The code made a call the recording never saw: {self.fix}, or append mode to add it"
@@ -385,6 +387,16 @@ class Cassette:
     def side_path(self) -> Path | None:
         """Where ``record`` mode writes until a clean close (None in other modes)."""
         return self._sink.side if self._sink is not None else None
+
+
+def _nearest(env: EnvIndex, episodes: list[EnvIndex]) -> str:
+    """``; the nearest recorded episode is 'NAME'`` for a named episode the recording
+    lacks and another name resembles (a conversation that changed a little), else ""."""
+    if not isinstance(env, str) or env in episodes:
+        return ""
+    names = [e for e in episodes if isinstance(e, str)]
+    close = difflib.get_close_matches(env, names, n=1, cutoff=0.5)
+    return f"; the nearest recorded episode is {close[0]!r}" if close else ""
 
 
 def open(

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -13,6 +16,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 Serve = Callable[..., str]
+PACKAGES = ("openai@7.60.0", "@anthropic-ai/sdk@1.17.0", "ai@7.0.173", "@ai-sdk/openai@4.0.118")
+INSTALL = "apt-get install -y nodejs npm (Debian's packages)"
 
 
 def _stop(proc: subprocess.Popen[str]) -> None:
@@ -53,3 +58,36 @@ def serve() -> Iterator[Serve]:
     finally:
         for proc in procs:
             _stop(proc)
+
+
+def _node_modules() -> Path:
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"node and npm are needed here; {INSTALL}")
+        pytest.skip(f"node is not installed; {INSTALL}")
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    home = (
+        cache
+        / "rollout-cassette-tests"
+        / ("node-" + hashlib.sha256(repr(PACKAGES).encode()).hexdigest()[:12])
+    )
+    home.mkdir(parents=True, exist_ok=True)
+    with open(home / ".lock", "w") as lock:  # xdist workers install once between them
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (home / "installed").exists():
+            (home / "package.json").write_text('{"private": true}\n')
+            subprocess.run(
+                ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", *PACKAGES],
+                cwd=home,
+                check=True,
+                capture_output=True,
+                timeout=600,
+            )
+            (home / "installed").write_text("\n".join(PACKAGES))
+    return home / "node_modules"
+
+
+@pytest.fixture(scope="module")
+def node_modules() -> Path:
+    """The npm packages of the Node clients, installed once (see :func:`_node_modules`)."""
+    return _node_modules()

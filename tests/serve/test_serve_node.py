@@ -10,8 +10,6 @@ skip, naming the install command; in CI (``CI`` set) its absence fails them.
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -24,41 +22,7 @@ import pytest
 
 Serve = Callable[..., str]  # the serve fixture (conftest.py)
 AGENTS = Path(__file__).resolve().parents[1] / "fixtures" / "node"
-PACKAGES = ("openai@7.60.0", "@anthropic-ai/sdk@1.17.0", "ai@7.0.173", "@ai-sdk/openai@4.0.118")
-INSTALL = "apt-get install -y nodejs npm (Debian's packages)"
 pytestmark = pytest.mark.slow
-
-
-def _node_modules() -> Path:
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        if os.environ.get("CI"):
-            pytest.fail(f"node and npm are needed here; {INSTALL}")
-        pytest.skip(f"node is not installed; {INSTALL}")
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    home = (
-        cache
-        / "rollout-cassette-tests"
-        / ("node-" + hashlib.sha256(repr(PACKAGES).encode()).hexdigest()[:12])
-    )
-    home.mkdir(parents=True, exist_ok=True)
-    with open(home / ".lock", "w") as lock:  # xdist workers install once between them
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (home / "installed").exists():
-            (home / "package.json").write_text('{"private": true}\n')
-            subprocess.run(
-                ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", *PACKAGES],
-                cwd=home,
-                check=True,
-                capture_output=True,
-                timeout=600,
-            )
-            (home / "installed").write_text("\n".join(PACKAGES))
-    return home / "node_modules"
-
-
-@pytest.fixture(scope="module")
-def node_modules() -> Path:
-    return _node_modules()
 
 
 def run_agent(name: str, workdir: Path, modules: Path, base: str) -> Any:
