@@ -30,14 +30,15 @@ import importlib.abc
 import importlib.machinery
 import os
 import signal
-import socket
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from types import FrameType, ModuleType
 from typing import TYPE_CHECKING, Any
 
-from .episodes import Conversations
+from ..replay.episodes import Conversations
+from .network import NET_LOG_VARIABLE, OFFLINE_VARIABLE, count_connections, refuse_connections
 
 if TYPE_CHECKING:
     from ..replay.cassette import Cassette
@@ -45,7 +46,6 @@ if TYPE_CHECKING:
 __all__ = ["AUTO_VARIABLE", "OFFLINE_VARIABLE", "active", "start", "stop"]
 
 AUTO_VARIABLE = "CASSETTE_AUTO"  # "1": the bootstrap records the program's clients
-OFFLINE_VARIABLE = "CASSETTE_OFFLINE"  # "1": the program may open no TCP connection
 _CLIENTS = {
     "openai": ("OpenAI", "AsyncOpenAI", "AzureOpenAI", "AsyncAzureOpenAI"),
     "anthropic": ("Anthropic", "AsyncAnthropic"),
@@ -201,25 +201,6 @@ class _Finder(importlib.abc.MetaPathFinder):
         return spec
 
 
-# -- network guard ---------------------------------------------------------------------------
-def _refuse_network() -> None:
-    original = socket.socket.connect, socket.socket.connect_ex
-
-    def refuse(self: socket.socket, address: Any, *args: Any) -> Any:
-        if self.family in (socket.AF_INET, socket.AF_INET6):
-            raise ConnectionRefusedError(
-                f"cassette run --mode replay: the network is cut off (connect to {address!r}); "
-                "record the call first, or run with --allow-network"
-            )
-        return original[0](self, address, *args)
-
-    socket.socket.connect = refuse  # type: ignore[method-assign,assignment]
-    socket.socket.connect_ex = refuse  # type: ignore[method-assign,assignment]
-
-    _STATE.stack.callback(setattr, socket.socket, "connect", original[0])
-    _STATE.stack.callback(setattr, socket.socket, "connect_ex", original[1])
-
-
 # -- start and stop --------------------------------------------------------------------------
 def start() -> None:
     """Install the patches (the bootstrap calls this at start-up when ``$CASSETTE_AUTO``
@@ -230,7 +211,11 @@ def start() -> None:
             return
         state.started = True
         if os.environ.get(OFFLINE_VARIABLE) == "1":
-            _refuse_network()
+            state.stack.callback(refuse_connections())
+        if os.environ.get(NET_LOG_VARIABLE):
+            state.stack.callback(count_connections(Path(os.environ[NET_LOG_VARIABLE])))
+        state.stack.callback(setattr, sys, "excepthook", sys.excepthook)
+        sys.excepthook = _one_line(sys.excepthook)
         finder = _Finder()
         sys.meta_path.insert(0, finder)
         state.stack.callback(_unhook, finder)
@@ -253,6 +238,21 @@ def start() -> None:
 def _unhook(finder: _Finder) -> None:
     if finder in sys.meta_path:
         sys.meta_path.remove(finder)
+
+
+def _one_line(hook: Callable[..., Any]) -> Callable[..., Any]:
+    """``sys.excepthook`` that prints a replay's miss or mismatch as one ``error:`` line
+    (the message says what to do), not a traceback through cassette's code."""
+
+    def excepthook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
+        from ..errors import CassetteMismatch, CassetteMiss
+
+        if isinstance(value, (CassetteMiss, CassetteMismatch)):
+            print(f"error: {value}", file=sys.stderr)
+        else:
+            hook(kind, value, tb)
+
+    return excepthook
 
 
 def _at_exit() -> None:

@@ -39,8 +39,8 @@ def main(color: bool | None) -> None:
 
 
 # command -> "module:object", imported when the command is named
-_SAME = ("convert", "demo", "diff", "export", "fork", "merge", "redact", "run", "show", "stats",
-         "validate", "view")  # fmt: skip
+_SAME = ("convert", "demo", "diff", "export", "fork", "merge", "redact", "run", "serve", "show",
+         "stats", "validate", "view")  # fmt: skip
 main.lazy = {name: f"cassette.cli.{name}:{name}" for name in _SAME}
 main.lazy |= {"import": "cassette.cli.import_:import_command"}
 main.lazy |= {"tau2": "cassette.cli.tau2:tau2_command"}  # `pip install 'rollout-cassette[tau2]'`

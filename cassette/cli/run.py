@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
 from .console import Console
+from .run_report import Recorded
 
-__all__ = ["bootstrap", "cassette_path", "readable_cassette", "run", "spawn"]
+__all__ = ["bootstrap", "cassette_path", "readable_cassette", "run", "run_command", "spawn"]
 
 
 def bootstrap(env: dict[str, str], *, offline: bool) -> dict[str, str]:
@@ -55,9 +57,23 @@ def bootstrap(env: dict[str, str], *, offline: bool) -> dict[str, str]:
     help="With --mode replay and --auto: let the command open TCP connections (by default "
     "it may not, so a replay proves it is offline).",
 )
+@click.option(
+    "--via",
+    type=click.Choice(["hook", "server"]),
+    default=None,
+    help="With --cassette: how the command's calls reach the cassette: the import hook "
+    "(Python commands, the default for them) or a `cassette serve` started for the command "
+    "with OPENAI_BASE_URL, OPENAI_API_BASE and ANTHROPIC_BASE_URL pointing at it (the "
+    "default for any other command).",
+)
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- CMD ...")
 def run(
-    mode: str | None, path: str | None, auto: bool, allow_network: bool, command: tuple[str, ...]
+    mode: str | None,
+    path: str | None,
+    auto: bool,
+    allow_network: bool,
+    via: str | None,
+    command: tuple[str, ...],
 ) -> None:
     """Run a command with its cassettes' mode and path set.
 
@@ -82,16 +98,51 @@ def run(
     env = {**os.environ, "CASSETTE_MODE": (mode or "auto").lower()}
     if mode is not None:
         env["CASSETTE_FORCE_MODE"] = mode.lower()
-    if path is not None:
-        # the mode the recorder opens with: --mode, else (zero-code) CASSETTE_MODE=auto
-        opens = (mode or ("auto" if auto else "")).lower()
-        where = cassette_path(path, opens, command, console)
-        env["CASSETTE_PATH"] = where
-        if auto:
-            env.update(
-                bootstrap(env, offline=(mode or "").lower() == "replay" and not allow_network)
-            )
-    spawn(command, env, console)
+    if path is None or not auto:
+        if path is not None:
+            env["CASSETTE_PATH"] = cassette_path(path, (mode or "").lower(), command, console)
+        spawn(command, env, console)
+    # the mode the recorder opens with: --mode, else (zero-code) CASSETTE_MODE=auto
+    opens = (mode or "auto").lower()
+    where = cassette_path(path, opens, command, console)
+    env["CASSETTE_PATH"] = where
+    import shutil
+
+    from ..serve.child import is_python
+
+    found = shutil.which(command[0]) is not None
+    served = found and (via == "server" or (via is None and not is_python(command)))
+    recorded = Recorded(where, opens)
+    if served:
+        code = _run_served(command, env, where, opens, console)
+    else:
+        env.update(bootstrap(env, offline=opens == "replay" and not allow_network))
+        env[NET_LOG] = str(recorded.net_log)
+        code = run_command(command, env, console)
+    recorded.report(served, failed=code != 0)
+    sys.exit(code)
+
+
+NET_LOG = "CASSETTE_NET_LOG"
+
+
+def _run_served(
+    command: tuple[str, ...], env: dict[str, str], where: str, mode: str, console: Console
+) -> int:
+    """Run ``command`` with a ``cassette serve`` of ``where`` for its clients."""
+    from ..errors import CassetteError
+    from ..serve.child import ServedChild
+
+    child = ServedChild(where, mode, env)
+    try:
+        env.update(child.start())
+    except CassetteError as exc:
+        console.fail(str(exc))
+    try:
+        return run_command(command, env, console)
+    finally:
+        if child.stop() != 0:
+            console.warn(f"cassette serve for the command did not close {where} cleanly")
 
 
 def cassette_path(path: str, mode: str, command: tuple[str, ...], console: Console) -> str:
@@ -158,8 +209,14 @@ def _writable_place(path: str, mode: str, console: Console) -> None:
         console.fail(f"cannot append to {path}: the file is read-only; change its rights")
 
 
-def spawn(command: tuple[str, ...], env: dict[str, str], console: Console) -> None:
+def spawn(command: tuple[str, ...], env: dict[str, str], console: Console) -> NoReturn:
     """Run ``command`` with ``env``; exit with its exit code."""
+    sys.exit(run_command(command, env, console))
+
+
+def run_command(command: tuple[str, ...], env: dict[str, str], console: Console) -> int:
+    """Run ``command`` with ``env``; its exit code (127: not found, 126: not runnable,
+    128+N: killed by signal N)."""
     import subprocess
 
     try:
@@ -174,4 +231,4 @@ def spawn(command: tuple[str, ...], env: dict[str, str], console: Console) -> No
             break
         except KeyboardInterrupt:  # the command got the signal too: wait for it to finish
             continue
-    sys.exit(code if code >= 0 else 128 - code)
+    return code if code >= 0 else 128 - code

@@ -8,6 +8,7 @@ zero-code recording's) names the episodes of calls made outside :func:`cassette.
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from pathlib import Path
@@ -216,6 +217,7 @@ class Cassette:
             held = f"{self.url or self.path} does not exist"
         else:
             held = f"{self.url or self.path}: " + self.index.describe_episode(env)
+            held += _nearest(env, self.index.episodes())
         return CassetteMiss(
             f"no recording for env_index={env!r} channel={channel!r} step={step}; {held}. "
             f"The code made a call the recording never saw: {self.fix}, or append mode to add it"
@@ -334,6 +336,17 @@ class Cassette:
         self._sink.recorder().outcome(line)
         self.index.outcomes[line["env_index"]] = line
 
+    def rewind(self, env_index: EnvIndex | None = None) -> None:
+        """Replay an episode (every episode, when None) from its first step again: a client
+        run a second time against one replaying cassette (``cassette serve``) gets the same
+        answers. Only in replay mode, where no step is written."""
+        if self.mode is not Mode.REPLAY:
+            raise CassetteModeError(
+                f"rewind replays an episode again, which a cassette in {self.mode.value} mode "
+                "cannot do; open it with mode='replay'"
+            )
+        self._steps.restart(env_index)
+
     def unused(self) -> list[Key]:
         """Recorded interactions that this run has not served (replay and append)."""
         return self._steps.unused(self.index.entries)
@@ -347,6 +360,16 @@ class Cassette:
     def side_path(self) -> Path | None:
         """Where ``record`` mode writes until a clean close (None in other modes)."""
         return self._sink.side if self._sink is not None else None
+
+
+def _nearest(env: EnvIndex, episodes: list[EnvIndex]) -> str:
+    """``; the nearest recorded episode is 'NAME'`` for a named episode the recording
+    lacks and another name resembles (a conversation that changed a little), else ""."""
+    if not isinstance(env, str) or env in episodes:
+        return ""
+    names = [e for e in episodes if isinstance(e, str)]
+    close = difflib.get_close_matches(env, names, n=1, cutoff=0.5)
+    return f"; the nearest recorded episode is {close[0]!r}" if close else ""
 
 
 def open(

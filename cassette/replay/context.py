@@ -31,7 +31,7 @@ LIVE: contextvars.ContextVar[object] = contextvars.ContextVar("cassette_live", d
 
 class Episodes(Protocol):
     """Names the episode of a call made outside any :func:`episode` (a cassette's
-    ``episodes=``; zero-code recording's is :class:`cassette.autorecord.episodes.Conversations`)."""
+    ``episodes=``; zero-code recording's is :class:`cassette.replay.episodes.Conversations`)."""
 
     def name(self, request: Json) -> EnvIndex:
         """The episode of ``request``."""

@@ -71,6 +71,12 @@ class Steps:
             if self._counters.get((env, channel)) == step + 1:
                 self._counters[(env, channel)] = step
 
+    def restart(self, env: EnvIndex | None = None) -> None:
+        """Start the step counters of ``env`` (every episode's, when None) at 0 again."""
+        with self._lock:
+            for counter in [c for c in self._counters if env is None or c[0] == env]:
+                del self._counters[counter]
+
     def unused(self, entries: Mapping[Key, Entry]) -> list[Key]:
         """The keys of ``entries`` not served in this run."""
         with self._lock:

@@ -57,6 +57,7 @@ class ModelHTTPServer(ThreadingHTTPServer):
     """A thread a connection; :meth:`close` also wakes the handlers idling on keep-alive."""
 
     daemon_threads = True
+    request_queue_size = 256  # many clients connect at once (the standard library's is 5)
 
     def __init__(self, address: tuple[str, int], owner: Owner) -> None:
         self.owner = owner

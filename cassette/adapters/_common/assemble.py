@@ -1,13 +1,17 @@
-"""The functions that assemble a recorded openai stream into a readable message (stored
-next to the chunks, for diffs and for the next request's references)."""
+"""The functions that assemble a recorded stream into its message (stored next to the
+chunks, for diffs and for the next request's references): openai's chat and Responses
+streams, and Anthropic's Messages stream. Pure functions, no SDK imported: ``cassette
+serve`` assembles streams with them too."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+import orjson
+
 from ...types import Json
 
-__all__ = ["assemble_chat", "assemble_response", "first_choices"]
+__all__ = ["assemble_chat", "assemble_message", "assemble_response", "first_choices"]
 
 
 def first_choices(chunks: Iterable[Json]) -> Iterator[Json]:
@@ -65,3 +69,46 @@ def assemble_response(chunks: list[Json]) -> Json:
             response: Json = event["response"]
             return response
     return {}
+
+
+def _block_event(blocks: dict[int, Json], partial: dict[int, list[str]], event: Json) -> None:
+    """Apply a ``content_block_start`` or ``_delta`` (JSON input parts go to ``partial``)."""
+    index = int(event.get("index", 0))
+    if event.get("type") == "content_block_start":
+        blocks[index] = dict(event.get("content_block") or {})
+        return
+    block = blocks.setdefault(index, {"type": "text", "text": ""})
+    delta = event.get("delta") or {}
+    kind = delta.get("type")
+    if kind == "text_delta":
+        block["text"] = str(block.get("text", "")) + str(delta.get("text", ""))
+    elif kind == "thinking_delta":
+        block["thinking"] = str(block.get("thinking", "")) + str(delta.get("thinking"))
+    elif kind == "input_json_delta":
+        partial.setdefault(index, []).append(str(delta.get("partial_json", "")))
+
+
+def assemble_message(events: list[Json]) -> Json:
+    """The final message of a Messages stream, merged from its events (stored next to the
+    events, for diffs and for the next request's references)."""
+    message: Json = {}
+    blocks: dict[int, Json] = {}
+    partial: dict[int, list[str]] = {}
+    for event in events:
+        kind = event.get("type")
+        if kind == "message_start" and isinstance(event.get("message"), dict):
+            message = dict(event["message"])
+        elif kind in ("content_block_start", "content_block_delta"):
+            _block_event(blocks, partial, event)
+        elif kind == "message_delta":
+            message.update(event.get("delta") or {})
+            usage = event.get("usage")
+            if isinstance(usage, dict):
+                message["usage"] = {**(message.get("usage") or {}), **usage}
+    for index, parts in partial.items():
+        try:
+            blocks[index]["input"] = orjson.loads("".join(parts) or "{}")
+        except orjson.JSONDecodeError:
+            blocks[index]["input"] = "".join(parts)
+    message["content"] = [blocks[i] for i in sorted(blocks)]
+    return message

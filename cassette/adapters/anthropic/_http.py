@@ -11,13 +11,13 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import anthropic
-import orjson
 import pydantic
 from anthropic._constants import RAW_RESPONSE_HEADER
 from anthropic._types import NotGiven, Omit
 
 from ...errors import CassetteError
 from ...types import Json
+from .._common.assemble import assemble_message
 from .._common.http import SECRET_WORDS, endpoint_name, request_path
 from .._common.http_recorder import HttpRecorder
 from .._common.sdk_errors import SdkErrors
@@ -86,49 +86,6 @@ def options_request(options: Any, base_path: str) -> Json:
     query = _plain(params) if isinstance(params, Mapping) else None
     body["endpoint"] = endpoint_name(method, path, query)
     return body
-
-
-def _block_event(blocks: dict[int, Json], partial: dict[int, list[str]], event: Json) -> None:
-    """Apply a ``content_block_start`` or ``_delta`` (JSON input parts go to ``partial``)."""
-    index = int(event.get("index", 0))
-    if event.get("type") == "content_block_start":
-        blocks[index] = dict(event.get("content_block") or {})
-        return
-    block = blocks.setdefault(index, {"type": "text", "text": ""})
-    delta = event.get("delta") or {}
-    kind = delta.get("type")
-    if kind == "text_delta":
-        block["text"] = str(block.get("text", "")) + str(delta.get("text", ""))
-    elif kind == "thinking_delta":
-        block["thinking"] = str(block.get("thinking", "")) + str(delta.get("thinking"))
-    elif kind == "input_json_delta":
-        partial.setdefault(index, []).append(str(delta.get("partial_json", "")))
-
-
-def assemble_message(events: list[Json]) -> Json:
-    """The final message of a Messages stream, merged from its events (stored next to the
-    events, for diffs and for the next request's references)."""
-    message: Json = {}
-    blocks: dict[int, Json] = {}
-    partial: dict[int, list[str]] = {}
-    for event in events:
-        kind = event.get("type")
-        if kind == "message_start" and isinstance(event.get("message"), dict):
-            message = dict(event["message"])
-        elif kind in ("content_block_start", "content_block_delta"):
-            _block_event(blocks, partial, event)
-        elif kind == "message_delta":
-            message.update(event.get("delta") or {})
-            usage = event.get("usage")
-            if isinstance(usage, dict):
-                message["usage"] = {**(message.get("usage") or {}), **usage}
-    for index, parts in partial.items():
-        try:
-            blocks[index]["input"] = orjson.loads("".join(parts) or "{}")
-        except orjson.JSONDecodeError:
-            blocks[index]["input"] = "".join(parts)
-    message["content"] = [blocks[i] for i in sorted(blocks)]
-    return message
 
 
 class Recorder(HttpRecorder):

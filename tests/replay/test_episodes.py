@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 import cassette
-from cassette.autorecord.episodes import Conversations
+from cassette.replay.episodes import Conversations
 from cassette.storage.index import load_index
-from tests.conftest import chat_response
+from tests.helpers.chat import chat_response
 
 
 def ask(*said: str) -> dict[str, Any]:

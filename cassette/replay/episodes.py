@@ -10,8 +10,9 @@ The rule, for a request with no :func:`cassette.episode` around it and no
 - A call continues an episode when that episode's last request's conversation is a strict
   prefix of its own (the conversation grew); the longest such prefix wins, and between
   equals, the episode whose last reply holds the text of the next assistant message.
-- Otherwise it starts an episode: ``"<hash of the start>.<n>"``, ``n`` counting the
-  episodes that began with the same start (0 for the first).
+- Otherwise it starts an episode: ``"<slug>.<hash of the start>.<n>"``, the slug made of
+  the first words of the first user message (``add-17-and-25.3f2a9c.0``), ``n`` counting
+  the episodes that began with the same start (0 for the first).
 
 So concurrent conversations (threads, asyncio tasks) separate on their own and replay
 finds them again, whatever order they run in: two conversations with the same start get
@@ -26,7 +27,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import threading
+from collections import Counter
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import orjson
@@ -88,6 +92,29 @@ def _said(value: Any) -> tuple[str, set[str]]:
     return "".join(texts), ids
 
 
+def _slug(start: bytes) -> str:
+    """The first words of the start's last message (its first user message), lowercased,
+    joined by ``-``: ``add-17-and-25`` (at most 32 characters; "" when it has no words)."""
+    last = orjson.loads(start.rsplit(b"\n", 1)[-1]) if start else None
+    content = last.get("content") if isinstance(last, dict) else None
+    texts: list[str] = []
+    _texts({"content": content}, texts, set())
+    slug = ""
+    for word in re.findall(r"[a-z0-9]+", " ".join(texts).lower()):
+        if len(slug) + len(word) + 1 > 32:
+            break
+        slug = f"{slug}-{word}" if slug else word
+    return slug
+
+
+def _head(start: bytes) -> str:
+    """The name of the episodes that begin with ``start``, less their count: a readable slug
+    of the first user message and a hash of the whole start (``add-17-and-25.3f2a9c``)."""
+    digest = hashlib.sha256(start).hexdigest()
+    slug = _slug(start)
+    return f"{slug}.{digest[:6]}" if slug else digest[:10]
+
+
 class _Episode:
     __slots__ = ("ids", "messages", "name", "reply", "start")
 
@@ -108,11 +135,23 @@ class Conversations:
     """Names each call's episode by its conversation (the rule above); ``fixed`` (default
     ``$CASSETTE_EPISODE``, read now) names every call's instead."""
 
-    def __init__(self, fixed: EnvIndex | None = None) -> None:
+    def __init__(
+        self,
+        fixed: EnvIndex | None = None,
+        *,
+        recorded: Iterable[EnvIndex] = (),
+        rewind: Callable[[EnvIndex], None] | None = None,
+    ) -> None:
         if fixed is None and os.environ.get(EPISODE_VARIABLE):
             named = os.environ[EPISODE_VARIABLE]
             fixed = int(named) if named.isdigit() else named
         self.fixed = fixed
+        # replaying: how many episodes began with each start (by its hash), and how to
+        # replay one again, so a client run twice against one cassette gets the same answers
+        self._recorded = Counter(
+            str(e).rpartition(".")[0] for e in recorded if isinstance(e, str) and "." in e
+        )
+        self._rewind = rewind
         self._lock = threading.Lock()
         self._episodes: dict[str, _Episode] = {}  # by name, in the order they began
         self._starts: dict[bytes, int] = {}
@@ -128,11 +167,28 @@ class Conversations:
         with self._lock:
             found = self._continued(start, messages)
             if found is None:
-                count = self._starts[start] = self._starts.get(start, -1) + 1
-                found = _Episode(f"{hashlib.sha256(start).hexdigest()[:10]}.{count}", start, [])
-                self._episodes[found.name] = found
+                found = self._begin(start)
             found.messages = messages
             return found.name
+
+    def fresh(self) -> Conversations:
+        """A policy like this one that has named no episode yet."""
+        policy = Conversations(self.fixed, rewind=self._rewind)
+        policy._recorded = self._recorded
+        return policy
+
+    def _begin(self, start: bytes) -> _Episode:
+        """A new episode of ``start``: ``<hash>.<n>``; replaying, the n-th of the recorded
+        episodes of that start, taken from its first step again, round and round."""
+        count = self._starts[start] = self._starts.get(start, -1) + 1
+        head = _head(start)
+        recorded = self._recorded.get(head, 0)
+        if recorded and count >= recorded:
+            count %= recorded
+            if self._rewind is not None:
+                self._rewind(f"{head}.{count}")
+        episode = self._episodes[f"{head}.{count}"] = _Episode(f"{head}.{count}", start, [])
+        return episode
 
     def _continued(self, start: bytes, messages: list[bytes]) -> _Episode | None:
         """The episode whose conversation ``messages`` extends the most; between equals,

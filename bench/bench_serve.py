@@ -1,0 +1,237 @@
+"""``cassette serve`` against its floor, in one run: replayed calls per second and p50/p99
+latency at 1, 8 and 64 concurrent clients on a 3.6 KB chat request, next to a bare
+starlette/uvicorn endpoint that reads the body and returns the same bytes (the floor);
+and a stream's time to first byte while recording, next to the upstream's own.
+
+Targets: replay throughput >= 0.5x the floor's; p50 overhead <= 1 ms over the floor;
+recording TTFT within 5 ms of the upstream's.
+
+    python bench/bench_serve.py [--calls 2000] [--rounds 3]
+
+Both servers run as processes of their own on 127.0.0.1; the load comes from one asyncio
+process (httpx), the same for both, so what differs is the server. The machine has two
+cores shared by the servers and the client: compare the ratios, not the absolute figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import cassette
+from bench._common import command_line
+
+SYSTEM = ("You are a support agent. Answer briefly and cite the order. " * 60)[:3400]
+ANSWER = {
+    "id": "chatcmpl-1",
+    "object": "chat.completion",
+    "created": 1,
+    "model": "m",
+    "choices": [
+        {
+            "index": 0,
+            "message": {"role": "assistant", "content": "Your order ships today."},
+            "finish_reason": "stop",
+        }
+    ],
+    "usage": {"prompt_tokens": 900, "completion_tokens": 6, "total_tokens": 906},
+}
+FLOOR = """
+import sys, orjson, uvicorn
+from starlette.applications import Starlette
+from starlette.responses import Response
+from starlette.routing import Route
+BODY = orjson.dumps(orjson.loads(sys.argv[1]))
+async def answer(request):
+    await request.body()
+    return Response(BODY, media_type="application/json")
+app = Starlette(routes=[Route("/v1/chat/completions", answer, methods=["POST"])])
+import socket
+sock = socket.socket(); sock.bind(("127.0.0.1", 0)); sock.listen(1024)
+sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+print(f"READY http://127.0.0.1:{sock.getsockname()[1]}/v1", flush=True)
+uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+"""
+
+
+def body(episode: int, step: int) -> dict[str, Any]:
+    user = f"episode {episode} step {step}: where is my order?"
+    return {
+        "model": "m",
+        "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}],
+    }
+
+
+def make_cassette(path: Path, episodes: int, steps: int) -> None:
+    with cassette.open(path, mode="record") as cas:
+        for e in range(episodes):
+            for s in range(steps):
+                request = {**body(e, s), "endpoint": "chat.completions"}
+                cas.call(request, live=lambda: ANSWER, env_index=f"e{e}")
+
+
+def start(argv: list[str]) -> tuple[subprocess.Popen[str], str]:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if not line.startswith("READY "):
+        raise SystemExit(f"server did not start: {line!r}")
+    return proc, line.split()[1]
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=30)
+
+
+async def load(base: str, clients: int, steps: int) -> tuple[float, list[float]]:
+    """(calls per second, latencies in ms) of ``clients`` concurrent episodes."""
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=60) as client:
+        latencies: list[float] = []
+
+        async def episode(e: int) -> None:
+            headers = {"X-Cassette-Episode": f"e{e}", "content-type": "application/json"}
+            for s in range(steps):
+                content = orjson.dumps(body(e, s))
+                t0 = time.perf_counter()
+                response = await client.post("/chat/completions", content=content, headers=headers)
+                latencies.append((time.perf_counter() - t0) * 1000)
+                if response.status_code != 200:
+                    raise SystemExit(f"{response.status_code}: {response.text[:300]}")
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(episode(e) for e in range(clients)))
+        return len(latencies) / (time.perf_counter() - t0), latencies
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def ttft(url: str, rounds: int) -> float:
+    """The median time to the first byte of a streamed answer, in ms."""
+    times = []
+    async with httpx.AsyncClient(timeout=60) as client:
+        for i in range(rounds):
+            payload = {**body(1000 + i, 0), "stream": True}
+            t0 = time.perf_counter()
+            async with client.stream("POST", url + "/chat/completions", json=payload) as r:
+                async for _ in r.aiter_raw():
+                    times.append((time.perf_counter() - t0) * 1000)
+                    break
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=1920, help="replayed calls per row")
+    parser.add_argument("--rounds", type=int, default=3, help="runs per row (best kept)")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bench-serve-"))
+    levels = (1, 8, 64)
+    steps = {c: max(1, args.calls // c) for c in levels}
+    path = work / "replay.jsonl"
+    make_cassette(path, 64, max(steps.values()))
+    py = sys.executable
+    served, served_url = start(
+        [py, "-m", "cassette", "serve", "--cassette", str(path), "--mode", "replay"]
+    )
+    floor, floor_url = start([py, "-c", FLOOR, orjson.dumps(ANSWER).decode()])
+    print(f"$ {command_line()}")
+    print(
+        f"request {len(orjson.dumps(body(0, 0)))} bytes; {args.calls} calls a row, "
+        f"best of {args.rounds}\n"
+    )
+    print(
+        f"{'clients':>7} | {'floor calls/s':>13} | {'serve calls/s':>13} | {'ratio':>5} | "
+        f"{'floor p50':>9} | {'serve p50':>9} | {'p50 over':>8} | {'floor p99':>9} | "
+        f"{'serve p99':>9}"
+    )
+    try:
+        for c in levels:
+            best: dict[str, tuple[float, list[float]]] = {}
+            for _ in range(args.rounds):
+                for name, url in (("floor", floor_url), ("serve", served_url)):
+                    rate, lat = asyncio.run(load(url, c, steps[c]))
+                    if name not in best or rate > best[name][0]:
+                        best[name] = (rate, lat)
+                # each round of a replay server serves the same episodes again
+                stop(served)
+                served, served_url = start(
+                    [py, "-m", "cassette", "serve", "--cassette", str(path), "--mode", "replay"]
+                )
+            (fr, fl), (sr, sl) = best["floor"], best["serve"]
+            print(
+                f"{c:>7} | {fr:>13,.0f} | {sr:>13,.0f} | {sr / fr:>5.2f} | "
+                f"{pct(fl, 0.5):>7.2f}ms | {pct(sl, 0.5):>7.2f}ms | "
+                f"{pct(sl, 0.5) - pct(fl, 0.5):>6.2f}ms | {pct(fl, 0.99):>7.2f}ms | "
+                f"{pct(sl, 0.99):>7.2f}ms"
+            )
+        stop(served)
+        stop(floor)
+        ttft_table(work, py)
+    finally:
+        for proc in (served, floor):
+            if proc.poll() is None:
+                proc.kill()
+
+
+def ttft_table(work: Path, py: str) -> None:
+    upstream, up_url = start(
+        [
+            py,
+            "-m",
+            "cassette.testing.server",
+            "--port",
+            "0",
+            "--mode",
+            "random",
+            "--chunk-delay-ms",
+            "5",
+        ]
+    )
+    recording, rec_url = start(
+        [
+            py,
+            "-m",
+            "cassette",
+            "serve",
+            "--cassette",
+            str(work / "rec.jsonl"),
+            "--mode",
+            "record",
+            "--upstream",
+            up_url,
+        ]
+    )
+    try:
+        direct = asyncio.run(ttft(up_url, 30))
+        through = asyncio.run(ttft(rec_url, 30))
+    finally:
+        stop(recording)
+        stop(upstream)
+    print(
+        f"\nstream TTFT, median of 30: upstream {direct:.2f} ms, through a recording "
+        f"server {through:.2f} ms ({through - direct:+.2f} ms; target within 5 ms)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+"""``cassette serve`` driven by the real openai and anthropic SDKs over HTTP: recorded
+against the scripted server, replayed with the upstream stopped and the network cut, and
+interchangeable with the Python wrappers' cassettes."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import httpx
+import openai
+import pytest
+
+import cassette
+from cassette.adapters.openai import wrap_openai
+
+Serve = Callable[..., str]  # the serve fixture (conftest.py)
+
+KEY = "sk-test-serve-0000000000000000000000"
+
+
+def chat(client: openai.OpenAI, text: str, stream: bool = False) -> Any:
+    messages = [{"role": "user", "content": text}]
+    if not stream:
+        return client.chat.completions.create(model="m", messages=messages).model_dump()
+    chunks = client.chat.completions.create(model="m", messages=messages, stream=True)
+    return [c.model_dump() for c in chunks]
+
+
+def conversation(client: openai.OpenAI) -> list[Any]:
+    return [
+        chat(client, "add 17 and 25"),
+        chat(client, "say hi", stream=True),
+        client.models.list().model_dump(),
+    ]
+
+
+def test_records_then_replays_with_the_upstream_stopped(
+    serve: Serve, make_server: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "served.jsonl"
+    upstream = make_server("random")
+    url = serve(path, "record", "--upstream", upstream.base_url)
+    recorded = conversation(openai.OpenAI(base_url=url, api_key=KEY, max_retries=0))
+    upstream.stop()
+    for _ in range(2):
+        url = serve(path, "replay")
+        replayed = conversation(openai.OpenAI(base_url=url, api_key=KEY, max_retries=0))
+        assert replayed == recorded
+    assert KEY not in path.read_text()
+
+
+def test_a_miss_is_the_providers_error_and_not_retried(
+    serve: Serve, make_server: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "served.jsonl"
+    upstream = make_server("random")
+    url = serve(path, "record", "--upstream", upstream.base_url)
+    chat(openai.OpenAI(base_url=url, api_key=KEY, max_retries=0), "one")
+    url = serve(path, "replay")
+    client = openai.OpenAI(base_url=url, api_key=KEY, max_retries=3)
+    with pytest.raises(openai.APIStatusError) as info:
+        chat(client, "a question never recorded")
+    assert info.value.status_code in (400, 404)
+    assert info.value.response.headers["x-should-retry"] == "false"
+    assert info.value.body["type"] == "cassette_miss"  # type: ignore[index]
+    assert "cassette" in info.value.body["message"]  # type: ignore[index]
+
+
+def test_anthropic_messages_record_and_replay(
+    serve: Serve, make_server: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "claude.jsonl"
+    upstream = make_server("random")
+    root = upstream.base_url.removesuffix("/v1")
+    url = serve(path, "record", "--anthropic-upstream", root)
+
+    def ask(base: str) -> Any:
+        client = anthropic.Anthropic(base_url=base.removesuffix("/v1"), api_key=KEY, max_retries=0)
+        plain = client.messages.create(
+            model="claude", max_tokens=50, messages=[{"role": "user", "content": "hello"}]
+        ).model_dump()
+        with client.messages.stream(
+            model="claude", max_tokens=50, messages=[{"role": "user", "content": "stream"}]
+        ) as stream:
+            text = "".join(stream.text_stream)
+        return plain, text
+
+    recorded = ask(url)
+    upstream.stop()
+    assert ask(serve(path, "replay")) == recorded
+
+
+def test_served_cassette_replays_through_wrap_openai_and_back(
+    serve: Serve, make_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    upstream = make_server("random")
+    served = tmp_path / "served.jsonl"
+    url = serve(served, "record", "--upstream", upstream.base_url)
+    headers = {"X-Cassette-Episode": "0"}
+    client = openai.OpenAI(base_url=url, api_key=KEY, max_retries=0, default_headers=headers)
+    recorded = [chat(client, "add 17 and 25"), chat(client, "and 3?", stream=True)]
+    wrapped_path = tmp_path / "wrapped.jsonl"
+    with cassette.open(wrapped_path, mode="record") as cas:
+        live = wrap_openai(openai.OpenAI(base_url=upstream.base_url, api_key=KEY), cas)
+        wrapped = [chat(live, "add 17 and 25"), chat(live, "and 3?", stream=True)]
+    upstream.stop()
+    url = serve(wrapped_path, "replay")  # the record server stops: its cassette is written
+    client = openai.OpenAI(base_url=url, api_key="x", max_retries=0, default_headers=headers)
+    assert [chat(client, "add 17 and 25"), chat(client, "and 3?", stream=True)] == wrapped
+
+    def no_connect(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("replay opened a connection")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(socket.socket, "connect", no_connect)
+        with cassette.open(served, mode="replay") as cas:
+            offline = wrap_openai(openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key="x"), cas)
+            again = [chat(offline, "add 17 and 25"), chat(offline, "and 3?", stream=True)]
+            assert again == recorded
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status"),
+    [
+        ("POST", "/v1/chat/completions", b"{not json", 400),
+        ("POST", "/v1/chat/completions", b"[1, 2]", 400),
+        ("POST", "/v1/nothing/here", b"{}", 404),
+        ("GET", "/v1/chat/completions", b"", 405),
+    ],
+)
+def test_malformed_requests_get_an_http_error_and_the_server_lives(
+    serve: Serve, tmp_path: Path, method: str, path: str, body: bytes, status: int
+) -> None:
+    url = serve(tmp_path / "c.jsonl", "replay").removesuffix("/v1")
+    response = httpx.request(method, url + path, content=body)
+    assert response.status_code == status
+    assert response.headers["x-should-retry"] == "false"
+    assert response.json()["error"]["message"]
+    assert httpx.get(url + "/v1/models").status_code in (400, 404)  # still serving
+
+
+def test_named_episodes_replay_again_after_a_rewind(
+    serve: Serve, make_server: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "named.jsonl"
+    upstream = make_server("random")
+    url = serve(path, "record", "--upstream", upstream.base_url)
+
+    def run(base: str) -> list[Any]:
+        headers = {"X-Cassette-Episode": "task-7"}
+        client = openai.OpenAI(base_url=base, api_key=KEY, max_retries=0, default_headers=headers)
+        return [chat(client, "first question"), chat(client, "second question")]
+
+    recorded = run(url)
+    upstream.stop()
+    url = serve(path, "replay")
+    assert run(url) == recorded
+    with pytest.raises(openai.NotFoundError):  # the episode's steps are used up
+        run(url)
+    root = url.removesuffix("/v1")
+    assert httpx.post(root + "/cassette/rewind").json() == {"rewound": True}
+    assert run(url) == recorded
