@@ -118,37 +118,45 @@ def episode_calls(index: Index) -> Iterator[tuple[EnvIndex, list[Json]]]:
         yield env, calls.get(env, [])
 
 
+def _models(calls: list[Json]) -> list[str]:
+    """The models an episode's requests named."""
+    named = (c["settings"].get("model") for c in calls if isinstance(c.get("settings"), dict))
+    return sorted({str(m) for m in named if m is not None})
+
+
+def _number(value: Any) -> float:
+    return float(value) if isinstance(value, (int, float)) else 0.0
+
+
+def _totals(calls: list[Json]) -> Json:
+    """An episode's steps, channels, errors, tokens, latency, tool calls and cost."""
+    answers = [c["answer"] for c in calls if "answer" in c]
+    totals: Json = {
+        "steps": sum(c["ch"] != FORK_CHANNEL for c in calls),
+        "channels": sorted({c["ch"] for c in calls}),
+        "errors": sum("error" in c for c in calls),
+        "tokens": sum(c["tokens"][2] for c in calls),
+        "ms": sum(_number(c.get("ms")) for c in calls),
+        "tools": sum(len(tool_calls({"message": a})) for a in answers),
+    }
+    costs = [c["cost"] for c in calls if "cost" in c]
+    if costs:
+        totals["cost"] = sum(costs)
+    return totals
+
+
+def _outcome(outcome: Json | None) -> Json:
+    """What the table shows of an episode's outcome."""
+    if outcome is None:
+        return {}
+    shown = {"reward": outcome.get("reward"), "terminated": outcome.get("terminated")}
+    return shown | ({"info": outcome["info"]} if outcome.get("info") else {})
+
+
 def _row(env: EnvIndex, calls: list[Json], outcome: Json | None) -> Json:
     """The table row of one episode."""
-    tokens = sum(c["tokens"][2] for c in calls)
-    costs = [c["cost"] for c in calls if "cost" in c]
-    models = sorted(
-        {
-            str(c["settings"]["model"])
-            for c in calls
-            if isinstance(c.get("settings"), dict) and "model" in c["settings"]
-        }
-    )
+    row: Json = {"key": env, **_totals(calls), "models": _models(calls), **_outcome(outcome)}
     fork = next((c.get("response") for c in calls if c["ch"] == FORK_CHANNEL), None)
-    row: Json = {
-        "key": env,
-        "steps": sum(1 for c in calls if c["ch"] != FORK_CHANNEL),
-        "channels": sorted({c["ch"] for c in calls}),
-        "models": models,
-        "errors": sum(1 for c in calls if "error" in c),
-        "tokens": tokens,
-        "ms": sum(c["ms"] or 0 for c in calls if isinstance(c.get("ms"), (int, float))),
-        "tools": sum(
-            len(tool_calls(c.get("response") or {"message": c.get("answer")})) for c in calls
-        ),
-    }
-    if costs:
-        row["cost"] = sum(costs)
-    if outcome is not None:
-        row["reward"] = outcome.get("reward")
-        row["terminated"] = outcome.get("terminated")
-        if outcome.get("info"):
-            row["info"] = outcome["info"]
     if isinstance(fork, dict):
         row["fork"] = fork
     return row
