@@ -4,7 +4,10 @@ interchangeable with the Python wrappers' cassettes."""
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,6 +22,7 @@ from cassette.adapters.openai import wrap_openai
 
 Serve = Callable[..., str]  # the serve fixture (conftest.py)
 
+REPO = Path(__file__).resolve().parents[2]
 KEY = "sk-test-serve-0000000000000000000000"
 
 
@@ -164,3 +168,46 @@ def test_named_episodes_replay_again_after_a_rewind(
     root = url.removesuffix("/v1")
     assert httpx.post(root + "/cassette/rewind").json() == {"rewound": True}
     assert run(url) == recorded
+
+
+def test_an_upstream_error_is_replayed_as_the_same_http_response(
+    serve: Serve, make_server: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "errors.jsonl"
+    spec = {"status": 429, "message": "slow down", "headers": {"retry-after": "7"}}
+    upstream = make_server("random", errors={1: spec})
+    url = serve(path, "record", "--upstream", upstream.base_url)
+
+    def fail(base: str) -> tuple[int, Any, str | None]:
+        client = openai.OpenAI(base_url=base, api_key=KEY, max_retries=0)
+        with pytest.raises(openai.RateLimitError) as info:
+            chat(client, "please answer")
+        return (
+            info.value.status_code,
+            info.value.body,
+            info.value.response.headers.get("retry-after"),
+        )
+
+    recorded = fail(url)
+    assert recorded[0] == 429 and recorded[2] == "7"
+    upstream.stop()
+    assert fail(serve(path, "replay")) == recorded
+
+
+def test_another_host_needs_a_token_and_clients_must_send_it(serve: Serve, tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "cassette", "serve", "--cassette", str(tmp_path / "c.jsonl"),
+         "--host", "0.0.0.0"],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    assert proc.returncode == 2 and proc.stderr.count("error:") == 1
+    assert "--token" in proc.stderr
+    url = serve(tmp_path / "c.jsonl", "replay", "--token", "s3cret-token")
+    denied = httpx.post(url + "/chat/completions", json={"model": "m", "messages": []})
+    assert denied.status_code == 401 and denied.headers["x-should-retry"] == "false"
+    allowed = httpx.post(
+        url + "/chat/completions",
+        json={"model": "m", "messages": []},
+        headers={"X-Cassette-Token": "s3cret-token"},
+    )
+    assert allowed.status_code == 404  # let in: a miss, as nothing is recorded
