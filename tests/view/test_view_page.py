@@ -181,3 +181,21 @@ def test_a_crash_cut_last_line_is_a_warning_on_the_page(browser: Browser, tmp_pa
     url = page_of(tmp_path, path)
     page = browser.open(url)
     assert "cut.jsonl" in text(page, "#warnings")
+
+
+def test_a_streamed_answer_expands_to_its_chunks(browser: Browser, tmp_path: Path) -> None:
+    path = tmp_path / "streamed.jsonl"
+    pieces = ["The ", "answer ", "is 42."]
+    chunks = [{"choices": [{"index": 0, "delta": {"content": p}}]} for p in pieces]
+    with cassette.open(path, "record") as cas:
+        request = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "?"}]}
+        got = list(cas.stream(request, live=lambda: iter(chunks)))
+    assert got == chunks
+    url = page_of(tmp_path, path)
+    page = browser.open(url + "#run=0&episode=0")
+    page.wait("document.getElementById('calls')")
+    assert "streamed: 3 chunks" in text(page, ".chunks summary")
+    page.eval("document.querySelector('.chunks').open = true")
+    shown = text(page, ".chunks pre")
+    assert all(p in shown for p in pieces) and shown.count("\n") == 2  # a chunk a line
+    clean(page, url)
