@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.cdp import HEADLESS
+
 REQUIRE_VARIABLE = "CASSETTE_REQUIRE_BROWSER"
 INSTALL = "apt-get update && apt-get install -y chromium"
 NAMES = ("chromium", "chromium-browser")
@@ -41,17 +43,7 @@ def chromium_executable() -> str:
     pytest.skip(reason)
 
 
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
+FLAGS = HEADLESS
 
 
 def chromium(tmp_path: Path, *args: str) -> str:
