@@ -9,7 +9,8 @@ recording TTFT within 5 ms of the upstream's.
     python bench/bench_serve.py [--calls 2000] [--rounds 3]
 
 Both servers run as processes of their own on 127.0.0.1; the load comes from one asyncio
-process (httpx), the same for both, so what differs is the server. The machine has two
+process (a plain keep-alive HTTP/1.1 client, one connection per client), the same for
+both, so what differs is the server. The machine has two
 cores shared by the servers and the client: compare the ratios, not the absolute figures.
 """
 
@@ -99,27 +100,42 @@ def stop(proc: subprocess.Popen[str]) -> None:
     proc.wait(timeout=30)
 
 
+async def _client(host: str, port: int, episode: int, steps: int, latencies: list[float]) -> None:
+    """One client: its own keep-alive connection, the steps of one episode in order. A
+    plain HTTP/1.1 client on asyncio streams: httpx's pool itself collapses past about 16
+    concurrent connections on this machine, which would measure the client, not the server."""
+    reader, writer = await asyncio.open_connection(host, port)
+    try:
+        for step in range(steps):
+            content = orjson.dumps(body(episode, step))
+            head = (
+                f"POST /v1/chat/completions HTTP/1.1\r\nhost: {host}\r\n"
+                f"content-type: application/json\r\ncontent-length: {len(content)}\r\n"
+                f"x-cassette-episode: e{episode}\r\n\r\n"
+            )
+            t0 = time.perf_counter()
+            writer.write(head.encode() + content)
+            status = await reader.readline()
+            length = 0
+            while (line := await reader.readline()) not in (b"\r\n", b""):
+                name, _, value = line.decode().partition(":")
+                if name.lower() == "content-length":
+                    length = int(value)
+            answer = await reader.readexactly(length)
+            latencies.append((time.perf_counter() - t0) * 1000)
+            if status.split()[1] != b"200":
+                raise SystemExit(f"{status.decode().strip()}: {answer[:300]!r}")
+    finally:
+        writer.close()
+
+
 async def load(base: str, clients: int, steps: int) -> tuple[float, list[float]]:
     """(calls per second, latencies in ms) of ``clients`` concurrent episodes."""
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=60) as client:
-        latencies: list[float] = []
-
-        async def episode(e: int) -> None:
-            headers = {"X-Cassette-Episode": f"e{e}", "content-type": "application/json"}
-            for s in range(steps):
-                content = orjson.dumps(body(e, s))
-                t0 = time.perf_counter()
-                response = await client.post("/chat/completions", content=content, headers=headers)
-                latencies.append((time.perf_counter() - t0) * 1000)
-                if response.status_code != 200:
-                    raise SystemExit(f"{response.status_code}: {response.text[:300]}")
-
-        # each client's connection opened before the clock starts (an unrecorded GET)
-        await asyncio.gather(*(client.get("/models") for _ in range(clients)))
-        t0 = time.perf_counter()
-        await asyncio.gather(*(episode(e) for e in range(clients)))
-        return len(latencies) / (time.perf_counter() - t0), latencies
+    host, port = base.split("//")[1].split("/")[0].split(":")
+    latencies: list[float] = []
+    t0 = time.perf_counter()
+    await asyncio.gather(*(_client(host, int(port), e, steps, latencies) for e in range(clients)))
+    return len(latencies) / (time.perf_counter() - t0), latencies
 
 
 def pct(values: list[float], q: float) -> float:
