@@ -128,22 +128,22 @@ class App:
         return Response(b'{"rewound": true}', media_type=JSON_TYPE)
 
     async def handle(self, request: Request) -> Response:
-        provider = _provider_of(request.url.path)
+        path = request.scope["path"]  # (the scope's own strings: no URL object is built)
+        query = request.scope["query_string"].decode("latin-1")
+        provider = _provider_of(path)
         if not self._authorised(request):
             return error_response(
                 provider, 401, "cassette_token", "a token is required; send X-Cassette-Token"
             )
         try:
             content = await _read(request)
-            call = parse_call(
-                request.method, request.url.path, request.url.query, content, request.headers
-            )
+            call = parse_call(request.method, path, query, content, request.headers)
             episode, step = _keys(request)
         except BadRequest as exc:
             return error_response(provider, exc.status, "invalid_request_error", str(exc))
         except ClientDisconnect:
             return Response(status_code=499)
-        args = (call, content, request.headers, request.url.query)
+        args = (call, content, request.headers, query)
         keys: Json = {"step": step, "errors": UpstreamErrors(call.provider)}
         if episode is not None:  # else the cassette's episode-naming policy names it
             keys["env_index"] = int(episode) if episode.isdigit() else episode
@@ -223,19 +223,22 @@ class _StreamBroken(Exception):
     """The upstream's stream broke: the response is cut as it was."""
 
 
+_TOO_LARGE = f"the request body is larger than {MAX_BODY} bytes; send a smaller one"
+
+
 async def _read(request: Request) -> bytes:
+    """The request's body; BadRequest (413) past :data:`MAX_BODY`, told by its length when
+    the client gives one, else counted as it arrives."""
     size = request.headers.get("content-length")
-    if size is not None and size.isdigit() and int(size) > MAX_BODY:
-        raise BadRequest(
-            f"the request body is larger than {MAX_BODY} bytes; send a smaller one", 413
-        )
+    if size is not None and size.isdigit():
+        if int(size) > MAX_BODY:
+            raise BadRequest(_TOO_LARGE, 413)
+        return await request.body()
     body = bytearray()
     async for part in request.stream():
         body += part
         if len(body) > MAX_BODY:
-            raise BadRequest(
-                f"the request body is larger than {MAX_BODY} bytes; send a smaller one", 413
-            )
+            raise BadRequest(_TOO_LARGE, 413)
     return bytes(body)
 
 
