@@ -5,7 +5,7 @@ and ``wrap_anthropic`` and the other way round.
 
 The client's API key and auth headers go to the upstream and nowhere else: the request
 dict never holds a header, and a response keeps only request ids, rate limits and
-``retry-after`` (:func:`kept`).
+``retry-after`` (:data:`KEPT`, the wrappers' own rules).
 """
 
 from __future__ import annotations
@@ -17,12 +17,19 @@ import httpx
 import orjson
 from openai._streaming import SSEDecoder
 
-from ..adapters._common.http import EVENTS_TYPE, HTTP, SECRET_WORDS, chunk_of, http_meta
+from ..adapters._common.http import (
+    EVENTS_TYPE,
+    HTTP,
+    anthropic_kept,
+    chunk_of,
+    http_meta,
+    openai_kept,
+)
 from ..adapters._common.http import response_dict as http_response_dict
 from ..types import Json
 from .requests import ANTHROPIC, Call
 
-__all__ = ["PUBLIC", "Upstream", "UpstreamError", "UpstreamErrors", "kept"]
+__all__ = ["KEPT", "PUBLIC", "Upstream", "UpstreamError", "UpstreamErrors"]
 
 PUBLIC = {"openai": "https://api.openai.com", ANTHROPIC: "https://api.anthropic.com"}
 # request headers never forwarded: the connection's own, and the server's own headers
@@ -40,18 +47,8 @@ _HOP = frozenset(
         "accept-encoding",
     }
 )
-_SAFE = frozenset({"content-type", "retry-after", "retry-after-ms", "x-request-id", "request-id"})
-_DROPPED = frozenset({"openai-organization", "openai-project", "anthropic-organization-id"})
-
-
-def kept(name: str) -> bool:
-    """Response headers a cassette keeps (the union of the two adapters' rules): request
-    ids, rate limits, retry-after; never secrets or the organisation."""
-    if name.startswith(("x-ratelimit-", "anthropic-ratelimit-", "retry-after")):
-        return True
-    if name in _DROPPED or any(word in name for word in SECRET_WORDS):
-        return False
-    return name.startswith(("x-", "openai-")) or name in _SAFE
+# the headers a cassette keeps, by provider: the wrappers' own rules
+KEPT = {"openai": openai_kept, ANTHROPIC: anthropic_kept}
 
 
 class UpstreamError(Exception):
@@ -82,6 +79,7 @@ class UpstreamErrors:
                 "data": {"kind": exc.kind},
             }
         data: Json = {"kind": "status", "status_code": exc.status}
+        kept = KEPT[self.sdk]
         data["headers"] = {k: v for k, v in exc.headers.items() if kept(k)}
         try:
             data["body"] = orjson.loads(exc.body)
@@ -139,7 +137,7 @@ class Upstream:
             raise UpstreamError(502, b"", {}, "connection") from None
         if response.status_code >= 400:
             raise UpstreamError(response.status_code, response.content, response.headers)
-        return http_response_dict(response, kept)
+        return http_response_dict(response, KEPT[call.provider])
 
     async def events(
         self, call: Call, content: bytes, headers: Mapping[str, str], query: str
@@ -158,7 +156,7 @@ class Upstream:
             if response.status_code >= 400:
                 body = await response.aread()
                 raise UpstreamError(response.status_code, body, response.headers)
-            meta = http_meta(response, EVENTS_TYPE, kept)
+            meta = http_meta(response, EVENTS_TYPE, KEPT[call.provider])
             if meta:
                 yield {HTTP: meta}
             async for sse in SSEDecoder().aiter_bytes(response.aiter_bytes()):

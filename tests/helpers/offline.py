@@ -10,7 +10,7 @@ from typing import Any
 __all__ = ["KEY", "NOWHERE", "offline"]
 
 NOWHERE = "http://127.0.0.1:9/v1"  # the discard port: nothing listens there
-KEY = "sk-test-0123456789abcdef"
+KEY = "sk-fake-0123456789abcdef"
 
 
 @contextlib.contextmanager

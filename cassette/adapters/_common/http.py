@@ -21,11 +21,13 @@ __all__ = [
     "JSON_TYPE",
     "SECRET_WORDS",
     "SSE",
+    "anthropic_kept",
     "byte_streams",
     "chunk_of",
     "encode_event",
     "endpoint_name",
     "http_meta",
+    "openai_kept",
     "request_path",
     "response_dict",
 ]
@@ -35,6 +37,26 @@ SSE = "$sse"  # an event kept as it came: {"$sse": {"event": name, "data": text}
 JSON_TYPE = "application/json"
 EVENTS_TYPE = "text/event-stream"
 SECRET_WORDS = ("auth", "cookie", "key", "secret", "token", "session")
+_OPENAI_DROPPED = frozenset({"openai-organization", "openai-project", "x-api-key"})
+
+
+def openai_kept(name: str) -> bool:
+    """Response headers a cassette of the OpenAI API keeps: request ids, rate limits and
+    the like; never secrets, connection details or the organisation."""
+    if name.startswith(("x-ratelimit-", "retry-after")):
+        return True
+    if name in _OPENAI_DROPPED or any(word in name for word in SECRET_WORDS):
+        return False
+    return name.startswith(("x-", "openai-", "retry-after")) or name == "content-type"
+
+
+def anthropic_kept(name: str) -> bool:
+    """Response headers a cassette of the Anthropic API keeps (as :func:`openai_kept`)."""
+    if name.startswith(("anthropic-ratelimit-", "retry-after")) or name == "request-id":
+        return True
+    if any(word in name for word in SECRET_WORDS) or name == "anthropic-organization-id":
+        return False
+    return name.startswith(("x-", "anthropic-")) or name == "content-type"
 
 
 def request_path(url: str, base_path: str) -> str:

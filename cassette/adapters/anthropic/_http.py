@@ -18,7 +18,7 @@ from anthropic._types import NotGiven, Omit
 from ...errors import CassetteError
 from ...types import Json
 from .._common.assemble import assemble_message
-from .._common.http import SECRET_WORDS, endpoint_name, request_path
+from .._common.http import anthropic_kept, endpoint_name, request_path
 from .._common.http_recorder import HttpRecorder
 from .._common.sdk_errors import SdkErrors
 
@@ -36,14 +36,6 @@ class AnthropicErrors(SdkErrors):
     sdk: ClassVar[Any] = anthropic
     safe_headers = frozenset({"content-type", "retry-after", "retry-after-ms", "request-id"})
     header_prefix = "anthropic-ratelimit-"
-
-
-def _kept(name: str) -> bool:
-    if name.startswith(("anthropic-ratelimit-", "retry-after")) or name == "request-id":
-        return True
-    if any(word in name for word in SECRET_WORDS) or name == "anthropic-organization-id":
-        return False
-    return name.startswith(("x-", "anthropic-")) or name == "content-type"
 
 
 def _plain(value: Any) -> Any:
@@ -93,7 +85,7 @@ class Recorder(HttpRecorder):
 
     codec = AnthropicErrors
     raw_header = RAW_RESPONSE_HEADER
-    kept = staticmethod(_kept)
+    kept = staticmethod(anthropic_kept)
 
     def request_dict(self, options: Any) -> Json:
         return options_request(options, self.base_path)

@@ -16,7 +16,7 @@ from openai._constants import RAW_RESPONSE_HEADER
 
 from ...types import Json
 from .._common.assemble import assemble_chat, assemble_response
-from .._common.http import HTTP, SECRET_WORDS
+from .._common.http import HTTP, openai_kept
 from .._common.http_recorder import HttpRecorder
 from ._errors import OpenAIErrors
 from ._request import options_request
@@ -24,7 +24,6 @@ from ._request import options_request
 __all__ = ["LIVE", "Recorder", "adapter", "without_http"]
 
 LIVE: contextvars.ContextVar[bool] = contextvars.ContextVar("cassette_openai_live", default=False)
-_DROPPED = frozenset({"openai-organization", "openai-project", "x-api-key"})
 _ASSEMBLE = {"chat.completions": assemble_chat, "responses": assemble_response}
 # SDK types whose JSON pydantic validates into the object the SDK's lenient construction
 # makes (unknown fields kept), at a twentieth of the cost
@@ -42,16 +41,6 @@ def adapter(cast_to: Any) -> pydantic.TypeAdapter[Any]:
     return pydantic.TypeAdapter(cast_to)
 
 
-def _kept(name: str) -> bool:
-    """Response headers a cassette keeps: request ids, rate limits and the like; never
-    secrets, connection details or the organisation."""
-    if name.startswith(("x-ratelimit-", "retry-after")):
-        return True
-    if name in _DROPPED or any(word in name for word in SECRET_WORDS):
-        return False
-    return name.startswith(("x-", "openai-", "retry-after")) or name == "content-type"
-
-
 def without_http(data: Json) -> Json:
     return {k: v for k, v in data.items() if k != HTTP} if HTTP in data else data
 
@@ -64,7 +53,7 @@ class Recorder(HttpRecorder):
     stop_at_done = True
     done_endpoints = frozenset({"chat.completions", "completions"})
     passthrough = LIVE
-    kept = staticmethod(_kept)
+    kept = staticmethod(openai_kept)
 
     def request_dict(self, options: Any) -> Json:
         return options_request(options, self.base_path)
