@@ -151,45 +151,46 @@ def tool_calls(response: Json | None) -> list[tuple[str, str]]:
     return [c for c in (_call_of(call) for call in calls) if c is not None]
 
 
+def _usage(entry: Entry) -> Json:
+    """The usage dict of one interaction: ``meta.usage``, the response's, or a stream's
+    (the last chunk or Responses API event that carries one)."""
+    resp = entry.response if isinstance(entry.response, dict) else {}
+    for usage in (entry.meta.get("usage"), resp.get("usage")):
+        if isinstance(usage, dict):
+            return usage
+    chunks = resp.get("chunks")
+    for chunk in reversed(chunks if isinstance(chunks, list) else []):
+        inner = chunk.get("response") if isinstance(chunk, dict) else None
+        for holder in (chunk, inner):
+            usage = holder.get("usage") if isinstance(holder, dict) else None
+            if isinstance(usage, dict):
+                return usage
+    return {}
+
+
+def _count(usage: Any, *keys: str) -> int:
+    for key in keys:
+        value = usage.get(key) if isinstance(usage, dict) else None
+        if (number := _number(value)) is not None:
+            return int(number)
+    return 0
+
+
 def usage_of(entry: Entry) -> dict[str, int]:
     """Token counts of one call: input, output, total, and cached/reasoning where given."""
-    usage = entry.meta.get("usage")
-    if not isinstance(usage, dict) and isinstance(entry.response, dict):
-        usage = entry.response.get("usage")
-        chunks = entry.response.get("chunks")
-        if usage is None and isinstance(chunks, list):
-            found = [c["usage"] for c in chunks if isinstance(c, dict) and c.get("usage")]
-            usage = found[-1] if found else None
-    if not isinstance(usage, dict):
+    usage = _usage(entry)
+    if not usage:
         return {}
-
-    def num(*keys: str, within: Any = usage) -> int:
-        for key in keys:
-            value = within.get(key) if isinstance(within, dict) else None
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                return int(value)
-        return 0
-
     out = {
-        "input": num("prompt_tokens", "input_tokens"),
-        "output": num("completion_tokens", "output_tokens"),
+        "input": _count(usage, "prompt_tokens", "input_tokens"),
+        "output": _count(usage, "completion_tokens", "output_tokens"),
     }
-    out["total"] = num("total_tokens") or out["input"] + out["output"]
+    out["total"] = _count(usage, "total_tokens") or out["input"] + out["output"]
     details_in = usage.get("prompt_tokens_details") or usage.get("input_tokens_details")
     details_out = usage.get("completion_tokens_details") or usage.get("output_tokens_details")
-    out["cached"] = num("cached_tokens", within=details_in) or num("cache_read_input_tokens")
-    out["reasoning"] = num("reasoning_tokens", within=details_out)
+    out["cached"] = _count(details_in, "cached_tokens") or _count(usage, "cache_read_input_tokens")
+    out["reasoning"] = _count(details_out, "reasoning_tokens")
     return out
-
-
-# --- what a response asks for and costs, as ``cassette diff`` counts them ----------------
-#
-# The same questions as tool_calls / usage_of above, answered differently where the shapes
-# are unusual, and the diff's results depend on it: here a raw chunk stream asks for no
-# calls (tool_calls assembles it); ``choices[0].message``, ``message`` and ``output`` all
-# count (tool_calls reads the first that is there); a call is named by ``str(name)`` only
-# when it has a ``function``, and its arguments are parsed; the response's usage comes
-# before ``meta.usage``, a Responses API stream's from its last event; and a cost is read.
 
 
 def parse_args(value: Any) -> Any:
@@ -217,43 +218,8 @@ def item_call(item: Json) -> tuple[str, Any]:
 
 
 def response_calls(response: Any) -> list[tuple[str, Any]]:
-    """(name, parsed arguments) of the tool calls in a response: chat
-    ``choices[0].message.tool_calls``, Responses API ``output`` items of type
-    ``function_call``, a stream's assembled ``message``."""
-    if not isinstance(response, dict):
-        return []
-    out: list[tuple[str, Any]] = []
-    messages: list[Any] = []
-    choices = response.get("choices")
-    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-        messages.append(choices[0].get("message"))
-    messages.append(response.get("message"))
-    items = response.get("output")
-    for msg in messages:
-        if not isinstance(msg, dict):
-            continue
-        out.extend(message_calls(msg))
-        items = items if items is not None else msg.get("output")
-    for item in items if isinstance(items, list) else ():
-        if isinstance(item, dict) and item.get("type") == "function_call":
-            out.append(item_call(item))
-    return out
-
-
-def _num(value: Any) -> float:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
-
-
-def _usage(entry: Entry) -> Json:
-    """The usage dict of one interaction: the response's, meta's, or a stream's last chunk's."""
-    resp = entry.response if isinstance(entry.response, dict) else {}
-    usage = resp.get("usage") or entry.meta.get("usage")
-    chunks = resp.get("chunks")
-    if not isinstance(usage, dict) and isinstance(chunks, list) and chunks:
-        last = chunks[-1] if isinstance(chunks[-1], dict) else {}
-        inner = last.get("response")
-        usage = last.get("usage") or (inner.get("usage") if isinstance(inner, dict) else None)
-    return usage if isinstance(usage, dict) else {}
+    """:func:`tool_calls` with each call's arguments parsed from JSON."""
+    return [(name, parse_args(args)) for name, args in tool_calls(response)]
 
 
 def _number(value: Any) -> float | None:
@@ -275,9 +241,6 @@ def cost_of(entry: Entry) -> float | None:
 
 def usage_totals(entry: Entry) -> tuple[float, float, float, float | None]:
     """(prompt, completion, total tokens, :func:`cost_of`) of one interaction; tokens are 0
-    where unknown (a total of 0 is taken as prompt + completion)."""
-    usage = _usage(entry)
-    p = _num(usage.get("prompt_tokens", usage.get("input_tokens")))
-    c = _num(usage.get("completion_tokens", usage.get("output_tokens")))
-    total = _num(usage.get("total_tokens"))
-    return p, c, total, cost_of(entry)
+    where unknown."""
+    usage = usage_of(entry)
+    return usage.get("input", 0), usage.get("output", 0), usage.get("total", 0), cost_of(entry)
