@@ -79,30 +79,35 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else content_text(value)
 
 
+def _delta(chunk: Any) -> Json:
+    """The ``choices[0].delta`` of a chat.completion.chunk, or {}."""
+    choices = chunk.get("choices") if isinstance(chunk, dict) else None
+    first = choices[0] if isinstance(choices, list) and choices else None
+    delta = first.get("delta") if isinstance(first, dict) else None
+    return delta if isinstance(delta, dict) else {}
+
+
+def _add_call_part(calls: dict[int, Json], part: Any) -> None:
+    if not isinstance(part, dict):
+        return
+    index = part.get("index")
+    slot = calls.setdefault(index if type(index) is int else len(calls), {"name": "", "args": ""})
+    fn = part.get("function")
+    fn = fn if isinstance(fn, dict) else {}
+    slot["name"] += _text(fn.get("name"))
+    slot["args"] += _text(fn.get("arguments"))
+
+
 def _from_chunks(chunks: list[Any]) -> Json:
     """The message a chat.completion.chunk stream adds up to (content and tool calls)."""
     text: list[str] = []
     calls: dict[int, Json] = {}
-    for chunk in chunks:
-        choices = chunk.get("choices") if isinstance(chunk, dict) else None
-        first = choices[0] if isinstance(choices, list) and choices else None
-        delta = first.get("delta") if isinstance(first, dict) else None
-        if not isinstance(delta, dict):
-            continue
+    for delta in map(_delta, chunks):
         if isinstance(delta.get("content"), str):
             text.append(delta["content"])
         parts = delta.get("tool_calls")
         for part in parts if isinstance(parts, list) else ():
-            if not isinstance(part, dict):
-                continue
-            index = part.get("index", len(calls))
-            slot = calls.setdefault(
-                index if type(index) is int else len(calls), {"name": "", "args": ""}
-            )
-            fn = part.get("function")
-            fn = fn if isinstance(fn, dict) else {}
-            slot["name"] += _text(fn.get("name"))
-            slot["args"] += _text(fn.get("arguments"))
+            _add_call_part(calls, part)
     message: Json = {"role": "assistant", "content": "".join(text) or None}
     if calls:
         message["tool_calls"] = [
@@ -111,33 +116,30 @@ def _from_chunks(chunks: list[Any]) -> Json:
     return message
 
 
+def _from_output(output: list[Any]) -> Json:
+    """The message a Responses API ``output`` list says: its text and function calls."""
+    items = [item for item in output if isinstance(item, dict)]
+    texts = [content_text(i.get("content")) for i in items if i.get("type") == "message"]
+    calls = [{"function": i} for i in items if i.get("type") == "function_call"]
+    built: Json = {"role": "assistant", "content": " ".join(texts) or None}
+    if calls:
+        built["tool_calls"] = calls
+    return built
+
+
 def response_message(response: Json | None) -> Json | None:
     """The assistant message of a response: a chat completion, an assembled or raw stream,
     or a Responses API ``output`` list; None if the response holds none."""
     if not isinstance(response, dict):
         return None
     choices = response.get("choices")
-    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-        msg = choices[0].get("message")
-        if isinstance(msg, dict):
-            return msg
-    message = response.get("message")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    message = first.get("message") if isinstance(first, dict) else None
+    message = message if isinstance(message, dict) else response.get("message")
     if isinstance(message, dict):
         return message
-    output = response.get("output")
-    if isinstance(output, list):
-        texts, calls = [], []
-        for item in output:
-            if not isinstance(item, dict):
-                continue
-            if item.get("type") == "function_call":
-                calls.append({"function": item})
-            elif item.get("type") == "message":
-                texts.append(content_text(item.get("content")))
-        built: Json = {"role": "assistant", "content": " ".join(texts) or None}
-        if calls:
-            built["tool_calls"] = calls
-        return built
+    if isinstance(response.get("output"), list):
+        return _from_output(response["output"])
     if isinstance(response.get("chunks"), list):
         return _from_chunks(response["chunks"])
     return None
