@@ -101,17 +101,20 @@ def set_run_id(headers: list[dict[str, Any]]) -> str:
     ids = [run_id_of(h) for h in headers]
     if ids and all(ids):
         distinct = sorted({i for i in ids if i})
-        if len(distinct) == 1:
-            return distinct[0]
-        return _digest(("set:" + ",".join(distinct)).encode())
-    metas = [
-        m if isinstance(m := h.get("meta"), dict) else {} for h in headers if isinstance(h, dict)
-    ]
-    runs = {str(m.get("run")) for m in metas}
-    if len(runs) == 1 and metas and metas[0].get("run"):
-        return _digest(f"run:{runs.pop()}".encode())
+        return distinct[0] if len(distinct) == 1 else _digest(f"set:{','.join(distinct)}".encode())
+    run = _shared_run(headers)
+    if run:
+        return _digest(f"run:{run}".encode())
     seed = b"\n".join(sorted(orjson.dumps(h, option=orjson.OPT_SORT_KEYS) for h in headers))
     return _digest(seed)
+
+
+def _shared_run(headers: list[dict[str, Any]]) -> str | None:
+    """The ``$CASSETTE_RUN`` every header names, if they all name the same one."""
+    metas = [h.get("meta") for h in headers if isinstance(h, dict)]
+    runs = {str(m.get("run")) if isinstance(m, dict) else "None" for m in metas}
+    first = metas[0] if metas and isinstance(metas[0], dict) else {}
+    return runs.pop() if len(runs) == 1 and first.get("run") else None
 
 
 def kept_run_id(headers: list[dict[str, Any]]) -> dict[str, str]:

@@ -113,38 +113,45 @@ def _load_file(index: Index, path: Path, lean: bool) -> None:
     _warn_damage(str(path), reader.broken, twice)
 
 
+def _where(old: Entry, new: Entry) -> str:
+    key = f"(env_index={new.env_index!r}, channel={new.channel!r}, step={new.step}) at "
+    if old.source == new.source:
+        return f"{key}lines {old.line} and {new.line}"
+    return f"{key}{old.source}:{old.line} and {new.source}:{new.line}"
+
+
+def _warn_twice(spath: str, twice: list[tuple[Entry, Entry]]) -> None:
+    shown = ", ".join(_where(old, new) for old, new in twice[:3])
+    more = f" and {len(twice) - 3} more" if len(twice) > 3 else ""
+    # repeats across shards: the copy without them is a merge of the whole directory
+    across = any(old.source != new.source for old, new in twice)
+    cassette = f"{Path(spath).parent}/" if across else spath
+    warnings.warn(
+        f"{spath}: {len(twice)} key{'s' if len(twice) != 1 else ''} recorded twice: "
+        f"{shown}{more}; the first line of each is served. `cassette merge OUT {cassette} "
+        "--on-conflict first` writes a copy without the repeats",
+        CassetteWarning,
+        stacklevel=5,
+    )
+
+
+def _warn_broken(spath: str, broken: list[Entry]) -> None:
+    shown = ", ".join(str(e.line) for e in broken[:5]) + (", …" if len(broken) > 5 else "")
+    warnings.warn(
+        f"{spath}: {len(broken)} interaction{'s' if len(broken) != 1 else ''} with a "
+        f"broken delta chain cannot be served (lines {shown}); the other steps replay. "
+        f"Run `cassette validate {spath}`; re-record those episodes",
+        CassetteWarning,
+        stacklevel=5,
+    )
+
+
 def _warn_damage(spath: str, broken: list[Entry], twice: list[tuple[Entry, Entry]]) -> None:
     """One CassetteWarning per kind of damage that a file holds and readers tolerate."""
     if twice:
-        shown = ", ".join(
-            f"(env_index={new.env_index!r}, channel={new.channel!r}, step={new.step}) at "
-            + (
-                f"lines {old.line} and {new.line}"
-                if old.source == new.source
-                else f"{old.source}:{old.line} and {new.source}:{new.line}"
-            )
-            for old, new in twice[:3]
-        )
-        more = f" and {len(twice) - 3} more" if len(twice) > 3 else ""
-        # repeats across shards: the copy without them is a merge of the whole directory
-        across = any(old.source != new.source for old, new in twice)
-        cassette = f"{Path(spath).parent}/" if across else spath
-        warnings.warn(
-            f"{spath}: {len(twice)} key{'s' if len(twice) != 1 else ''} recorded twice: "
-            f"{shown}{more}; the first line of each is served. `cassette merge OUT {cassette} "
-            "--on-conflict first` writes a copy without the repeats",
-            CassetteWarning,
-            stacklevel=4,
-        )
+        _warn_twice(spath, twice)
     if broken:
-        shown = ", ".join(str(e.line) for e in broken[:5]) + (", …" if len(broken) > 5 else "")
-        warnings.warn(
-            f"{spath}: {len(broken)} interaction{'s' if len(broken) != 1 else ''} with a "
-            f"broken delta chain cannot be served (lines {shown}); the other steps replay. "
-            f"Run `cassette validate {spath}`; re-record those episodes",
-            CassetteWarning,
-            stacklevel=4,
-        )
+        _warn_broken(spath, broken)
 
 
 @reporting_paths
