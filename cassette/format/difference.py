@@ -7,7 +7,7 @@ strings part. Used by :meth:`cassette.replay.matching.Matcher.verify` and ``cass
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 __all__ = ["Difference", "first_difference", "format_path"]
@@ -65,30 +65,33 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _walk_diff(a: Any, b: Any, path: tuple[str | int, ...]) -> Iterator[Difference]:
+def _children(a: Any, b: Any) -> list[tuple[str | int, Any, Any]] | None:
+    """(key, a's value, b's value) of two dicts (keys sorted) or two lists (in order), a
+    side without the key holding ``Difference.MISSING``; None unless both are containers."""
+    gone = Difference.MISSING
     if isinstance(a, dict) and isinstance(b, dict):
-        for key in sorted(set(a) | set(b), key=str):
-            if key not in a or key not in b or not _same(a[key], b[key]):
-                yield from _walk_diff(
-                    a.get(key, Difference.MISSING), b.get(key, Difference.MISSING), (*path, key)
-                )
-                return
-        return
+        return [(k, a.get(k, gone), b.get(k, gone)) for k in sorted(set(a) | set(b), key=str)]
     if isinstance(a, list) and isinstance(b, list):
-        for i in range(max(len(a), len(b))):
-            x = a[i] if i < len(a) else Difference.MISSING
-            y = b[i] if i < len(b) else Difference.MISSING
-            if x is Difference.MISSING or y is Difference.MISSING or not _same(x, y):
-                yield from _walk_diff(x, y, (*path, i))
-                return
-        return
-    if not _same(a, b):
-        yield Difference(path, a, b)
+        n = max(len(a), len(b))
+        return list(
+            zip(range(n), a + [gone] * (n - len(a)), b + [gone] * (n - len(b)), strict=True)
+        )
+    return None
+
+
+def _first(a: Any, b: Any, path: tuple[str | int, ...]) -> Difference | None:
+    children = _children(a, b)
+    if children is None:
+        return None if _same(a, b) else Difference(path, a, b)
+    for key, x, y in children:
+        if x is Difference.MISSING or y is Difference.MISSING or not _same(x, y):
+            return _first(x, y, (*path, key))
+    return None
 
 
 def first_difference(a: Any, b: Any) -> Difference | None:
     """The first path (keys in sorted order, lists in order) where ``a`` and ``b`` differ."""
-    return next(_walk_diff(a, b, ()), None)
+    return _first(a, b, ())
 
 
 def _short(value: Any, width: int) -> str:
