@@ -81,6 +81,23 @@ def _repeated(pa: Any, texts: list[bytes], ids: list[int | None]) -> Any:
     return text_array(pa, [None if i is None else texts[i] for i in ids])
 
 
+def _text(value: Any) -> bytes | None:
+    return None if value is None else orjson.dumps(value)
+
+
+def _number(value: Any) -> float | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return float(value) if ok else None
+
+
+def _without_chunks(response: dict[str, Any] | None) -> tuple[dict[str, Any] | None, bytes | None]:
+    """A streamed response without its ``chunks``, and those as JSON text (None: no stream)."""
+    chunks = response.get("chunks") if response is not None else None
+    if response is None or not isinstance(chunks, list):
+        return response, None
+    return {k: v for k, v in response.items() if k != "chunks"}, orjson.dumps(chunks)
+
+
 class Rows:
     """The interactions table being gathered, one :meth:`add` a row, with the step count
     of each episode, the header lines and the outcomes (as the index holds them)."""
@@ -120,7 +137,6 @@ class Rows:
         error: dict[str, Any] | None,
         meta: dict[str, Any],
     ) -> None:
-        dumps = orjson.dumps
         key = (type(env), env, channel)
         self.slot.append(self._slots.setdefault(key, len(self._slots)))
         self.step.append(step)
@@ -129,23 +145,13 @@ class Rows:
             self._models.setdefault(model, len(self._models)) if isinstance(model, str) else None
         )
         self.request.add(request)
-        chunks = None
-        if response is not None and isinstance(response.get("chunks"), list):
-            chunks = dumps(response["chunks"])
-            response = {k: v for k, v in response.items() if k != "chunks"}
+        response, chunks = _without_chunks(response)
         self.chunks.add(chunks)
-        self.error.add(None if error is None else dumps(error))
-        if response is None:
-            self.response.add(None)
-            usage = meta.get("usage")
-        else:
-            self.response.add(dumps(response))
-            usage = response.get("usage") or meta.get("usage")
-        self.usage.add(None if usage is None else dumps(usage))
-        latency = meta.get("latency_ms")
-        ok = isinstance(latency, (int, float)) and not isinstance(latency, bool)
-        self.latency.append(float(latency) if ok else None)  # type: ignore[arg-type]
-        self.meta.add(dumps(meta))
+        self.error.add(_text(error))
+        self.response.add(_text(response))
+        self.usage.add(_text((response or {}).get("usage") or meta.get("usage")))
+        self.latency.append(_number(meta.get("latency_ms")))
+        self.meta.add(orjson.dumps(meta))
         self.steps[env] += 1
 
     def table(self, pa: Any, metadata: dict[bytes, bytes]) -> Any:
