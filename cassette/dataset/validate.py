@@ -235,22 +235,25 @@ def validate(
     matcher = Matcher(ignore)
     for file in _files(path, report):
         report.files += 1
-        check = _FileCheck(file, report, seen, matcher)
-        done = last = 0
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", CassetteWarning)
-            for last in check.run():
-                if progress is not None and last - done >= _PROGRESS_EVERY:
-                    progress(last - done)
-                    done = last
-        if progress is not None and last > done:
-            progress(last - done)
-        if not check.first and check.junk:  # each of its lines is a fault of its own
-            check.fault(0, "no line is a JSON object: not a cassette; check the file name")
-        elif not check.first:
-            check.fault(0, "empty file; record into it, or delete it")
-        for w in caught:
-            if issubclass(w.category, CassetteWarning):
-                check.warn(*_located(str(w.message), str(file)))
+        _check_file(_FileCheck(file, report, seen, matcher), progress)
     report.faults.sort(key=lambda f: (f.path, f.line))
     return report
+
+
+def _check_file(check: _FileCheck, progress: Callable[[int], None] | None) -> None:
+    tick = progress or (lambda n: None)
+    done = last = 0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CassetteWarning)
+        for last in check.run():
+            if last - done >= _PROGRESS_EVERY:
+                tick(last - done)
+                done = last
+    if last > done:
+        tick(last - done)
+    if not check.first:  # with junk, each of its lines is a fault of its own
+        junk = "no line is a JSON object: not a cassette; check the file name"
+        check.fault(0, junk if check.junk else "empty file; record into it, or delete it")
+    for w in caught:
+        if issubclass(w.category, CassetteWarning):
+            check.warn(*_located(str(w.message), check.spath))
