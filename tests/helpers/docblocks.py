@@ -174,8 +174,9 @@ class PageEnv:
             shim = bin_dir / name
             shim.write_text(f'#!/bin/sh\nexec {body} "$@"\n')
             shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
-        keep = ("CASSETTE_", "OPENAI_", "ANTHROPIC_", "PYTHONPATH")
-        env = {k: v for k, v in os.environ.items() if not k.startswith(keep)}
+        # the reader's environment, not the test run's (an inner pytest is no xdist worker)
+        drop = ("CASSETTE_", "OPENAI_", "ANTHROPIC_", "PYTHONPATH", "PYTEST_")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
         env.update(
             PATH=os.pathsep.join([str(bin_dir), str(Path(sys.executable).parent), env["PATH"]]),
             PYTHONPATH=str(REPO),
