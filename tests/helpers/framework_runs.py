@@ -30,7 +30,7 @@ PINS = (  # the versions these tests were written against (litellm 1.107.0 was c
     "litellm==1.110.2",
     "dspy==3.4.1",
     "smolagents==1.26.0",
-    "inspect-ai==0.3.285",
+    "inspect-ai==0.3.276",
     "llm==0.36",
 )
 RECIPE = (("-e", "{repo}[frameworks]", *PINS, "pytest>=8"),)
@@ -57,7 +57,7 @@ def run_scenario(python: Path | str, framework: str, tmp_path: Path) -> None:
     # addopts of its own: the main run's may name plugins (xdist) that the side venv lacks
     argv += ["-o", "addopts=-ra", "--tb=short", str(SIDE / scenario)]
     proc = subprocess.run(
-        argv, capture_output=True, text=True, timeout=600, env=env, cwd=REPO, check=False
+        argv, capture_output=True, text=True, timeout=900, env=env, cwd=REPO, check=False
     )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, _report(output)
