@@ -231,7 +231,8 @@ def python_files() -> list[Path]:
     return [p for p in TESTS.rglob("*.py") if "fixtures" not in p.relative_to(TESTS).parts]
 
 
-NOT_MIRRORS = {"fixtures", "helpers", "frameworks"}  # data, helpers, the real frameworks' runs
+NOT_MIRRORS = {"fixtures", "helpers", "frameworks", "docs"}  # data, helpers, the real
+# frameworks' runs, the documentation's examples and reference (README.md, docs/)
 
 
 def test_test_folders_mirror_the_package() -> None:

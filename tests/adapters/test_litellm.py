@@ -276,9 +276,9 @@ def test_without_litellm_the_error_says_how_to_install(tmp_path: Path) -> None:
     )
 
 
-def test_the_readme_example_records_and_replays(tmp_path: Path) -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    (block,) = [b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "A lake?" in b]
+def test_the_docs_example_records_and_replays(tmp_path: Path) -> None:
+    page = (Path(__file__).parents[2] / "docs" / "adapters" / "litellm.md").read_text()
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", page, re.S) if "A lake?" in b]
     (tmp_path / "example.py").write_text(block)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
     env.pop("CASSETTE_MODE", None)

@@ -41,7 +41,7 @@ def _header(path: Path) -> dict[str, Any]:
 
 
 def _by_hand(header: dict[str, Any]) -> str:
-    """The rule as README's "File format v1" states it, written out independently."""
+    """The rule as the file format page states it, written out independently."""
     meta = header["meta"]
     if meta.get("run"):
         seed = ("run:" + meta["run"]).encode()
@@ -251,8 +251,8 @@ def test_the_id_survives_an_upload_to_s3(s3: Any, tmp_path: Path) -> None:
     assert _stats_id(shards) == hashlib.sha256(b"run:s3-run").hexdigest()[:16]
 
 
-def test_the_readme_example_header_holds_its_own_id() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    line = next(ln for ln in readme.splitlines() if ln.startswith('{"type":"header"'))
+def test_the_file_format_pages_example_header_holds_its_own_id() -> None:
+    page = Path(__file__).resolve().parents[2] / "docs" / "reference" / "file-format.md"
+    line = next(ln for ln in page.read_text().splitlines() if ln.startswith('{"type":"header"'))
     header = json.loads(line)
     assert header["meta"]["run_id"] == _by_hand(header)

@@ -1,4 +1,4 @@
-"""The litellm scenarios and the README's "With your framework" snippets in the frameworks'
+"""The litellm scenarios and the docs frameworks page's snippets in the frameworks'
 side venv: the longest two runs of test_frameworks.py, in a module of their own so that
 pytest-xdist runs them on the other worker."""
 

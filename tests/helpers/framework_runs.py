@@ -20,7 +20,7 @@ FRAMEWORKS = {  # name: (scenario file, scenarios it must run)
     "pydantic-ai": ("scenario_pydantic_ai.py", 8),
     "instructor": ("scenario_instructor.py", 9),
     "litellm": ("scenario_litellm.py", 18),
-    "README snippets": ("scenario_readme.py", 5),  # "With your framework", run as written
+    "docs snippets": ("scenario_docs.py", 9),  # docs/adapters/frameworks.md, run as written
 }
 PINS = (  # the versions these tests were written against (litellm 1.107.0 was compromised)
     "langchain-openai==1.7.4",
@@ -28,11 +28,15 @@ PINS = (  # the versions these tests were written against (litellm 1.107.0 was c
     "pydantic-ai-slim[openai]==2.38.0",
     "instructor==1.17.0",
     "litellm==1.110.2",
+    "dspy==3.4.1",
+    "smolagents==1.26.0",
+    "inspect-ai==0.3.276",
+    "llm==0.36",
 )
 RECIPE = (("-e", "{repo}[frameworks]", *PINS, "pytest>=8"),)
 # The two longest runs have a module of their own (test_frameworks_more.py), so that
 # pytest-xdist, which keeps a module on one worker, runs them beside the others.
-MORE = ("litellm", "README snippets")
+MORE = ("litellm", "docs snippets")
 
 
 def _report(output: str) -> str:
@@ -53,7 +57,7 @@ def run_scenario(python: Path | str, framework: str, tmp_path: Path) -> None:
     # addopts of its own: the main run's may name plugins (xdist) that the side venv lacks
     argv += ["-o", "addopts=-ra", "--tb=short", str(SIDE / scenario)]
     proc = subprocess.run(
-        argv, capture_output=True, text=True, timeout=600, env=env, cwd=REPO, check=False
+        argv, capture_output=True, text=True, timeout=900, env=env, cwd=REPO, check=False
     )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, _report(output)
