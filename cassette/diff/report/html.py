@@ -15,28 +15,7 @@ from typing import Any
 from ...storage.gc import paused_gc
 from ..compare import group_by_episode, take_forks
 from ..types import EpisodeDiff, RunDiff
-from .common import (
-    MARK,
-    MINUS,
-    OP_LABEL,
-    PART_LABEL,
-    STATUS_LABEL,
-    aligned_rows,
-    cause_lines,
-    describe,
-    fmt_delta,
-    fmt_reward,
-    fork_line,
-    forks_line,
-    headline,
-    noise_rows,
-    ordered,
-    pass_k_rows,
-    stats_rows,
-    summary_rows,
-    value_of,
-    window,
-)
+from . import common as c
 from .trajectory import e, trajectories_html
 
 __all__ = ["analysis_html", "asset", "render_html"]
@@ -61,7 +40,7 @@ def _abd_table(table_id: str, head: str, rows: Iterable[tuple[str, str, str, str
     """A table of (label, id prefix, A, B, B - A) rows, each cell with an id of its own."""
     out = [
         f'<table class="summary" id="{table_id}"><thead><tr>{head}'
-        f'<th class="num">B {MINUS} A</th></tr></thead><tbody>'
+        f'<th class="num">B {c.MINUS} A</th></tr></thead><tbody>'
     ]
     for label, key, a, b, delta in rows:
         cells = "".join(
@@ -77,15 +56,15 @@ def _summary(diff: RunDiff) -> str:
         f'<th class="num"><span class="tag {s}">{s.upper()}</span>{e(run.label)}</th>'
         for s, run in (("a", diff.a), ("b", diff.b))
     )
-    totals = summary_rows(diff)
+    totals = c.summary_rows(diff)
     keys = ("episodes", "interactions", "mean reward", "tokens", "cost")
     labels = {"tokens": "tokens (prompt + completion)"}
     rows = [(labels.get(k, k), k.replace(" ", "-"), *totals[k]) for k in keys]
     counts = [
-        f'<li id="count-{k}"><b>{n}</b> {STATUS_LABEL.get(k, k)}</li>'
+        f'<li id="count-{k}"><b>{n}</b> {c.STATUS_LABEL.get(k, k)}</li>'
         for k, n in diff.counts.items()
     ]
-    forked = forks_line(diff)
+    forked = c.forks_line(diff)
     counts += [f'<li id="count-forked">{e(forked)}</li>'] if forked else []
     return (
         _abd_table("summary", f"<th></th>{head}", rows)
@@ -97,16 +76,16 @@ def _episode_row(n: int, ep: EpisodeDiff, drawn: set[int]) -> str:
     d, label = ep.divergence, e(ep.env_index)
     cls = " ".join(x for x in ("ep", ep.status, ep.change or "") if x)
     link = f'<a href="#ep-{n}">{label}</a>' if n in drawn else label
-    fork = "" if ep.fork is None else f'<span class="fork">{e(fork_line(ep.fork))}</span>; '
+    fork = "" if ep.fork is None else f'<span class="fork">{e(c.fork_line(ep.fork))}</span>; '
     return (
         f'<tr class="{cls}" data-env="{label}" data-status="{ep.status}" '
         f'data-reward-a="{_num_attr(ep.reward_a)}" data-reward-b="{_num_attr(ep.reward_b)}" '
         f'data-delta="{_num_attr(ep.delta)}"><td>{link}</td>'
-        f'<td><span class="badge {ep.status}">{STATUS_LABEL[ep.status]}</span></td>'
-        f'<td class="num">{fmt_reward(ep.reward_a)}</td>'
-        f'<td class="num">{fmt_reward(ep.reward_b)}</td>'
-        f'<td class="num delta">{fmt_delta(ep.delta)}</td>'
-        f"<td>{fork}{e(describe(d)) if d is not None else ''}</td></tr>"
+        f'<td><span class="badge {ep.status}">{c.STATUS_LABEL[ep.status]}</span></td>'
+        f'<td class="num">{c.fmt_reward(ep.reward_a)}</td>'
+        f'<td class="num">{c.fmt_reward(ep.reward_b)}</td>'
+        f'<td class="num delta">{c.fmt_delta(ep.delta)}</td>'
+        f"<td>{fork}{e(c.describe(d)) if d is not None else ''}</td></tr>"
     )
 
 
@@ -125,19 +104,19 @@ def _episode_rows(episodes: list[tuple[int, EpisodeDiff]], drawn: set[int]) -> s
 
 def _note(n: int, ep: EpisodeDiff) -> str:
     d = ep.divergence
-    fork = "" if ep.fork is None else f'<div class="note fork">{e(fork_line(ep.fork))}</div>'
+    fork = "" if ep.fork is None else f'<div class="note fork">{e(c.fork_line(ep.fork))}</div>'
     if d is None:
         return fork
-    link = f'<a href="#ep-{n}-divergence">{e(describe(d) if d.part == "step" else d.where)}</a>'
+    link = f'<a href="#ep-{n}-divergence">{e(c.describe(d) if d.part == "step" else d.where)}</a>'
     text = f"First divergence: {link}"
     if d.part != "step":
         where = f" at {link}" if d.step is not None else ""
         values = "".join(
-            f'<span class="tag {s}">{s.upper()}</span><code>{e(value_of(d, s, 300))}</code>'
+            f'<span class="tag {s}">{s.upper()}</span><code>{e(c.value_of(d, s, 300))}</code>'
             for s in "ab"
         )
         text = (
-            f"First divergence{where}: {PART_LABEL[d.part]} at <code>{e(d.path)}</code>"
+            f"First divergence{where}: {c.PART_LABEL[d.part]} at <code>{e(d.path)}</code>"
             f'<div class="vals">{values}</div>'
         )
     return f'{fork}<div class="note">{text}</div>'
@@ -147,7 +126,7 @@ def _sequences(ep: EpisodeDiff) -> str:
     out = []
     focus = ep.divergence.step if ep.divergence is not None else None
     for side, every in (("a", ep.tool_calls_a), ("b", ep.tool_calls_b)):
-        before, calls, after = window(every, focus, 16)
+        before, calls, after = c.window(every, focus, 16)
         chips = f"<span>… {before} earlier</span>" * bool(before)
         chips += "".join(f'<code class="chip">{e(c.signature(60))}</code>' for c in calls)
         chips += f"<span>… {after} more</span>" * bool(after)
@@ -159,8 +138,8 @@ def _sequences(ep: EpisodeDiff) -> str:
 
 
 def _episode(n: int, ep: EpisodeDiff, diff: RunDiff, groups: Any) -> str:
-    rewards = f"reward {fmt_reward(ep.reward_a)} \u2192 {fmt_reward(ep.reward_b)}"
-    rewards += f" ({fmt_delta(ep.delta)})" if ep.delta is not None else ""
+    rewards = f"reward {c.fmt_reward(ep.reward_a)} \u2192 {c.fmt_reward(ep.reward_b)}"
+    rewards += f" ({c.fmt_delta(ep.delta)})" if ep.delta is not None else ""
     body = _note(n, ep)
     if ep.alignment:
         body += aligned_html(n, ep)
@@ -170,21 +149,21 @@ def _episode(n: int, ep: EpisodeDiff, diff: RunDiff, groups: Any) -> str:
     return (
         f'<details class="episode {ep.status}" id="ep-{n}"{" open" * (ep.status != "identical")}>'
         f'<summary>episode {e(ep.env_index)} <span class="badge {ep.status}">'
-        f'{STATUS_LABEL[ep.status]}</span> <span class="rewards">{rewards}</span></summary>'
+        f'{c.STATUS_LABEL[ep.status]}</span> <span class="rewards">{rewards}</span></summary>'
         f'<div class="episode-body">{body}</div></details>'
     )
 
 
 def _stats_html(diff: RunDiff) -> str:
     out = ['<section id="statistics"><h2>Statistics</h2><table class="stats" id="stats">']
-    for label, value in stats_rows(diff.stats):
+    for label, value in c.stats_rows(diff.stats):
         cls = ' class="verdict-row"' * (label == "verdict")
         out.append(
             f'<tr{cls}><th scope="row">{e(label)}</th>'
             f'<td id="stat-{_slug(label)}">{e(value)}</td></tr>'
         )
     out.append("</table>")
-    pk = pass_k_rows(diff.stats)
+    pk = c.pass_k_rows(diff.stats)
     if pk and diff.stats is not None:
         head = f"<th>{diff.stats.tasks} tasks</th>{_AB_HEAD}"
         out.append(_abd_table("pass-k", head, [(k, _slug(k), a, b, d) for k, a, b, d in pk]))
@@ -192,7 +171,7 @@ def _stats_html(diff: RunDiff) -> str:
 
 
 def _noise_html(diff: RunDiff) -> str:
-    rows = noise_rows(diff)
+    rows = c.noise_rows(diff)
     if not rows or diff.noise is None:
         return ""
     out = [
@@ -216,7 +195,7 @@ def analysis_html(diff: RunDiff) -> str:
         f'<li id="cause-{group.cause}"><b>{e(text)}</b>'
         + (f" <code>{e(path)}</code>" if path else "")
         + "</li>"
-        for (text, path), group in zip(cause_lines(diff), diff.causes, strict=True)
+        for (text, path), group in zip(c.cause_lines(diff), diff.causes, strict=True)
     ]
     if causes:
         causes = [
@@ -230,15 +209,15 @@ def analysis_html(diff: RunDiff) -> str:
 def aligned_html(n: int, ep: EpisodeDiff) -> str:
     """Both tool-call sequences aligned side by side; each row marked same, changed,
     only in A (deleted) or only in B (inserted)."""
-    ops = {v: k for k, v in MARK.items()}
+    ops = {v: k for k, v in c.MARK.items()}
     out = [
         f'<table class="aligned" id="ep-{n}-aligned"><thead><tr><th class="mark"></th>'
         '<th><span class="tag a">A</span>tool calls</th>'
         '<th><span class="tag b">B</span>tool calls</th></tr></thead><tbody>'
     ]
-    for k, (mark, a, b) in enumerate(aligned_rows(ep, width=90, limit=60)):
+    for k, (mark, a, b) in enumerate(c.aligned_rows(ep, width=90, limit=60)):
         op = ops.get(mark)
-        cls, title = (f"op-{op}", f' title="{OP_LABEL[op]}"') if op else ("fold", "")
+        cls, title = (f"op-{op}", f' title="{c.OP_LABEL[op]}"') if op else ("fold", "")
         out.append(
             f'<tr class="{cls}" id="ep-{n}-call-{k}"{title}><td class="mark">{e(mark)}</td>'
             f'<td class="a">{e(a)}</td><td class="b">{e(b)}</td></tr>'
@@ -264,7 +243,7 @@ def _groups(diff: RunDiff) -> Any:
 
 def _page(diff: RunDiff, max_episodes: int) -> str:
     numbered = list(enumerate(diff.episodes))
-    by_rank = {id(ep): i for i, ep in enumerate(ordered(diff))}
+    by_rank = {id(ep): i for i, ep in enumerate(c.ordered(diff))}
     shown = sorted(numbered, key=lambda p: by_rank[id(p[1])])[:max_episodes]
     groups, title = _groups(diff), f"cassette diff: {diff.a.label} vs {diff.b.label}"
     parts = [
@@ -275,7 +254,7 @@ def _page(diff: RunDiff, max_episodes: int) -> str:
         f'<p class="runs"><span class="tag a">A</span>{e(diff.a.label)} &nbsp; ',
         f'<span class="tag b">B</span>{e(diff.b.label)}</p>',
         f'<p class="verdict {"ok" if diff.equivalent else "bad"}" id="verdict">'
-        f"{e(headline(diff))}</p></header>",
+        f"{e(c.headline(diff))}</p></header>",
         f"<section><h2>Runs</h2>{_summary(diff)}</section>",
         analysis_html(diff),
         f"<section><h2>Episodes</h2>{_episode_rows(numbered, {n for n, _ in shown})}</section>",

@@ -8,24 +8,7 @@ import html
 from collections.abc import Callable, Sequence
 
 from ..types import Divergence, EpisodeDiff, RunDiff
-from .common import (
-    MINUS,
-    aligned_rows,
-    cause_lines,
-    describe,
-    fmt_delta,
-    fmt_reward,
-    fork_line,
-    forks_line,
-    headline,
-    noise_rows,
-    ordered,
-    pass_k_rows,
-    stats_rows,
-    summary_rows,
-    value_of,
-    window,
-)
+from . import common as c
 
 __all__ = [
     "COMMENT_LIMIT",
@@ -64,15 +47,15 @@ def _bold(text: str, when: bool) -> str:
 
 
 def _summary(diff: RunDiff) -> list[str]:
-    c, forked = diff.counts, forks_line(diff)
-    head = f"| | A {code(diff.a.label)} | B {code(diff.b.label)} | B {MINUS} A |"
-    totals = summary_rows(diff)
+    n, forked = diff.counts, c.forks_line(diff)
+    head = f"| | A {code(diff.a.label)} | B {code(diff.b.label)} | B {c.MINUS} A |"
+    totals = c.summary_rows(diff)
     body = [(k, va, vb, _bold(d, k == "mean reward")) for k, (va, vb, d) in totals.items()]
     table = table_lines(head, "|---|---:|---:|---:|", [r for r in body if r[0] in _SUMMARY])
     counts = (
-        f"episodes: **{c['regressed']} regressed**, {c['improved']} improved, "
-        f"{c['unchanged']} unchanged · {c['identical']} identical, {c['diverged']} diverged, "
-        f"{c['only_a']} only in A, {c['only_b']} only in B"
+        f"episodes: **{n['regressed']} regressed**, {n['improved']} improved, "
+        f"{n['unchanged']} unchanged · {n['identical']} identical, {n['diverged']} diverged, "
+        f"{n['only_a']} only in A, {n['only_b']} only in B"
     )
     table = [line.replace("|  |", "| |") for line in table]
     return [*table, "", counts, *(["", f"forks: {forked}"] if forked else [])]
@@ -80,24 +63,23 @@ def _summary(diff: RunDiff) -> list[str]:
 
 def _where(ep: EpisodeDiff) -> str:
     d = ep.divergence
-    where = cell(describe(d)) if d is not None else ""
+    where = cell(c.describe(d)) if d is not None else ""
     if d is not None and d.part != "step":
         what = f"{d.where} {d.part}" if d.part != "outcome" else "outcome"
-        where = (
-            f"{what} {code(d.path)}: {code(value_of(d, 'a', 40))} → {code(value_of(d, 'b', 40))}"
-        )
-    return where if ep.fork is None else f"{cell(fork_line(ep.fork))}; {where}"
+        va, vb = (code(c.value_of(d, side, 40)) for side in "ab")
+        where = f"{what} {code(d.path)}: {va} → {vb}"
+    return where if ep.fork is None else f"{cell(c.fork_line(ep.fork))}; {where}"
 
 
 def _delta(ep: EpisodeDiff) -> str:
-    return _bold(fmt_delta(ep.delta), ep.change in ("regressed", "improved"))
+    return _bold(c.fmt_delta(ep.delta), ep.change in ("regressed", "improved"))
 
 
 def _table(episodes: list[EpisodeDiff]) -> list[str]:
     body = [
         (
             code(str(ep.env_index)),
-            *map(fmt_reward, (ep.reward_a, ep.reward_b)),
+            *map(c.fmt_reward, (ep.reward_a, ep.reward_b)),
             _delta(ep),
             _where(ep),
         )
@@ -108,22 +90,22 @@ def _table(episodes: list[EpisodeDiff]) -> list[str]:
 
 
 def _first(d: Divergence) -> list[str]:
-    out = [f"- first divergence: {describe(d).split(' at ')[0]}"]
+    out = [f"- first divergence: {c.describe(d).split(' at ')[0]}"]
     if d.part != "step":
         out.append(f"  - path: {code(d.path)}")
-        out += [f"  - {s.upper()}: {code(value_of(d, s, 200))}" for s in "ab"]
+        out += [f"  - {s.upper()}: {code(c.value_of(d, s, 200))}" for s in "ab"]
     return out
 
 
 def _details(ep: EpisodeDiff) -> list[str]:
     d = ep.divergence
     out = ["<details>", f"<summary>episode {html.escape(str(ep.env_index))}: details</summary>"]
-    out += [""] + ([f"- {cell(fork_line(ep.fork))}"] if ep.fork is not None else [])
+    out += [""] + ([f"- {cell(c.fork_line(ep.fork))}"] if ep.fork is not None else [])
     out += _first(d) if d is not None else []
     for side, calls in (("A", ep.tool_calls_a), ("B", ep.tool_calls_b)):
         if ep.status == f"only_{'b' if side == 'A' else 'a'}":
             continue
-        before, shown, after = window(calls, d.step if d is not None else None, 12)
+        before, shown, after = c.window(calls, d.step if d is not None else None, 12)
         seq = [f"… {before} earlier"] * bool(before)
         seq += [f"{c.step}:{code(c.signature(80))}" for c in shown]
         seq += [f"… {after} more"] * bool(after)
@@ -145,11 +127,14 @@ def _section(title: str, episodes: list[EpisodeDiff], limit: int) -> list[str]:
 
 def analysis_lines(diff: RunDiff) -> list[str]:
     """Statistics (and pass^k), grouped causes, and the noise floor."""
-    stats = [(cell(k), _bold(cell(v), k == "verdict")) for k, v in stats_rows(diff.stats)]
+    stats = [(cell(k), _bold(cell(v), k == "verdict")) for k, v in c.stats_rows(diff.stats)]
     out = ["", "### Statistics", "", *table_lines("| paired by env_index | |", "|---|---|", stats)]
-    pk, causes, noise = pass_k_rows(diff.stats), cause_lines(diff), noise_rows(diff)
+    pk, causes, noise = c.pass_k_rows(diff.stats), c.cause_lines(diff), c.noise_rows(diff)
     if pk and diff.stats is not None:
-        out += ["", *table_lines(f"| {diff.stats.tasks} tasks | A | B | B {MINUS} A |", _NUM3, pk)]
+        out += [
+            "",
+            *table_lines(f"| {diff.stats.tasks} tasks | A | B | B {c.MINUS} A |", _NUM3, pk),
+        ]
     if causes:
         out += ["", "### Why episodes diverged", ""]
         out += [
@@ -166,7 +151,7 @@ def _aligned_table(ep: EpisodeDiff) -> list[str]:
     """The tool calls aligned: = same, ~ changed, minus only in A, + only in B."""
     body = [
         (mark, code(a) if a and not a.startswith("… ") else cell(a), code(b) if b else "")
-        for mark, a, b in aligned_rows(ep, width=70)
+        for mark, a, b in c.aligned_rows(ep, width=70)
     ]
     return ["", *table_lines("| | A | B |", "|:-:|---|---|", body)] if body else []
 
@@ -194,17 +179,17 @@ def _only(episodes: list[EpisodeDiff], limit: int) -> list[str]:
     for ep in episodes[:limit]:
         side = "A" if ep.status == "only_a" else "B"
         reward, steps = (ep.reward_a, ep.steps_a) if side == "A" else (ep.reward_b, ep.steps_b)
-        body.append((code(str(ep.env_index)), f"only in {side}", fmt_reward(reward), str(steps)))
+        body.append((code(str(ep.env_index)), f"only in {side}", c.fmt_reward(reward), str(steps)))
     head = f"### Only in one run ({len(episodes)})"
     table = table_lines("| episode | run | reward | steps |", "|---|---|---:|---:|", body)
     return ["", head, "", *table] if episodes else []
 
 
 def _render(diff: RunDiff, limit: int) -> str:
-    eps = ordered(diff)
+    eps = c.ordered(diff)
     icon = "✅" if diff.equivalent else "❌"
     lines = [f"## {icon} cassette diff: {code(diff.a.label)} → {code(diff.b.label)}", ""]
-    lines += [f"**{headline(diff)}**", "", *_summary(diff), *analysis_lines(diff)]
+    lines += [f"**{c.headline(diff)}**", "", *_summary(diff), *analysis_lines(diff)]
     lines += _section("Regressed", [e for e in eps if e.change == "regressed"], limit)
     others = [e for e in eps if e.status == "diverged" and e.change != "regressed"]
     lines += _section("Other diverged episodes", others, limit)

@@ -12,30 +12,12 @@ from rich.table import Table
 from rich.text import Text
 
 from ..types import Divergence, EpisodeDiff, RunDiff
-from .common import (
-    MINUS,
-    STATUS_LABEL,
-    aligned_rows,
-    cause_lines,
-    describe,
-    fmt_delta,
-    fmt_reward,
-    fork_line,
-    forks_line,
-    headline,
-    noise_rows,
-    ordered,
-    pass_k_rows,
-    stats_rows,
-    summary_rows,
-    tool_line,
-    value_of,
-)
+from . import common as c
 
 __all__ = ["print_analysis", "render_text", "table", "text_console"]
 
 _STYLE = {"regressed": "red", "improved": "green", "only_a": "yellow", "only_b": "yellow"}
-_OP_STYLE = {"~": "yellow", "+": "magenta", MINUS: "blue", "=": "dim"}
+_OP_STYLE = {"~": "yellow", "+": "magenta", c.MINUS: "blue", "=": "dim"}
 
 
 def table(*columns: str, right: Callable[[int, str], bool] = lambda i, _: i > 0) -> Table:
@@ -56,8 +38,8 @@ def _grid(padding: int = 1, *, ratio: bool = False) -> Table:
 
 
 def _summary(diff: RunDiff) -> Table:
-    out = table("", f"A  {diff.a.label}", f"B  {diff.b.label}", f"B {MINUS} A")
-    for key, (va, vb, delta) in summary_rows(diff).items():
+    out = table("", f"A  {diff.a.label}", f"B  {diff.b.label}", f"B {c.MINUS} A")
+    for key, (va, vb, delta) in c.summary_rows(diff).items():
         out.add_row(f"  {key}" if key in ("prompt", "completion") else key, va, vb, delta)
     return out
 
@@ -65,26 +47,26 @@ def _summary(diff: RunDiff) -> Table:
 def _head(ep: EpisodeDiff) -> Text:
     head = Text()
     head.append(f"episode {ep.env_index}", style="bold")
-    head.append(f"  {STATUS_LABEL[ep.status]}", style=_STYLE.get(ep.status, "cyan"))
-    a, b = fmt_reward(ep.reward_a), fmt_reward(ep.reward_b)
+    head.append(f"  {c.STATUS_LABEL[ep.status]}", style=_STYLE.get(ep.status, "cyan"))
+    a, b = c.fmt_reward(ep.reward_a), c.fmt_reward(ep.reward_b)
     head.append(f"  reward {({'only_a': a, 'only_b': b}).get(ep.status, f'{a} → {b}')}")
     if ep.delta is not None and ep.change != "unchanged":
-        head.append(f" ({fmt_delta(ep.delta)}) {ep.change}", style=_STYLE.get(ep.change or ""))
+        head.append(f" ({c.fmt_delta(ep.delta)}) {ep.change}", style=_STYLE.get(ep.change or ""))
     return head
 
 
 def _divergence(d: Divergence, grid: Table) -> None:
-    grid.add_row("  first divergence", Text(describe(d).replace(" at ", "\nat ", 1)))
+    grid.add_row("  first divergence", Text(c.describe(d).replace(" at ", "\nat ", 1)))
     if d.part != "step":
-        grid.add_row(Text("    A", style="blue"), Text(value_of(d, "a", 200), style="blue"))
-        grid.add_row(Text("    B", style="magenta"), Text(value_of(d, "b", 200), style="magenta"))
+        grid.add_row(Text("    A", style="blue"), Text(c.value_of(d, "a", 200), style="blue"))
+        grid.add_row(Text("    B", style="magenta"), Text(c.value_of(d, "b", 200), style="magenta"))
 
 
 def _episode(ep: EpisodeDiff, console: Console) -> None:
     console.print(_head(ep))
     grid, d = _grid(), ep.divergence
     if ep.fork is not None:
-        grid.add_row("  fork", Text(fork_line(ep.fork), style="cyan"))
+        grid.add_row("  fork", Text(c.fork_line(ep.fork), style="cyan"))
     if d is not None:
         _divergence(d, grid)
     if ep.alignment:
@@ -92,7 +74,7 @@ def _episode(ep: EpisodeDiff, console: Console) -> None:
     sides = [] if ep.alignment else [("A", ep.tool_calls_a), ("B", ep.tool_calls_b)]
     for side, calls in sides:
         if ep.status != f"only_{'b' if side == 'A' else 'a'}":
-            line = tool_line(calls, d.step if d is not None else None)
+            line = c.tool_line(calls, d.step if d is not None else None)
             grid.add_row(f"  tool calls {side}", Text(line, style="dim"))
     console.print(grid)
 
@@ -104,16 +86,16 @@ def render_text(diff: RunDiff, *, color: bool = False, width: int = 100, limit: 
     console = text_console(out, color, width)
     console.print(Text(f"cassette diff  A: {diff.a.label}  B: {diff.b.label}", style="bold"))
     console.print(_summary(diff))
-    c, forked = diff.counts, forks_line(diff)
+    n, forked = diff.counts, c.forks_line(diff)
     console.print(
-        f"episodes: {len(diff.episodes)}  identical {c['identical']}, diverged {c['diverged']}, "
-        f"only in A {c['only_a']}, only in B {c['only_b']}\n"
-        f"reward:   improved {c['improved']}, regressed {c['regressed']}, "
-        f"unchanged {c['unchanged']}" + (f"\nforks:    {forked}" if forked else ""),
+        f"episodes: {len(diff.episodes)}  identical {n['identical']}, diverged {n['diverged']}, "
+        f"only in A {n['only_a']}, only in B {n['only_b']}\n"
+        f"reward:   improved {n['improved']}, regressed {n['regressed']}, "
+        f"unchanged {n['unchanged']}" + (f"\nforks:    {forked}" if forked else ""),
         markup=False,
     )
     print_analysis(diff, console)
-    differing = [ep for ep in ordered(diff) if ep.status != "identical"]
+    differing = [ep for ep in c.ordered(diff) if ep.status != "identical"]
     for ep in differing[:limit]:
         console.print()
         _episode(ep, console)
@@ -124,7 +106,7 @@ def render_text(diff: RunDiff, *, color: bool = False, width: int = 100, limit: 
     if diff.volatile_seen:
         seen = ", ".join(diff.volatile_seen)
         console.print(Text(f"ignored as volatile (they differ between the runs): {seen}", "dim"))
-    console.print(Text(headline(diff), "bold green" if diff.equivalent else "bold red"))
+    console.print(Text(c.headline(diff), "bold green" if diff.equivalent else "bold red"))
     return "\n".join(line.rstrip() for line in out.getvalue().split("\n"))
 
 
@@ -145,10 +127,10 @@ def _stats(diff: RunDiff, console: Console) -> None:
     console.print()
     console.print(Text("statistics (episodes paired by env_index)", style="bold"))
     grid = _grid(2)
-    for label, value in stats_rows(diff.stats):
+    for label, value in c.stats_rows(diff.stats):
         grid.add_row(f"  {label}", Text(value, style="bold" if label == "verdict" else ""))
     console.print(grid)
-    pk = pass_k_rows(diff.stats)
+    pk = c.pass_k_rows(diff.stats)
     if pk and diff.stats is not None:
         out = table(f"  {diff.stats.tasks} tasks", "A", "B", "B \u2212 A")
         for row in pk:
@@ -159,14 +141,14 @@ def _stats(diff: RunDiff, console: Console) -> None:
 def print_analysis(diff: RunDiff, console: Console) -> None:
     """Paired statistics, pass^k, grouped causes and the noise floor."""
     _stats(diff, console)
-    causes = cause_lines(diff)
+    causes = c.cause_lines(diff)
     if causes:
         console.print("\n[bold]why episodes diverged[/bold]")
     for text, path in causes:
         console.print(f"  {text}", markup=False)
         if path:
             console.print(Text(f"    e.g. at {path}", style="dim"))
-    rows = noise_rows(diff)
+    rows = c.noise_rows(diff)
     if rows and diff.noise is not None:
         console.print()
         console.print(Text(f"noise floor: A vs B against A vs {diff.noise.baseline}", "bold"))
@@ -180,7 +162,7 @@ def print_analysis(diff: RunDiff, console: Console) -> None:
 def _aligned(ep: EpisodeDiff, grid: Table, width: int) -> None:
     """The two tool-call sequences aligned, a row to a call pair, cut to ``width``."""
     inner = _grid(ratio=True)
-    for mark, a, b in aligned_rows(ep, width=max(24, (width - 24) // 2)):
+    for mark, a, b in c.aligned_rows(ep, width=max(24, (width - 24) // 2)):
         style = _OP_STYLE.get(mark, "dim")
         inner.add_row(Text(mark, style=style), Text(a, style=style), Text(b, style=style))
     grid.add_row("  tool calls A | B", inner)
