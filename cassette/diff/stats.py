@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
+from itertools import groupby
 from typing import Literal
 
 from .types import BOOTSTRAP_RESAMPLES, SEED, EpisodeDiff, PairedStats, PassK, Significance
@@ -114,16 +115,12 @@ def permutation_test(
 
 def _ranks(values: Sequence[float]) -> list[float]:
     """Average ranks (1-based) of ``values``, ties sharing the mean of their ranks."""
-    order = sorted(range(len(values)), key=values.__getitem__)
-    ranks = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[order[k]] = (i + j) / 2 + 1
-        i = j + 1
+    ranks, start = [0.0] * len(values), 0
+    for _, tied in groupby(sorted(range(len(values)), key=values.__getitem__), values.__getitem__):
+        group = list(tied)
+        for k in group:
+            ranks[k] = start + (len(group) + 1) / 2
+        start += len(group)
     return ranks
 
 

@@ -20,6 +20,14 @@ from .trajectory import e, trajectories_html
 
 __all__ = ["analysis_html", "asset", "render_html"]
 
+_NO_CALLS = (
+    '<div class="seqs">'
+    + "".join(
+        f'<div class="seq {s}"><span class="tag {s}">{s.upper()}</span><span>no tool calls</span></div>'
+        for s in "ab"
+    )
+    + "</div>"
+)
 _AB_HEAD = '<th class="num">A</th><th class="num">B</th>'
 
 
@@ -122,29 +130,14 @@ def _note(n: int, ep: EpisodeDiff) -> str:
     return f'{fork}<div class="note">{text}</div>'
 
 
-def _sequences(ep: EpisodeDiff) -> str:
-    out = []
-    focus = ep.divergence.step if ep.divergence is not None else None
-    for side, every in (("a", ep.tool_calls_a), ("b", ep.tool_calls_b)):
-        before, calls, after = c.window(every, focus, 16)
-        chips = f"<span>… {before} earlier</span>" * bool(before)
-        chips += "".join(f'<code class="chip">{e(c.signature(60))}</code>' for c in calls)
-        chips += f"<span>… {after} more</span>" * bool(after)
-        out.append(
-            f'<div class="seq {side}"><span class="tag {side}">{side.upper()}</span>'
-            f"{chips or '<span>no tool calls</span>'}</div>"
-        )
-    return f'<div class="seqs">{"".join(out)}</div>'
-
-
 def _episode(n: int, ep: EpisodeDiff, diff: RunDiff, groups: Any) -> str:
     rewards = f"reward {c.fmt_reward(ep.reward_a)} \u2192 {c.fmt_reward(ep.reward_b)}"
     rewards += f" ({c.fmt_delta(ep.delta)})" if ep.delta is not None else ""
     body = _note(n, ep)
     if ep.alignment:
         body += aligned_html(n, ep)
-    elif ep.status == "diverged":
-        body += _sequences(ep)
+    elif ep.status == "diverged":  # no alignment: neither run made a tool call
+        body += _NO_CALLS
     body += trajectories_html(n, ep, (diff.a.label, diff.b.label), groups) if groups else ""
     return (
         f'<details class="episode {ep.status}" id="ep-{n}"{" open" * (ep.status != "identical")}>'
