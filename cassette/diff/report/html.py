@@ -20,13 +20,11 @@ from .trajectory import e, trajectories_html
 
 __all__ = ["analysis_html", "asset", "render_html"]
 
-_NO_CALLS = (
-    '<div class="seqs">'
-    + "".join(
-        f'<div class="seq {s}"><span class="tag {s}">{s.upper()}</span><span>no tool calls</span></div>'
-        for s in "ab"
+_NONE = "<span>no tool calls</span>"
+_NO_CALLS = '<div class="seqs">{}</div>'.format(
+    "".join(
+        f'<div class="seq {s}"><span class="tag {s}">{s.upper()}</span>{_NONE}</div>' for s in "ab"
     )
-    + "</div>"
 )
 _AB_HEAD = '<th class="num">A</th><th class="num">B</th>'
 
