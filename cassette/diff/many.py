@@ -67,12 +67,7 @@ def diff_many(
     many runs (and as :func:`diff_runs` does)."""
     if not 2 <= len(runs) <= MAX_RUNS:
         raise ValueError(f"diff takes 2 to {MAX_RUNS} runs, got {len(runs)}; drop some")
-    given = [*runs, baseline] if baseline is not None else list(runs)
-    defaults = [chr(65 + i) for i in range(len(runs))] + ["A2"]
-    names = [
-        str(r) if not isinstance(r, Index) else n for r, n in zip(given, defaults, strict=False)
-    ]
-    names = [*(labels or ()), *names][: len(given)] if labels is not None else names
+    names = _names(runs, baseline, labels)
     kw: Any = {"ignore": list(ignore), "env": env, "seed": seed}
     noise = None
     if baseline is not None:
@@ -83,6 +78,14 @@ def diff_many(
         d.noise = noise_floor(d, noise) if noise is not None else None
         diffs.append(d)
     return ManyDiff(diffs=diffs, noise=noise)
+
+
+def _names(runs: Sequence[Run], baseline: Run | None, labels: Sequence[str] | None) -> list[str]:
+    """``labels``, then for each run left its path (a letter for an index, A2 the baseline)."""
+    given = [*runs, baseline] if baseline is not None else list(runs)
+    letters = [chr(65 + i) for i in range(len(runs))] + ["A2"]
+    own = [n if isinstance(r, Index) else str(r) for r, n in zip(given, letters, strict=False)]
+    return [*(labels or ()), *own[len(labels or ()) :]]
 
 
 def _pct(a: float | None, b: float | None) -> float | None:

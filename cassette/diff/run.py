@@ -42,21 +42,6 @@ def _numeric(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _tally(run: RunSummary, channels: Channels, reward: float | None) -> None:
-    """Add one episode to its run's totals (``mean_reward`` is a sum until :func:`_finish`)."""
-    run.episodes += 1
-    if reward is not None:
-        run.rewarded += 1
-        run.mean_reward = (run.mean_reward or 0.0) + reward
-    totals = [usage_totals(e) for steps in channels.values() for e in steps.values()]
-    run.interactions += len(totals)
-    run.prompt_tokens += int(sum(t[0] for t in totals))
-    run.completion_tokens += int(sum(t[1] for t in totals))
-    run.total_tokens += int(sum(t[2] or t[0] + t[1] for t in totals))
-    costs = [t[3] for t in totals if t[3] is not None]
-    run.cost = (run.cost or 0.0) + sum(costs) if costs else run.cost
-
-
 def _finish(run: RunSummary) -> RunSummary:
     if run.rewarded and run.mean_reward is not None:
         run.mean_reward /= run.rewarded
@@ -105,6 +90,21 @@ class _Side:
     def outcome_view(self) -> Json:
         o = self.outcome
         return {"outcome": None if o is None else {k: o.get(k) for k in ("reward", "terminated")}}
+
+
+def _tally(run: RunSummary, side: _Side) -> None:
+    """Add one episode to its run's totals (``mean_reward`` is a sum until :func:`_finish`)."""
+    run.episodes += 1
+    if side.reward is not None:
+        run.rewarded += 1
+        run.mean_reward = (run.mean_reward or 0.0) + side.reward
+    for entry in (e for steps in side.channels.values() for e in steps.values()):
+        prompt, completion, total, cost = usage_totals(entry)
+        run.interactions += 1
+        run.prompt_tokens += int(prompt)
+        run.completion_tokens += int(completion)
+        run.total_tokens += int(total or prompt + completion)
+        run.cost = run.cost if cost is None else (run.cost or 0.0) + cost
 
 
 def _episode_diff(env: EnvIndex, comparer: Comparer, a: _Side, b: _Side) -> EpisodeDiff:
@@ -186,7 +186,7 @@ def _diff(
         episodes[-1].fork = forks.get(e)
         for side, summary in ((a, sum_a), (b, sum_b)):
             if side.present:
-                _tally(summary, side.channels, side.reward)
+                _tally(summary, side)
         if progress is not None and (done % tick == 0 or done == len(envs)):
             progress(done, len(envs))
     return RunDiff(

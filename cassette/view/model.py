@@ -101,20 +101,32 @@ def episode_calls(index: Index) -> Iterator[tuple[EnvIndex, list[Json]]]:
         yield env, calls.get(env, [])
 
 
+def _models(calls: list[Json]) -> list[str]:
+    """The models an episode's requests named."""
+    named = (c["settings"].get("model") for c in calls if isinstance(c.get("settings"), dict))
+    return sorted({str(m) for m in named if m is not None})
+
+
+def _ms(call: Json) -> float:
+    return float(call["ms"]) if isinstance(call.get("ms"), (int, float)) else 0.0
+
+
+def _tools(call: Json) -> int:
+    return len(tool_calls({"message": call["answer"]})) if "answer" in call else 0
+
+
 def _totals(calls: list[Json]) -> Json:
     """An episode's steps, channels, errors, tokens, latency, tool calls, cost and models."""
-    settings = [c["settings"] for c in calls if isinstance(c.get("settings"), dict)]
-    models = {str(s["model"]) for s in settings if s.get("model") is not None}
     costs = [c["cost"] for c in calls if "cost" in c]
     return {
         "steps": sum(c["ch"] != FORK_CHANNEL for c in calls),
         "channels": sorted({c["ch"] for c in calls}),
         "errors": sum("error" in c for c in calls),
         "tokens": sum(c["tokens"][2] for c in calls),
-        "ms": sum(float(c["ms"]) for c in calls if isinstance(c.get("ms"), (int, float))),
-        "tools": sum(len(tool_calls({"message": c["answer"]})) for c in calls if "answer" in c),
+        "ms": sum(map(_ms, calls)),
+        "tools": sum(map(_tools, calls)),
         **({"cost": sum(costs)} if costs else {}),
-        "models": sorted(models),
+        "models": _models(calls),
     }
 
 

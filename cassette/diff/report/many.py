@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 from html import escape
 
+from rich.console import Console
 from rich.text import Text
 
 from ..many import ManyDiff
@@ -29,15 +30,7 @@ def render_many_text(many: ManyDiff, *, color: bool = False, width: int = 100) -
     console.print("\n".join(f"  {row[0]}" for row in rows), markup=False)
     if many.noise is not None:
         console.print(f"  noise floor: A vs {many.noise.b.label}", markup=False)
-    head = many_header(many.noise is not None)
-    cause = head.index("top cause")  # too wide for a terminal table: listed below it
-    runs = table(*head[:cause], *head[cause + 1 :])
-    for row in rows:
-        runs.add_row(row[0].split(" ", 1)[0], *row[1:cause], *row[cause + 1 :])
-    console.print(runs)
-    causes = [f"{_name(n)} {row[cause]}" for n, row in enumerate(rows) if n and row[cause]]
-    if causes:
-        console.print("top cause: " + "; ".join(causes), markup=False)
+    _runs_table(many, rows, console)
     for n, d in enumerate(many.diffs, 1):
         console.print(Text(f"\n{_name(n)} {d.b.label} against A", style="bold"))
         print_analysis(d, console)
@@ -45,6 +38,19 @@ def render_many_text(many: ManyDiff, *, color: bool = False, width: int = 100) -
     text = "equivalent: no run differs from A" if same else "not equivalent"
     console.print(Text(f"\n{text}", style="bold green" if same else "bold red"))
     return "\n".join(line.rstrip() for line in out.getvalue().split("\n"))
+
+
+def _runs_table(many: ManyDiff, rows: list[list[str]], console: Console) -> None:
+    """The runs' table; the top causes, too wide for a terminal table, listed below it."""
+    head = many_header(many.noise is not None)
+    cause = head.index("top cause")
+    runs = table(*head[:cause], *head[cause + 1 :])
+    for row in rows:
+        runs.add_row(row[0].split(" ", 1)[0], *row[1:cause], *row[cause + 1 :])
+    console.print(runs)
+    causes = [f"{_name(n)} {row[cause]}" for n, row in enumerate(rows) if n and row[cause]]
+    if causes:
+        console.print("top cause: " + "; ".join(causes), markup=False)
 
 
 def _render_markdown(many: ManyDiff, limit: int) -> str:

@@ -35,6 +35,9 @@ class StepView:
     outputs: list[Message]
 
 
+Views = dict[Key, StepView]
+
+
 def e(value: Any) -> str:
     """``value`` escaped for HTML text and attributes."""
     return escape(str(value), quote=True)
@@ -110,11 +113,11 @@ def _inputs(full: Json, prev: list[Any] | None, answered: bool) -> tuple[list[Me
     return [_message(m) for m in new], msgs
 
 
-def _views(channels: Channels | None) -> dict[Key, StepView]:
+def _views(channels: Channels | None) -> Views:
     """Every step of one side of an episode, in file order."""
     entries = [e for steps in (channels or {}).values() for e in steps.values()]
     entries.sort(key=lambda e: (e.source, e.line))
-    rebuilder, prev, views = Rebuilder(), dict[str, Any](), dict[Key, StepView]()
+    rebuilder, prev, views = Rebuilder(), dict[str, Any](), Views()
     for entry in entries:
         answered = entry.channel in prev
         inputs, prev[entry.channel] = _inputs(
@@ -124,7 +127,7 @@ def _views(channels: Channels | None) -> dict[Key, StepView]:
     return views
 
 
-def _merged_keys(a: dict[Key, StepView], b: dict[Key, StepView]) -> list[Key]:
+def _merged_keys(a: Views, b: Views) -> list[Key]:
     """A's steps in order, with B's extra steps placed after their predecessor in B."""
     out = list(a)
     last: Key | None = None
@@ -162,7 +165,7 @@ def _step(view: StepView | None, side: str, key: Key, part: str) -> str:
     )
 
 
-def _single(ep: EpisodeDiff, labels: tuple[str, str], views: dict[Key, StepView]) -> str:
+def _single(ep: EpisodeDiff, labels: tuple[str, str], views: Views) -> str:
     """The one column of an episode that only one run has."""
     side = ep.status[-1]
     steps = "".join(_step(v, side, k, "") for k, v in views.items())
@@ -179,6 +182,11 @@ def trajectories_html(n: int, ep: EpisodeDiff, labels: tuple[str, str], groups: 
     va, vb = (_views(group.get(ep.env_index)) for group in groups)
     if ep.status in ("only_a", "only_b"):
         return _single(ep, labels, va if ep.status == "only_a" else vb)
+    return _grid(n, ep, labels, va, vb)
+
+
+def _grid(n: int, ep: EpisodeDiff, labels: tuple[str, str], va: Views, vb: Views) -> str:
+    """Both runs side by side, step by step, the first divergence marked."""
     d = ep.divergence
     first = (d.channel, d.step) if d is not None and d.step is not None else None
     out = [
