@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from ...dataset.inspect import item_call, message_calls
+from ...dataset.inspect import content_text, item_call, message_calls, response_message
 from ...format.entry import Rebuilder
 from ...storage.index import Entry
 from ...types import Json
@@ -53,20 +53,13 @@ def _pretty(value: Any) -> str:
 
 
 def _text(content: Any) -> str:
-    if content is None or isinstance(content, str):
-        return _clip(content or "")
-    texts = (
-        [p.get("text") for p in content if isinstance(p, dict)] if isinstance(content, list) else []
-    )
-    if texts and all(isinstance(t, str) for t in texts):
-        return _clip("\n".join(map(str, texts)))
-    return _clip(_pretty(content))
+    return _clip(content_text(content))
 
 
 def _message(item: Any) -> Message:
     """A chat message or a Responses API item."""
     if not isinstance(item, dict):
-        return Message("?", _clip(_pretty(item)))
+        return Message("?", _text(item))
     kind = item.get("type")
     if kind == "function_call":
         return Message("assistant", calls=[item_call(item)])
@@ -77,21 +70,16 @@ def _message(item: Any) -> Message:
 
 
 def _outputs(entry: Entry) -> list[Message]:
-    err, resp = entry.error, entry.response
+    """What a response says: its (assembled) assistant message, an MCP result, an error."""
+    err, resp, message = entry.error, entry.response, response_message(entry.response)
     if err is not None:
         return [Message("error", f"{err.get('type')}: {err.get('message')}")]
+    if message is not None:
+        return [_message(message)]
     if not isinstance(resp, dict):
         return [Message("error", "(no response recorded)")]
-    choices, output, content = resp.get("choices"), resp.get("output"), resp.get("content")
-    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-        return [_message(choices[0].get("message"))]
-    if isinstance(resp.get("message"), dict):
-        return [_message(resp["message"])]
-    if isinstance(output, list):
-        return [_message(item) for item in output]
-    if isinstance(content, list):  # an MCP tool result
-        return [Message("result", _text(content))]
-    return [Message("response", _clip(_pretty(resp)))]
+    kind = "result" if isinstance(resp.get("content"), list) else "response"  # MCP: a result
+    return [Message(kind, _text(resp["content"]) if kind == "result" else _clip(_pretty(resp)))]
 
 
 def _not_a_chat(full: Json) -> list[Message]:
