@@ -1,10 +1,6 @@
-"""Two tool-call sequences lined up by edit distance, not only up to their first divergence.
-
-Costs: same 0, changed with the same tool name 2, changed to another tool 3, deleted or
-inserted 2; so a substitution is preferred over a deletion plus an insertion, and a call
-keeps its tool when it can. Common prefixes and suffixes are matched first; a middle too
-large for the quadratic table (over a million cells) is paired by position.
-"""
+"""Two tool-call sequences lined up by edit distance. Costs: same 0, changed 2 (3 to another
+tool), deleted or inserted 2, so a call keeps its tool when it can. Common prefixes and
+suffixes are matched first; a middle over a million cells is paired by position."""
 
 from __future__ import annotations
 

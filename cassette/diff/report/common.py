@@ -247,17 +247,20 @@ def _sig(calls: list[ToolCall], i: int | None, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _kept(ep: EpisodeDiff, context: int) -> set[int]:
+    """The rows within ``context`` of a change (the first ``context`` when none changed)."""
+    changed = [i for i, row in enumerate(ep.alignment) if row.op != "same"]
+    return {k for i in changed for k in range(i - context, i + context + 1)} or set(range(context))
+
+
 def aligned_rows(
     ep: EpisodeDiff, *, width: int = 48, context: int = 2, limit: int = 40
 ) -> list[tuple[str, str, str]]:
     """(mark, call of A, call of B) rows; runs of more than 2 * ``context`` + 1 equal
     calls are folded into one ``… n same calls`` row, and at most ``limit`` rows shown."""
     al, ca, cb = ep.alignment, ep.tool_calls_a, ep.tool_calls_b
-    changed = [i for i, row in enumerate(al) if row.op != "same"]
-    keep = {k for i in changed for k in range(i - context, i + context + 1)}
-    keep = keep or set(range(context))
     rows: list[tuple[str, str, str]] = []
-    for kept, run in groupby(range(len(al)), keep.__contains__):
+    for kept, run in groupby(range(len(al)), _kept(ep, context).__contains__):
         if kept:
             rows += [
                 (MARK[al[i].op], _sig(ca, al[i].a, width), _sig(cb, al[i].b, width)) for i in run
@@ -265,9 +268,8 @@ def aligned_rows(
         else:
             n = len(list(run))
             rows.append(("", f"… {n} same call{'s' if n > 1 else ''}", ""))
-    if len(rows) > limit:
-        rows = [*rows[:limit], ("", f"… {len(rows) - limit} more rows", "")]
-    return rows
+    more = [("", f"… {len(rows) - limit} more rows", "")] if len(rows) > limit else []
+    return rows[:limit] + more
 
 
 def many_header(noise: bool) -> list[str]:

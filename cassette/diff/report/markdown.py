@@ -107,7 +107,7 @@ def _details(ep: EpisodeDiff) -> list[str]:
             continue
         before, shown, after = c.window(calls, d.step if d is not None else None, 12)
         seq = [f"… {before} earlier"] * bool(before)
-        seq += [f"{c.step}:{code(c.signature(80))}" for c in shown]
+        seq += [f"{call.step}:{code(call.signature(80))}" for call in shown]
         seq += [f"… {after} more"] * bool(after)
         out.append(f"- tool calls {side} ({len(calls)}): {', '.join(seq) or '(none)'}")
     return [*out, *_aligned_table(ep), "", "</details>"]
@@ -129,22 +129,23 @@ def analysis_lines(diff: RunDiff) -> list[str]:
     """Statistics (and pass^k), grouped causes, and the noise floor."""
     stats = [(cell(k), _bold(cell(v), k == "verdict")) for k, v in c.stats_rows(diff.stats)]
     out = ["", "### Statistics", "", *table_lines("| paired by env_index | |", "|---|---|", stats)]
-    pk, causes, noise = c.pass_k_rows(diff.stats), c.cause_lines(diff), c.noise_rows(diff)
+    pk, causes = c.pass_k_rows(diff.stats), c.cause_lines(diff)
     if pk and diff.stats is not None:
-        out += [
-            "",
-            *table_lines(f"| {diff.stats.tasks} tasks | A | B | B {c.MINUS} A |", _NUM3, pk),
-        ]
+        head = f"| {diff.stats.tasks} tasks | A | B | B {c.MINUS} A |"
+        out += ["", *table_lines(head, _NUM3, pk)]
     if causes:
         out += ["", "### Why episodes diverged", ""]
-        out += [
-            f"- **{text}**" + (f" (e.g. {code(path)})" if path else "") for text, path in causes
-        ]
-    if noise and diff.noise is not None:
-        out += ["", f"### Noise floor: A vs B against A vs {code(diff.noise.baseline)}", ""]
-        body = [(cell(m), o, n, _bold(w, w == "exceeds noise")) for m, o, n, w in noise]
-        out += table_lines("| metric | A vs B | A vs A2 | |", "|---|---:|---:|---|", body)
-    return out
+        out += [f"- **{text}**" + f" (e.g. {code(path)})" * bool(path) for text, path in causes]
+    return out + _noise_lines(diff)
+
+
+def _noise_lines(diff: RunDiff) -> list[str]:
+    noise = c.noise_rows(diff)
+    if not noise or diff.noise is None:
+        return []
+    head = ["", f"### Noise floor: A vs B against A vs {code(diff.noise.baseline)}", ""]
+    body = [(cell(m), o, n, _bold(w, w == "exceeds noise")) for m, o, n, w in noise]
+    return head + table_lines("| metric | A vs B | A vs A2 | |", "|---|---:|---:|---|", body)
 
 
 def _aligned_table(ep: EpisodeDiff) -> list[str]:
