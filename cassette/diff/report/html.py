@@ -18,7 +18,7 @@ from ..types import EpisodeDiff, RunDiff
 from . import common as c
 from .trajectory import e, trajectories_html
 
-__all__ = ["analysis_html", "asset", "render_html"]
+__all__ = ["analysis_html", "asset", "page_head", "render_html"]
 
 _NONE = "<span>no tool calls</span>"
 _NO_CALLS = '<div class="seqs">{}</div>'.format(
@@ -232,15 +232,22 @@ def _groups(diff: RunDiff) -> Any:
     return groups
 
 
+def page_head(title: str) -> str:
+    """The page's head: its title and inline CSS, up to ``<main>``."""
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{e(title)}</title><style>{asset('report.css')}</style></head><body><main>"
+    )
+
+
 def _page(diff: RunDiff, max_episodes: int) -> str:
     numbered = list(enumerate(diff.episodes))
     by_rank = {id(ep): i for i, ep in enumerate(c.ordered(diff))}
     shown = sorted(numbered, key=lambda p: by_rank[id(p[1])])[:max_episodes]
     groups, title = _groups(diff), f"cassette diff: {diff.a.label} vs {diff.b.label}"
     parts = [
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{e(title)}</title><style>{asset('report.css')}</style></head><body><main>",
+        page_head(title),
         "<header><h1>cassette diff</h1>",
         f'<p class="runs"><span class="tag a">A</span>{e(diff.a.label)} &nbsp; ',
         f'<span class="tag b">B</span>{e(diff.b.label)}</p>',

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from ..many import ManyDiff
 from .common import many_header, many_rows, verdict
-from .html import analysis_html, asset
+from .html import analysis_html, page_head
 from .markdown import analysis_lines, cell, code, fit, table_lines
 from .text import print_analysis, table, text_console
 
@@ -79,12 +79,11 @@ def render_many_markdown(many: ManyDiff, *, budget: int = 65_536) -> str:
 
 
 def render_many_html(many: ManyDiff) -> str:
-    title = escape(f"cassette diff: {len(many.diffs) + 1} runs")
+    title = f"cassette diff: {len(many.diffs) + 1} runs"
     head = "".join(f"<th>{escape(h)}</th>" for h in many_header(many.noise is not None))
     parts = [
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">',
-        f"<title>{title}</title><style>{asset('report.css')}</style></head><body><main>",
-        f"<header><h1>{title}</h1></header><section><h2>Runs against A</h2>",
+        page_head(title),
+        f"<header><h1>{escape(title)}</h1></header><section><h2>Runs against A</h2>",
         f'<table class="summary" id="runs"><thead><tr>{head}</tr></thead><tbody>',
     ]
     for i, row in enumerate(many_rows(many.diffs)):

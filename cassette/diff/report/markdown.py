@@ -186,15 +186,20 @@ def _only(episodes: list[EpisodeDiff], limit: int) -> list[str]:
     return ["", head, "", *table] if episodes else []
 
 
-def _render(diff: RunDiff, limit: int) -> str:
+def _episodes(diff: RunDiff, limit: int) -> list[str]:
+    """The regressed episodes, the other diverged ones, those in one run only."""
     eps = c.ordered(diff)
+    others = [e for e in eps if e.status == "diverged" and e.change != "regressed"]
+    lines = _section("Regressed", [e for e in eps if e.change == "regressed"], limit)
+    lines += _section("Other diverged episodes", others, limit)
+    return lines + _only([e for e in eps if e.status in ("only_a", "only_b")], limit)
+
+
+def _render(diff: RunDiff, limit: int) -> str:
     icon = "✅" if diff.equivalent else "❌"
     lines = [f"## {icon} cassette diff: {code(diff.a.label)} → {code(diff.b.label)}", ""]
     lines += [f"**{c.headline(diff)}**", "", *_summary(diff), *analysis_lines(diff)]
-    lines += _section("Regressed", [e for e in eps if e.change == "regressed"], limit)
-    others = [e for e in eps if e.status == "diverged" and e.change != "regressed"]
-    lines += _section("Other diverged episodes", others, limit)
-    lines += _only([e for e in eps if e.status in ("only_a", "only_b")], limit)
+    lines += _episodes(diff, limit)
     if diff.volatile_seen:
         seen = ", ".join(code(p) for p in diff.volatile_seen)
         lines += ["", f"<sub>Ignored as volatile (they differ between the runs): {seen}</sub>"]

@@ -148,15 +148,20 @@ def print_analysis(diff: RunDiff, console: Console) -> None:
         console.print(f"  {text}", markup=False)
         if path:
             console.print(Text(f"    e.g. at {path}", style="dim"))
+    _noise(diff, console)
+
+
+def _noise(diff: RunDiff, console: Console) -> None:
     rows = c.noise_rows(diff)
-    if rows and diff.noise is not None:
-        console.print()
-        console.print(Text(f"noise floor: A vs B against A vs {diff.noise.baseline}", "bold"))
-        out = table("metric", "A vs B", "A vs A2", "", right=lambda _, name: "vs" in name)
-        for metric, observed, noise, word in rows:
-            style = "bold" if word == "exceeds noise" else "dim"
-            out.add_row(metric, observed, noise, Text(word, style=style))
-        console.print(out)
+    if not rows or diff.noise is None:
+        return
+    console.print(Text(f"\nnoise floor: A vs B against A vs {diff.noise.baseline}", "bold"))
+    out = table("metric", "A vs B", "A vs A2", "", right=lambda _, name: "vs" in name)
+    for metric, observed, noise, word in rows:
+        out.add_row(
+            metric, observed, noise, Text(word, "bold" if word == "exceeds noise" else "dim")
+        )
+    console.print(out)
 
 
 def _aligned(ep: EpisodeDiff, grid: Table, width: int) -> None:
