@@ -64,10 +64,11 @@ def _sort_key(env: EnvIndex) -> tuple[bool, Any]:
 
 def _select(envs: list[EnvIndex], env: EnvIndex) -> EnvIndex:
     """The episode ``env`` names (a digit string matches an int env_index)."""
-    as_int = int(env) if isinstance(env, str) and re.fullmatch(r"-?\d+", env) else None
-    for want in (env, as_int):
-        if any(cand == want and type(cand) is type(want) for cand in envs):
-            return want  # type: ignore[return-value]
+    keys = {(type(e), e) for e in envs}
+    digits = isinstance(env, str) and re.fullmatch(r"-?\d+", env) is not None
+    for want in (env, int(env)) if digits else (env,):
+        if (type(want), want) in keys:
+            return want
     shown = ", ".join(repr(e) for e in envs[:8]) + (", …" if len(envs) > 8 else "")
     raise ValueError(
         f"episode {env!r} is in neither run (episodes: {shown or 'none'}); pick one of those"

@@ -71,12 +71,17 @@ def _episode(ep: EpisodeDiff, console: Console) -> None:
         _divergence(d, grid)
     if ep.alignment:
         _aligned(ep, grid, console.width)
-    sides = [] if ep.alignment else [("A", ep.tool_calls_a), ("B", ep.tool_calls_b)]
-    for side, calls in sides:
-        if ep.status != f"only_{'b' if side == 'A' else 'a'}":
-            line = c.tool_line(calls, d.step if d is not None else None)
-            grid.add_row(f"  tool calls {side}", Text(line, style="dim"))
+    else:
+        _calls(ep, grid)
     console.print(grid)
+
+
+def _calls(ep: EpisodeDiff, grid: Table) -> None:
+    """The tool calls of each run that has the episode, around its first divergence."""
+    focus = ep.divergence.step if ep.divergence is not None else None
+    calls = {"A": ep.tool_calls_a, "B": ep.tool_calls_b}
+    for side in {"only_a": "A", "only_b": "B"}.get(ep.status, "AB"):
+        grid.add_row(f"  tool calls {side}", Text(c.tool_line(calls[side], focus), style="dim"))
 
 
 def render_text(diff: RunDiff, *, color: bool = False, width: int = 100, limit: int = 50) -> str:
