@@ -33,8 +33,18 @@ __all__ = [
 
 Status = Literal["identical", "diverged", "only_a", "only_b"]
 Op = Literal["same", "changed", "deleted", "inserted"]
-Cause = Literal["tool_schema", "system_prompt", "tool_result", "model_output", "user_message",
-                "sampling", "model", "request_other", "steps", "outcome"]  # fmt: skip
+Cause = Literal[
+    "tool_schema",
+    "system_prompt",
+    "tool_result",
+    "model_output",
+    "user_message",
+    "sampling",
+    "model",
+    "request_other",
+    "steps",
+    "outcome",
+]
 Unit = Literal["reward", "share", "percent"]
 SEED = 0
 BOOTSTRAP_RESAMPLES = 2000

@@ -272,10 +272,22 @@ def aligned_rows(
     return rows[:limit] + more
 
 
+_MANY_HEAD = [
+    "run",
+    "episodes",
+    "reward",
+    "Δ vs A",
+    "95% CI",
+    "p",
+    "impr",
+    "regr",
+    "diverged",
+    "top cause",
+]
+
+
 def many_header(noise: bool) -> list[str]:
-    head = ["run", "episodes", "reward", "Δ vs A", "95% CI", "p", "impr", "regr", "diverged",
-            "top cause"]  # fmt: skip
-    return [*head, "> noise"] if noise else head
+    return [*_MANY_HEAD, "> noise"] if noise else list(_MANY_HEAD)
 
 
 def _beyond_noise(d: RunDiff) -> str:
