@@ -1,12 +1,6 @@
-"""The diff engine: compare two runs episode by episode, render the result.
-
-:func:`diff_runs` (in :mod:`.run`) returns a :class:`RunDiff`; :mod:`.types` holds the
-result records, :mod:`.rules` what is left out, :mod:`.compare` how two steps are
-compared (and the fork points of a run made by :func:`cassette.replay.fork`),
-:mod:`.stats` / :mod:`.align` / :mod:`.causes` the paired statistics, aligned tool calls
-and grouped causes, :mod:`.many` many runs against one and the noise floor, and
-:mod:`.report` renders a :class:`RunDiff` as text, JSON, Markdown or HTML.
-"""
+"""The diff engine: :func:`diff_runs` compares two runs episode by episode into a
+:class:`RunDiff` (first divergences, paired statistics, causes, aligned tool calls);
+:func:`diff_many` many runs against one, with a noise floor; :mod:`.report` renders them."""
 
 from __future__ import annotations
 

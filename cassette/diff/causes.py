@@ -1,11 +1,6 @@
-"""Why episodes diverged: the first differing path of each, classified, and counted.
-
-A divergence's cause is the kind of its first differing path: the system prompt, the
-tool schema, a tool result, the model's own output, a user message, the sampling
-parameters, the model name, another request field, one run making more calls, or only
-the outcome. A path inside ``messages[i]`` / ``input[i]`` is classified by that
-message's role (or Responses item type), read from the full request of that step.
-"""
+"""Why episodes diverged: the first differing path of each, classified, and counted. A path
+inside ``messages[i]`` / ``input[i]`` is classified by that message's role (or Responses
+item type), read from the full request of that step."""
 
 from __future__ import annotations
 
@@ -13,12 +8,12 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from .types import CauseGroup, Divergence, EpisodeDiff, Json
+from .types import Cause, CauseGroup, Divergence, EpisodeDiff, Json
 
 __all__ = ["CAUSES", "SHORT", "CauseGroup", "classify", "group_causes", "sentence"]
 
 # cause -> (what changed, as it reads after "diverged because"; a short name for a table)
-_NAMES = {
+_NAMES: dict[Cause, tuple[str, str]] = {
     "tool_schema": ("the tool schema changed", "tool schema"),
     "system_prompt": ("the system prompt changed", "system prompt"),
     "tool_result": ("a tool result changed", "tool result"),
@@ -30,40 +25,37 @@ _NAMES = {
     "steps": ("one run made more calls", "more calls"),
     "outcome": ("only the outcome changed", "outcome only"),
 }
-CAUSES = {cause: names[0] for cause, names in _NAMES.items()}
-SHORT = {cause: names[1] for cause, names in _NAMES.items()}
-SAMPLING = {
-    "temperature", "top_p", "top_k", "max_tokens", "max_completion_tokens",
-    "max_output_tokens", "seed", "n", "presence_penalty", "frequency_penalty", "stop",
-    "logit_bias", "logprobs", "top_logprobs", "reasoning_effort", "reasoning", "thinking",
-    "stop_sequences", "parallel_tool_calls",
-}  # fmt: skip
-TOOL_SCHEMA = {"tools", "functions", "tool_choice", "function_call"}
-SYSTEM = {"system", "instructions"}
-_BY_KEY = ((TOOL_SCHEMA, "tool_schema"), (SYSTEM, "system_prompt"), (SAMPLING, "sampling"),
-           ({"model"}, "model"))  # fmt: skip
+CAUSES: dict[str, str] = {cause: names[0] for cause, names in _NAMES.items()}
+SHORT: dict[str, str] = {cause: names[1] for cause, names in _NAMES.items()}
+SAMPLING = """temperature top_p top_k max_tokens max_completion_tokens max_output_tokens seed n
+    presence_penalty frequency_penalty stop logit_bias logprobs top_logprobs reasoning_effort
+    reasoning thinking stop_sequences parallel_tool_calls"""
+# a top-level request key -> its cause
+_BY_KEY: dict[str, Cause] = dict.fromkeys(SAMPLING.split(), "sampling")
+_BY_KEY |= dict.fromkeys(("tools", "functions", "tool_choice", "function_call"), "tool_schema")
+_BY_KEY |= {"system": "system_prompt", "instructions": "system_prompt", "model": "model"}
+# a message's role, or a Responses item's type -> its cause; the first cause of _ROLE_ORDER wins
+_BY_ROLE: dict[Any, Cause] = dict.fromkeys(("tool", "function"), "tool_result")
+_BY_ROLE |= {"assistant": "model_output", "user": "user_message"}
+_BY_ROLE |= dict.fromkeys(("system", "developer"), "system_prompt")
+_BY_TYPE: dict[Any, Cause] = {"function_call_output": "tool_result"}
+_BY_TYPE |= dict.fromkeys(("function_call", "reasoning"), "model_output")
+_ROLE_ORDER: tuple[Cause, ...] = ("tool_result", "model_output", "system_prompt", "user_message")
+_MCP_RESPONSE: dict[str, Cause] = {"tools/call": "tool_result", "tools/list": "tool_schema"}
 _KEY = re.compile(r"^request\.(?P<key>[A-Za-z_$][\w$-]*)(?:$|[.\[])")
 _MESSAGE = re.compile(r"^request\.(?P<field>messages|input)\[(?P<i>\d+)\]")
 
 
-def _role_cause(message: Any) -> str:
+def _role_cause(message: Any) -> Cause:
     if not isinstance(message, dict):
         return "request_other"
-    kind, role = message.get("type"), message.get("role")
-    if kind == "function_call_output" or role in ("tool", "function"):
-        return "tool_result"
-    if kind in ("function_call", "reasoning") or role == "assistant":
-        return "model_output"
-    if role in ("system", "developer"):
-        return "system_prompt"
-    if role == "user":
-        content = message.get("content")
-        if isinstance(content, list) and any(
-            isinstance(p, dict) and p.get("type") == "tool_result" for p in content
-        ):
-            return "tool_result"
-        return "user_message"
-    return "request_other"
+    found = {_BY_TYPE.get(message.get("type")), _BY_ROLE.get(message.get("role"))}
+    cause: Cause = next((c for c in _ROLE_ORDER if c in found), "request_other")
+    content = message.get("content")
+    parts = content if cause == "user_message" and isinstance(content, list) else []
+    if any(isinstance(p, dict) and p.get("type") == "tool_result" for p in parts):
+        return "tool_result"  # Anthropic's tool results come in a user message
+    return cause
 
 
 def _message_at(request: Json | None, fld: str, i: int) -> Any:
@@ -71,28 +63,26 @@ def _message_at(request: Json | None, fld: str, i: int) -> Any:
     return msgs[i] if isinstance(msgs, list) and 0 <= i < len(msgs) else None
 
 
-def classify(d: Divergence, request_a: Json | None = None, request_b: Json | None = None) -> str:
-    """The cause of divergence ``d``; ``request_a`` / ``request_b`` are the full requests
-    of the step where it happened (needed for paths inside the conversation)."""
-    if d.part in ("step", "outcome"):
-        return "steps" if d.part == "step" else "outcome"
-    method = str((request_a or request_b or {}).get("method"))
-    if d.part == "response":  # an MCP tool's answer, else the model's
-        return {"tools/call": "tool_result", "tools/list": "tool_schema"}.get(
-            method, "model_output"
-        )
-    m = _MESSAGE.match(d.path)
+def _request_cause(path: str, method: str, request_a: Json | None, request_b: Json | None) -> Cause:
+    m = _MESSAGE.match(path)
     if m is not None:
         fld, i = m.group("field"), int(m.group("i"))
         return _role_cause(_message_at(request_a, fld, i) or _message_at(request_b, fld, i))
-    m = _KEY.match(d.path)
-    key = m.group("key") if m is not None else ""
-    for keys, cause in _BY_KEY:
-        if key in keys:
-            return cause
+    key = m.group("key") if (m := _KEY.match(path)) is not None else ""
     if method == "tools/call" and key == "params":
         return "model_output"  # the arguments the model chose for the tool
-    return "request_other"
+    return _BY_KEY.get(key, "request_other")
+
+
+def classify(d: Divergence, request_a: Json | None = None, request_b: Json | None = None) -> Cause:
+    """The cause of divergence ``d``; ``request_a`` / ``request_b`` are the full requests
+    of the step where it happened (needed for paths inside the conversation)."""
+    method = str((request_a or request_b or {}).get("method"))
+    if d.part == "response":  # an MCP tool's answer, else the model's
+        return _MCP_RESPONSE.get(method, "model_output")
+    if d.part == "request":
+        return _request_cause(d.path, method, request_a, request_b)
+    return "steps" if d.part == "step" else "outcome"
 
 
 def sentence(cause: str, count: int) -> str:
@@ -102,21 +92,20 @@ def sentence(cause: str, count: int) -> str:
 
 
 def group_causes(episodes: Sequence[EpisodeDiff], examples: int = 20) -> list[CauseGroup]:
-    """Diverged episodes grouped by cause, the largest group first."""
-    groups: dict[str, CauseGroup] = {}
+    """Diverged episodes grouped by cause, the largest group first, each with its five
+    commonest paths."""
+    groups: dict[Cause, CauseGroup] = {}
     for ep in episodes:
-        if ep.status != "diverged" or ep.cause is None:
+        if ep.status != "diverged" or ep.cause is None or ep.divergence is None:
             continue
-        g = groups.get(ep.cause)
-        if g is None:
-            g = groups[ep.cause] = CauseGroup(ep.cause, 0)
+        g = groups.setdefault(ep.cause, CauseGroup(ep.cause, 0))
         g.count += 1
         if len(g.episodes) < examples:
             g.episodes.append(ep.env_index)
-        path = re.sub(r"\[\d+\]", "[*]", ep.divergence.path) if ep.divergence else ""
+        path = re.sub(r"\[\d+\]", "[*]", ep.divergence.path)
         g.paths[path] = g.paths.get(path, 0) + 1
     out = sorted(groups.values(), key=lambda g: (-g.count, list(CAUSES).index(g.cause)))
-    for g in out:  # the five commonest paths, commonest first
+    for g in out:
         g.paths = dict(sorted(g.paths.items(), key=lambda kv: -kv[1])[:5])
         g.text = sentence(g.cause, g.count)
     return out

@@ -1,13 +1,9 @@
-"""Comparing the steps of two runs: which (channel, step) of an episode parts first,
-and the exact path where it parts. A run made by :func:`cassette.replay.fork` records
-where each episode left its base on channel ``"fork"``: :func:`take_forks` takes those
-records out of the trajectories (they are not calls).
+"""Which (channel, step) of an episode parts first, and the path where it parts.
 
-A step is compared without rebuilding full requests where it can: equal
-``request_sha256`` means equal requests; otherwise two delta-encoded requests are equal
-when their bases were equal and their stored parts are equal after normalisation
-(:class:`~cassette.diff.rules.Rules`). The structure is walked only at the first
-divergence, to name its path.
+Full requests are rebuilt only where needed: equal ``request_sha256`` means equal
+requests, and two delta-encoded requests on equal bases are equal when their stored parts
+are, once normalised (:class:`~cassette.diff.rules.Rules`). The ``"fork"`` channel of a
+run made by :func:`cassette.replay.fork` holds fork records, not calls (:func:`take_forks`).
 """
 
 from __future__ import annotations
@@ -17,6 +13,7 @@ from typing import Any
 
 from ..format.delta import decode_messages
 from ..format.difference import Difference, first_difference, format_path
+from ..format.entry import Rebuilder
 from ..replay.fork import FORK_CHANNEL
 from ..storage.index import Entry, Index
 from ..types import EnvIndex
@@ -27,7 +24,6 @@ __all__ = [
     "Channels",
     "Comparer",
     "divergence",
-    "full_request",
     "group_by_episode",
     "take_forks",
 ]
@@ -59,34 +55,20 @@ def take_forks(groups: dict[EnvIndex, Channels]) -> dict[EnvIndex, Json]:
     return forks
 
 
-def full_request(entry: Entry, cache: dict[int, Json]) -> Json:
-    """The full request of ``entry``, rebuilt from the nearest base in ``cache`` (by id)
-    or stored whole; each request rebuilt on the way is cached."""
-    chain: list[Entry] = []
-    node: Entry | None = entry
-    while node is not None and node.delta is not None and id(node) not in cache:
-        chain.append(node)
-        node = node.base
-    full = {} if node is None else cache.get(id(node), node.request)
-    for link in reversed(chain):
-        full = cache[id(link)] = link.rebuild(full)
-    return full
-
-
 def _paths(a: Any, b: Any, path: tuple[str | int, ...], out: list[str]) -> None:
     """Every path where ``a`` and ``b`` differ (list indices generalised to ``[*]``)."""
-    if len(out) >= 16:
-        return
     if isinstance(a, dict) and isinstance(b, dict):
-        for key in sorted(a.keys() | b.keys(), key=str):
-            if a.get(key, _ABSENT) != b.get(key, _ABSENT):
-                _paths(a.get(key, _ABSENT), b.get(key, _ABSENT), (*path, key), out)
+        pairs = [
+            (k, a.get(k, _ABSENT), b.get(k, _ABSENT)) for k in sorted(a.keys() | b.keys(), key=str)
+        ]
     elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            if x != y:
-                _paths(x, y, (*path, i), out)
+        pairs = list(zip(range(len(a)), a, b, strict=True))
     else:
         out.append(re.sub(r"\[\d+\]", "[*]", format_path(path)))
+        return
+    for key, x, y in pairs:
+        if x != y and len(out) < 16:
+            _paths(x, y, (*path, key), out)
 
 
 def _value(v: Any) -> tuple[Any, bool]:
@@ -100,14 +82,14 @@ class Comparer:
         self.rules = rules
         self.volatile_seen: dict[str, None] = {}
         self._samples = 0
-        self._full: dict[int, Json] = {}  # id(entry) -> full request, within one episode
+        self._rebuilder = Rebuilder()  # the full requests rebuilt within one episode
 
     def full(self, entry: Entry) -> Json:
-        return full_request(entry, self._full)
+        return self._rebuilder.full(entry)
 
     def forget(self) -> None:
         """Drop the full requests rebuilt for the current episode."""
-        self._full.clear()
+        self._rebuilder = Rebuilder()
 
     def _sample(self, a: Json, b: Json) -> None:
         if self._samples < 64:
@@ -133,19 +115,23 @@ class Comparer:
         stored = entry.request.get(fld) or []
         return {**entry.request, fld: decode_messages(stored, 0, [], base, ValueError)}
 
+    def _request(self, a: Entry, b: Entry, equal: set[int]) -> Divergence | None:
+        if not self._same_by_delta(a, b, equal):
+            d = self._part(a, {"request": self.full(a)}, {"request": self.full(b)})
+            if d is not None:
+                return d
+        self._sample({"request": a.request}, {"request": b.request})
+        return None
+
     def step(self, a: Entry, b: Entry, equal: set[int]) -> Divergence | None:
         if a.sha is None or a.sha != b.sha:
-            if not self._same_by_delta(a, b, equal):
-                d = self._part(a, {"request": self.full(a)}, {"request": self.full(b)})
-                if d is not None:
-                    return d
-            self._sample({"request": a.request}, {"request": b.request})
+            d = self._request(a, b, equal)
+            if d is not None:
+                return d
         ra: Json = {"response": a.response, "error": a.error}
         rb: Json = {"response": b.response, "error": b.error}
-        if ra == rb:
-            return None
-        d = self._part(a, ra, rb)
-        if d is None:
+        d = None if ra == rb else self._part(a, ra, rb)
+        if ra != rb and d is None:
             self._sample(ra, rb)
         return d
 
@@ -159,29 +145,24 @@ class Comparer:
 
     def channel(self, channel: str, sa: dict[int, Entry], sb: dict[int, Entry]) -> Any:
         """(order, divergence) of the first step of ``channel`` that parts, else None."""
-        keys = sa.keys() if sa.keys() == sb.keys() else sa.keys() | sb.keys()
         equal: set[int] = set()
-        for step in sorted(keys):
+        for step in sorted(sa.keys() | sb.keys()):
             a, b = sa.get(step), sb.get(step)
             if a is None or b is None:
-                d: Divergence | None = Divergence(
-                    channel, step, "step", "", a_missing=a is None, b_missing=b is None
-                )
+                missing = {"a_missing": a is None, "b_missing": b is None}
+                d: Divergence | None = Divergence(channel, step, "step", "", **missing)
             else:
                 d = self.step(a, b, equal)
             if d is not None:
-                order = (0, a.line, channel) if a is not None else (1, b.line if b else 0, channel)
-                return order, d
+                first = a if a is not None else b
+                return (a is None, first.line if first is not None else 0, channel), d
             equal.add(step)
         return None
 
     def episode(self, ga: Channels, gb: Channels) -> Divergence | None:
-        found = []
-        for channel in ga.keys() | gb.keys():
-            hit = self.channel(channel, ga.get(channel, {}), gb.get(channel, {}))
-            if hit is not None:
-                found.append(hit)
+        hits = [self.channel(c, ga.get(c, {}), gb.get(c, {})) for c in ga.keys() | gb.keys()]
         self.forget()
+        found = [hit for hit in hits if hit is not None]
         return min(found, key=lambda hit: hit[0])[1] if found else None
 
 

@@ -1,47 +1,54 @@
-"""Many runs against one: ``cassette diff A B C ...`` diffs each run against the first,
-and with ``baseline`` (a second run of A) sets each diff against A's noise floor.
-
-The noise floor: each metric is measured on A vs B and on A vs A2; ``excess`` is
-``|A vs B| - |A vs A2|``, and B's change in that metric ``exceeds`` the noise when the
-excess is positive."""
+"""Many runs against one, and the noise floor: each metric of A vs B set against the same
+metric of A vs A2 (a second run of A); B's change ``exceeds`` the noise when
+``|A vs B| - |A vs A2|`` is positive."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import field
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, computed_field
+from pydantic.dataclasses import dataclass
 
 from ..storage.index import Index
 from ..types import EnvIndex
 from .run import diff_runs
-from .types import Json, NoiseFloor, NoiseMetric, RunDiff
+from .types import _CONFIG, NoiseFloor, NoiseMetric, PairedStats, RunDiff, RunSummary, Unit, _Data
 
 __all__ = ["MAX_RUNS", "ManyDiff", "diff_many", "metrics_of", "noise_floor"]
 
 MAX_RUNS = 8
+FORMAT: Literal["rollout-cassette/diff-many"] = "rollout-cassette/diff-many"
 Run = str | os.PathLike[str] | Index
 
 
-@dataclass
-class ManyDiff:
+@dataclass(config=_CONFIG)
+class ManyDiff(_Data):
     """Each run diffed against the first; ``noise`` is A vs the baseline run, if given."""
 
-    diffs: list[RunDiff]
-    noise: RunDiff | None = None
+    format: Literal["rollout-cassette/diff-many"] = field(
+        default="rollout-cassette/diff-many", init=False
+    )
+    version: Literal[1] = field(default=1, init=False)
+    diffs: Annotated[list[RunDiff], Field(min_length=1, max_length=MAX_RUNS - 1)]
+    noise: RunDiff | None = Field(default=None, exclude=True)
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def baseline(self) -> RunSummary:
+        return self.diffs[0].a
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def noise_baseline(self) -> str | None:
+        return self.noise.b.label if self.noise is not None else None
+
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def equivalent(self) -> bool:
         return all(d.equivalent for d in self.diffs)
-
-    def to_dict(self) -> Json:
-        return {
-            "format": "rollout-cassette/diff-many",
-            "version": 1,
-            "baseline": self.diffs[0].a.to_dict(),
-            "noise_baseline": self.noise.b.label if self.noise is not None else None,
-            "equivalent": self.equivalent,
-            "diffs": [d.to_dict() for d in self.diffs],
-        }
 
 
 def diff_many(
@@ -60,61 +67,55 @@ def diff_many(
     many runs (and as :func:`diff_runs` does)."""
     if not 2 <= len(runs) <= MAX_RUNS:
         raise ValueError(f"diff takes 2 to {MAX_RUNS} runs, got {len(runs)}; drop some")
-    ignore = list(ignore)
-    names = [_name(r, chr(65 + i)) for i, r in enumerate(runs)]
-    names = list(labels) if labels is not None else names
-    if baseline is not None and len(names) == len(runs):
-        names.append(_name(baseline, "A2"))
-    first = runs[0]
+    names = _names(runs, baseline, labels)
+    kw: Any = {"ignore": list(ignore), "env": env, "seed": seed}
     noise = None
     if baseline is not None:
-        pair = (names[0], names[-1])
-        noise = diff_runs(first, baseline, ignore=ignore, env=env, seed=seed, labels=pair)
+        noise = diff_runs(runs[0], baseline, labels=(names[0], names[-1]), **kw)
     diffs = []
     for i, run in enumerate(runs[1:], 1):
-        pair = (names[0], names[i])
-        d = diff_runs(first, run, ignore=ignore, env=env, seed=seed, progress=progress, labels=pair)
-        if noise is not None:
-            d.noise = noise_floor(d, noise)
+        d = diff_runs(runs[0], run, progress=progress, labels=(names[0], names[i]), **kw)
+        d.noise = noise_floor(d, noise) if noise is not None else None
         diffs.append(d)
-    return ManyDiff(diffs, noise)
+    return ManyDiff(diffs=diffs, noise=noise)
 
 
-def _name(run: Run, default: str) -> str:
-    return default if isinstance(run, Index) else str(run)
+def _names(runs: Sequence[Run], baseline: Run | None, labels: Sequence[str] | None) -> list[str]:
+    """``labels``, then for each run left its path (a letter for an index, A2 the baseline)."""
+    given = [*runs, baseline] if baseline is not None else list(runs)
+    letters = [chr(65 + i) for i in range(len(runs))] + ["A2"]
+    own = [n if isinstance(r, Index) else str(r) for r, n in zip(given, letters, strict=False)]
+    return [*(labels or ()), *own[len(labels or ()) :]]
 
 
 def _pct(a: float | None, b: float | None) -> float | None:
-    if a is None or b is None or a == 0:
-        return None
-    return (b - a) / a * 100
+    return None if a is None or b is None or a == 0 else (b - a) / a * 100
 
 
-def metrics_of(diff: RunDiff) -> dict[str, tuple[str, float | None]]:
+def _share(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+def metrics_of(diff: RunDiff) -> dict[str, tuple[Unit, float | None]]:
     """The metrics of one diff: name -> (unit, value)."""
-    s, c = diff.stats, diff.counts
-    both = c["identical"] + c["diverged"]
-    out: dict[str, tuple[str, float | None]] = {
-        "mean reward delta": ("reward", s.mean_delta if s else None),
-        "episodes whose reward changed": (
-            "share",
-            (s.improved + s.regressed) / s.paired if s and s.paired else None,
-        ),
-        "episodes regressed": ("share", s.regressed / s.paired if s and s.paired else None),
-        "episodes diverged": ("share", c["diverged"] / both if both else None),
+    s, c = diff.stats or PairedStats(), diff.counts
+    out: dict[str, tuple[Unit, float | None]] = {
+        "mean reward delta": ("reward", s.mean_delta),
+        "episodes whose reward changed": ("share", _share(s.improved + s.regressed, s.paired)),
+        "episodes regressed": ("share", _share(s.regressed, s.paired)),
+        "episodes diverged": ("share", _share(c["diverged"], c["identical"] + c["diverged"])),
         "tokens": ("percent", _pct(diff.a.total_tokens, diff.b.total_tokens)),
         "cost": ("percent", _pct(diff.a.cost, diff.b.cost)),
     }
-    for row in s.pass_k if s else []:
-        out[f"pass^{row.k} delta"] = ("reward", row.delta)
+    out |= {f"pass^{row.k} delta": ("reward", row.delta) for row in s.pass_k}
     return out
 
 
 def noise_floor(observed: RunDiff, noise: RunDiff) -> NoiseFloor:
     """The noise floor of ``observed`` (A vs B) given ``noise`` (A vs A2)."""
-    mo, mn = metrics_of(observed), metrics_of(noise)
+    mn = metrics_of(noise)
     rows = [
         NoiseMetric(name, unit, value, mn.get(name, (unit, None))[1])
-        for name, (unit, value) in mo.items()
+        for name, (unit, value) in metrics_of(observed).items()
     ]
     return NoiseFloor(noise.b.label, rows)

@@ -1,9 +1,6 @@
-"""What a diff leaves out, and comparing two parts of a step once that is left out.
-
-The volatile fields (generated ids, clocks), the transport keys of
-:data:`cassette.replay.matching.DEFAULT_IGNORE` and the user's ignore paths are dropped, and
-JSON-string tool arguments are parsed, by one :class:`~cassette.format.paths.Paths` (the
-ignore paths of replay matching) rooted at a step: ``{"request": ..., "response": ...}``.
+"""What a diff leaves out (volatile fields, the transport keys replay matching ignores,
+the user's paths), with JSON-string tool arguments parsed: one
+:class:`~cassette.format.paths.Paths` rooted at a step, ``{"request": ..., "response": ...}``.
 """
 
 from __future__ import annotations
@@ -11,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..dataset.inspect import parse_args
-from ..format.paths import DEEP, Paths, parse_path
+from ..format.paths import DEEP, Paths, Token, parse_path
 from ..replay.matching import DEFAULT_IGNORE
 from ..types import Json
 
@@ -49,6 +46,15 @@ _ARGUMENTS = _words(
 _PARTS = frozenset({"request", "response", "error", "outcome", "meta", DEEP})
 
 
+def _rooted(path: str) -> tuple[Token, ...]:
+    tokens = parse_path(path)
+    return tokens if tokens[0] in _PARTS else ("request", *tokens)
+
+
+def _by_position(tokens: tuple[Token, ...]) -> bool:
+    return DEEP in tokens or any(isinstance(t, int) for t in tokens)
+
+
 class Rules:
     """What is left out of the comparison: volatile fields, transport keys, user paths.
 
@@ -62,13 +68,12 @@ class Rules:
         self.paths = Paths((*VOLATILE, *(f"request.{key}" for key in DEFAULT_IGNORE)))
         for path in _ARGUMENTS:
             self.paths.add(parse_path(path), parse_args)
-        self.by_delta = True  # stored parts of delta-encoded requests may be compared
-        for path in self.user:
-            tokens = parse_path(path)
-            tokens = tokens if tokens[0] in _PARTS else ("request", *tokens)
-            if tokens[0] != "meta":
-                self.paths.add(tokens)
-                self.by_delta &= DEEP not in tokens and not any(isinstance(t, int) for t in tokens)
+        tokens = [t for t in map(_rooted, self.user) if t[0] != "meta"]
+        for t in tokens:
+            self.paths.add(t)
+        # stored parts of delta-encoded requests may be compared unless a path reaches into
+        # the messages by index or at any depth
+        self.by_delta = not any(map(_by_position, tokens))
 
     def listed(self) -> list[str]:
         return [*VOLATILE, *_NOT_COMPARED, *self.user]

@@ -1,19 +1,10 @@
 """Paired outcome statistics of two runs: is B's change in reward more than noise?
 
-Episodes are paired by env_index (those with a numeric reward in both runs). Counted:
-improved, regressed, unchanged (equal and successful) and still failing (equal and not
-successful; success is tau2's rule, a reward within 1e-6 of 1). The mean reward delta
-gets a percentile bootstrap confidence interval (seeded, so a report is reproducible).
-Binary rewards get an exact McNemar test (a two-sided binomial test on the discordant
-pairs); continuous rewards get a paired permutation test of the mean delta (every sign
-assignment when at most 16 deltas are non-zero, else seeded Monte Carlo) and a Wilcoxon
-signed-rank test (exact distribution when n <= 50 without ties, else the normal
-approximation). Episodes named ``<task>/trial-<n>`` (tau2's keys) are grouped per task
-and pass^k is reported for k = 1 .. the fewest trials of a task, as tau2 computes it.
-
-Pure Python: the tests are a few integer sums, and the Monte Carlo loops read
-precomputed per-byte sums (one table lookup per 8 episodes), so numpy would not pay for
-its import here; scipy is a test dependency that checks these values.
+Episodes with a numeric reward in both runs are paired by env_index. The mean reward delta
+gets a seeded percentile bootstrap interval; binary rewards an exact McNemar test, others
+a paired permutation test (exact up to 16 non-zero deltas, else seeded Monte Carlo) and a
+Wilcoxon signed-rank test. tau2 trials (``<task>/trial-<n>``) give pass^k. Pure Python
+(numpy would not pay for its import); the tests check the values against scipy.
 """
 
 from __future__ import annotations
@@ -24,6 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
+from itertools import groupby
 from typing import Literal
 
 from .types import BOOTSTRAP_RESAMPLES, SEED, EpisodeDiff, PairedStats, PassK, Significance
@@ -123,50 +115,42 @@ def permutation_test(
 
 def _ranks(values: Sequence[float]) -> list[float]:
     """Average ranks (1-based) of ``values``, ties sharing the mean of their ranks."""
-    order = sorted(range(len(values)), key=values.__getitem__)
-    ranks = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[order[k]] = (i + j) / 2 + 1
-        i = j + 1
+    ranks, start = [0.0] * len(values), 0
+    for _, tied in groupby(sorted(range(len(values)), key=values.__getitem__), values.__getitem__):
+        group = list(tied)
+        for k in group:
+            ranks[k] = start + (len(group) + 1) / 2
+        start += len(group)
     return ranks
 
 
-def wilcoxon_signed_rank(deltas: Sequence[float]) -> tuple[float, float, str]:
-    """Two-sided Wilcoxon signed-rank test, zero deltas dropped: (statistic, p, method).
+def _wilcoxon_exact(n: int, w_plus: float) -> float:
+    """Two-sided p of W+ = ``w_plus`` among the 2**n sign assignments of ranks 1..n."""
+    counts = [1] + [0] * (n * (n + 1) // 2)  # subsets of 1..n by their sum
+    for r in range(1, n + 1):
+        for s in range(len(counts) - 1, r - 1, -1):
+            counts[s] += counts[s - r]
+    w = round(w_plus)
+    return min(1.0, 2 * min(sum(counts[: w + 1]), sum(counts[w:])) / (1 << n))
 
-    The statistic is min(W+, W-) as scipy reports it; exact when n <= 50 and no ties (as
-    ``scipy.stats.wilcoxon(d, method="exact")``), else the normal approximation with the
-    tie correction and no continuity correction (``method="approx"``)."""
+
+def _wilcoxon_normal(n: int, w_plus: float, mags: list[float]) -> float:
+    """Two-sided p of the normal approximation, tie-corrected, no continuity correction."""
+    var = n * (n + 1) * (2 * n + 1) / 24 - sum(t**3 - t for t in Counter(mags).values()) / 48
+    z = (w_plus - n * (n + 1) / 4) / math.sqrt(var) if var > 0 else 0.0
+    return math.erfc(abs(z) / math.sqrt(2))
+
+
+def wilcoxon_signed_rank(deltas: Sequence[float]) -> tuple[float, float, str]:
+    """Two-sided Wilcoxon signed-rank test, zero deltas dropped: (min(W+, W-), p, method),
+    exact when n <= 50 without ties (as scipy's ``method="auto"``), else normal."""
     d = [x for x in deltas if x != 0]
-    n = len(d)
-    if n == 0:
-        return 0.0, 1.0, "exact"
-    mags = [abs(x) for x in d]
-    ranks = _ranks(mags)
-    w_plus = math.fsum(r for r, x in zip(ranks, d, strict=True) if x > 0)
-    w_minus = n * (n + 1) / 2 - w_plus
-    stat = min(w_plus, w_minus)
-    ties = len(set(mags)) < n
-    if n <= EXACT_WILCOXON_MAX and not ties:
-        counts = [1] + [0] * (n * (n + 1) // 2)  # subsets of 1..n by their sum
-        for r in range(1, n + 1):
-            for s in range(len(counts) - 1, r - 1, -1):
-                counts[s] += counts[s - r]
-        w = round(w_plus)
-        cdf = sum(counts[: w + 1])
-        sf = sum(counts[w:])
-        p = min(1.0, 2 * min(cdf, sf) / 2**n)
-        return stat, p, "exact"
-    mean = n * (n + 1) / 4
-    ties_of = Counter(mags).values()
-    var = n * (n + 1) * (2 * n + 1) / 24 - sum(t**3 - t for t in ties_of) / 48
-    z = (w_plus - mean) / math.sqrt(var) if var > 0 else 0.0
-    return stat, math.erfc(abs(z) / math.sqrt(2)), "normal"
+    n, mags = len(d), [abs(x) for x in d]
+    w_plus = math.fsum(r for r, x in zip(_ranks(mags), d, strict=True) if x > 0)
+    stat = min(w_plus, n * (n + 1) / 2 - w_plus)
+    if n <= EXACT_WILCOXON_MAX and len(set(mags)) == n:
+        return stat, _wilcoxon_exact(n, w_plus) if n else 1.0, "exact"
+    return stat, _wilcoxon_normal(n, w_plus, mags), "normal"
 
 
 def bootstrap_ci(
@@ -245,40 +229,43 @@ def _numeric(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
 
 
+def _count(out: PairedStats, pairs: list[tuple[float, float]], deltas: list[float]) -> None:
+    for (a, _b), d in zip(pairs, deltas, strict=True):
+        kind = "improved" if d > 0 else "regressed" if d < 0 else None
+        kind = kind or ("unchanged" if is_success(a) else "still_failing")
+        setattr(out, kind, getattr(out, kind) + 1)
+
+
+def _tests(out: PairedStats, deltas: list[float], seed: int) -> list[Significance]:
+    if out.binary:
+        p = mcnemar_exact(out.improved, out.regressed)
+        stat = float(min(out.improved, out.regressed))
+        return [Significance("McNemar", "exact binomial", stat, p)]
+    p, method = permutation_test(deltas, seed=seed)
+    w, pw, wmethod = wilcoxon_signed_rank(deltas)
+    return [
+        Significance("paired permutation", method, out.mean_delta or 0.0, p),
+        Significance("Wilcoxon signed-rank", wmethod, w, pw),
+    ]
+
+
 def paired_stats(episodes: Sequence[EpisodeDiff], *, seed: int = SEED) -> PairedStats:
     """The paired statistics of ``episodes`` (see the module docstring)."""
     pairs = [
-        (float(e.reward_a), float(e.reward_b))  # type: ignore[arg-type]
-        for e in episodes
-        if _numeric(e.reward_a) and _numeric(e.reward_b)
+        (e.reward_a, e.reward_b) for e in episodes if _numeric(e.reward_a) and _numeric(e.reward_b)
     ]
     out = PairedStats(seed=seed)
     out.tasks, out.pass_k = pass_k_table(episodes)
     if not pairs:
         return out
+    pairs_f = [(float(a), float(b)) for a, b in pairs]  # type: ignore[arg-type]
+    deltas = [round(b - a, 12) for a, b in pairs_f]
     out.paired = len(pairs)
-    deltas = [round(b - a, 12) for a, b in pairs]
-    for (a, _b), d in zip(pairs, deltas, strict=True):
-        if d > 0:
-            out.improved += 1
-        elif d < 0:
-            out.regressed += 1
-        elif is_success(a):
-            out.unchanged += 1
-        else:
-            out.still_failing += 1
-    out.mean_a = math.fsum(a for a, _ in pairs) / len(pairs)
-    out.mean_b = math.fsum(b for _, b in pairs) / len(pairs)
+    _count(out, pairs_f, deltas)
+    out.mean_a = math.fsum(a for a, _ in pairs_f) / len(pairs)
+    out.mean_b = math.fsum(b for _, b in pairs_f) / len(pairs)
     out.mean_delta = math.fsum(deltas) / len(deltas)
     out.ci_low, out.ci_high = bootstrap_ci(deltas, seed=seed)
-    out.binary = all(v in (0.0, 1.0) for pair in pairs for v in pair)
-    if out.binary:
-        p = mcnemar_exact(out.improved, out.regressed)
-        stat = float(min(out.improved, out.regressed))
-        out.tests.append(Significance("McNemar", "exact binomial", stat, p))
-    else:
-        p, method = permutation_test(deltas, seed=seed)
-        out.tests.append(Significance("paired permutation", method, out.mean_delta, p))
-        w, pw, wmethod = wilcoxon_signed_rank(deltas)
-        out.tests.append(Significance("Wilcoxon signed-rank", wmethod, w, pw))
+    out.binary = all(v in (0.0, 1.0) for pair in pairs_f for v in pair)
+    out.tests = _tests(out, deltas, seed)
     return out

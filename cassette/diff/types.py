@@ -1,18 +1,15 @@
-"""The result of a diff as data: :class:`RunDiff`, its :class:`EpisodeDiff` and
-:class:`Divergence` records, each run's :class:`RunSummary`, :class:`ToolCall`, and the
-records of the analysis (:class:`PairedStats`, :class:`AlignedCall`, :class:`CauseGroup`,
-:class:`NoiseFloor`), which the modules that compute them import from here.
-
-Every record has ``to_dict()``, a JSON-able dict (what ``cassette diff --format json``
-prints); the report renderers in ``cassette.diff.report`` read the records directly.
-"""
+"""The result of a diff as data (pydantic dataclasses): :class:`RunDiff`, its episodes,
+divergences and run summaries, and the records of the analysis. ``to_dict()`` is what
+``cassette diff --format json`` prints; :data:`cassette.diff.schema.SCHEMA` its schema."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any, Literal
+from dataclasses import field
+from typing import Annotated, Any, Literal
 
 import orjson
+from pydantic import ConfigDict, Field, computed_field
+from pydantic.dataclasses import dataclass
 
 from ..storage.index import Index
 from ..types import EnvIndex, Json
@@ -36,28 +33,34 @@ __all__ = [
 
 Status = Literal["identical", "diverged", "only_a", "only_b"]
 Op = Literal["same", "changed", "deleted", "inserted"]
+Cause = Literal[
+    "tool_schema",
+    "system_prompt",
+    "tool_result",
+    "model_output",
+    "user_message",
+    "sampling",
+    "model",
+    "request_other",
+    "steps",
+    "outcome",
+]
+Unit = Literal["reward", "share", "percent"]
 SEED = 0
 BOOTSTRAP_RESAMPLES = 2000
-_NO_JSON = {"json": False}  # fields left out of to_dict()
-
-
-def _jsonable(obj: Any) -> Any:
-    if is_dataclass(obj) and isinstance(obj, _Data):
-        out = {f.name: _jsonable(getattr(obj, f.name)) for f in fields(obj) if not f.metadata}
-        out.update((name, getattr(obj, name)) for name in obj._extra)
-        return out
-    return [_jsonable(v) for v in obj] if isinstance(obj, list) else obj
+_CONFIG = ConfigDict(
+    extra="forbid", arbitrary_types_allowed=True, json_schema_serialization_defaults_required=True
+)
 
 
 class _Data:
-    _extra: tuple[str, ...] = ()
-
     def to_dict(self) -> Json:
         """A JSON-able dict (what ``--format json`` prints)."""
-        return dict(_jsonable(self))
+        out: Json = self.__pydantic_serializer__.to_python(self)  # type: ignore[attr-defined]
+        return out
 
 
-@dataclass
+@dataclass(config=_CONFIG)
 class ToolCall(_Data):
     """One tool call the model asked for: name and arguments (parsed when JSON)."""
 
@@ -72,15 +75,11 @@ class ToolCall(_Data):
         return f"{self.name}({text if len(text) <= width else text[: width - 1] + '…'})"
 
 
-@dataclass
+@dataclass(config=_CONFIG)
 class Divergence(_Data):
-    """Where an episode's two trajectories first part.
-
-    ``part`` is ``request`` or ``response`` (errors count as responses), ``step`` when the
-    step was recorded on one side only, ``outcome`` when only the outcome differs.
-    ``path`` is from the step's root, e.g.
-    ``response.choices[0].message.tool_calls[0].function.arguments.city``.
-    """
+    """Where an episode's two trajectories first part: in the ``request`` or ``response``
+    (errors count as responses), a ``step`` on one side only, or the ``outcome`` alone.
+    ``path`` is from the step's root, e.g. ``response.choices[0].message.content``."""
 
     channel: str | None
     step: int | None
@@ -96,7 +95,7 @@ class Divergence(_Data):
         return "outcome" if self.step is None else f"{self.channel} step {self.step}"
 
 
-@dataclass
+@dataclass(config=_CONFIG)
 class AlignedCall(_Data):
     """One row of an alignment: ``a`` and ``b`` index the episode's tool_calls_a / _b."""
 
@@ -105,41 +104,41 @@ class AlignedCall(_Data):
     b: int | None
 
 
-@dataclass
+@dataclass(config=_CONFIG)
 class CauseGroup(_Data):
     """Episodes that diverged for one cause: how many, which, the commonest paths, and
-    the sentence that says it (``cassette.diff.causes.sentence``)."""
+    the sentence that says it."""
 
-    cause: str
+    cause: Cause
     count: int
     paths: dict[str, int] = field(default_factory=dict)
     episodes: list[EnvIndex] = field(default_factory=list)
     text: str = ""
 
 
-@dataclass
+@dataclass(config=_CONFIG)
 class NoiseMetric(_Data):
     """One metric of A vs B (``observed``) against A vs A2 (``noise``)."""
 
     metric: str
-    unit: str  # "reward", "share" (0..1) or "percent"
+    unit: Unit  # share: 0..1
     observed: float | None
     noise: float | None
-    _extra = ("excess", "exceeds")
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def excess(self) -> float | None:
         if self.observed is None or self.noise is None:
             return None
         return round(abs(self.observed) - abs(self.noise), 12)
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def exceeds(self) -> bool | None:
-        excess = self.excess
-        return None if excess is None else excess > 0
+        return None if self.excess is None else self.excess > 0
 
 
-@dataclass
+@dataclass(config=_CONFIG)
 class NoiseFloor(_Data):
     """Every metric of A vs B set against the same metric of A vs ``baseline`` (A2)."""
 
@@ -147,31 +146,31 @@ class NoiseFloor(_Data):
     metrics: list[NoiseMetric] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(config=_CONFIG)
 class PassK(_Data):
     """pass^k of each run (the mean over tasks of C(successes, k) / C(trials, k))."""
 
-    k: int
+    k: Annotated[int, Field(ge=1)]
     a: float | None
     b: float | None
-    _extra = ("delta",)
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def delta(self) -> float | None:
         return None if self.a is None or self.b is None else self.b - self.a
 
 
-@dataclass
+@dataclass(config=_CONFIG)
 class Significance(_Data):
     """One significance test: its name, method, statistic and two-sided p-value."""
 
-    name: str
+    name: Literal["McNemar", "paired permutation", "Wilcoxon signed-rank"]
     method: str
     statistic: float
-    p_value: float
+    p_value: Annotated[float, Field(ge=0, le=1)]
 
 
-@dataclass
+@dataclass(config=_CONFIG)
 class PairedStats(_Data):
     """Paired outcome statistics of B against A (episodes rewarded in both runs)."""
 
@@ -200,13 +199,13 @@ class PairedStats(_Data):
 
     @property
     def significant(self) -> bool:
-        p = self.p_value
-        return p is not None and p < 0.05
+        return self.p_value is not None and self.p_value < 0.05
 
 
-@dataclass
+@dataclass(config=_CONFIG)
 class EpisodeDiff(_Data):
-    """One episode aligned across both runs."""
+    """One episode aligned across both runs; ``fork``: where B (or A) forked from its base
+    (base, base_run, channel, step, why)."""
 
     env_index: EnvIndex
     status: Status
@@ -217,13 +216,11 @@ class EpisodeDiff(_Data):
     steps_b: int = 0
     tool_calls_a: list[ToolCall] = field(default_factory=list)
     tool_calls_b: list[ToolCall] = field(default_factory=list)
-    # why it diverged (cassette.diff.causes), and both tool-call sequences aligned
-    cause: str | None = None
+    cause: Cause | None = None
     alignment: list[AlignedCall] = field(default_factory=list)
-    # where B (or A) forked from its base (cassette.replay.fork): base, base_run, channel, step, why
     fork: Json | None = None
-    _extra = ("delta", "change")
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def delta(self) -> float | None:
         """reward B - reward A, when both runs have a reward for this episode."""
@@ -235,16 +232,11 @@ class EpisodeDiff(_Data):
     def at_fork_point(self) -> bool:
         """Whether the first divergence is the step where the episode forked."""
         fork, d = self.fork, self.divergence
-        return (
-            fork is not None
-            and d is not None
-            and (d.channel, d.step)
-            == (
-                fork.get("channel"),
-                fork.get("step"),
-            )
-        )
+        if fork is None or d is None:
+            return False
+        return (d.channel, d.step) == (fork.get("channel"), fork.get("step"))
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def change(self) -> Literal["improved", "regressed", "unchanged"] | None:
         d = self.delta
@@ -253,9 +245,10 @@ class EpisodeDiff(_Data):
         return "improved" if d > 1e-12 else "regressed" if d < -1e-12 else "unchanged"
 
 
-@dataclass
+@dataclass(config=_CONFIG)
 class RunSummary(_Data):
-    """Totals of one run (over the episodes that were diffed)."""
+    """Totals of one run (over the episodes that were diffed); ``cost`` None: no
+    interaction recorded a cost."""
 
     label: str
     episodes: int = 0
@@ -265,43 +258,47 @@ class RunSummary(_Data):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
-    cost: float | None = None  # None: no interaction recorded a cost
+    cost: float | None = None
 
 
-@dataclass
+@dataclass(config=_CONFIG)
 class RunDiff(_Data):
-    """The diff of two runs. ``equivalent``: no episode diverged or is on one side only."""
+    """The diff of two runs. ``equivalent``: no episode diverged or is on one side only.
+    ``index_a`` / ``index_b``: the loaded runs, for renderers that draw trajectories."""
 
+    format: Literal["rollout-cassette/diff"] = field(default="rollout-cassette/diff", init=False)
+    version: Literal[1] = field(default=1, init=False)
     a: RunSummary
     b: RunSummary
     episodes: list[EpisodeDiff]
     ignored: list[str]
     volatile_seen: list[str]
-    # paired statistics, grouped causes, and (with a second run of A) the noise floor
     stats: PairedStats | None = None
     causes: list[CauseGroup] = field(default_factory=list)
     noise: NoiseFloor | None = None
-    # the loaded runs, for renderers that show whole trajectories (not part of to_dict)
-    index_a: Index | None = field(default=None, repr=False, compare=False, metadata=_NO_JSON)
-    index_b: Index | None = field(default=None, repr=False, compare=False, metadata=_NO_JSON)
-    _extra = ("equivalent", "counts", "forks")
+    index_a: Index | None = Field(default=None, exclude=True, repr=False)
+    index_b: Index | None = Field(default=None, exclude=True, repr=False)
 
-    def _count(self, attr: str, value: str) -> int:
-        return sum(1 for e in self.episodes if getattr(e, attr) == value)
-
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def counts(self) -> dict[str, int]:
         """identical / diverged / only_a / only_b, and improved / regressed / unchanged."""
-        out = {s: self._count("status", s) for s in ("identical", "diverged", "only_a", "only_b")}
-        out.update({c: self._count("change", c) for c in ("improved", "regressed", "unchanged")})
+        out = dict.fromkeys(("identical", "diverged", "only_a", "only_b"), 0)
+        out |= dict.fromkeys(("improved", "regressed", "unchanged"), 0)
+        for e in self.episodes:
+            out[e.status] += 1
+            if e.change is not None:
+                out[e.change] += 1
         return out
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def forks(self) -> dict[str, int]:
         """Episodes forked from a base, and those whose first divergence is the fork point."""
         forked = [e for e in self.episodes if e.fork is not None]
         return {"forked": len(forked), "at_fork_point": sum(e.at_fork_point for e in forked)}
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def equivalent(self) -> bool:
         return all(e.status == "identical" for e in self.episodes)
@@ -311,8 +308,3 @@ class RunDiff(_Data):
             if ep.env_index == env_index and type(ep.env_index) is type(env_index):
                 return ep
         raise KeyError(env_index)
-
-    def to_dict(self) -> Json:
-        out: Json = {"format": "rollout-cassette/diff", "version": 1}
-        out.update(_jsonable(self))
-        return out

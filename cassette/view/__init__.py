@@ -1,9 +1,6 @@
-"""``cassette view``: one self-contained HTML page that shows runs (their episodes,
-messages, tool and MCP calls, fork points, errors) and, for two runs or more, their
-episodes side by side with the diff's first divergence and paired statistics.
-
-:func:`build_page` makes the page's text from loaded runs; :func:`write_page` writes it
-privately (0600: it holds transcripts); :mod:`.server` serves it on 127.0.0.1.
+"""``cassette view``: one self-contained HTML page of runs (episodes, messages, tool and
+MCP calls, fork points, errors), two runs or more side by side with the diff's first
+divergence and statistics; written privately (0600) or served on 127.0.0.1 (:mod:`.server`).
 """
 
 from __future__ import annotations
@@ -28,9 +25,7 @@ def _diff(a: Run, b: Run) -> Json:
     from ..diff import diff_runs
 
     data = diff_runs(a.index, b.index, labels=(a.name, b.name)).to_dict()
-    for episode in data["episodes"]:
-        for key in _HEAVY:
-            episode.pop(key, None)
+    data["episodes"] = [{k: v for k, v in e.items() if k not in _HEAVY} for e in data["episodes"]]
     return data
 
 

@@ -1,12 +1,8 @@
-"""The one self-contained HTML page of ``cassette view``: the viewer's CSS and JavaScript
-(``assets/``, shipped in the package) and the runs' data, embedded.
-
-The data travels in ``<script type="application/json">`` blocks, which a browser never
-runs: the run summaries in one, each group of episodes' calls in another (opened when an
-episode is), gzip-compressed and base64-encoded when large. ``<`` and ``>`` in the JSON are
-escaped, so no text from a cassette can close its block. A Content-Security-Policy allows
-only the page's own script (by its hash) and style, and no connection anywhere: whatever a
-cassette holds is shown as text.
+"""The self-contained HTML page of ``cassette view``: the viewer's CSS and JavaScript
+(``assets/``) and the runs' data in ``<script type="application/json">`` blocks, which a
+browser never runs (gzip + base64 when large; ``<``, ``>``, ``&`` escaped so that no text
+can close its block). The Content-Security-Policy allows only the page's own script (by
+its hash) and style, and no connection anywhere.
 """
 
 from __future__ import annotations

@@ -1,45 +1,52 @@
-"""Formatting shared by the renderers: numbers, values, episode order, one-line summaries."""
+"""What the renderers share: numbers and values as text, episode order, and the summary,
+statistics, causes, noise floor and aligned calls of a diff as rows of strings."""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from itertools import groupby
 
 import orjson
 
-from ..types import Divergence, EpisodeDiff, Json, RunDiff, ToolCall
+from ..causes import SHORT
+from ..types import Divergence, EpisodeDiff, Json, NoiseMetric, PairedStats, RunDiff, ToolCall
 
 __all__ = [
+    "MARK",
     "MINUS",
+    "OP_LABEL",
     "PART_LABEL",
     "STATUS_LABEL",
+    "aligned_rows",
+    "cause_lines",
     "describe",
-    "fmt_cost",
     "fmt_delta",
-    "fmt_int",
     "fmt_reward",
     "fork_line",
     "forks_line",
     "headline",
+    "many_header",
+    "many_rows",
+    "noise_rows",
     "ordered",
-    "short",
+    "pass_k_rows",
+    "stats_rows",
     "summary_rows",
     "tool_line",
+    "value_of",
+    "verdict",
     "window",
 ]
 
 MINUS = "\u2212"  # typographic minus sign, for signed numbers
-STATUS_LABEL = {
-    "identical": "identical",
-    "diverged": "diverged",
-    "only_a": "only in A",
-    "only_b": "only in B",
-}
-PART_LABEL = {
-    "request": "the request differs",
-    "response": "the response differs",
-    "outcome": "only the outcome differs",
-}
+STATUS_LABEL = {"identical": "identical", "diverged": "diverged"}
+STATUS_LABEL |= {"only_a": "only in A", "only_b": "only in B"}
+PART_LABEL = {part: f"the {part} differs" for part in ("request", "response")}
+PART_LABEL["outcome"] = "only the outcome differs"
+# how an aligned call is marked: same, changed, only in A (deleted), only in B (inserted)
+MARK = {"same": "=", "changed": "~", "deleted": MINUS, "inserted": "+"}
+OP_LABEL = {"same": "same", "changed": "changed", "deleted": "only in A", "inserted": "only in B"}
+_RANK = {"diverged": 1, "only_a": 2, "only_b": 3, "identical": 4}
 
 
 def fmt_reward(value: float | None, digits: int = 3) -> str:
@@ -55,11 +62,7 @@ def fmt_delta(value: float | None, digits: int = 3) -> str:
     return "0" if value == 0 else f"{value:+g}".replace("-", MINUS)
 
 
-def fmt_int(value: float) -> str:
-    return f"{int(value):,}"
-
-
-def fmt_cost(value: float | None, signed: bool = False) -> str:
+def _fmt_cost(value: float | None, signed: bool = False) -> str:
     """``$0.0021``; a difference is signed; "not recorded" when no call recorded a cost."""
     if value is None:
         return "-" if signed else "not recorded"
@@ -69,56 +72,49 @@ def fmt_cost(value: float | None, signed: bool = False) -> str:
     return (MINUS if value < 0 else "+" if signed else "") + text
 
 
+def _minus(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else b - a
+
+
 def summary_rows(diff: RunDiff) -> dict[str, tuple[str, str, str]]:
-    """(A, B, B - A) of each run total: episodes, interactions, mean reward, tokens (then
-    prompt and completion), cost; a difference only where it means something."""
+    """(A, B, B - A) of each run total; a difference only where it means something."""
     a, b = diff.a, diff.b
-    ma, mb = a.mean_reward, b.mean_reward
-    cost = None if a.cost is None or b.cost is None else b.cost - a.cost
-    mean = fmt_delta(None if ma is None or mb is None else mb - ma)
-    tokens = fmt_delta(b.total_tokens - a.total_tokens)
+    ma, mb, tokens = a.mean_reward, b.mean_reward, b.total_tokens - a.total_tokens
     return {
         "episodes": (str(a.episodes), str(b.episodes), ""),
-        "interactions": (fmt_int(a.interactions), fmt_int(b.interactions), ""),
-        "mean reward": (fmt_reward(ma), fmt_reward(mb), mean),
-        "tokens": (fmt_int(a.total_tokens), fmt_int(b.total_tokens), tokens),
-        "prompt": (fmt_int(a.prompt_tokens), fmt_int(b.prompt_tokens), ""),
-        "completion": (fmt_int(a.completion_tokens), fmt_int(b.completion_tokens), ""),
-        "cost": (fmt_cost(a.cost), fmt_cost(b.cost), fmt_cost(cost, signed=True)),
+        "interactions": (f"{a.interactions:,}", f"{b.interactions:,}", ""),
+        "mean reward": (fmt_reward(ma), fmt_reward(mb), fmt_delta(_minus(ma, mb))),
+        "tokens": (f"{a.total_tokens:,}", f"{b.total_tokens:,}", fmt_delta(tokens)),
+        "prompt": (f"{a.prompt_tokens:,}", f"{b.prompt_tokens:,}", ""),
+        "completion": (f"{a.completion_tokens:,}", f"{b.completion_tokens:,}", ""),
+        "cost": (_fmt_cost(a.cost), _fmt_cost(b.cost), _fmt_cost(_minus(a.cost, b.cost), True)),
     }
 
 
-def short(value: Any, width: int = 60) -> str:
-    """A value as compact JSON (strings quoted), cut to ``width`` characters."""
-    try:
-        text = orjson.dumps(value).decode()
-    except TypeError:
-        text = repr(value)
-    text = text.replace("\n", " ")
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def value_of(d: Divergence, side: str, width: int = 60) -> str:
-    missing = d.a_missing if side == "a" else d.b_missing
-    value = d.a if side == "a" else d.b
-    return "(absent)" if missing and value is None else short(value, width)
+    """One side's value as compact JSON (strings quoted), cut to ``width`` characters."""
+    value, missing = (d.a, d.a_missing) if side == "a" else (d.b, d.b_missing)
+    if missing and value is None:
+        return "(absent)"
+    try:
+        text = orjson.dumps(value).decode().replace("\n", " ")
+    except TypeError:
+        text = repr(value).replace("\n", " ")
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def describe(d: Divergence) -> str:
     """One line: where the episode parts and how."""
     if d.part == "step":
-        side = "A" if d.b_missing else "B"
-        return f"{d.channel} step {d.step} is only in {side}"
-    if d.part == "outcome":
-        return f"{PART_LABEL['outcome']} at {d.path}"
-    return f"{d.where}: {PART_LABEL[d.part]} at {d.path}"
+        return f"{d.channel} step {d.step} is only in {'A' if d.b_missing else 'B'}"
+    where = "" if d.part == "outcome" else f"{d.where}: "
+    return f"{where}{PART_LABEL[d.part]} at {d.path}"
 
 
 def window(
     calls: list[ToolCall], focus: int | None, limit: int = 8
 ) -> tuple[int, list[ToolCall], int]:
-    """At most ``limit`` calls around step ``focus`` (the divergence): (left out before,
-    shown, left out after)."""
+    """At most ``limit`` calls around step ``focus``: (left out before, shown, left out after)."""
     if len(calls) <= limit:
         return 0, calls, 0
     at = len(calls) if focus is None else sum(1 for c in calls if c.step <= focus)
@@ -128,24 +124,16 @@ def window(
 
 def tool_line(calls: list[ToolCall], focus: int | None = None, width: int = 48) -> str:
     """``name(args) → ...``, cut to the calls around step ``focus``."""
-    if not calls:
-        return "(none)"
     before, shown, after = window(calls, focus)
-    parts = [c.signature(width) for c in shown]
-    if before:
-        parts.insert(0, f"… {before} earlier")
-    if after:
-        parts.append(f"… {after} more")
-    return " → ".join(parts)
+    parts = [f"… {before} earlier"] * bool(before) + [c.signature(width) for c in shown]
+    return " → ".join(parts + [f"… {after} more"] * bool(after)) or "(none)"
 
 
 def _rank(ep: EpisodeDiff) -> tuple[int, float]:
-    delta = ep.delta if ep.delta is not None else 0.0
+    delta = ep.delta or 0.0
     if ep.change == "regressed":
         return (0, delta)
-    if ep.status == "diverged":
-        return (1, -delta)
-    return ({"only_a": 2, "only_b": 3}.get(ep.status, 4), 0.0)
+    return (_RANK[ep.status], -delta if ep.status == "diverged" else 0.0)
 
 
 def ordered(diff: RunDiff) -> list[EpisodeDiff]:
@@ -154,28 +142,179 @@ def ordered(diff: RunDiff) -> list[EpisodeDiff]:
 
 
 def headline(diff: RunDiff) -> str:
-    c = diff.counts
-    total = len(diff.episodes)
+    c, total = diff.counts, len(diff.episodes)
     if diff.equivalent:
         return f"equivalent: all {total} episodes identical"
-    parts = [f"{c['diverged']} diverged" if c["diverged"] else ""]
-    parts += [f"{c['only_a']} only in A" if c["only_a"] else ""]
-    parts += [f"{c['only_b']} only in B" if c["only_b"] else ""]
-    return "not equivalent: " + ", ".join(p for p in parts if p) + f" (of {total} episodes)"
+    parts = [f"{c[k]} {STATUS_LABEL[k]}" for k in ("diverged", "only_a", "only_b") if c[k]]
+    return "not equivalent: " + ", ".join(parts) + f" (of {total} episodes)"
 
 
 def fork_line(fork: Json) -> str:
     """``forked at llm step 3 (mismatch)``."""
-    why: Any = fork.get("why")
-    return f"forked at {fork.get('channel')} step {fork.get('step')}" + (f" ({why})" if why else "")
+    why = f" ({fork['why']})" if fork.get("why") else ""
+    return f"forked at {fork.get('channel')} step {fork.get('step')}{why}"
 
 
 def forks_line(diff: RunDiff) -> str | None:
-    """``12 episodes forked; first divergence at the fork point in 12``, or None when no
-    episode of either run is a fork."""
-    forks = diff.forks
-    n = forks["forked"]
-    if not n:
-        return None
+    """``12 episodes forked; first divergence at the fork point in 12``, or None."""
+    n, at = diff.forks["forked"], diff.forks["at_fork_point"]
     noun = "episode" if n == 1 else "episodes"
-    return f"{n} {noun} forked; first divergence at the fork point in {forks['at_fork_point']}"
+    return f"{n} {noun} forked; first divergence at the fork point in {at}" if n else None
+
+
+def _fmt_p(p: float | None) -> str:
+    return "—" if p is None else "< 0.001" if p < 0.001 else f"{p:.3g}"
+
+
+def _p_text(p: float | None) -> str:
+    """``p = 0.0312`` or ``p < 0.001``."""
+    text = _fmt_p(p)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
+
+
+def _ci(s: PairedStats | None) -> str:
+    if s is None or s.ci_low is None or s.ci_high is None:
+        return "—"
+    return f"[{fmt_delta(s.ci_low)}, {fmt_delta(s.ci_high)}]"
+
+
+def verdict(s: PairedStats | None) -> str:
+    """One sentence: is B's change in reward more than noise?"""
+    if s is None or not s.paired:
+        return "no episode has a reward in both runs: nothing to test"
+    p, test = s.p_value, s.tests[0].name if s.tests else ""
+    if p is None:
+        return "no test"
+    if p >= 0.05:
+        return f"not significant at 0.05 ({_p_text(p)}, {test}): could be noise"
+    way = "better" if (s.mean_delta or 0) > 0 else "worse"
+    return f"B is {way} than A: significant at 0.05 ({_p_text(p)}, {test})"
+
+
+def stats_rows(s: PairedStats | None) -> list[tuple[str, str]]:
+    """(label, value) rows of the paired statistics."""
+    if s is None or not s.paired:
+        return [("paired episodes", "0 (no episode has a reward in both runs)")]
+    ci = f"{_ci(s)} (bootstrap, {s.resamples:,} resamples, seed {s.seed})"
+    rows = [
+        ("paired episodes", f"{s.paired} (rewarded in both runs)"),
+        ("improved / regressed", f"{s.improved} / {s.regressed}"),
+        ("unchanged / still failing", f"{s.unchanged} / {s.still_failing}"),
+        ("mean reward A → B", f"{fmt_reward(s.mean_a)} → {fmt_reward(s.mean_b)}"),
+        ("mean reward delta", f"{fmt_delta(s.mean_delta)}, {round(s.ci_level * 100)}% CI {ci}"),
+    ]
+    mcnemar = f" ({s.improved} improved vs {s.regressed} regressed)"
+    for t in s.tests:
+        detail = mcnemar if t.name == "McNemar" else ""
+        rows.append((f"{t.name} ({t.method})", f"{_p_text(t.p_value)}{detail}"))
+    return [*rows, ("verdict", verdict(s))]
+
+
+def pass_k_rows(s: PairedStats | None) -> list[tuple[str, str, str, str]]:
+    """(pass^k, A, B, B - A) rows when the runs hold tau2 trials (2+ a task)."""
+    rows = s.pass_k if s is not None else []
+    return [(f"pass^{r.k}", fmt_reward(r.a), fmt_reward(r.b), fmt_delta(r.delta)) for r in rows]
+
+
+def cause_lines(diff: RunDiff) -> list[tuple[str, str]]:
+    """(sentence, commonest path) a cause, the largest first."""
+    return [(g.text, next(iter(g.paths), "")) for g in diff.causes]
+
+
+def _noise_value(m: NoiseMetric, value: float | None) -> str:
+    if value is None:
+        return "—"
+    if m.unit == "share":
+        return f"{value:.1%}"
+    return f"{fmt_delta(value, 1)}%" if m.unit == "percent" else fmt_delta(value)
+
+
+def _noise_word(m: NoiseMetric) -> str:
+    return "—" if m.exceeds is None else "exceeds noise" if m.exceeds else "within noise"
+
+
+def noise_rows(diff: RunDiff) -> list[tuple[str, str, str, str]]:
+    """(metric, A vs B, A vs A2, verdict) rows of the noise floor."""
+    metrics = diff.noise.metrics if diff.noise is not None else []
+    return [
+        (m.metric, _noise_value(m, m.observed), _noise_value(m, m.noise), _noise_word(m))
+        for m in metrics
+    ]
+
+
+def _sig(calls: list[ToolCall], i: int | None, width: int) -> str:
+    text = "" if i is None else calls[i].signature(width)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _kept(ep: EpisodeDiff, context: int) -> set[int]:
+    """The rows within ``context`` of a change (the first ``context`` when none changed)."""
+    changed = [i for i, row in enumerate(ep.alignment) if row.op != "same"]
+    return {k for i in changed for k in range(i - context, i + context + 1)} or set(range(context))
+
+
+def aligned_rows(
+    ep: EpisodeDiff, *, width: int = 48, context: int = 2, limit: int = 40
+) -> list[tuple[str, str, str]]:
+    """(mark, call of A, call of B) rows; runs of more than 2 * ``context`` + 1 equal
+    calls are folded into one ``… n same calls`` row, and at most ``limit`` rows shown."""
+    al, ca, cb = ep.alignment, ep.tool_calls_a, ep.tool_calls_b
+    rows: list[tuple[str, str, str]] = []
+    for kept, run in groupby(range(len(al)), _kept(ep, context).__contains__):
+        if kept:
+            rows += [
+                (MARK[al[i].op], _sig(ca, al[i].a, width), _sig(cb, al[i].b, width)) for i in run
+            ]
+        else:
+            n = len(list(run))
+            rows.append(("", f"… {n} same call{'s' if n > 1 else ''}", ""))
+    more = [("", f"… {len(rows) - limit} more rows", "")] if len(rows) > limit else []
+    return rows[:limit] + more
+
+
+_MANY_HEAD = [
+    "run",
+    "episodes",
+    "reward",
+    "Δ vs A",
+    "95% CI",
+    "p",
+    "impr",
+    "regr",
+    "diverged",
+    "top cause",
+]
+
+
+def many_header(noise: bool) -> list[str]:
+    return [*_MANY_HEAD, "> noise"] if noise else list(_MANY_HEAD)
+
+
+def _beyond_noise(d: RunDiff) -> str:
+    """How far |mean reward delta| is beyond A vs A2's."""
+    m = d.noise.metrics[0] if d.noise is not None and d.noise.metrics else None
+    if m is None or m.exceeds is None:
+        return "—"
+    return f"by {fmt_reward(m.excess)}" if m.exceeds else "no"
+
+
+def _many_row(n: int, d: RunDiff) -> list[str]:
+    s, top = d.stats, d.causes[0] if d.causes else None
+    stats = ["—"] * 5
+    if s is not None:
+        ci = _ci(s) if s.paired else "—"
+        stats = [fmt_delta(s.mean_delta), ci, _fmt_p(s.p_value), str(s.improved), str(s.regressed)]
+    cause = f"{top.count} {SHORT.get(top.cause, top.cause)}" if top else ""
+    row = [f"{chr(65 + n)} {d.b.label}", str(d.b.episodes), fmt_reward(d.b.mean_reward)]
+    return [*row, *stats, str(d.counts["diverged"]), cause]
+
+
+def many_rows(diffs: list[RunDiff]) -> list[list[str]]:
+    """One row a run: the baseline first, then each run against it."""
+    first = diffs[0].a
+    rows = [[f"A {first.label}", str(first.episodes), fmt_reward(first.mean_reward)] + [""] * 7]
+    rows += [_many_row(n, d) for n, d in enumerate(diffs, 1)]
+    if any(d.noise is not None for d in diffs):
+        for row, d in zip(rows, [None, *diffs], strict=True):
+            row.append("" if d is None else _beyond_noise(d))
+    return rows

@@ -1,37 +1,33 @@
 """The diff as Markdown that fits a pull-request comment (GitHub's 65,536 characters): a
-summary table, the statistics, causes and noise floor, the regressed episodes first,
-then the other episodes that differ, details folded."""
+summary table, the statistics, causes and noise floor, the regressed episodes first, then
+the other episodes that differ, details folded."""
 
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from ..types import EpisodeDiff, RunDiff
-from .analysis import aligned_rows, cause_lines, noise_rows, pass_k_rows, stats_rows
-from .common import (
-    MINUS,
-    describe,
-    fmt_delta,
-    fmt_reward,
-    fork_line,
-    forks_line,
-    headline,
-    ordered,
-    summary_rows,
-    value_of,
-    window,
-)
+from ..types import Divergence, EpisodeDiff, RunDiff
+from . import common as c
 
-__all__ = ["COMMENT_LIMIT", "analysis_lines", "cell", "code", "fit", "render_markdown"]
-
+__all__ = [
+    "COMMENT_LIMIT",
+    "analysis_lines",
+    "cell",
+    "code",
+    "fit",
+    "render_markdown",
+    "table_lines",
+]
 
 COMMENT_LIMIT = 65_536  # GitHub's limit on a comment body, in characters
+_SUMMARY = ("episodes", "mean reward", "tokens", "cost")
+_NUM3 = "|---|---:|---:|---:|"
 
 
 def code(text: str) -> str:
     """``text`` as an inline code span that survives backticks and table pipes."""
-    text = text.replace("\n", " ").replace("|", "\\|")
+    text = cell(text)
     fence = "``" if "`" in text else "`"
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
@@ -41,75 +37,86 @@ def cell(text: str) -> str:
     return text.replace("\n", " ").replace("|", "\\|")
 
 
+def table_lines(head: str, align: str, body: Sequence[Sequence[str]]) -> list[str]:
+    """A table: ``head`` its first line, ``align`` its rule, ``body`` cells (already escaped)."""
+    return [head, align, *(f"| {' | '.join(row)} |" for row in body)]
+
+
+def _bold(text: str, when: bool) -> str:
+    return f"**{text}**" if when else text
+
+
 def _summary(diff: RunDiff) -> list[str]:
-    a, b = diff.a, diff.b
-    c, totals = diff.counts, summary_rows(diff)
-    rows = [f"| | A {code(a.label)} | B {code(b.label)} | B {MINUS} A |", "|---|---:|---:|---:|"]
-    for key in ("episodes", "mean reward", "tokens", "cost"):
-        va, vb, delta = totals[key]
-        delta = f"**{delta}**" if key == "mean reward" else delta
-        rows.append(f"| {key} | {va} | {vb} | {delta} |".replace("|  |", "| |"))
+    n, forked = diff.counts, c.forks_line(diff)
+    head = f"| | A {code(diff.a.label)} | B {code(diff.b.label)} | B {c.MINUS} A |"
+    totals = c.summary_rows(diff)
+    body = [(k, va, vb, _bold(d, k == "mean reward")) for k, (va, vb, d) in totals.items()]
+    table = table_lines(head, "|---|---:|---:|---:|", [r for r in body if r[0] in _SUMMARY])
     counts = (
-        f"episodes: **{c['regressed']} regressed**, {c['improved']} improved, "
-        f"{c['unchanged']} unchanged · {c['identical']} identical, {c['diverged']} diverged, "
-        f"{c['only_a']} only in A, {c['only_b']} only in B"
+        f"episodes: **{n['regressed']} regressed**, {n['improved']} improved, "
+        f"{n['unchanged']} unchanged · {n['identical']} identical, {n['diverged']} diverged, "
+        f"{n['only_a']} only in A, {n['only_b']} only in B"
     )
-    forked = forks_line(diff)
-    return [*rows, "", counts, *(["", f"forks: {forked}"] if forked else [])]
+    table = [line.replace("|  |", "| |") for line in table]
+    return [*table, "", counts, *(["", f"forks: {forked}"] if forked else [])]
+
+
+def _where(ep: EpisodeDiff) -> str:
+    d = ep.divergence
+    where = cell(c.describe(d)) if d is not None else ""
+    if d is not None and d.part != "step":
+        what = f"{d.where} {d.part}" if d.part != "outcome" else "outcome"
+        va, vb = (code(c.value_of(d, side, 40)) for side in "ab")
+        where = f"{what} {code(d.path)}: {va} → {vb}"
+    return where if ep.fork is None else f"{cell(c.fork_line(ep.fork))}; {where}"
+
+
+def _delta(ep: EpisodeDiff) -> str:
+    return _bold(c.fmt_delta(ep.delta), ep.change in ("regressed", "improved"))
 
 
 def _table(episodes: list[EpisodeDiff]) -> list[str]:
-    lines = [
-        "| episode | reward A | reward B | Δ | first divergence |",
-        "|---|---:|---:|---:|---|",
-    ]
-    for ep in episodes:
-        d = ep.divergence
-        where = cell(describe(d)) if d is not None else ""
-        if d is not None and d.part != "step":
-            what = f"{d.where} {d.part}" if d.part != "outcome" else "outcome"
-            where = f"{what} {code(d.path)}: "
-            where += f"{code(value_of(d, 'a', 40))} → {code(value_of(d, 'b', 40))}"
-        if ep.fork is not None:
-            where = f"{cell(fork_line(ep.fork))}; {where}"
-        delta = fmt_delta(ep.delta)
-        delta = f"**{delta}**" if ep.change in ("regressed", "improved") else delta
-        lines.append(
-            f"| {code(str(ep.env_index))} | {fmt_reward(ep.reward_a)} | "
-            f"{fmt_reward(ep.reward_b)} | {delta} | {where} |"
+    body = [
+        (
+            code(str(ep.env_index)),
+            *map(c.fmt_reward, (ep.reward_a, ep.reward_b)),
+            _delta(ep),
+            _where(ep),
         )
-    return lines
+        for ep in episodes
+    ]
+    head = "| episode | reward A | reward B | Δ | first divergence |"
+    return table_lines(head, "|---|---:|---:|---:|---|", body)
+
+
+def _first(d: Divergence) -> list[str]:
+    out = [f"- first divergence: {c.describe(d).split(' at ')[0]}"]
+    if d.part != "step":
+        out.append(f"  - path: {code(d.path)}")
+        out += [f"  - {s.upper()}: {code(c.value_of(d, s, 200))}" for s in "ab"]
+    return out
 
 
 def _details(ep: EpisodeDiff) -> list[str]:
     d = ep.divergence
-    label = html.escape(str(ep.env_index))
-    out = ["<details>", f"<summary>episode {label}: details</summary>", ""]
-    if ep.fork is not None:
-        out.append(f"- {cell(fork_line(ep.fork))}")
-    if d is not None:
-        out.append(f"- first divergence: {describe(d).split(' at ')[0]}")
-        if d.part != "step":
-            out.append(f"  - path: {code(d.path)}")
-            out.append(f"  - A: {code(value_of(d, 'a', 200))}")
-            out.append(f"  - B: {code(value_of(d, 'b', 200))}")
+    out = ["<details>", f"<summary>episode {html.escape(str(ep.env_index))}: details</summary>"]
+    out += [""] + ([f"- {cell(c.fork_line(ep.fork))}"] if ep.fork is not None else [])
+    out += _first(d) if d is not None else []
     for side, calls in (("A", ep.tool_calls_a), ("B", ep.tool_calls_b)):
-        if (side == "A" and ep.status == "only_b") or (side == "B" and ep.status == "only_a"):
+        if ep.status == f"only_{'b' if side == 'A' else 'a'}":
             continue
-        before, shown, after = window(calls, d.step if d is not None else None, 12)
-        seq = [f"{c.step}:{code(c.signature(80))}" for c in shown]
-        seq = ([f"… {before} earlier"] if before else []) + seq
-        seq += [f"… {after} more"] if after else []
+        before, shown, after = c.window(calls, d.step if d is not None else None, 12)
+        seq = [f"… {before} earlier"] * bool(before)
+        seq += [f"{call.step}:{code(call.signature(80))}" for call in shown]
+        seq += [f"… {after} more"] * bool(after)
         out.append(f"- tool calls {side} ({len(calls)}): {', '.join(seq) or '(none)'}")
-    return [*out, *aligned_table(ep), "", "</details>"]
+    return [*out, *_aligned_table(ep), "", "</details>"]
 
 
 def _section(title: str, episodes: list[EpisodeDiff], limit: int) -> list[str]:
     if not episodes:
         return []
-    out = ["", f"### {title} ({len(episodes)})"]
-    if limit:
-        out += ["", *_table(episodes[:limit])]
+    out = ["", f"### {title} ({len(episodes)})"] + ["", *_table(episodes[:limit])] * bool(limit)
     for ep in episodes[:limit]:
         out += ["", *_details(ep)]
     if len(episodes) > limit:
@@ -120,47 +127,40 @@ def _section(title: str, episodes: list[EpisodeDiff], limit: int) -> list[str]:
 
 def analysis_lines(diff: RunDiff) -> list[str]:
     """Statistics (and pass^k), grouped causes, and the noise floor."""
-    out = ["", "### Statistics", "", "| paired by env_index | |", "|---|---|"]
-    for label, value in stats_rows(diff.stats):
-        value = f"**{cell(value)}**" if label == "verdict" else cell(value)
-        out.append(f"| {cell(label)} | {value} |")
-    pk = pass_k_rows(diff.stats)
+    stats = [(cell(k), _bold(cell(v), k == "verdict")) for k, v in c.stats_rows(diff.stats)]
+    out = ["", "### Statistics", "", *table_lines("| paired by env_index | |", "|---|---|", stats)]
+    pk, causes = c.pass_k_rows(diff.stats), c.cause_lines(diff)
     if pk and diff.stats is not None:
-        out += ["", f"| {diff.stats.tasks} tasks | A | B | B {MINUS} A |", "|---|---:|---:|---:|"]
-        out += [f"| {k} | {a} | {b} | {d} |" for k, a, b, d in pk]
-    causes = cause_lines(diff)
+        head = f"| {diff.stats.tasks} tasks | A | B | B {c.MINUS} A |"
+        out += ["", *table_lines(head, _NUM3, pk)]
     if causes:
         out += ["", "### Why episodes diverged", ""]
-        out += [
-            f"- **{text}**" + (f" (e.g. {code(path)})" if path else "") for text, path in causes
-        ]
-    rows = noise_rows(diff.noise)
-    if rows and diff.noise is not None:
-        out += ["", f"### Noise floor: A vs B against A vs {code(diff.noise.baseline)}", ""]
-        out += ["| metric | A vs B | A vs A2 | |", "|---|---:|---:|---|"]
-        for metric, observed, noise, word in rows:
-            word = f"**{word}**" if word == "exceeds noise" else word
-            out.append(f"| {cell(metric)} | {observed} | {noise} | {word} |")
-    return out
+        out += [f"- **{text}**" + f" (e.g. {code(path)})" * bool(path) for text, path in causes]
+    return out + _noise_lines(diff)
 
 
-def aligned_table(ep: EpisodeDiff) -> list[str]:
-    """The tool calls aligned, as a table: = same, ~ changed, minus only in A, + only in B."""
-    if not ep.alignment:
+def _noise_lines(diff: RunDiff) -> list[str]:
+    noise = c.noise_rows(diff)
+    if not noise or diff.noise is None:
         return []
-    out = ["", "| | A | B |", "|:-:|---|---|"]
-    for mark, a, b in aligned_rows(ep, width=70):
-        left = code(a) if a and not a.startswith("… ") else cell(a)
-        out.append(f"| {mark} | {left} | {code(b) if b else ''} |")
-    return out
+    head = ["", f"### Noise floor: A vs B against A vs {code(diff.noise.baseline)}", ""]
+    body = [(cell(m), o, n, _bold(w, w == "exceeds noise")) for m, o, n, w in noise]
+    return head + table_lines("| metric | A vs B | A vs A2 | |", "|---|---:|---:|---|", body)
+
+
+def _aligned_table(ep: EpisodeDiff) -> list[str]:
+    """The tool calls aligned: = same, ~ changed, minus only in A, + only in B."""
+    body = [
+        (mark, code(a) if a and not a.startswith("… ") else cell(a), code(b) if b else "")
+        for mark, a, b in c.aligned_rows(ep, width=70)
+    ]
+    return ["", *table_lines("| | A | B |", "|:-:|---|---|", body)] if body else []
 
 
 def fit(render: Callable[[int], str], limit: int, budget: int = COMMENT_LIMIT) -> str:
     """The report rendered with at most ``limit`` episodes a section, fewer until it fits
     in ``budget`` characters; if even none fit, cut at a line with a note."""
-    for n in (limit, 10, 5, 2, 0):
-        if n > limit:
-            continue
+    for n in [n for n in (limit, 10, 5, 2, 0) if n <= limit]:
         text = render(n)
         if len(text) <= budget:
             return text
@@ -175,26 +175,31 @@ def render_markdown(diff: RunDiff, *, limit: int = 25, budget: int = COMMENT_LIM
     return fit(lambda n: _render(diff, n), limit, budget)
 
 
-def _render(diff: RunDiff, limit: int) -> str:
-    eps = ordered(diff)
-    regressed = [e for e in eps if e.change == "regressed"]
+def _only(episodes: list[EpisodeDiff], limit: int) -> list[str]:
+    body = []
+    for ep in episodes[:limit]:
+        side = "A" if ep.status == "only_a" else "B"
+        reward, steps = (ep.reward_a, ep.steps_a) if side == "A" else (ep.reward_b, ep.steps_b)
+        body.append((code(str(ep.env_index)), f"only in {side}", c.fmt_reward(reward), str(steps)))
+    head = f"### Only in one run ({len(episodes)})"
+    table = table_lines("| episode | run | reward | steps |", "|---|---|---:|---:|", body)
+    return ["", head, "", *table] if episodes else []
+
+
+def _episodes(diff: RunDiff, limit: int) -> list[str]:
+    """The regressed episodes, the other diverged ones, those in one run only."""
+    eps = c.ordered(diff)
     others = [e for e in eps if e.status == "diverged" and e.change != "regressed"]
-    only = [e for e in eps if e.status in ("only_a", "only_b")]
+    lines = _section("Regressed", [e for e in eps if e.change == "regressed"], limit)
+    lines += _section("Other diverged episodes", others, limit)
+    return lines + _only([e for e in eps if e.status in ("only_a", "only_b")], limit)
+
+
+def _render(diff: RunDiff, limit: int) -> str:
     icon = "✅" if diff.equivalent else "❌"
     lines = [f"## {icon} cassette diff: {code(diff.a.label)} → {code(diff.b.label)}", ""]
-    lines += [f"**{headline(diff)}**", "", *_summary(diff), *analysis_lines(diff)]
-    lines += _section("Regressed", regressed, limit)
-    lines += _section("Other diverged episodes", others, limit)
-    if only:
-        lines += ["", f"### Only in one run ({len(only)})", ""]
-        lines += ["| episode | run | reward | steps |", "|---|---|---:|---:|"]
-        for ep in only[:limit]:
-            side = "A" if ep.status == "only_a" else "B"
-            reward = ep.reward_a if side == "A" else ep.reward_b
-            steps = ep.steps_a if side == "A" else ep.steps_b
-            lines.append(
-                f"| {code(str(ep.env_index))} | only in {side} | {fmt_reward(reward)} | {steps} |"
-            )
+    lines += [f"**{c.headline(diff)}**", "", *_summary(diff), *analysis_lines(diff)]
+    lines += _episodes(diff, limit)
     if diff.volatile_seen:
         seen = ", ".join(code(p) for p in diff.volatile_seen)
         lines += ["", f"<sub>Ignored as volatile (they differ between the runs): {seen}</sub>"]
