@@ -1,15 +1,10 @@
 """pytest plugin: the ``cassette`` fixture, the ``cassette`` marker and ``--cassette-*`` options
-(README, "pytest"). Installed with the package (entry point ``pytest11``, name ``cassette``;
-``-p no:cassette`` turns it off).
+(README, "pytest"), installed with the package (entry point ``pytest11``, name ``cassette``).
 
-The fixture yields an open :class:`cassette.Cassette` (file: :func:`default_path`, mode:
-``--cassette-mode`` and its precedence, :mod:`.plugin_settings`) and closes it at
-teardown. A test that does not pass aborts its cassette instead: in ``record`` mode the old
-cassette is left untouched and the failure names the side file that holds what was
-recorded, and a failure from a cassette names the command that re-records the test.
-``@pytest.mark.cassette(path=None, mode=None, match="strict", ignore=())`` configures the
-fixture; the closest marker wins key by key. A passed test whose cassette holds unplayed
-interactions carries them on its teardown report (:mod:`.unused` sums them up).
+A test that does not pass aborts its cassette: in ``record`` mode the old cassette stays
+untouched and the failure names the side file that holds what was recorded, and a failure
+from a cassette names the command that re-records the test. A passed test whose cassette
+holds unplayed interactions carries them on its teardown report (:mod:`.unused`).
 """
 
 from __future__ import annotations
@@ -30,7 +25,6 @@ from .plugin_settings import (
     DEFAULT_MODE,
     MODES,
     SETTINGS,
-    is_url,
     pytest_addoption,
     pytest_configure,
     pytest_report_header,
@@ -57,9 +51,6 @@ class _TestState:
 
 
 _STATE = pytest.StashKey[_TestState]()
-
-
-# --- paths and the marker ----------------------------------------------------------------
 
 
 def _safe_name(name: str) -> str:
@@ -109,9 +100,6 @@ def _ignore_list(value: object) -> list[str]:
     raise TypeError(f"@pytest.mark.cassette(ignore=...) takes a list of str, not {value!r}")
 
 
-# --- the fixture -------------------------------------------------------------------------
-
-
 @pytest.fixture
 def cassette(request: pytest.FixtureRequest) -> Iterator[Cassette]:
     """An open :class:`cassette.Cassette` for this test, at
@@ -147,6 +135,8 @@ def _where(item: pytest.Item, directory: Path | str, raw: Any) -> Path | str:
     URL, or an absolute path, as it is), else :func:`default_path`."""
     if raw is None:
         return default_path(item, directory)
+    from ..storage.remote import is_url
+
     text: str = os.fspath(raw)
     if is_url(text):
         return text
@@ -165,7 +155,8 @@ def _finish(item: pytest.Item, state: _TestState) -> None:
     setup, call = state.reports.get("setup"), state.reports.get("call")
     passed = setup is not None and setup.passed and call is not None and call.passed
     if not passed:
-        _abort(cas, None)  # a no-op if the failure already aborted it
+        if not cas.closed:  # (the failure may have aborted it already)
+            cas.abort(None)
         return
     unused = cas.unused() if cas.mode in (Mode.REPLAY, Mode.APPEND) else []
     if unused:
@@ -174,13 +165,6 @@ def _finish(item: pytest.Item, state: _TestState) -> None:
         info = {"path": path, "count": len(unused), "total": total, "keys": keys}
         item.user_properties.append((_UNUSED, info))
     cas.close()
-
-
-def _abort(cas: Cassette, exc: BaseException | None) -> None:
-    """Abort ``cas`` (a side file that holds nothing but its header is removed by it,
-    one that holds calls is named in the failure)."""
-    if not cas.closed:
-        cas.abort(exc)
 
 
 def _cassette_error(exc: BaseException | None) -> bool:
@@ -204,7 +188,8 @@ def pytest_runtest_makereport(
     if state is not None and excinfo is not None and call.when in ("setup", "call"):
         # abort before the report is made, so the note naming the side file is in it
         skipped = isinstance(excinfo.value, pytest.skip.Exception)
-        _abort(state.cas, None if skipped else excinfo.value)
+        if not state.cas.closed:
+            state.cas.abort(None if skipped else excinfo.value)
     report = yield
     if state is None:
         return report
