@@ -6,8 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import CassetteError
-from .console import Console, existing, failing, plural, upload_on_exit, uploaded
+from .console import Console, existing, plural, upload_on_exit, uploaded
 
 __all__ = ["export", "output_dir"]
 
@@ -18,11 +17,7 @@ def output_dir(console: Console, out: str, force: bool) -> Path:
     from ..storage.remote import is_url, listing, private_dir
 
     if is_url(out):
-        try:
-            taken = bool(listing(out.rstrip("/") + "/").sizes)
-        except CassetteError as exc:
-            failing(console, exc)
-        if taken and not force:
+        if listing(out.rstrip("/") + "/").sizes and not force:
             console.fail(f"{out} holds files; pass --force to overwrite them, or name another")
         target = private_dir() / "export"
         target.mkdir()

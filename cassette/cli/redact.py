@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from ..errors import CassetteError
 from .console import Console, existing, plural, upload_on_exit, uploaded, working, writable
 
 __all__ = ["redact"]
@@ -53,9 +52,7 @@ def redact(
     try:
         with working(console, f"redacting {path.name}", [path], lines=True) as advance:
             counts = redact(path, Path(out) if out else None, redactor=redactor, progress=advance)
-    except CassetteError:
-        raise  # one line, from the group
-    except OSError as exc:  # (not about a path)
+    except OSError as exc:
         console.fail(f"cannot rewrite {out or src}: {exc.strerror}; check the path and permissions")
     uploaded(console)
     where = f"{src} (in place)" if out is None else f"{src} into {out}"

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..dataset.inspect import content_text, json_text, response_message, tool_calls, usage_of
-from ..errors import CassetteError
 from ..format.delta import is_ref
 from ..format.runid import set_run_id
 from ..types import EnvIndex, Json
@@ -49,11 +48,8 @@ def show(path: str, env: str | None, channel: str | None, full: bool, fmt: str) 
       cassette show runs/a.jsonl --env 3 --format json | jq '.episodes[0].steps[-1].response'
     """
     console = Console()
-    try:
-        with reporting_warnings(console):
-            _show(console, path, env, channel, full, fmt == "json")
-    except CassetteError as exc:  # a line found damaged while its request is rebuilt
-        console.fail(str(exc))
+    with reporting_warnings(console):  # (a line found damaged later: the group's error line)
+        _show(console, path, env, channel, full, fmt == "json")
 
 
 def _show(
@@ -86,8 +82,6 @@ def _check(console: Console, path: str, what: str, given: str | None, held: list
         known = ", ".join(held[:10]) or "none"
         console.fail(f"no {what} {given} in {path} (it holds {known}); pick one of those")
 
-
-# --- the transcript ------------------------------------------------------------------
 
 _INDENT = " " * 16
 
@@ -195,13 +189,10 @@ def _message_field(request: Json) -> str:
 def _outcome_text(outcome: Json | None) -> str:
     if outcome is None:
         return "no outcome"
-    parts = []
-    if outcome.get("reward") is not None:
-        parts.append(f"reward={outcome['reward']:g}")
-    if outcome.get("terminated") is not None:
-        parts.append("terminated" if outcome["terminated"] else "not terminated")
-    if outcome.get("info"):
-        parts.append("info=" + _excerpt(json_text(outcome["info"]), 120))
+    reward, ended, info = (outcome.get(k) for k in ("reward", "terminated", "info"))
+    parts = [f"reward={reward:g}"] if reward is not None else []
+    parts += [] if ended is None else ["terminated" if ended else "not terminated"]
+    parts += ["info=" + _excerpt(json_text(info), 120)] if info else []
     return "  ".join(parts) or "outcome recorded"
 
 
@@ -217,10 +208,8 @@ def _selected(index: Index, env: str | None, channel: str | None) -> Iterator[tu
 def episode_transcripts(
     index: Index, *, env: str | None = None, channel: str | None = None, full: bool = False
 ) -> dict[EnvIndex, list[list[Segment]]]:
-    """Per episode (in order of appearance), the lines that ``cassette show`` prints: a
-    heading with the outcome, then each step with the messages it adds and its response.
-    ``full``: every message of each request, untruncated; ``env`` and ``channel`` select
-    as :func:`_selected` does."""
+    """Per episode, the lines ``cassette show`` prints: a heading with the outcome, then each
+    step with the messages it adds (``full``: all, untruncated) and its response."""
     out: dict[EnvIndex, list[list[Segment]]] = {
         e: [[(f"episode {e!r}", "bold"), ("  " + _outcome_text(index.outcomes.get(e)), None)]]
         for e in index.episodes()
@@ -241,10 +230,8 @@ def episode_transcripts(
 def episode_records(
     index: Index, *, env: str | None = None, channel: str | None = None
 ) -> list[Json]:
-    """What ``cassette show --format json`` prints: per episode (in order of appearance)
-    its env_index, outcome and steps, each step whole (full request rebuilt from the
-    delta encoding, response, error, meta). ``env`` and ``channel`` select as
-    :func:`_selected` does."""
+    """What ``cassette show --format json`` prints: per episode its env_index, outcome and
+    steps, each whole (full request, response, error, meta)."""
     out: dict[EnvIndex, Json] = {
         e: {"env_index": e, "outcome": index.outcomes.get(e), "steps": []}
         for e in index.episodes()

@@ -1,5 +1,5 @@
-"""The numbers of a cassette as data (``cassette stats``): episodes, steps per channel,
-models, tokens and cost, latency percentiles, tool calls asked for, outcome rewards."""
+"""``cassette stats``: the numbers of a cassette (episodes, steps per channel, models, tokens
+and cost, latency percentiles, tool calls asked for, outcome rewards)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,7 @@ __all__ = ["compute_stats", "percentile", "stats", "stats_rows"]
 
 
 def _json_safe(value: Any) -> Any:
-    """``value`` with ints beyond 64 bits as floats (sums of counts a damaged or edited
-    file holds): JSON output writes 64-bit ints only."""
+    """``value`` with ints beyond 64 bits (a damaged file's sums) as floats, for orjson."""
     if isinstance(value, dict):
         return {k: _json_safe(v) for k, v in value.items()}
     if isinstance(value, list):

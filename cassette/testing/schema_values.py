@@ -1,15 +1,9 @@
 """Values that fit a JSON schema, for the scripted server's tool calls and structured answers.
 
-``schema_value(schema, text, rnd)`` builds a value that validates against ``schema`` (the
-subset that pydantic, the openai SDK's ``parse`` helpers and the agent frameworks emit:
-``$ref``/``$defs``, ``anyOf``/``oneOf``/``allOf``, nullable types, enums and consts, string
-formats and lengths, number bounds, arrays with ``minItems``/``prefixItems``, objects with
-their required properties). Strings are derived from ``text``; with ``rnd`` they get a random
-suffix and numbers and booleans are drawn at random, so two answers differ.
-``requested_json(body)`` tells whether a chat or Responses request asks for JSON and for
-which schema (``response_format`` / ``text.format`` of type ``json_schema`` or
-``json_object``; for ``json_object`` a JSON schema written into a message, as instructor's
-JSON mode does).
+:func:`schema_value` covers what pydantic, the openai SDK and the agent frameworks emit
+(``$ref``, ``anyOf``/``oneOf``/``allOf``, enums, formats, bounds, arrays, objects); strings
+come from ``text``, and with ``rnd`` values are drawn at random. :func:`requested_json` tells
+whether a request asks for JSON, and for which schema.
 """
 
 from __future__ import annotations
@@ -185,8 +179,7 @@ def tool_arguments(schema: Any, text: str, rnd: bool = False) -> Json:
 
 
 def find_schema(texts: Iterable[str]) -> Json | None:
-    """The first JSON schema (an object with ``properties``, ``$defs``, ...) written in
-    ``texts``, as instructor's JSON mode puts one into the system message."""
+    """The first JSON schema written in ``texts`` (as instructor's JSON mode sends one)."""
     decoder = json.JSONDecoder()
     for text in texts:
         at, tries = text.find("{"), 0
@@ -204,8 +197,8 @@ def find_schema(texts: Iterable[str]) -> Json | None:
 
 
 def requested_json(body: Json) -> tuple[bool, Json | None]:
-    """Whether a chat (``response_format``) or Responses (``text.format``) request asks for a
-    JSON answer, and the schema it names (None for ``json_object``)."""
+    """Whether a chat (``response_format``) or Responses (``text.format``) request asks for
+    JSON, and the schema it names (None for ``json_object``)."""
     fmt = body.get("response_format")
     if not isinstance(fmt, dict):
         text = body.get("text")
