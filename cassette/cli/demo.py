@@ -62,23 +62,25 @@ def run_agent(chat: Chat, cas: Cassette, *, max_steps: int = 6) -> list[Transcri
     for env_index, task in enumerate(TASKS):
         with episode(env_index):
             messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": task}]
-            tool_result = None
-            for _ in range(max_steps):
-                message = chat(list(messages))
-                messages.append(message)
-                calls = message.get("tool_calls") or []
-                if not calls:
-                    break
-                for call in calls:
-                    args = json.loads(call["function"]["arguments"])
-                    tool_result = add(args.get("a", 0), args.get("b", 0))
-                    messages.append({"role": "tool", "tool_call_id": call["id"],
-                                     "content": tool_result})  # fmt: skip
-            answer = str(messages[-1].get("content") or "")
-            reward = 1.0 if tool_result is not None and tool_result in answer else 0.0
-            cas.outcome(env_index, reward=reward, terminated=True)
-            results.append(Transcript(env_index, messages, reward))
+            results.append(_episode(chat, env_index, messages, max_steps))
+            cas.outcome(env_index, reward=results[-1].reward, terminated=True)
     return results
+
+
+def _episode(chat: Chat, env_index: int, messages: list[Json], max_steps: int) -> Transcript:
+    """Ask, run the tools asked for, until the model answers in text."""
+    results: list[str] = []
+    for _ in range(max_steps):
+        messages.append(chat(list(messages)))
+        calls = messages[-1].get("tool_calls") or []
+        if not calls:
+            break
+        for call in calls:
+            args = json.loads(call["function"]["arguments"])
+            results.append(add(args.get("a", 0), args.get("b", 0)))
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": results[-1]})
+    answer = str(messages[-1].get("content") or "")
+    return Transcript(env_index, messages, 1.0 if results and results[-1] in answer else 0.0)
 
 
 def openai_chat(client: Any, model: str) -> Chat:
@@ -226,6 +228,13 @@ def _check_out(console: Console, out: str, force: bool) -> None:
         console.fail(f"{out} exists and is not a demo recording; pass --force to overwrite it")
 
 
+def _refuse_with_bundled(console: Console, **given: Any) -> None:
+    """The shipped cassette is replayed as it is: nothing is recorded."""
+    chosen = [f"--{flag}" for flag, value in given.items() if value]
+    if chosen:
+        console.fail(f"--bundled only replays the shipped cassette; drop {', '.join(chosen)}")
+
+
 def record_and_replay(console: Console, out: str | None, *, live: bool, model: str | None) -> bool:
     """``cassette demo``: :func:`run_demo` into ``out`` (default: a new temporary folder),
     then show the replay, the timings and the verdict; whether the replay was identical."""
@@ -281,12 +290,8 @@ def demo(live: bool, model: str | None, out: str | None, force: bool, bundled: b
     import os
 
     console = Console()
-    chosen = [
-        flag for flag, given in (("--live", live), ("--model", model), ("--out", out)) if given
-    ]
     if bundled:
-        if chosen:  # the shipped cassette is replayed as it is: nothing is recorded
-            console.fail(f"--bundled only replays the shipped cassette; drop {', '.join(chosen)}")
+        _refuse_with_bundled(console, live=live, model=model, out=out)
         replay_bundled(console)
         return
     if out:

@@ -153,17 +153,30 @@ def _run_served(
 
 def cassette_path(path: str, mode: str, command: tuple[str, ...], console: Console) -> str:
     """``--cassette PATH`` for the child: a local path made absolute (a shard directory's
-    trailing slash kept), a URL as it is. What the child would fail on fails here, in one
-    line: nothing to replay, not a cassette, not writable."""
+    trailing slash kept, and checked), a URL as it is."""
     import os
-    import shlex
 
     from ..storage.remote import local_or_url
 
     local = local_or_url(path)
     if not isinstance(local, os.PathLike):
         return local  # a URL: abspath would make it a local path
-    if mode == "replay" and not local.exists():
+    _check_local(local, path, mode, command, console)
+    where = os.path.abspath(local)
+    if path.endswith(("/", os.sep)):  # a shard directory: abspath drops the slash
+        where += os.sep
+    return where
+
+
+def _check_local(
+    local: Path, path: str, mode: str, command: tuple[str, ...], console: Console
+) -> None:
+    """Fail, in one line, where the child would: nothing to replay, not a cassette, not
+    writable."""
+    import shlex
+
+    exists = local.exists()
+    if mode == "replay" and not exists:
         again = shlex.join(["cassette", "run", "--mode", "record", "--cassette", path, "--"])
         console.fail(
             f"no cassette at {path} to replay; check the path, or record it first: "
@@ -171,12 +184,8 @@ def cassette_path(path: str, mode: str, command: tuple[str, ...], console: Conso
         )
     if mode in {"replay", "auto"} and local.is_file():
         readable_cassette(local, console)
-    if mode in {"record", "append"} or (mode == "auto" and not local.exists()):
+    if mode in {"record", "append"} or (mode == "auto" and not exists):
         _writable_place(path, mode, console)
-    where = os.path.abspath(local)
-    if path.endswith(("/", os.sep)):  # a shard directory: abspath drops the slash
-        where += os.sep
-    return where
 
 
 def readable_cassette(local: Path, console: Console) -> None:
@@ -203,8 +212,14 @@ def _writable_place(path: str, mode: str, console: Console) -> None:
             f"cannot record {path}: {place} is not writable; record into a directory you can "
             "write to, or change its rights"
         )
-    if mode == "append" and local.is_file() and not os.access(local, os.W_OK):
+    if mode == "append" and not _can_append(local):
         console.fail(f"cannot append to {path}: the file is read-only; change its rights")
+
+
+def _can_append(local: Path) -> bool:
+    import os
+
+    return not local.is_file() or os.access(local, os.W_OK)
 
 
 def spawn(command: tuple[str, ...], env: dict[str, str], console: Console) -> NoReturn:

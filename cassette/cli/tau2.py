@@ -39,27 +39,16 @@ class Tau2Results:
     outcomes: dict[int | str, Json] = field(default_factory=dict)
 
 
-def _commit_hash() -> str:
-    """tau2's ``get_commit_hash`` without git's "fatal: not a git repository" on stderr."""
-    import subprocess
-
-    try:
-        found = subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return found.stdout.strip().split("\n")[0]
-
-
 @contextlib.contextmanager
 def _quiet(on: bool) -> Iterator[None]:
+    """tau2 quiet, and (for its results' metadata, never kept) not asking git for the working
+    directory's commit, which outside a checkout prints "fatal: not a git repository"."""
     ConsoleDisplay = importlib.import_module("tau2.utils.display").ConsoleDisplay
     run: Any = importlib.import_module("tau2.run")
     before, asked = ConsoleDisplay.console.quiet, run.get_commit_hash
     ConsoleDisplay.console.quiet = on or before
     if on:
-        run.get_commit_hash = _commit_hash
+        run.get_commit_hash = lambda: "unknown"
     try:
         yield
     finally:
@@ -237,11 +226,11 @@ def tau2_command(
     path = _cassette(given, bundled, mode)
     if not verbose:
         _quiet_import()
-    ids = [i for item in task_ids for i in item.replace(",", " ").split()] or None
-    options = {"domain": domain, "task_ids": ids, "num_trials": num_trials, "seed": seed}
+    options = {"domain": domain, "task_ids": _ids(task_ids), "num_trials": num_trials}
+    options["seed"] = seed
     options |= {"agent_llm": agent_llm, "user_llm": user_llm, "max_steps": max_steps}
     try:
-        if mode in ("replay", "append") or (mode == "auto" and _exists(path)):
+        if _replays(mode, path):
             cas, config = _replayed(path, mode, options, bundled)
         else:
             cas, config = _recorded(path, mode, options, base_url, meta_items)
@@ -253,6 +242,15 @@ def tau2_command(
     except (ValueError, KeyError) as exc:  # tau2: unknown domain or task ids
         _fail(f"tau2: {exc}; {_tasks_fix(domain or '')}")
     _report(path, cas, config, res)
+
+
+def _ids(task_ids: tuple[str, ...]) -> list[str] | None:
+    """``--task-ids``: comma-separated or repeated (None: every task)."""
+    return [i for item in task_ids for i in item.replace(",", " ").split()] or None
+
+
+def _replays(mode: str, path: Path) -> bool:
+    return mode in ("replay", "append") or (mode == "auto" and _exists(path))
 
 
 def _llm_args(base_url: str | None, api_key: str | None) -> Json:
@@ -342,17 +340,16 @@ def _report(path: Path, cas: Cassette, config: Json, res: Tau2Results) -> None:
     replay = res.live_calls == 0 and cas.mode.value == "replay"
     width = max([len(str(e)) for e in res.env_indices] + [7])
     click.echo(f"{'episode':<{width}}  reward  {'recorded  ' if replay else ''}termination")
-    pairs = list(zip(res.env_indices, res.simulations, strict=True))
-    recorded = [res.outcomes.get(env, {}).get("reward") for env, _ in pairs]
-    for (env, sim), was in zip(pairs, recorded, strict=True):
-        click.echo(_line(env, sim, was, replay, width))
-    rewards = [_reward(sim) or 0.0 for _, sim in pairs]
-    mean = sum(rewards) / len(rewards) if rewards else 0.0
-    head = f"{len(rewards)} episodes of {config['domain']}, mean reward {mean:.3f}; "
-    if replay:
-        click.echo(head + f"{res.calls} LLM calls replayed from {path}, 0 live")
-    else:
-        click.echo(head + f"{res.live_calls} LLM calls made, cassette {path} ({cas.mode.value})")
-    differs = sum(was != _reward(sim) for (_, sim), was in zip(pairs, recorded, strict=True))
-    if replay and differs:
+    rewards, differs = [], 0
+    for env, sim in zip(res.env_indices, res.simulations, strict=True):
+        recorded = res.outcomes.get(env, {}).get("reward")
+        click.echo(_line(env, sim, recorded, replay, width))
+        rewards.append(_reward(sim) or 0.0)
+        differs += replay and recorded != _reward(sim)
+    mean = sum(rewards) / max(len(rewards), 1)
+    done = f"{res.calls} LLM calls replayed from {path}, 0 live"
+    if not replay:
+        done = f"{res.live_calls} LLM calls made, cassette {path} ({cas.mode.value})"
+    click.echo(f"{len(rewards)} episodes of {config['domain']}, mean reward {mean:.3f}; {done}")
+    if differs:
         _fail(f"{differs} episode(s) got a reward other than the recorded one", 1)

@@ -141,19 +141,20 @@ def _anthropic_role(m: Json) -> str:
     return "tool" if result else str(m.get("role", "user"))
 
 
+def _anthropic_tools(body: Json) -> list[tuple[str, Any]]:
+    tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
+    return [
+        (str(t["name"]), t["input_schema"]) for t in tools if {"name", "input_schema"} <= t.keys()
+    ]
+
+
 def parse_messages(body: Json) -> Conversation:
     """The conversation of an Anthropic Messages request."""
     system = [("system", text_of(body["system"]))] if body.get("system") else []
-    msgs = [
-        (_anthropic_role(m), text_of(m.get("content")))
-        for m in body.get("messages") or []
-        if isinstance(m, dict)
-    ]
-    tools = [
-        (str(t["name"]), t.get("input_schema"))
-        for t in body.get("tools") or []
-        if isinstance(t, dict) and {"name", "input_schema"} <= t.keys()
-    ]
+    msgs = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    said = [(_anthropic_role(m), text_of(m.get("content"))) for m in msgs]
     choice = body.get("tool_choice")
-    choice = "none" if isinstance(choice, dict) and choice.get("type") == "none" else choice
-    return Conversation(system + msgs, tools, choice, body.get("metadata"))
+    none = isinstance(choice, dict) and choice.get("type") == "none"
+    return Conversation(
+        system + said, _anthropic_tools(body), "none" if none else choice, body.get("metadata")
+    )

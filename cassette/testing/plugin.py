@@ -152,9 +152,8 @@ def _finish(item: pytest.Item, state: _TestState) -> None:
     from ..replay.cassette import Mode
 
     cas = state.cas
-    setup, call = state.reports.get("setup"), state.reports.get("call")
-    passed = setup is not None and setup.passed and call is not None and call.passed
-    if not passed:
+    passed = [r.passed for r in state.reports.values() if r.when in ("setup", "call")]
+    if passed != [True, True]:
         if not cas.closed:  # (the failure may have aborted it already)
             cas.abort(None)
         return
@@ -184,23 +183,24 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     state = item.stash.get(_STATE, None)
-    excinfo = call.excinfo
-    if state is not None and excinfo is not None and call.when in ("setup", "call"):
-        # abort before the report is made, so the note naming the side file is in it
-        skipped = isinstance(excinfo.value, pytest.skip.Exception)
-        if not state.cas.closed:
-            state.cas.abort(None if skipped else excinfo.value)
-    report = yield
+    failure = call.excinfo.value if call.excinfo is not None else None
     if state is None:
-        return report
+        return (yield)
+    if failure is not None and call.when in ("setup", "call") and not state.cas.closed:
+        # abort before the report is made, so the note naming the side file is in it
+        state.cas.abort(None if isinstance(failure, pytest.skip.Exception) else failure)
+    report = yield
     state.reports[report.when] = report
-    if report.failed and excinfo is not None and _cassette_error(excinfo.value):
-        cas = state.cas
-        again = shlex.join(["pytest", "--cassette-mode=record", item.nodeid])
-        if cas.forced:  # the variable beats the flag: name it
-            again = "CASSETTE_FORCE_MODE=record " + shlex.join(["pytest", item.nodeid])
-        where = f"cassette {shown(cas.path, item.config)} (mode={cas.mode.value}, "
-        report.sections.append(
-            ("cassette", f"{where}from {state.source})\nre-record this test with: {again}")
-        )
+    if report.failed and _cassette_error(failure):
+        report.sections.append(("cassette", _rerecord_note(item, state)))
     return report
+
+
+def _rerecord_note(item: pytest.Item, state: _TestState) -> str:
+    """Where the cassette is, its mode and where that came from, and how to re-record."""
+    cas = state.cas
+    again = shlex.join(["pytest", "--cassette-mode=record", item.nodeid])
+    if cas.forced:  # the variable beats the flag: name it
+        again = "CASSETTE_FORCE_MODE=record " + shlex.join(["pytest", item.nodeid])
+    where = f"cassette {shown(cas.path, item.config)} (mode={cas.mode.value}, "
+    return f"{where}from {state.source})\nre-record this test with: {again}"
