@@ -129,6 +129,10 @@ def _files(path: Path) -> list[Path]:
     return shard_files(path) if path.is_dir() else [path]
 
 
+def _size(inputs: Sequence[Path]) -> int:
+    return sum(f.stat().st_size for p in inputs for f in _files(p) if f.is_file())
+
+
 def _count_lines(path: Path) -> int | None:
     """Lines of a plain file or shard directory (a progress total); None for gzip."""
     total = 0
@@ -170,9 +174,8 @@ def working(
     """A long operation: runs without cyclic GC, prints each CassetteWarning afterwards,
     and yields ``advance(n)`` of a progress bar on stderr (``lines``: counting the lines of
     the first input; a spinner without a total), drawn on a terminal for large inputs."""
-    size = sum(f.stat().st_size for p in inputs for f in _files(p) if f.is_file())
     with reporting_warnings(console), paused_gc():
-        if not (console.terminal and inputs and size >= LARGE_BYTES):
+        if not (console.terminal and inputs and _size(inputs) >= LARGE_BYTES):
             yield lambda n: None
             return
         from rich import progress as rp

@@ -8,7 +8,7 @@ import contextlib
 import importlib
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -95,6 +95,15 @@ def _quiet_stdout() -> None:
         os.close(devnull)
 
 
+def _again(sub: str | None) -> str:
+    return f"run `cassette {sub}` again to finish" if sub else "run the command again"
+
+
+def _exit(message: str, code: int) -> NoReturn:
+    click.echo(f"error: {one_line(message)}", err=True)
+    sys.exit(code)
+
+
 class _OneLineUsage(click.UsageError):
     def show(self, file: Any = None) -> None:
         click.echo(f"error: {self.format_message()}", err=True)
@@ -139,16 +148,12 @@ class OneLineGroup(click.Group):
             sys.exit(141)  # as a process killed by SIGPIPE, what a shell reports for `yes | head`
         except KeyboardInterrupt:  # not click's "Aborted!" and exit 1, which means "the runs
             # differ" to diff and "faults" to validate; 130 as a shell reports SIGINT
-            sub = ctx.invoked_subcommand
-            again = f"run `cassette {sub}` again to finish" if sub else "run the command again"
-            click.echo(f"error: interrupted; {again}", err=True)
-            sys.exit(130)
+            _exit("interrupted; " + _again(ctx.invoked_subcommand), 130)
         except Exception as exc:  # a user error or a network failure: one line, no traceback
             found = user_error(exc, ctx.invoked_subcommand or "")
             if found is None:
                 raise
-            click.echo(f"error: {one_line(found[0])}", err=True)
-            sys.exit(found[1])
+            _exit(found[0], found[1])
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.lazy})

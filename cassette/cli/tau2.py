@@ -153,12 +153,14 @@ def _exists(path: Path) -> bool:
 _EXAMPLE = "--domain mock --agent-llm openai/gpt-4.1-mini --user-llm openai/gpt-4.1-mini"
 
 
+def _setting(key: str, options: Json, recorded: Json) -> Any:
+    given = options.get(key)
+    return given if given is not None else recorded.get(key, DEFAULTS.get(key))
+
+
 def _settle(options: Json, recorded: Json, path: Path | None = None) -> Json:
     """The run's settings: the options, else what the replayed cassette ``path`` recorded."""
-    config = {}
-    for key in (*REQUIRED, *DEFAULTS):
-        value = options.get(key)
-        config[key] = value if value is not None else recorded.get(key, DEFAULTS.get(key))
+    config = {key: _setting(key, options, recorded) for key in (*REQUIRED, *DEFAULTS)}
     missing = [f"--{k.replace('_', '-')}" for k in REQUIRED if not config[k]]
     if missing and path is not None and not recorded:
         _fail(
