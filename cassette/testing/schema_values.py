@@ -32,18 +32,23 @@ def _free(text: str, rnd: bool) -> str:
     return f"{text} {secrets.token_hex(3)}" if rnd else text
 
 
+def _pointer(root: Json, ref: str) -> Any:
+    """What the JSON pointer ``#/a/b`` names in ``root`` (None: nothing)."""
+    target: Any = root
+    for part in filter(None, ref[1:].split("/")):
+        part = part.replace("~1", "/").replace("~0", "~")
+        target = target.get(part) if isinstance(target, dict) else None
+    return target
+
+
 def _resolve(schema: Json, root: Json) -> Json:
     """``schema`` with a local ``$ref`` replaced by its target (sibling keys kept)."""
-    seen = 0
-    while isinstance(ref := schema.get("$ref"), str) and ref.startswith("#") and seen < 32:
-        target: Any = root
-        for part in filter(None, ref[1:].split("/")):
-            part = part.replace("~1", "/").replace("~0", "~")
-            target = target.get(part) if isinstance(target, dict) else None
+    for _ in range(32):
+        ref = schema.get("$ref")
+        target = _pointer(root, ref) if isinstance(ref, str) and ref.startswith("#") else None
         if not isinstance(target, dict):
             break
         schema = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
-        seen += 1
     return schema
 
 
