@@ -42,7 +42,7 @@ BELOW["diff"] = BELOW["dataset"] | {"dataset"}
 BELOW["view"] = BELOW["diff"] | {"diff"}
 BELOW["testing"] = set(BELOW) - {"testing"}
 BELOW["cli"] = set(BELOW) | {"testing"}
-ENTRY_POINTS = {"cassette.__main__": "cli", "cassette.pytest_plugin": "testing"}
+ENTRY_POINTS = {"cassette.__main__": "cli"}
 MAX_ROOT_MODULES = 12
 
 

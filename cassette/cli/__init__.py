@@ -1,10 +1,5 @@
-"""The ``cassette`` command: a click group with one command per module, as hatch does.
-
-Each command module imports only click and :mod:`.console` at the top, and is imported
-itself only when its command runs (or ``--help`` lists it); the work (the diff engine,
-rich, the openai SDK, tau2) is imported inside the command. ``tau2`` needs the ``tau2``
-extra.
-"""
+"""The ``cassette`` command: a click group with one command per module, as hatch does; a
+command's module is imported when it runs, and imports its heavy work inside it."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """The output side of the ``cassette`` command: the one :class:`Console` that prints,
-one-line errors and warnings, progress bars, and the helpers that commands share to
-open their inputs (the group that makes every error one line: :mod:`.group`). Heavy
-imports (rich, the reader) stay inside functions.
-"""
+progress bars, and the helpers commands share to open their inputs and outputs (local
+paths or URLs). Heavy imports (rich, the reader) stay inside functions."""
 
 from __future__ import annotations
 
@@ -49,38 +47,30 @@ def one_line(message: str) -> str:
     return out
 
 
-def _color_option() -> bool | None:
-    """The group's --color/--no-color of the command being run (None: not given)."""
-    ctx = click.get_current_context(silent=True)
-    value = ctx.find_root().params.get("color") if ctx is not None else None
-    return value if isinstance(value, bool) else None
-
-
 def _isatty(stream: Any) -> bool:
     isatty = getattr(stream, "isatty", None)
     return bool(isatty()) if callable(isatty) else False
 
 
-class Console:
-    """The one place that prints.
+def _default_color() -> bool:
+    """The group's --color/--no-color, else on a terminal unless NO_COLOR is set."""
+    ctx = click.get_current_context(silent=True)
+    given = ctx.find_root().params.get("color") if ctx is not None else None
+    if isinstance(given, bool):
+        return given
+    return _isatty(sys.stdout) and not os.environ.get("NO_COLOR")
 
-    Colour: ``color`` when given, else the group's ``--color/--no-color``, else on when
-    stdout is a terminal and ``NO_COLOR`` is unset. :meth:`echo` and :meth:`json` (machine
-    output) are never styled. ``terminal``: both stdout and stderr are terminals (where
-    :func:`working` draws its progress bars).
-    """
+
+class Console:
+    """The one place that prints. :meth:`echo` and :meth:`json` (machine output) are never
+    styled; ``terminal``: stdout and stderr are both terminals (progress bars are drawn)."""
 
     def __init__(self, color: bool | None = None, *, terminal: bool | None = None) -> None:
-        if terminal is None:
-            terminal = _isatty(sys.stdout) and _isatty(sys.stderr)
-        self.terminal = terminal
-        if color is None:
-            color = _color_option()
-        if color is None:
-            color = _isatty(sys.stdout) and not os.environ.get("NO_COLOR")
-        self.color = color
+        both = _isatty(sys.stdout) and _isatty(sys.stderr)
+        self.terminal = both if terminal is None else terminal
+        self.color = _default_color() if color is None else color
         self._rich: Any = None
-        if color:
+        if self.color:
             from rich.console import Console as RichConsole
 
             self._rich = RichConsole(force_terminal=True, color_system="standard",
@@ -100,11 +90,9 @@ class Console:
         self._rich.print(Text.assemble(*styled), soft_wrap=True)
 
     def echo(self, text: str) -> None:
-        """Machine output, as is."""
         click.echo(text)
 
     def json(self, data: Any) -> None:
-        """Machine output as indented JSON (never coloured)."""
         import orjson
 
         opts = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
@@ -114,48 +102,46 @@ class Console:
         click.echo(f"warning: {one_line(message)}", err=True)
 
     def fail(self, message: str, code: int = 2) -> NoReturn:
-        """Print ``error: message`` as one line on stderr and exit with ``code``."""
+        """``error: message`` as one line on stderr, and exit with ``code``."""
         click.echo(f"error: {one_line(message)}", err=True)
         sys.exit(code)
 
 
 def plural(count: int, word: str) -> str:
-    """``1 episode``, ``3 episodes``."""
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def existing(console: Console, path: str) -> Path:
-    """An input cassette: a file, or a directory holding shard files."""
+    """An input cassette: a file, or a directory holding shard files (a URL: a local copy)."""
     from ..storage.store import shard_files
 
-    target = _local_input(console, path)
+    target = _local_input(path)
     if not target.exists():
         console.fail(f"no such file or directory: {path}; check the path")
-    try:
-        if target.is_dir() and not shard_files(target):
-            console.fail(f"{path} is a directory with no shard files (*.jsonl); check the path")
-    except OSError as exc:
-        console.fail(f"cannot read {path}: {exc.strerror or exc}; check its permissions")
+    if target.is_dir() and not shard_files(target):  # (an unreadable one: the group's line)
+        console.fail(f"{path} is a directory with no shard files (*.jsonl); check the path")
     return target
 
 
-def _size(path: Path) -> int:
-    files = path.iterdir() if path.is_dir() else [path]
-    return sum(f.stat().st_size for f in files if f.is_file())
+def _files(path: Path) -> list[Path]:
+    from ..storage.store import shard_files
+
+    return shard_files(path) if path.is_dir() else [path]
+
+
+def _size(inputs: Sequence[Path]) -> int:
+    return sum(f.stat().st_size for p in inputs for f in _files(p) if f.is_file())
 
 
 def _count_lines(path: Path) -> int | None:
     """Lines of a plain file or shard directory (a progress total); None for gzip."""
-    from ..storage.store import shard_files
-
     total = 0
-    for file in shard_files(path) if path.is_dir() else [path]:
+    for file in _files(path):
         with open(file, "rb") as f:
             if f.read(2) == b"\x1f\x8b":
                 return None
             f.seek(0)
-            while block := f.read(1 << 20):
-                total += block.count(b"\n")
+            total += sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 20), b""))
     return total
 
 
@@ -186,12 +172,10 @@ def working(
     lines: bool = False,
 ) -> Iterator[Callable[[int], None]]:
     """A long operation: runs without cyclic GC, prints each CassetteWarning afterwards,
-    and yields ``advance(n)`` of a progress bar on stderr (a spinner if ``total`` is None;
-    ``lines``: the lines of the first input), drawn on a terminal when the ``inputs`` add
-    up to :data:`LARGE_BYTES`, gone when done."""
-    show = console.terminal and bool(inputs) and sum(_size(p) for p in inputs) >= LARGE_BYTES
+    and yields ``advance(n)`` of a progress bar on stderr (``lines``: counting the lines of
+    the first input; a spinner without a total), drawn on a terminal for large inputs."""
     with reporting_warnings(console), paused_gc():
-        if not show:
+        if not (console.terminal and inputs and _size(inputs) >= LARGE_BYTES):
             yield lambda n: None
             return
         from rich import progress as rp
@@ -207,26 +191,17 @@ def working(
 
 
 def load(console: Console, path: Path) -> Index:
-    """The index of a cassette; a bad file is one ``error:`` line and exit 2."""
-    from ..errors import CassetteError
+    """The index of a cassette (a bad file: the group's one ``error:`` line)."""
     from ..storage.index import load_index
 
     with working(console, f"reading {path.name}", [path]):
-        try:
-            return load_index([path])
-        except CassetteError as exc:
-            console.fail(str(exc))
-        except OSError as exc:
-            console.fail(f"cannot read {path}: {exc.strerror}; check the path and its permissions")
+        return load_index([path])
 
 
 def writable(console: Console, out: str, force: bool) -> Path:
     """``out`` as a path, if it may be written: not a directory, and new unless ``force``.
     A URL is written to a local file that is uploaded when the command ends."""
-    if out.endswith(("/", os.sep)):  # a directory (a shard directory, for a cassette)
-        console.fail(f"{out} is a directory; name the output file, e.g. {out.rstrip('/')}.jsonl")
-    target = _local_output(console, out, force)
-    if target.is_dir():
+    if out.endswith(("/", os.sep)) or (target := _local_output(console, out, force)).is_dir():
         console.fail(f"{out} is a directory; name the output file, e.g. {out.rstrip('/')}.jsonl")
     if target.exists() and not force:
         console.fail(f"{out} exists; pass --force to overwrite it, or name another file")
@@ -234,8 +209,7 @@ def writable(console: Console, out: str, force: bool) -> Path:
 
 
 def overwritten(console: Console, out: str) -> Path:
-    """``out`` as a local path to write, replacing what is there; for a URL, a private file
-    that :func:`uploaded` sends to it (the command calls it once the file is complete)."""
+    """``out`` as a local path to write, replacing what is there (a URL: see :func:`uploaded`)."""
     return _local_output(console, out, True)
 
 
@@ -244,20 +218,14 @@ def failing(console: Console, exc: CassetteError) -> NoReturn:
     console.fail(str(exc), 1 if getattr(exc, "unreachable", False) else 2)
 
 
-def _local_input(console: Console, path: str) -> Path:
+def _local_input(path: str) -> Path:
     """A local path for an input: a URL (``s3://...``) is fetched into a private copy."""
-    from ..errors import CassetteError
-    from ..storage.remote import described, local_or_url, materialize
+    from ..storage.remote import local_or_url, materialize
 
     local = local_or_url(path)
     if isinstance(local, Path):
         return local
-    try:
-        copy = materialize(local)
-    except CassetteError as exc:
-        failing(console, exc)
-    except Exception as exc:  # noqa: BLE001 - OSError, or a storage library's own (botocore's)
-        console.fail(f"cannot read {path}: {described(exc)}; check the URL and its credentials")
+    copy = materialize(local)
     _discard_when_done(copy)
     return copy
 
@@ -281,43 +249,30 @@ def scratch_dir() -> Path:
 
 
 def _local_output(console: Console, out: str, force: bool) -> Path:
-    """A local path for an output; for a URL, a private file uploaded to it when the
-    command calls :func:`uploaded` (if the command wrote it)."""
-    from ..errors import CassetteError
-    from ..storage.remote import described, listing, local_or_url, private_dir, remote_exists
+    """A local path for an output; for a URL, a private file uploaded by :func:`uploaded`."""
+    from ..storage.remote import listing, local_or_url, remote_exists
 
     local = local_or_url(out)
     if isinstance(local, Path):
         return local
-    try:
-        exists = not force and remote_exists(listing(local))
-    except CassetteError as exc:
-        failing(console, exc)
-    except Exception as exc:  # noqa: BLE001 - as in _local_input
-        console.fail(f"cannot list {out}: {described(exc)}; check the URL and its credentials")
-    if exists:
+    if not force and remote_exists(listing(local)):
         console.fail(f"{out} exists; pass --force to overwrite it, or name another URL")
-    name = local.rstrip("/").rsplit("/", 1)[-1]
-    target = private_dir() / name
+    target = scratch_dir() / local.rstrip("/").rsplit("/", 1)[-1]
     upload_on_exit(target, local)
     return target
 
 
 def upload_on_exit(target: Path, url: str) -> None:
-    """Have the running command upload ``target`` (a private file or directory) to ``url``
-    when it calls :func:`uploaded`, which it does once its output is complete. When the
-    command ends, ``target``'s private directory is removed, uploaded or not: a command
-    that fails uploads nothing and leaves no local copy behind."""
+    """Have :func:`uploaded` send ``target`` (a private file or directory) to ``url``; when
+    the command ends its private directory goes, so a failed command uploads nothing."""
     ctx = click.get_current_context()
     ctx.meta.setdefault(_UPLOADS, []).append((target, url))
     _discard_when_done(target)
 
 
 def uploaded(console: Console) -> None:
-    """Upload what the running command wrote for a URL (see :func:`upload_on_exit`); call
-    it before saying the command is done. A failed upload is one ``error:`` line (exit 1
-    when the store cannot be reached, else 2) and leaves no new object behind."""
-    from ..errors import CassetteError
+    """Upload what the running command wrote for a URL (see :func:`upload_on_exit`); call it
+    before saying the command is done. A failed upload leaves no new object behind."""
     from ..storage.remote import discard, upload
 
     ctx = click.get_current_context(silent=True)
@@ -327,7 +282,5 @@ def uploaded(console: Console) -> None:
         try:
             if target.exists():
                 upload(target, url)
-        except CassetteError as exc:
-            failing(console, exc)
         finally:
             discard(target)

@@ -1,11 +1,7 @@
-"""The demo agent: a small tool-calling loop, used by ``cassette demo`` and the README.
-
-Each task is one episode: the agent asks the model, runs the ``add`` tool it calls,
-and stops when the model answers in text; the reward is 1.0 when the answer quotes
-the tool's result. The model is reached through a ``chat`` function from messages
-to an assistant message dict: the real openai SDK (``openai_chat``), or a plain
-function under a cassette (``cassette_chat``). At the end: what ``cassette demo`` prints
-(:func:`record_and_replay`, :func:`replay_bundled`).
+"""``cassette demo``: a small tool-calling agent recorded through the openai SDK, then
+replayed with no model. Each task is one episode: the agent calls the ``add`` tool until the
+model answers in text; the reward is 1.0 when the answer quotes the tool's result. The
+model is reached through a ``chat`` function (:func:`openai_chat`, :func:`cassette_chat`).
 """
 
 from __future__ import annotations
@@ -66,23 +62,25 @@ def run_agent(chat: Chat, cas: Cassette, *, max_steps: int = 6) -> list[Transcri
     for env_index, task in enumerate(TASKS):
         with episode(env_index):
             messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": task}]
-            tool_result = None
-            for _ in range(max_steps):
-                message = chat(list(messages))
-                messages.append(message)
-                calls = message.get("tool_calls") or []
-                if not calls:
-                    break
-                for call in calls:
-                    args = json.loads(call["function"]["arguments"])
-                    tool_result = add(args.get("a", 0), args.get("b", 0))
-                    messages.append({"role": "tool", "tool_call_id": call["id"],
-                                     "content": tool_result})  # fmt: skip
-            answer = str(messages[-1].get("content") or "")
-            reward = 1.0 if tool_result is not None and tool_result in answer else 0.0
-            cas.outcome(env_index, reward=reward, terminated=True)
-            results.append(Transcript(env_index, messages, reward))
+            results.append(_episode(chat, env_index, messages, max_steps))
+            cas.outcome(env_index, reward=results[-1].reward, terminated=True)
     return results
+
+
+def _episode(chat: Chat, env_index: int, messages: list[Json], max_steps: int) -> Transcript:
+    """Ask, run the tools asked for, until the model answers in text."""
+    results: list[str] = []
+    for _ in range(max_steps):
+        messages.append(chat(list(messages)))
+        calls = messages[-1].get("tool_calls") or []
+        if not calls:
+            break
+        for call in calls:
+            args = json.loads(call["function"]["arguments"])
+            results.append(add(args.get("a", 0), args.get("b", 0)))
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": results[-1]})
+    answer = str(messages[-1].get("content") or "")
+    return Transcript(env_index, messages, 1.0 if results and results[-1] in answer else 0.0)
 
 
 def openai_chat(client: Any, model: str) -> Chat:
@@ -126,13 +124,10 @@ def cassette_chat(cas: Cassette, model: Callable[[Json], Json]) -> Chat:
 
 
 def run_demo(path: Path, *, live: bool = False, model: str | None = None) -> Json:
-    """Record the agent through the real openai SDK, then replay it with no model at all;
-    what happened (source, transcripts, calls, unused, seconds).
-
-    Without ``live`` the model is the scripted server in its random mode (answers differ
-    on every run, so only a true replay gives the same transcripts); with ``live`` it is
-    the endpoint of ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``.
-    """
+    """Record the agent through the openai SDK, then replay it with no model at all; what
+    happened (source, transcripts, calls, unused, seconds). The model: the scripted server
+    in random mode (only a true replay gives the same transcripts), or with ``live`` the
+    endpoint of ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``."""
     import time
 
     import openai
@@ -168,9 +163,6 @@ def run_demo(path: Path, *, live: bool = False, model: str | None = None) -> Jso
     return run | {"unused": unused, "record_s": record_s, "replay_s": time.perf_counter() - start}
 
 
-# --- what ``cassette demo`` prints ----------------------------------------------------------
-
-
 def show_transcripts(console: Console, transcripts: list[Transcript]) -> None:
     """Each episode's reward, then its messages one a line (tool calls as ``name(args)``)."""
     for t in transcripts:
@@ -183,8 +175,7 @@ def show_transcripts(console: Console, transcripts: list[Transcript]) -> None:
 
 
 def replay_bundled(console: Console) -> None:
-    """``cassette demo --bundled``: replay the bundled demo cassette with no model, and show
-    it (:func:`cassette.testing.bundled`)."""
+    """``cassette demo --bundled``: replay the shipped demo cassette with no model."""
     from ..replay.cassette import open as open_cassette
     from ..testing.bundled import bundled
 
@@ -207,25 +198,24 @@ def replay_bundled(console: Console) -> None:
 def _not_a_demo(path: Path) -> bool:
     """Whether ``path`` holds something other than an earlier ``cassette demo`` recording
     (whose header says ``meta.demo``): a cassette of the user's, or any other file."""
-    import gzip
+    import warnings
 
-    import orjson
+    from ..errors import CassetteError
+    from ..storage.lines import read_records
 
+    if not path.is_file() or path.stat().st_size == 0:
+        return path.exists() and not path.is_file()
     try:
-        if not path.is_file() or path.stat().st_size == 0:
-            return path.exists() and not path.is_file()
-        with open(path, "rb") as raw:
-            gz = raw.read(2) == b"\x1f\x8b"
-        with gzip.open(path, "rb") if gz else open(path, "rb") as f:
-            header = orjson.loads(f.readline(1 << 16))
-        return not (isinstance(header, dict) and (header.get("meta") or {}).get("demo") is True)
-    except (OSError, ValueError, AttributeError):  # unreadable, not JSON, meta not a dict
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            meta = next(read_records(path), (0, {}))[1].get("meta")
+    except (CassetteError, OSError):
         return True
+    return not (isinstance(meta, dict) and meta.get("demo") is True)
 
 
 def _check_out(console: Console, out: str, force: bool) -> None:
-    """Refuse an --out that is a URL, a directory, or (unless ``force``) a file that is not
-    an earlier demo's recording."""
+    """Refuse an --out that is a URL, a directory, or (unless ``force``) not an earlier demo."""
     import os
 
     from ..storage.remote import is_url
@@ -238,10 +228,16 @@ def _check_out(console: Console, out: str, force: bool) -> None:
         console.fail(f"{out} exists and is not a demo recording; pass --force to overwrite it")
 
 
+def _refuse_with_bundled(console: Console, **given: Any) -> None:
+    """The shipped cassette is replayed as it is: nothing is recorded."""
+    chosen = [f"--{flag}" for flag, value in given.items() if value]
+    if chosen:
+        console.fail(f"--bundled only replays the shipped cassette; drop {', '.join(chosen)}")
+
+
 def record_and_replay(console: Console, out: str | None, *, live: bool, model: str | None) -> bool:
-    """``cassette demo``: :func:`run_demo` into ``out`` (default: demo.jsonl in a new
-    temporary folder), then show the replayed transcripts, the timings and the verdict.
-    Returns whether the replay was identical."""
+    """``cassette demo``: :func:`run_demo` into ``out`` (default: a new temporary folder),
+    then show the replay, the timings and the verdict; whether the replay was identical."""
     import tempfile
 
     path = Path(out) if out else Path(tempfile.mkdtemp(prefix="cassette-demo-")) / "demo.jsonl"
@@ -281,9 +277,9 @@ def record_and_replay(console: Console, out: str | None, *, live: bool, model: s
 def demo(live: bool, model: str | None, out: str | None, force: bool, bundled: bool) -> None:
     """Record a tool-calling agent through the real openai SDK, then replay it offline.
 
-    With no API key and no network: starts the scripted model server on 127.0.0.1,
-    records three episodes, stops the server, replays the run with no model at all and
-    shows that transcripts and rewards are identical. Exit 1 if they are not.
+    With no API key and no network: records three episodes from the scripted model server
+    on 127.0.0.1, stops it, replays the run with no model at all and shows that transcripts
+    and rewards are identical. Exit 1 if they are not.
 
     \b
     Examples:
@@ -295,11 +291,7 @@ def demo(live: bool, model: str | None, out: str | None, force: bool, bundled: b
 
     console = Console()
     if bundled:
-        chosen = [
-            flag for flag, given in (("--live", live), ("--model", model), ("--out", out)) if given
-        ]
-        if chosen:  # the shipped cassette is replayed as it is: nothing is recorded
-            console.fail(f"--bundled only replays the shipped cassette; drop {', '.join(chosen)}")
+        _refuse_with_bundled(console, live=live, model=model, out=out)
         replay_bundled(console)
         return
     if out:

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import CassetteError
-from .console import Console, existing, failing, plural, upload_on_exit, uploaded
+from .console import Console, existing, plural, upload_on_exit, uploaded
 
 __all__ = ["export", "output_dir"]
 
@@ -17,21 +16,17 @@ def output_dir(console: Console, out: str, force: bool) -> Path:
     the command ends); refused if it holds files, unless ``force``."""
     from ..storage.remote import is_url, listing, private_dir
 
+    target = Path(out.removeprefix("file://"))
     if is_url(out):
-        try:
-            taken = bool(listing(out.rstrip("/") + "/").sizes)
-        except CassetteError as exc:
-            failing(console, exc)
-        if taken and not force:
-            console.fail(f"{out} holds files; pass --force to overwrite them, or name another")
+        taken = bool(listing(out.rstrip("/") + "/").sizes)
         target = private_dir() / "export"
         target.mkdir()
         upload_on_exit(target, out.rstrip("/") + "/")
-        return target
-    target = Path(out.removeprefix("file://"))
-    if target.exists() and not target.is_dir():
+    elif target.exists() and not target.is_dir():
         console.fail(f"{out} is a file; name a directory for the dataset, e.g. {out}.d/")
-    if target.is_dir() and any(target.iterdir()) and not force:
+    else:
+        taken = target.is_dir() and any(target.iterdir())
+    if taken and not force:
         console.fail(f"{out} holds files; pass --force to overwrite them, or name another")
     return target
 

@@ -83,8 +83,7 @@ def fork(
 
 
 def _check_base(console: Console, base: str, new: str, command: tuple[str, ...]) -> None:
-    """BASE is a local cassette and NEW another one: else one line, not the child's
-    traceback (CASSETTE_FORK_FROM is a local path: abspath would mangle a URL)."""
+    """BASE is a local cassette (abspath would mangle a URL) and NEW another one."""
     import os
     import shlex
     from pathlib import Path
@@ -117,9 +116,8 @@ def _parse_at(console: Console, at: tuple[str, ...]) -> dict[str, int]:
 
 
 def _named_in_base(console: Console, base: str, named: dict[str, int], channel: str) -> None:
-    """Each ``--at ENV=STEP`` names an episode of BASE with calls on ``channel``; one
-    that does not would fork nothing, silently (episodes that zero-code recording named
-    are hashes, as `cassette show BASE` lists them)."""
+    """Each ``--at ENV=STEP`` names an episode of BASE with calls on ``channel`` (else it
+    would fork nothing, silently)."""
     from .console import existing, load
 
     index = load(console, existing(console, base))
@@ -130,12 +128,11 @@ def _named_in_base(console: Console, base: str, named: dict[str, int], channel: 
             f"--channel {channel}: {base} holds no call on channel {channel} (it holds "
             f"{held}); pass --channel with one of those"
         )
+    shown = ", ".join(sorted(envs)[:10]) + (", ..." if len(envs) > 10 else "")
     for env, step in named.items():
         if env not in envs:
-            shown = sorted(envs)[:10]
-            more = ", ..." if len(envs) > 10 else ""
             console.fail(
                 f"--at {env}={step}: {base} has no episode {env} on channel {channel} (it "
-                f"holds {', '.join(shown)}{more}); name one of those, as `cassette show "
+                f"holds {shown}); name one of those, as `cassette show "
                 f"{base}` lists them"
             )

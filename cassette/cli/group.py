@@ -1,6 +1,6 @@
-"""The ``cassette`` click group's class: one-line errors (usage errors, and the errors a
-user can fix or a network failure, see :func:`user_error`; a bug keeps its traceback),
-and commands imported only when used."""
+"""The ``cassette`` click group's class: commands imported only when used, and one-line
+errors for usage errors, for what a user can fix and for network failures (a bug keeps its
+traceback)."""
 
 from __future__ import annotations
 
@@ -8,23 +8,20 @@ import contextlib
 import importlib
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
 from .console import one_line
 
-__all__ = ["ENDPOINT_HINTS", "EXTRAS", "OneLineGroup", "user_error"]
+__all__ = ["OneLineGroup", "user_error"]
 
-# the commands that need an extra of the package: command -> extra
-EXTRAS = {"tau2": "tau2"}
 # what to check when a command cannot reach its endpoint
 ENDPOINT_HINTS = {
     "demo": "check OPENAI_BASE_URL (and OPENAI_API_KEY), or run `cassette demo` without --live",
     "tau2": "check --base-url (and --api-key)",
 }
 Found = tuple[str, int] | None  # (message, exit code), or None: not the user's to fix
-_HINT = "check the endpoint's address and the network"
 _NETWORK_ERRORS = {"APIConnectionError", "APITimeoutError", "ConnectError", "ConnectTimeout"}
 
 
@@ -68,23 +65,26 @@ def _refused(chain: list[BaseException], hint: str) -> Found:
     return f"{url} answered {answered[0].status_code} ({text}); {hint}", 1  # type: ignore[attr-defined]
 
 
-def user_error(exc: BaseException, command: str) -> Found:
-    """The one-line message and exit code for ``exc`` escaping ``cassette COMMAND``, if it
-    is the user's to fix (a missing extra, a bad path, a cassette error) or a network
-    failure; None for a bug, which keeps its traceback."""
+def _own(exc: BaseException) -> Found:
+    """A cassette error (exit 1: a store out of reach), or a bad path."""
     from ..errors import CassetteError
 
-    if isinstance(exc, ModuleNotFoundError) and command in EXTRAS:
-        extra = EXTRAS[command]
-        fix = f"pip install 'rollout-cassette[{extra}]'"
-        return f"cassette {command} needs the {extra} extra ({exc}); {fix}", 2
-    chain, hint = _chain(exc), ENDPOINT_HINTS.get(command, _HINT)
-    found = _unreached(exc, chain, hint) or _refused(chain, hint)
-    if found is None and isinstance(exc, CassetteError):  # exit 1: a store out of reach
-        found = str(exc), 1 if getattr(exc, "unreachable", False) else 2
-    if found is None and isinstance(exc, OSError) and exc.filename is not None:
-        found = f"{exc.filename}: {exc.strerror or exc}; check the path and its permissions", 2
-    return found
+    if isinstance(exc, CassetteError):
+        return str(exc), 1 if getattr(exc, "unreachable", False) else 2
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.filename}: {exc.strerror or exc}; check the path and its permissions", 2
+    return None
+
+
+def user_error(exc: BaseException, command: str) -> Found:
+    """The one-line message and exit code for ``exc`` escaping ``cassette COMMAND``, if it
+    is the user's to fix or a network failure; None for a bug."""
+    if isinstance(exc, ModuleNotFoundError) and command == "tau2":
+        fix = "pip install 'rollout-cassette[tau2]'"
+        return f"cassette tau2 needs the tau2 extra ({exc}); {fix}", 2
+    chain = _chain(exc)
+    hint = ENDPOINT_HINTS.get(command, "check the endpoint's address and the network")
+    return _unreached(exc, chain, hint) or _refused(chain, hint) or _own(exc)
 
 
 def _quiet_stdout() -> None:
@@ -95,10 +95,13 @@ def _quiet_stdout() -> None:
         os.close(devnull)
 
 
-def _again(ctx: click.Context) -> str:
-    """The fix for an interrupted command: run it again (named when it is known)."""
-    sub = ctx.invoked_subcommand
+def _again(sub: str | None) -> str:
     return f"run `cassette {sub}` again to finish" if sub else "run the command again"
+
+
+def _exit(message: str, code: int) -> NoReturn:
+    click.echo(f"error: {one_line(message)}", err=True)
+    sys.exit(code)
 
 
 class _OneLineUsage(click.UsageError):
@@ -118,6 +121,9 @@ def _one_line_usage(exc: click.UsageError, command: str = "cassette") -> click.U
 
 class OneLineGroup(click.Group):
     """Usage errors are one line too: ``error: <what>; see `cassette CMD --help```."""
+
+    # commands that live in their own module, imported only when used ("module:object")
+    lazy: dict[str, str] = {}
 
     def make_context(
         self,
@@ -140,20 +146,14 @@ class OneLineGroup(click.Group):
         except BrokenPipeError:  # `cassette diff A B | head`: the reader has what it wanted
             _quiet_stdout()
             sys.exit(141)  # as a process killed by SIGPIPE, what a shell reports for `yes | head`
-        except KeyboardInterrupt:  # Ctrl-C: not click's "Aborted!" and exit 1, which means
-            # "the runs differ" to diff and "faults" to validate; 130 as a shell reports SIGINT
-            click.echo(f"error: interrupted; {_again(ctx)}", err=True)
-            sys.exit(130)
+        except KeyboardInterrupt:  # not click's "Aborted!" and exit 1, which means "the runs
+            # differ" to diff and "faults" to validate; 130 as a shell reports SIGINT
+            _exit("interrupted; " + _again(ctx.invoked_subcommand), 130)
         except Exception as exc:  # a user error or a network failure: one line, no traceback
             found = user_error(exc, ctx.invoked_subcommand or "")
             if found is None:
                 raise
-            message, code = found
-            click.echo(f"error: {one_line(message)}", err=True)
-            sys.exit(code)
-
-    # commands that live in their own module, imported only when used ("module:object")
-    lazy: dict[str, str] = {}
+            _exit(found[0], found[1])
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.lazy})

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from ..errors import CassetteError
 from .console import Console, failing, plural, scratch_dir, uploaded, writable
 
 __all__ = ["import_command"]
@@ -34,12 +33,10 @@ def _fetched(console: Console, src: str) -> Path:
 
     local = scratch_dir() / "dataset"
     local.mkdir()
+    fs, root = filesystem(src)
+    names = ("interactions.parquet", "episodes.parquet")
     try:
-        fs, root = filesystem(src)
-        names = ("interactions.parquet", "episodes.parquet")
         got = fs.cat([f"{root}/{n}" for n in names], on_error="return")
-    except CassetteError as exc:
-        console.fail(str(exc))
     except Exception as exc:  # noqa: BLE001 - a storage library's own (botocore's)
         got = {f"{root}/{names[0]}": exc}
     for name in names:

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from ..errors import CassetteError
 from .console import Console, existing, plural, upload_on_exit, uploaded, working, writable
 
 __all__ = ["redact"]
@@ -44,18 +43,12 @@ def redact(
     console = Console()
     path = existing(console, src)
     out = _output(console, path, src, out, force)
-    for pattern in patterns:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            console.fail(f"--pattern {pattern!r} is not a regular expression ({exc}); fix it")
+    _check_patterns(console, patterns)
     redactor = Redactor(extra_keys=keys, extra_patterns=patterns)
     try:
         with working(console, f"redacting {path.name}", [path], lines=True) as advance:
             counts = redact(path, Path(out) if out else None, redactor=redactor, progress=advance)
-    except CassetteError:
-        raise  # one line, from the group
-    except OSError as exc:  # (not about a path)
+    except OSError as exc:
         console.fail(f"cannot rewrite {out or src}: {exc.strerror}; check the path and permissions")
     uploaded(console)
     where = f"{src} (in place)" if out is None else f"{src} into {out}"
@@ -66,27 +59,39 @@ def redact(
     console.print(f"redacted {plural(sum(counts.values()), 'value')} in {where}: {per_type}")
 
 
+def _check_patterns(console: Console, patterns: tuple[str, ...]) -> None:
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            console.fail(f"--pattern {pattern!r} is not a regular expression ({exc}); fix it")
+
+
 def _output(console: Console, path: Path, src: str, out: str | None, force: bool) -> str | None:
     """Where to write (None: in place), if it may be written; a URL goes through a local
     file uploaded when the command is done."""
     from ..storage.remote import is_url
 
-    if out is None:
-        if is_url(src):  # in place: the scrubbed copy goes back to the URL
-            upload_on_exit(path, src)
-        return None
+    if out is None and is_url(src):  # in place: the scrubbed copy goes back to the URL
+        upload_on_exit(path, src)
+    if out is None or is_url(out):
+        return out and str(writable(console, out, force))
     if out.endswith("/") and not path.is_dir():  # Path() drops the "/"
         console.fail(f"{out} is a directory; name the output file, e.g. {out.rstrip('/')}.jsonl")
-    if is_url(out):
-        out = str(writable(console, out, force))
-    elif not force and Path(out).exists() and not _same(path, Path(out)):
+    _check_local(console, path, src, Path(out), force)
+    return out
+
+
+def _check_local(console: Console, path: Path, src: str, out: Path, force: bool) -> None:
+    if not out.exists():
+        return
+    if not force and not _same(path, out):
         console.fail(
             f"{out} exists; pass --force to overwrite it, name another OUT, or leave OUT out "
             f"to scrub {src} in place"
         )
-    if path.is_dir() != Path(out).is_dir() and Path(out).exists():
+    if path.is_dir() != out.is_dir():
         console.fail(f"{src} and {out} must both be files or both be directories")
-    return out
 
 
 def _same(a: Path, b: Path) -> bool:

@@ -1,7 +1,6 @@
-"""``cassette run``: a command with the mode of its cassettes (CASSETTE_FORCE_MODE,
-CASSETTE_MODE) and CASSETTE_PATH set; with ``--cassette``, the openai, anthropic and
-litellm calls of a Python command are recorded or replayed with no change to its code
-(:mod:`cassette.autorecord`)."""
+"""``cassette run``: a command with its cassettes' mode and path set; with ``--cassette``, a
+Python command's LLM calls go through the cassette with no change to its code
+(:mod:`cassette.autorecord`), any other command's through a ``cassette serve``."""
 
 from __future__ import annotations
 
@@ -95,49 +94,56 @@ def run(
     import os
 
     console = Console()
-    env = {**os.environ, "CASSETTE_MODE": (mode or "auto").lower()}
+    opens = (mode or "auto").lower()  # the mode the recorder opens with
+    env = {**os.environ, "CASSETTE_MODE": opens}
     if mode is not None:
         env["CASSETTE_FORCE_MODE"] = mode.lower()
+    if path is not None:  # (--no-auto without --mode: the code's own mode, unchecked)
+        checked = opens if auto or mode else ""
+        env["CASSETTE_PATH"] = cassette_path(path, checked, command, console)
     if path is None or not auto:
-        if path is not None:
-            env["CASSETTE_PATH"] = cassette_path(path, (mode or "").lower(), command, console)
         spawn(command, env, console)
-    # the mode the recorder opens with: --mode, else (zero-code) CASSETTE_MODE=auto
-    opens = (mode or "auto").lower()
-    where = cassette_path(path, opens, command, console)
-    env["CASSETTE_PATH"] = where
+    offline = opens == "replay" and not allow_network
+    sys.exit(_recorded_run(command, env, opens, console, via=via, offline=offline))
+
+
+def _recorded_run(
+    command: tuple[str, ...],
+    env: dict[str, str],
+    mode: str,
+    console: Console,
+    *,
+    via: str | None,
+    offline: bool,
+) -> int:
+    """Run ``command`` with its calls on the cassette (by the import hook, or a served
+    endpoint), and say what it recorded; its exit code."""
     import shutil
 
     from ..serve.child import is_python
 
+    where = env["CASSETTE_PATH"]
     found = shutil.which(command[0]) is not None
     served = found and (via == "server" or (via is None and not is_python(command)))
-    recorded = Recorded(where, opens)
+    recorded = Recorded(where, mode)
     if served:
-        code = _run_served(command, env, where, opens, console)
+        code = _run_served(command, env, where, mode, console)
     else:
-        env.update(bootstrap(env, offline=opens == "replay" and not allow_network))
-        env[NET_LOG] = str(recorded.net_log)
+        env.update(bootstrap(env, offline=offline))
+        env["CASSETTE_NET_LOG"] = str(recorded.net_log)
         code = run_command(command, env, console)
     recorded.report(served, failed=code != 0)
-    sys.exit(code)
-
-
-NET_LOG = "CASSETTE_NET_LOG"
+    return code
 
 
 def _run_served(
     command: tuple[str, ...], env: dict[str, str], where: str, mode: str, console: Console
 ) -> int:
     """Run ``command`` with a ``cassette serve`` of ``where`` for its clients."""
-    from ..errors import CassetteError
     from ..serve.child import ServedChild
 
     child = ServedChild(where, mode, env)
-    try:
-        env.update(child.start())
-    except CassetteError as exc:
-        console.fail(str(exc))
+    env.update(child.start())
     try:
         return run_command(command, env, console)
     finally:
@@ -146,18 +152,31 @@ def _run_served(
 
 
 def cassette_path(path: str, mode: str, command: tuple[str, ...], console: Console) -> str:
-    """``--cassette PATH`` for the child: a local path made absolute (a trailing slash, a
-    shard directory, kept), a URL (``s3://...``) as it is. A replay of a local cassette
-    that does not exist fails here, in one line, rather than at the child's first call."""
+    """``--cassette PATH`` for the child: a local path made absolute (a shard directory's
+    trailing slash kept, and checked), a URL as it is."""
     import os
-    import shlex
 
     from ..storage.remote import local_or_url
 
     local = local_or_url(path)
     if not isinstance(local, os.PathLike):
         return local  # a URL: abspath would make it a local path
-    if mode == "replay" and not local.exists():
+    _check_local(local, path, mode, command, console)
+    where = os.path.abspath(local)
+    if path.endswith(("/", os.sep)):  # a shard directory: abspath drops the slash
+        where += os.sep
+    return where
+
+
+def _check_local(
+    local: Path, path: str, mode: str, command: tuple[str, ...], console: Console
+) -> None:
+    """Fail, in one line, where the child would: nothing to replay, not a cassette, not
+    writable."""
+    import shlex
+
+    exists = local.exists()
+    if mode == "replay" and not exists:
         again = shlex.join(["cassette", "run", "--mode", "record", "--cassette", path, "--"])
         console.fail(
             f"no cassette at {path} to replay; check the path, or record it first: "
@@ -165,35 +184,23 @@ def cassette_path(path: str, mode: str, command: tuple[str, ...], console: Conso
         )
     if mode in {"replay", "auto"} and local.is_file():
         readable_cassette(local, console)
-    if mode in {"record", "append"} or (mode == "auto" and not local.exists()):
+    if mode in {"record", "append"} or (mode == "auto" and not exists):
         _writable_place(path, mode, console)
-    where = os.path.abspath(local)
-    if path.endswith(("/", os.sep)):  # a shard directory: abspath drops the slash
-        where += os.sep
-    return where
 
 
 def readable_cassette(local: Path, console: Console) -> None:
-    """Fail here, in one line, if the first line of ``local`` is not a record (a file that
-    is not a cassette), rather than with a traceback at the child's first call."""
+    """Raise (the group's one line) if the first line of ``local`` is not a record."""
     import warnings
 
-    from ..errors import CassetteError
     from ..storage.lines import read_records
 
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # a cut-short last line: the child warns of it
-            next(read_records(local), None)
-    except CassetteError as exc:
-        console.fail(str(exc))
-    except OSError as exc:
-        console.fail(f"cannot read {local}: {exc.strerror or exc}; check its permissions")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a cut-short last line: the child warns of it
+        next(read_records(local), None)
 
 
 def _writable_place(path: str, mode: str, console: Console) -> None:
-    """Fail here, in one line, if the cassette at ``path`` cannot be written (a read-only
-    directory), rather than with a traceback at the child's first call."""
+    """Fail if the cassette at ``path`` cannot be written (a read-only directory)."""
     import os
 
     local = Path(path)
@@ -205,8 +212,14 @@ def _writable_place(path: str, mode: str, console: Console) -> None:
             f"cannot record {path}: {place} is not writable; record into a directory you can "
             "write to, or change its rights"
         )
-    if mode == "append" and local.is_file() and not os.access(local, os.W_OK):
+    if mode == "append" and not _can_append(local):
         console.fail(f"cannot append to {path}: the file is read-only; change its rights")
+
+
+def _can_append(local: Path) -> bool:
+    import os
+
+    return not local.is_file() or os.access(local, os.W_OK)
 
 
 def spawn(command: tuple[str, ...], env: dict[str, str], console: Console) -> NoReturn:

@@ -1,6 +1,6 @@
-"""What ``cassette run`` says when its command ends: the calls and episodes a record run
-wrote, in one line; a record run that wrote nothing says so and names the TCP connections
-the command opened (a client the import hook does not know shows up there)."""
+"""What ``cassette run`` says when its command ends: what a record run wrote, in one line; a
+run that wrote nothing names the TCP connections the command opened (a client the import
+hook does not know shows up there)."""
 
 from __future__ import annotations
 
@@ -73,9 +73,8 @@ class Recorded:
         return ", ".join(f"{where} ({n})" for where, n in sorted(seen.items(), key=lambda i: -i[1]))
 
     def report(self, served: bool, failed: bool) -> None:
-        """One line on stderr about what a record run wrote (nothing for a replay, nor for
-        a command that ``failed`` and left its cassette as it was: it said where its calls
-        went)."""
+        """One line on stderr about what a record run wrote (nothing for a replay, nor for a
+        command that ``failed`` and left its cassette as it was)."""
         opened = self._connections()  # (read, and the file removed, in any case)
         if not self.writes or self.path is None:
             return
@@ -86,14 +85,17 @@ class Recorded:
             episodes = plural(len({env for env, _, _ in new}), "episode")
             _say(f"recorded {plural(len(new), 'call')} in {episodes} to {self.path}")
             return
-        if served:
-            why = "the command sent no call to OPENAI_BASE_URL or ANTHROPIC_BASE_URL"
-        elif opened:
-            why = (
-                f"no hooked client made a call, but the command opened TCP connections to "
-                f"{opened}: a client the hook does not know; try --via server, which points "
-                "OPENAI_BASE_URL and ANTHROPIC_BASE_URL at a recording server"
-            )
-        else:
-            why = "the command made no call through openai, anthropic or litellm"
-        _say(f"recorded nothing to {self.path}: {why}")
+        _say(f"recorded nothing to {self.path}: {_why(served, opened)}")
+
+
+def _why(served: bool, opened: str) -> str:
+    """Why a record run wrote nothing."""
+    if served:
+        return "the command sent no call to OPENAI_BASE_URL or ANTHROPIC_BASE_URL"
+    if opened:
+        return (
+            f"no hooked client made a call, but the command opened TCP connections to "
+            f"{opened}: a client the hook does not know; try --via server, which points "
+            "OPENAI_BASE_URL and ANTHROPIC_BASE_URL at a recording server"
+        )
+    return "the command made no call through openai, anthropic or litellm"

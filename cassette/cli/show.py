@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..dataset.inspect import content_text, json_text, response_message, tool_calls, usage_of
-from ..errors import CassetteError
 from ..format.delta import is_ref
 from ..format.runid import set_run_id
 from ..types import EnvIndex, Json
@@ -49,11 +48,8 @@ def show(path: str, env: str | None, channel: str | None, full: bool, fmt: str) 
       cassette show runs/a.jsonl --env 3 --format json | jq '.episodes[0].steps[-1].response'
     """
     console = Console()
-    try:
-        with reporting_warnings(console):
-            _show(console, path, env, channel, full, fmt == "json")
-    except CassetteError as exc:  # a line found damaged while its request is rebuilt
-        console.fail(str(exc))
+    with reporting_warnings(console):  # (a line found damaged later: the group's error line)
+        _show(console, path, env, channel, full, fmt == "json")
 
 
 def _show(
@@ -63,17 +59,20 @@ def _show(
     channels = sorted({key[1] for key in index.entries})
     _check(console, path, "channel", channel, channels)
     _check(console, path, "episode", env, [str(e) for e in index.episodes()])
+    run_id = set_run_id(index.headers) if index.headers else None
     if as_json:
-        run_id = set_run_id(index.headers) if index.headers else None
         records = episode_records(index, env=env, channel=channel)
         console.json({"path": path, "run_id": run_id, "episodes": records})
         return
-    episodes = episode_transcripts(index, env=env, channel=channel, full=full)
     counts = [(len(index.episodes()), "episode"), (len(index.entries), "interaction")]
     counts.append((len(index.outcomes), "outcome"))
     console.print(f"{path}: {', '.join(plural(n, word) for n, word in counts)}", "bold")
-    if index.headers:
-        console.print(f"run id {set_run_id(index.headers)}", "dim")
+    if run_id is not None:
+        console.print(f"run id {run_id}", "dim")
+    _print_episodes(console, episode_transcripts(index, env=env, channel=channel, full=full))
+
+
+def _print_episodes(console: Console, episodes: dict[EnvIndex, list[list[Segment]]]) -> None:
     for lines in episodes.values():
         console.print()
         for parts in lines:
@@ -86,8 +85,6 @@ def _check(console: Console, path: str, what: str, given: str | None, held: list
         known = ", ".join(held[:10]) or "none"
         console.fail(f"no {what} {given} in {path} (it holds {known}); pick one of those")
 
-
-# --- the transcript ------------------------------------------------------------------
 
 _INDENT = " " * 16
 
@@ -103,12 +100,18 @@ def _message_line(message: Any, width: int | None) -> list[Segment]:
     if not isinstance(message, dict):
         return [(f"{'?':>10}  ", None), (_excerpt(json_text(message), width), None)]
     role = str(message.get("role") or message.get("type") or "?")
+    return [(f"{role:>10}  ", ROLE_STYLES.get(role, "bold")), (_body(message, width), None)]
+
+
+def _body(message: Json, width: int | None) -> str:
+    """A message's text (a tool result's after its call id), then the tool calls it makes."""
     text = _excerpt(content_text(message.get("content")), width)
-    if role == "tool" and message.get("tool_call_id"):
+    if message.get("role") == "tool" and message.get("tool_call_id"):
         text = f"[{message['tool_call_id']}] {text}"
-    calls = [f"{name}({_excerpt(args, width)})" for name, args in tool_calls({"message": message})]
-    body = "  ".join(p for p in (text, *(f"→ {c}" for c in calls)) if p)
-    return [(f"{role:>10}  ", ROLE_STYLES.get(role, "bold")), (body, None)]
+    calls = [
+        f"→ {name}({_excerpt(args, width)})" for name, args in tool_calls({"message": message})
+    ]
+    return "  ".join(p for p in (text, *calls) if p)
 
 
 def _filled(message: Any) -> Any:
@@ -195,36 +198,36 @@ def _message_field(request: Json) -> str:
 def _outcome_text(outcome: Json | None) -> str:
     if outcome is None:
         return "no outcome"
-    parts = []
-    if outcome.get("reward") is not None:
-        parts.append(f"reward={outcome['reward']:g}")
-    if outcome.get("terminated") is not None:
-        parts.append("terminated" if outcome["terminated"] else "not terminated")
-    if outcome.get("info"):
-        parts.append("info=" + _excerpt(json_text(outcome["info"]), 120))
+    reward, ended, info = (outcome.get(k) for k in ("reward", "terminated", "info"))
+    parts = [f"reward={reward:g}"] if reward is not None else []
+    if ended is not None:
+        parts.append("terminated" if ended else "not terminated")
+    if info:
+        parts.append("info=" + _excerpt(json_text(info), 120))
     return "  ".join(parts) or "outcome recorded"
 
 
+def _episodes(index: Index, env: str | None) -> list[EnvIndex]:
+    """Episode ``env`` (matched by its text: ``"0"`` matches 0), or every one."""
+    return [e for e in index.episodes() if env in (None, str(e))]
+
+
 def _selected(index: Index, env: str | None, channel: str | None) -> Iterator[tuple[Entry, Json]]:
-    """(entry, full request) of the steps of episode ``env`` (matched by its text: ``"0"``
-    matches 0; None: every one) on ``channel`` (None: every one), in file order."""
-    envs = {e for e in index.episodes() if env is None or str(e) == env}
-    for entry, request in index.iter_full() if envs else ():
-        if entry.env_index in envs and (channel is None or entry.channel == channel):
-            yield entry, request
+    """(entry, full request) of the steps of episode ``env`` on ``channel`` (None: every
+    one), in file order."""
+    envs = set(_episodes(index, env))
+    steps = index.iter_full() if envs else iter(())
+    yield from ((e, r) for e, r in steps if e.env_index in envs and channel in (None, e.channel))
 
 
 def episode_transcripts(
     index: Index, *, env: str | None = None, channel: str | None = None, full: bool = False
 ) -> dict[EnvIndex, list[list[Segment]]]:
-    """Per episode (in order of appearance), the lines that ``cassette show`` prints: a
-    heading with the outcome, then each step with the messages it adds and its response.
-    ``full``: every message of each request, untruncated; ``env`` and ``channel`` select
-    as :func:`_selected` does."""
+    """Per episode, the lines ``cassette show`` prints: a heading with the outcome, then each
+    step with the messages it adds (``full``: all, untruncated) and its response."""
     out: dict[EnvIndex, list[list[Segment]]] = {
         e: [[(f"episode {e!r}", "bold"), ("  " + _outcome_text(index.outcomes.get(e)), None)]]
-        for e in index.episodes()
-        if env is None or str(e) == env
+        for e in _episodes(index, env)
     }
     prev: dict[tuple[EnvIndex, str], tuple[list[Any], Json | None]] = {}
     for entry, request in _selected(index, env, channel):
@@ -241,14 +244,11 @@ def episode_transcripts(
 def episode_records(
     index: Index, *, env: str | None = None, channel: str | None = None
 ) -> list[Json]:
-    """What ``cassette show --format json`` prints: per episode (in order of appearance)
-    its env_index, outcome and steps, each step whole (full request rebuilt from the
-    delta encoding, response, error, meta). ``env`` and ``channel`` select as
-    :func:`_selected` does."""
+    """What ``cassette show --format json`` prints: per episode its env_index, outcome and
+    steps, each whole (full request, response, error, meta)."""
     out: dict[EnvIndex, Json] = {
         e: {"env_index": e, "outcome": index.outcomes.get(e), "steps": []}
-        for e in index.episodes()
-        if env is None or str(e) == env
+        for e in _episodes(index, env)
     }
     for entry, request in _selected(index, env, channel):
         response, error = entry.served()  # (a lean line: one decode for both)

@@ -1,5 +1,5 @@
-"""The numbers of a cassette as data (``cassette stats``): episodes, steps per channel,
-models, tokens and cost, latency percentiles, tool calls asked for, outcome rewards."""
+"""``cassette stats``: the numbers of a cassette (episodes, steps per channel, models, tokens
+and cost, latency percentiles, tool calls asked for, outcome rewards)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,7 @@ __all__ = ["compute_stats", "percentile", "stats", "stats_rows"]
 
 
 def _json_safe(value: Any) -> Any:
-    """``value`` with ints beyond 64 bits as floats (sums of counts a damaged or edited
-    file holds): JSON output writes 64-bit ints only."""
+    """``value`` with ints beyond 64 bits (a damaged file's sums) as floats, for orjson."""
     if isinstance(value, dict):
         return {k: _json_safe(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -133,10 +132,17 @@ def _cost(cost: Json) -> str:
     return f"${cost['total']:.4f} (recorded on {plural(cost['calls_with_cost'], 'call')})"
 
 
+def _latency_rows(data: Json) -> Iterator[tuple[str, str]]:
+    latencies = [("all", data["latency_ms"])]
+    latencies += [(ch, d["latency_ms"]) for ch, d in data["channels"].items()]
+    for name, lat in latencies:
+        qs = "  ".join(f"{q} {_num(lat[q])}" for q in ("p50", "p90", "p99", "max"))
+        yield f"latency ms {name}", f"{qs}  (n={lat['count']})"
+
+
 def stats_rows(data: Json) -> Iterator[tuple[str, str]]:
     """(label, text) rows of :func:`compute_stats`'s numbers, as ``cassette stats`` prints."""
-    if "run_id" in data:
-        yield "run id", data["run_id"] or "- (no header)"
+    yield "run id", data["run_id"] or "- (no header)"
     yield "episodes", f"{data['episodes']}"
     channels = ", ".join(f"{name} {ch['steps']}" for name, ch in data["channels"].items())
     errors = plural(data["errors"], "recorded error")
@@ -145,11 +151,7 @@ def stats_rows(data: Json) -> Iterator[tuple[str, str]]:
     t = data["tokens"]
     yield "tokens", " ".join(f"{k} {_num(t[k])}" for k in ("input", "output", "total", "cached"))
     yield "cost", _cost(data["cost"])
-    latencies = [("all", data["latency_ms"])]
-    latencies += [(ch, d["latency_ms"]) for ch, d in data["channels"].items()]
-    for name, lat in latencies:
-        qs = "  ".join(f"{q} {_num(lat[q])}" for q in ("p50", "p90", "p99", "max"))
-        yield f"latency ms {name}", f"{qs}  (n={lat['count']})"
+    yield from _latency_rows(data)
     yield "tool calls", _counts(data["tool_calls"])
     out, reward = data["outcomes"], data["outcomes"]["reward"]
     rewards = "  ".join(f"{k} {_num(reward[k])}" for k in ("mean", "min", "max"))

@@ -1,12 +1,6 @@
-"""``cassette tau2``: tau2-bench's own ``run_tasks`` with its LLM calls on a cassette.
-
-:func:`run_tau2` is the command as a function; both run tau2 verbatim under
-:func:`cassette.adapters.tau2.patch_tau2`. Recording writes the run's settings to the header
-meta (``"tau2"``), so a replay needs nothing but the cassette::
-
-    cassette tau2 --mode replay runs/mock.jsonl
-    cassette tau2 --bundled        # the mock run shipped with the package
-"""
+"""``cassette tau2``: tau2-bench's own ``run_tasks`` with its LLM calls on a cassette
+(:func:`cassette.adapters.tau2.patch_tau2`). Recording writes the run's settings to the
+header meta (``"tau2"``), so a replay needs nothing but the cassette."""
 
 from __future__ import annotations
 
@@ -36,37 +30,25 @@ REQUIRED = ("domain", "agent_llm", "user_llm")
 
 @dataclass
 class Tau2Results:
-    """What :func:`run_tau2` ran: tau2's SimulationRuns, their episodes and outcomes."""
+    """tau2's SimulationRuns, their episodes and outcomes (as the cassette holds them)."""
 
     simulations: list[Any]
     env_indices: list[int | str]
     calls: int = 0
     live_calls: int = 0
-    outcomes: dict[int | str, Json] = field(default_factory=dict)  # as the cassette holds them
-
-
-def _commit_hash() -> str:
-    """tau2's ``get_commit_hash`` without git's "fatal: not a git repository" on stderr
-    (run_tasks asks git for the working directory's commit, for its results' metadata)."""
-    import subprocess
-
-    try:
-        found = subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return found.stdout.strip().split("\n")[0]
+    outcomes: dict[int | str, Json] = field(default_factory=dict)
 
 
 @contextlib.contextmanager
 def _quiet(on: bool) -> Iterator[None]:
+    """tau2 quiet, and (for its results' metadata, never kept) not asking git for the working
+    directory's commit, which outside a checkout prints "fatal: not a git repository"."""
     ConsoleDisplay = importlib.import_module("tau2.utils.display").ConsoleDisplay
     run: Any = importlib.import_module("tau2.run")
     before, asked = ConsoleDisplay.console.quiet, run.get_commit_hash
     ConsoleDisplay.console.quiet = on or before
     if on:
-        run.get_commit_hash = _commit_hash
+        run.get_commit_hash = lambda: "unknown"
     try:
         yield
     finally:
@@ -80,12 +62,8 @@ def run_tau2(
     llm_args: Mapping[str, Any] | None = None, generate: Any = None, quiet: bool = True,
     **run_tasks_kwargs: Any,
 ) -> Tau2Results:  # fmt: skip
-    """Run ``tau2.run.run_tasks`` on ``domain`` with its LLM calls going through ``cas``.
-
-    ``llm_args`` go to the agent and the user simulator (e.g. ``api_base``, ``api_key``;
-    never recorded); more keyword arguments go to ``run_tasks``. A failed sample is skipped
-    as tau2 does (``skip_failed_samples=True``) and recorded as an outcome with its error.
-    """
+    """``tau2.run.run_tasks`` on ``domain`` with its LLM calls through ``cas``; ``llm_args``
+    (never recorded) go to the agent and the user simulator, more keywords to ``run_tasks``."""
     from ..adapters.tau2 import env_index_for, patch_tau2
 
     run = importlib.import_module("tau2.run")
@@ -104,9 +82,6 @@ def run_tau2(
     envs: list[int | str] = [env_index_for(domain, s.task_id, s.trial or 0) for s in sims]
     outcomes = {env: dict(cas.index.outcomes.get(env) or {}) for env in envs}
     return Tau2Results(sims, envs, patch.calls, patch.live_calls, outcomes)
-
-
-# --- the command ------------------------------------------------------------------------
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:
@@ -156,8 +131,7 @@ def _tasks_fix(domain: str) -> str:
 
 
 def _local(given: str | None, mode: str) -> Path | None:
-    """CASSETTE as a local path; a URL is refused in one line (Path() would make s3://b/x
-    the local s3:/b/x), naming the `cassette merge` that copies it."""
+    """CASSETTE as a local path; a URL is refused, naming the `cassette merge` that copies it."""
     from ..storage.remote import is_url
 
     if given is None or not is_url(given):
@@ -179,13 +153,14 @@ def _exists(path: Path) -> bool:
 _EXAMPLE = "--domain mock --agent-llm openai/gpt-4.1-mini --user-llm openai/gpt-4.1-mini"
 
 
+def _setting(key: str, options: Json, recorded: Json) -> Any:
+    given = options.get(key)
+    return given if given is not None else recorded.get(key, DEFAULTS.get(key))
+
+
 def _settle(options: Json, recorded: Json, path: Path | None = None) -> Json:
-    """The run's settings: the options, else what the header of the replayed cassette at
-    ``path`` recorded (None: recording)."""
-    config = {}
-    for key in (*REQUIRED, *DEFAULTS):
-        value = options.get(key)
-        config[key] = value if value is not None else recorded.get(key, DEFAULTS.get(key))
+    """The run's settings: the options, else what the replayed cassette ``path`` recorded."""
+    config = {key: _setting(key, options, recorded) for key in (*REQUIRED, *DEFAULTS)}
     missing = [f"--{k.replace('_', '-')}" for k in REQUIRED if not config[k]]
     if missing and path is not None and not recorded:
         _fail(
@@ -238,8 +213,8 @@ def tau2_command(
 ) -> None:  # fmt: skip
     """Run tau2-bench with its LLM calls recorded to, or replayed from, CASSETTE.
 
-    The user simulator, domains and evaluator are tau2's own; only the LLM calls go through
-    the cassette. A replay is offline and takes its settings from the cassette header.
+    Only the LLM calls go through the cassette; a replay is offline and takes its settings
+    from the cassette header.
 
     \b
     Examples:
@@ -253,11 +228,11 @@ def tau2_command(
     path = _cassette(given, bundled, mode)
     if not verbose:
         _quiet_import()
-    ids = [i for item in task_ids for i in item.replace(",", " ").split()] or None
-    options = {"domain": domain, "task_ids": ids, "num_trials": num_trials, "seed": seed}
+    options = {"domain": domain, "task_ids": _ids(task_ids), "num_trials": num_trials}
+    options["seed"] = seed
     options |= {"agent_llm": agent_llm, "user_llm": user_llm, "max_steps": max_steps}
     try:
-        if mode in ("replay", "append") or (mode == "auto" and _exists(path)):
+        if _replays(mode, path):
             cas, config = _replayed(path, mode, options, bundled)
         else:
             cas, config = _recorded(path, mode, options, base_url, meta_items)
@@ -271,14 +246,20 @@ def tau2_command(
     _report(path, cas, config, res)
 
 
+def _ids(task_ids: tuple[str, ...]) -> list[str] | None:
+    """``--task-ids``: comma-separated or repeated (None: every task)."""
+    return [i for item in task_ids for i in item.replace(",", " ").split()] or None
+
+
+def _replays(mode: str, path: Path) -> bool:
+    return mode in ("replay", "append") or (mode == "auto" and _exists(path))
+
+
 def _llm_args(base_url: str | None, api_key: str | None) -> Json:
     """The endpoint and key of the models (a key without --base-url goes as it is)."""
-    if base_url:
-        return {
-            "api_base": base_url,
-            "api_key": api_key or os.environ.get("OPENAI_API_KEY") or "dummy",
-        }
-    return {"api_key": api_key} if api_key else {}
+    if not base_url:
+        return {"api_key": api_key} if api_key else {}
+    return {"api_base": base_url, "api_key": api_key or os.environ.get("OPENAI_API_KEY") or "dummy"}
 
 
 def _cassette(given: str | None, bundled: bool, mode: str) -> Path:
@@ -313,7 +294,7 @@ def _quiet_import() -> None:
 
 
 def _replayed(path: Path, mode: str, options: Json, bundled: bool) -> tuple[Cassette, Json]:
-    """The recorded cassette at ``path``, opened, and the settings it was recorded with."""
+    """The cassette at ``path`` opened, and the settings it was recorded with."""
     from ..replay.cassette import open as open_cassette
 
     if not _exists(path):
@@ -334,8 +315,8 @@ def _replayed(path: Path, mode: str, options: Json, bundled: bool) -> tuple[Cass
 def _recorded(
     path: Path, mode: str, options: Json, base_url: str | None, meta_items: tuple[str, ...]
 ) -> tuple[Cassette, Json]:
-    """A cassette opened to record the run with ``options``, and its settings; checked
-    first (tau2 knows the tasks, the endpoint answers), so that no side file is left."""
+    """A cassette opened to record with ``options``, and the settings; the tasks and the
+    endpoint are checked first, so that no side file is left."""
     from ..replay.cassette import open as open_cassette
 
     config = _settle(options, {})
@@ -348,27 +329,29 @@ def _recorded(
     return open_cassette(path, mode, meta={**extra, "tau2": config}), config
 
 
+def _line(env: Any, sim: Any, recorded: Any, replay: bool, width: int) -> str:
+    """One episode's row: its reward (and in a replay the recorded one), its termination."""
+    reward = _reward(sim)
+    line = f"{env!s:<{width}}  {_fmt(reward):>6}  "
+    if replay:
+        line += f"{_fmt(recorded):>8}  " + ("" if recorded == reward else "DIFFERS ")
+    return line + str(getattr(sim.termination_reason, "value", sim.termination_reason))
+
+
 def _report(path: Path, cas: Cassette, config: Json, res: Tau2Results) -> None:
     replay = res.live_calls == 0 and cas.mode.value == "replay"
     width = max([len(str(e)) for e in res.env_indices] + [7])
     click.echo(f"{'episode':<{width}}  reward  {'recorded  ' if replay else ''}termination")
-    differs = 0
-    rewards: list[float] = []
+    rewards, differs = [], 0
     for env, sim in zip(res.env_indices, res.simulations, strict=True):
-        reward = _reward(sim)
-        rewards.append(reward or 0.0)
-        line = f"{env!s:<{width}}  {_fmt(reward):>6}  "
-        if replay:
-            recorded = res.outcomes.get(env, {}).get("reward")
-            differs += recorded != reward
-            line += f"{_fmt(recorded):>8}  " + ("" if recorded == reward else "DIFFERS ")
-        reason = getattr(sim.termination_reason, "value", sim.termination_reason)
-        click.echo(line + str(reason))
-    mean = sum(rewards) / len(rewards) if rewards else 0.0
-    head = f"{len(rewards)} episodes of {config['domain']}, mean reward {mean:.3f}; "
-    if replay:
-        click.echo(head + f"{res.calls} LLM calls replayed from {path}, 0 live")
-    else:
-        click.echo(head + f"{res.live_calls} LLM calls made, cassette {path} ({cas.mode.value})")
+        recorded = res.outcomes.get(env, {}).get("reward")
+        click.echo(_line(env, sim, recorded, replay, width))
+        rewards.append(_reward(sim) or 0.0)
+        differs += replay and recorded != _reward(sim)
+    mean = sum(rewards) / max(len(rewards), 1)
+    done = f"{res.calls} LLM calls replayed from {path}, 0 live"
+    if not replay:
+        done = f"{res.live_calls} LLM calls made, cassette {path} ({cas.mode.value})"
+    click.echo(f"{len(rewards)} episodes of {config['domain']}, mean reward {mean:.3f}; {done}")
     if differs:
         _fail(f"{differs} episode(s) got a reward other than the recorded one", 1)

@@ -47,11 +47,8 @@ def validate(path: str, ignore: tuple[str, ...], fmt: str) -> None:
         Matcher(ignore)
     except ValueError as exc:
         console.fail(str(exc))
-    try:
-        with working(console, f"validating {target.name}", [target], lines=True) as advance:
-            report = validate(target, ignore=ignore, progress=advance)
-    except OSError as exc:
-        console.fail(f"cannot read {path}: {exc.strerror}; check the path and its permissions")
+    with working(console, f"validating {target.name}", [target], lines=True) as advance:
+        report = validate(target, ignore=ignore, progress=advance)
     if fmt == "json":
         faults, warnings = [_json(f) for f in report.faults], [_json(w) for w in report.warnings]
         found = {"faults": faults, "warnings": warnings}

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import click
 
 from .console import Console, existing, overwritten, uploaded
-
-if TYPE_CHECKING:
-    from ..view import Run
 
 __all__ = ["view"]
 
@@ -42,41 +37,21 @@ def view(runs: tuple[str, ...], out: str | None, port: int, no_browser: bool) ->
       cassette view runs/a.jsonl runs/b.jsonl
       cassette view s3://bucket/runs/a/ --no-browser --port 8800
     """
-    from ..view import build_page, write_page
+    from ..view import build_page, load_run, write_page
 
     console = Console()
     if len(runs) > MAX_RUNS:
         console.fail(f"{len(runs)} runs given; view at most {MAX_RUNS} at once")
-    loaded = []
-    for name in runs:
-        loaded.append(_load(console, name))
-        for message in loaded[-1].warnings:
-            console.warn(message)
+    loaded = [load_run(existing(console, name), name) for name in runs]
+    for message in (m for run in loaded for m in run.warnings):
+        console.warn(message)
     text = build_page(loaded)
     if out is not None:
-        target = overwritten(console, out)
-        try:
-            write_page(text, target)
-        except OSError as exc:
-            console.fail(f"cannot write {out}: {exc.strerror}; check the path")
+        write_page(text, overwritten(console, out))
         uploaded(console)
         console.print(f"wrote {out}")
         return
     _serve(console, text, port, no_browser)
-
-
-def _load(console: Console, name: str) -> Run:
-    """A run, as the other commands load one: one ``error:`` line for what cannot be read."""
-    from ..errors import CassetteError
-    from ..view import load_run
-
-    path = existing(console, name)
-    try:
-        return load_run(path, name)
-    except CassetteError as exc:
-        console.fail(str(exc))
-    except OSError as exc:
-        console.fail(f"cannot read {name}: {exc.strerror}; check the path and its permissions")
 
 
 def _serve(console: Console, text: str, port: int, no_browser: bool) -> None:

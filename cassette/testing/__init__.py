@@ -1,7 +1,6 @@
-"""What users import in their own tests: the scripted OpenAI-compatible model server
-(:class:`ScriptedServer`; ``mode="random"`` answers differently each time), a small MCP
-server (:mod:`.mcp_server`), the cassettes shipped with the package (:func:`bundled`) and
-the pytest plugin (:mod:`.plugin`, installed with the package)."""
+"""What users import in their own tests: the scripted model server (:class:`ScriptedServer`),
+a small MCP server (:mod:`.mcp_server`), the cassettes shipped with the package
+(:func:`bundled`) and the pytest plugin (:mod:`.plugin`)."""
 
 from __future__ import annotations
 

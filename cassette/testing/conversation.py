@@ -1,7 +1,6 @@
 """What passes between the scripted server and the shapes of its answers: the
-:class:`Conversation` read from a request (roles and texts, tools offered, tool_choice,
-metadata, whether a JSON answer was asked for), the :class:`Reply` the server scripts, and
-the text helpers every answer shares (compact JSON, SSE events, stream pieces)."""
+:class:`Conversation` read from a chat, Responses or Messages request, the :class:`Reply`
+the server scripts, and the text helpers every answer shares."""
 
 from __future__ import annotations
 
@@ -14,8 +13,8 @@ from typing import Any
 from ..types import Json
 from .schema_values import requested_json
 
-__all__ = ["Conversation", "Reply", "dumps", "parse_chat", "parse_responses", "split_n",
-           "split_words", "sse", "text_of"]  # fmt: skip
+__all__ = ["Conversation", "Reply", "dumps", "parse_chat", "parse_messages", "parse_responses",
+           "split_n", "split_words", "sse", "text_of"]  # fmt: skip
 
 
 def dumps(value: Any) -> bytes:
@@ -41,18 +40,29 @@ def split_n(text: str, parts: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
 
+def _part_text(part: Any) -> str:
+    """The text of a content part (an Anthropic tool result or tool use included)."""
+    if not isinstance(part, dict):
+        return ""
+    if part.get("type") == "tool_result":
+        return text_of(part.get("content"))
+    if part.get("type") == "tool_use":
+        return json.dumps({"name": part.get("name"), "input": part.get("input")})
+    return str(part.get("text", ""))
+
+
 def text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        return "".join(_part_text(p) for p in content)
     return "" if content is None else json.dumps(content)
 
 
 @dataclass
 class Conversation:
-    messages: list[tuple[str, str]]
-    tools: list[tuple[str, Any]]
+    messages: list[tuple[str, str]]  # (role, text)
+    tools: list[tuple[str, Any]]  # (name, JSON schema of the arguments)
     tool_choice: Any
     metadata: Any
     wants_json: tuple[bool, Json | None] = (False, None)  # a JSON answer asked, its schema
@@ -122,3 +132,29 @@ def parse_responses(body: Json) -> Conversation:
         if isinstance(it, dict) and (msg := _responses_item(it)) is not None:
             msgs.append(msg)
     return _conversation(body, msgs)
+
+
+def _anthropic_role(m: Json) -> str:
+    content = m.get("content")
+    blocks = content if isinstance(content, list) else []
+    result = any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks)
+    return "tool" if result else str(m.get("role", "user"))
+
+
+def _anthropic_tools(body: Json) -> list[tuple[str, Any]]:
+    tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
+    return [
+        (str(t["name"]), t["input_schema"]) for t in tools if {"name", "input_schema"} <= t.keys()
+    ]
+
+
+def parse_messages(body: Json) -> Conversation:
+    """The conversation of an Anthropic Messages request."""
+    system = [("system", text_of(body["system"]))] if body.get("system") else []
+    msgs = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    said = [(_anthropic_role(m), text_of(m.get("content"))) for m in msgs]
+    choice = body.get("tool_choice")
+    none = isinstance(choice, dict) and choice.get("type") == "none"
+    return Conversation(
+        system + said, _anthropic_tools(body), "none" if none else choice, body.get("metadata")
+    )

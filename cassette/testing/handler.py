@@ -1,6 +1,5 @@
-"""The HTTP side of :class:`cassette.testing.server.ScriptedServer`: the threaded server and
-the request handler (routes, JSON and SSE answers, chunked streaming). What an endpoint
-answers, and which requests fail, is its owner's (:meth:`Owner.answer`)."""
+"""The HTTP side of :class:`cassette.testing.server.ScriptedServer`: routes, JSON and SSE
+answers; what an endpoint answers is its owner's (:meth:`Owner.answer`)."""
 
 from __future__ import annotations
 
@@ -143,22 +142,20 @@ class Handler(BaseHTTPRequestHandler):
         if isinstance(data, list):
             self._sse(data)
             return
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in {**self.server.owner.response_headers, **headers}.items():
-            self.send_header(name, value)
-        self.end_headers()
+        self._head(status, {"Content-Type": kind, "Content-Length": str(len(data)), **headers})
         self.wfile.write(data)
 
-    def _sse(self, events: list[bytes]) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        for name, value in self.server.owner.response_headers.items():
+    def _head(self, status: int, headers: Mapping[str, str]) -> None:
+        self.send_response(status)
+        for name, value in {**headers, **self.server.owner.response_headers, **headers}.items():
             self.send_header(name, value)
         self.end_headers()
+
+    def _sse(self, events: list[bytes]) -> None:
+        kind = "text/event-stream; charset=utf-8"
+        self._head(
+            200, {"Content-Type": kind, "Cache-Control": "no-cache", "Transfer-Encoding": "chunked"}
+        )
         chunks = [b"%x\r\n%s\r\n" % (len(e), e) for e in events] + [b"0\r\n\r\n"]
         delay = self.server.owner.chunk_delay_ms / 1000
         if not delay:

@@ -1,10 +1,7 @@
-"""The OpenAI side of the scripted server's answers (:mod:`cassette.testing.server`): a
-:class:`~cassette.testing.conversation.Reply` as a Chat Completions answer
-(``chat.completion``, or with ``"stream": true`` its ``chat.completion.chunk`` SSE events
-ending in ``[DONE]``) or a Responses API answer (``response``, or its ``response.*`` SSE
-events). Which reply is given is the server's; this module only shapes it. The endpoints beyond
-those (embeddings, legacy completions, moderations, images, speech) answer from the
-request alone (:func:`other_answer`).
+"""The OpenAI answers of the scripted server (:mod:`cassette.testing.server`): a
+:class:`~cassette.testing.conversation.Reply` as a Chat Completions or Responses API answer
+(with ``"stream": true`` their SSE events), and the other endpoints' answers, derived from
+the request alone (:func:`other_answer`).
 """
 
 from __future__ import annotations
@@ -49,8 +46,7 @@ def chat_answer(body: Json, reply: Reply) -> Json | list[bytes]:
 
 
 def _chat_chunks(body: Json, reply: Reply, head: Json, usage: Json, finish: str) -> list[Json]:
-    """The ``chat.completion.chunk`` events: role, content pieces, each tool call and its
-    argument pieces, the finish, and the usage when ``stream_options`` asks for it."""
+    """The ``chat.completion.chunk`` events (the usage one if ``stream_options`` asks)."""
     with_usage = bool((body.get("stream_options") or {}).get("include_usage"))
     extra = {"usage": None} if with_usage else {}
 
@@ -156,10 +152,8 @@ def _item_events(emit: Any, index: int, item: Json, reply: Reply) -> None:
 def other_answer(
     route: str, body: Json, model: str, pieces: Callable[[str], list[str]], salt: bytes = b""
 ) -> tuple[str, bytes | list[bytes]]:
-    """(content type, body) of the endpoints beyond chat and responses, derived from the
-    request (and ``salt``: the random mode's): embeddings, legacy completions (with
-    ``"stream": true`` their SSE chunks, the text cut by ``pieces``), moderations, images,
-    speech (binary)."""
+    """(content type, body) of embeddings, legacy completions (SSE when streamed, the text
+    cut by ``pieces``), moderations, images and speech; ``salt``: the random mode's."""
     text = json.dumps(body.get("input", body.get("prompt", "")))
     seed = hashlib.sha256(text.encode() + salt).digest()
     name = str(body.get("model") or model)
@@ -184,8 +178,7 @@ def other_answer(
 def _completion(
     body: Json, seed: bytes, name: str, usage: Json, pieces: Callable[[str], list[str]]
 ) -> tuple[str, bytes | list[bytes]]:
-    """A legacy completion; streamed: text chunks, the finish chunk, the usage chunk when
-    ``stream_options.include_usage`` asks for it, then ``[DONE]``."""
+    """A legacy completion, or its chunks (the usage one if ``stream_options`` asks)."""
     answer = " " + " ".join(seed[i : i + 2].hex() for i in range(0, 8, 2))
     head = {"id": "cmpl-" + seed[:12].hex(), "object": "text_completion", "created": 0,
             "model": name}  # fmt: skip

@@ -1,15 +1,10 @@
 """pytest plugin: the ``cassette`` fixture, the ``cassette`` marker and ``--cassette-*`` options
-(README, "pytest"). Installed with the package (entry point ``pytest11``, name ``cassette``;
-``-p no:cassette`` turns it off).
+(README, "pytest"), installed with the package (entry point ``pytest11``, name ``cassette``).
 
-The fixture yields an open :class:`cassette.Cassette` (file: :func:`default_path`, mode:
-``--cassette-mode`` and its precedence, :mod:`.plugin_settings`) and closes it at
-teardown. A test that does not pass aborts its cassette instead: in ``record`` mode the old
-cassette is left untouched and the failure names the side file that holds what was
-recorded, and a failure from a cassette names the command that re-records the test.
-``@pytest.mark.cassette(path=None, mode=None, match="strict", ignore=())`` configures the
-fixture; the closest marker wins key by key. A passed test whose cassette holds unplayed
-interactions carries them on its teardown report (:mod:`.unused` sums them up).
+A test that does not pass aborts its cassette: in ``record`` mode the old cassette stays
+untouched and the failure names the side file that holds what was recorded, and a failure
+from a cassette names the command that re-records the test. A passed test whose cassette
+holds unplayed interactions carries them on its teardown report (:mod:`.unused`).
 """
 
 from __future__ import annotations
@@ -30,7 +25,6 @@ from .plugin_settings import (
     DEFAULT_MODE,
     MODES,
     SETTINGS,
-    is_url,
     pytest_addoption,
     pytest_configure,
     pytest_report_header,
@@ -57,9 +51,6 @@ class _TestState:
 
 
 _STATE = pytest.StashKey[_TestState]()
-
-
-# --- paths and the marker ----------------------------------------------------------------
 
 
 def _safe_name(name: str) -> str:
@@ -109,9 +100,6 @@ def _ignore_list(value: object) -> list[str]:
     raise TypeError(f"@pytest.mark.cassette(ignore=...) takes a list of str, not {value!r}")
 
 
-# --- the fixture -------------------------------------------------------------------------
-
-
 @pytest.fixture
 def cassette(request: pytest.FixtureRequest) -> Iterator[Cassette]:
     """An open :class:`cassette.Cassette` for this test, at
@@ -147,6 +135,8 @@ def _where(item: pytest.Item, directory: Path | str, raw: Any) -> Path | str:
     URL, or an absolute path, as it is), else :func:`default_path`."""
     if raw is None:
         return default_path(item, directory)
+    from ..storage.remote import is_url
+
     text: str = os.fspath(raw)
     if is_url(text):
         return text
@@ -162,10 +152,10 @@ def _finish(item: pytest.Item, state: _TestState) -> None:
     from ..replay.cassette import Mode
 
     cas = state.cas
-    setup, call = state.reports.get("setup"), state.reports.get("call")
-    passed = setup is not None and setup.passed and call is not None and call.passed
-    if not passed:
-        _abort(cas, None)  # a no-op if the failure already aborted it
+    passed = [r.passed for r in state.reports.values() if r.when in ("setup", "call")]
+    if passed != [True, True]:
+        if not cas.closed:  # (the failure may have aborted it already)
+            cas.abort(None)
         return
     unused = cas.unused() if cas.mode in (Mode.REPLAY, Mode.APPEND) else []
     if unused:
@@ -174,13 +164,6 @@ def _finish(item: pytest.Item, state: _TestState) -> None:
         info = {"path": path, "count": len(unused), "total": total, "keys": keys}
         item.user_properties.append((_UNUSED, info))
     cas.close()
-
-
-def _abort(cas: Cassette, exc: BaseException | None) -> None:
-    """Abort ``cas`` (a side file that holds nothing but its header is removed by it,
-    one that holds calls is named in the failure)."""
-    if not cas.closed:
-        cas.abort(exc)
 
 
 def _cassette_error(exc: BaseException | None) -> bool:
@@ -200,22 +183,24 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     state = item.stash.get(_STATE, None)
-    excinfo = call.excinfo
-    if state is not None and excinfo is not None and call.when in ("setup", "call"):
-        # abort before the report is made, so the note naming the side file is in it
-        skipped = isinstance(excinfo.value, pytest.skip.Exception)
-        _abort(state.cas, None if skipped else excinfo.value)
-    report = yield
+    failure = call.excinfo.value if call.excinfo is not None else None
     if state is None:
-        return report
+        return (yield)
+    if failure is not None and call.when in ("setup", "call") and not state.cas.closed:
+        # abort before the report is made, so the note naming the side file is in it
+        state.cas.abort(None if isinstance(failure, pytest.skip.Exception) else failure)
+    report = yield
     state.reports[report.when] = report
-    if report.failed and excinfo is not None and _cassette_error(excinfo.value):
-        cas = state.cas
-        again = shlex.join(["pytest", "--cassette-mode=record", item.nodeid])
-        if cas.forced:  # the variable beats the flag: name it
-            again = "CASSETTE_FORCE_MODE=record " + shlex.join(["pytest", item.nodeid])
-        where = f"cassette {shown(cas.path, item.config)} (mode={cas.mode.value}, "
-        report.sections.append(
-            ("cassette", f"{where}from {state.source})\nre-record this test with: {again}")
-        )
+    if report.failed and _cassette_error(failure):
+        report.sections.append(("cassette", _rerecord_note(item, state)))
     return report
+
+
+def _rerecord_note(item: pytest.Item, state: _TestState) -> str:
+    """Where the cassette is, its mode and where that came from, and how to re-record."""
+    cas = state.cas
+    again = shlex.join(["pytest", "--cassette-mode=record", item.nodeid])
+    if cas.forced:  # the variable beats the flag: name it
+        again = "CASSETTE_FORCE_MODE=record " + shlex.join(["pytest", item.nodeid])
+    where = f"cassette {shown(cas.path, item.config)} (mode={cas.mode.value}, "
+    return f"{where}from {state.source})\nre-record this test with: {again}"

@@ -1,8 +1,6 @@
-"""The pytest plugin's settings (:mod:`cassette.testing.plugin`): the ``--cassette-*``
-options and their ini twins, the mode each ``cassette`` fixture gets (``$CASSETTE_FORCE_MODE``
-> ``--cassette-mode`` > ``$CASSETTE_MODE`` > the marker's ``mode=`` > ini ``cassette_mode`` >
-``replay``) and the cassette directory (a path, or an fsspec URL), read once per session
-into :class:`Settings` on ``config.stash``; and the report header that shows them."""
+"""The pytest plugin's settings: the ``--cassette-*`` options and their ini twins, the mode
+each ``cassette`` fixture gets and the cassette directory (a path, or an fsspec URL), read
+once per session into :class:`Settings`; and the report header that shows them."""
 
 from __future__ import annotations
 
@@ -14,7 +12,7 @@ import pytest
 
 from .unused import UnusedSummary
 
-__all__ = ["DEFAULT_DIR", "DEFAULT_MODE", "MODES", "SETTINGS", "Settings", "is_url",
+__all__ = ["DEFAULT_DIR", "DEFAULT_MODE", "MODES", "SETTINGS", "Settings",
            "pytest_addoption", "pytest_configure", "pytest_report_header", "shown"]  # fmt: skip
 
 MODES = ("replay", "record", "auto", "append", "passthrough")  # cassette.Mode, kept lazy
@@ -46,13 +44,6 @@ class Settings:
 SETTINGS = pytest.StashKey[Settings]()
 
 
-def is_url(path: object) -> bool:
-    """``scheme://...`` (not ``file://``): :func:`cassette.storage.remote.is_url`, imported late."""
-    from ..storage import remote
-
-    return remote.is_url(path)
-
-
 def shown(path: Path | str, config: pytest.Config) -> str:
     """``path`` relative to rootdir when it is under it (a URL as it is)."""
     if isinstance(path, str):
@@ -61,9 +52,6 @@ def shown(path: Path | str, config: pytest.Config) -> str:
         return str(path.relative_to(config.rootpath))
     except ValueError:
         return str(path)
-
-
-# --- configuration -----------------------------------------------------------------------
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -116,6 +104,8 @@ def _override(config: pytest.Config) -> tuple[str, str] | None:
 
 
 def _directory(config: pytest.Config) -> Path | str:
+    from ..storage.remote import is_url
+
     opt_dir = config.getoption("cassette_dir")
     ini_dir = str(config.getini("cassette_dir") or "").strip()
     if is_url(opt_dir or ini_dir):  # s3://bucket/cassettes, memory://..., gs://...

@@ -1,15 +1,9 @@
 """Values that fit a JSON schema, for the scripted server's tool calls and structured answers.
 
-``schema_value(schema, text, rnd)`` builds a value that validates against ``schema`` (the
-subset that pydantic, the openai SDK's ``parse`` helpers and the agent frameworks emit:
-``$ref``/``$defs``, ``anyOf``/``oneOf``/``allOf``, nullable types, enums and consts, string
-formats and lengths, number bounds, arrays with ``minItems``/``prefixItems``, objects with
-their required properties). Strings are derived from ``text``; with ``rnd`` they get a random
-suffix and numbers and booleans are drawn at random, so two answers differ.
-``requested_json(body)`` tells whether a chat or Responses request asks for JSON and for
-which schema (``response_format`` / ``text.format`` of type ``json_schema`` or
-``json_object``; for ``json_object`` a JSON schema written into a message, as instructor's
-JSON mode does).
+:func:`schema_value` covers what pydantic, the openai SDK and the agent frameworks emit
+(``$ref``, ``anyOf``/``oneOf``/``allOf``, enums, formats, bounds, arrays, objects); strings
+come from ``text``, and with ``rnd`` values are drawn at random. :func:`requested_json` tells
+whether a request asks for JSON, and for which schema.
 """
 
 from __future__ import annotations
@@ -38,18 +32,23 @@ def _free(text: str, rnd: bool) -> str:
     return f"{text} {secrets.token_hex(3)}" if rnd else text
 
 
+def _pointer(root: Json, ref: str) -> Any:
+    """What the JSON pointer ``#/a/b`` names in ``root`` (None: nothing)."""
+    target: Any = root
+    for part in filter(None, ref[1:].split("/")):
+        part = part.replace("~1", "/").replace("~0", "~")
+        target = target.get(part) if isinstance(target, dict) else None
+    return target
+
+
 def _resolve(schema: Json, root: Json) -> Json:
     """``schema`` with a local ``$ref`` replaced by its target (sibling keys kept)."""
-    seen = 0
-    while isinstance(ref := schema.get("$ref"), str) and ref.startswith("#") and seen < 32:
-        target: Any = root
-        for part in filter(None, ref[1:].split("/")):
-            part = part.replace("~1", "/").replace("~0", "~")
-            target = target.get(part) if isinstance(target, dict) else None
+    for _ in range(32):
+        ref = schema.get("$ref")
+        target = _pointer(root, ref) if isinstance(ref, str) and ref.startswith("#") else None
         if not isinstance(target, dict):
             break
         schema = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
-        seen += 1
     return schema
 
 
@@ -185,8 +184,7 @@ def tool_arguments(schema: Any, text: str, rnd: bool = False) -> Json:
 
 
 def find_schema(texts: Iterable[str]) -> Json | None:
-    """The first JSON schema (an object with ``properties``, ``$defs``, ...) written in
-    ``texts``, as instructor's JSON mode puts one into the system message."""
+    """The first JSON schema written in ``texts`` (as instructor's JSON mode sends one)."""
     decoder = json.JSONDecoder()
     for text in texts:
         at, tries = text.find("{"), 0
@@ -204,8 +202,8 @@ def find_schema(texts: Iterable[str]) -> Json | None:
 
 
 def requested_json(body: Json) -> tuple[bool, Json | None]:
-    """Whether a chat (``response_format``) or Responses (``text.format``) request asks for a
-    JSON answer, and the schema it names (None for ``json_object``)."""
+    """Whether a chat (``response_format``) or Responses (``text.format``) request asks for
+    JSON, and the schema it names (None for ``json_object``)."""
     fmt = body.get("response_format")
     if not isinstance(fmt, dict):
         text = body.get("text")

@@ -1,9 +1,6 @@
-"""The end of a pytest session: which tests' cassettes hold recordings never played.
-
-Each test's teardown report carries its unused keys as the user property
-:data:`UNUSED_PROPERTY` (so this works under xdist too); :class:`UnusedSummary` gathers
-them, lists them in the terminal summary and, with ``--cassette-fail-unused``, fails the run.
-"""
+"""The end of a pytest session: which tests' cassettes hold recordings never played (each
+test's teardown report carries them as the user property :data:`UNUSED_PROPERTY`, so this
+works under xdist too); ``--cassette-fail-unused`` fails the run."""
 
 from __future__ import annotations
 
@@ -53,7 +50,8 @@ class UnusedSummary:
             if tr.config.get_verbosity() > 0:  # the first few keys
                 for key in info.get("keys", []):
                     tr.write_line(f"    {key}")
-        what = f"{_plural(total, 'recorded interaction')} in {_plural(len(self.unused), 'test')}"
+        what = f"{total} recorded interaction{'s' * (total != 1)} in {len(self.unused)} test"
+        what += "s" * (len(self.unused) != 1)
         if fail:
             tr.write_line(f"--cassette-fail-unused: {what} never played; the run fails", red=True)
         else:
@@ -61,7 +59,3 @@ class UnusedSummary:
                 f"{what} never played: re-record with --cassette-mode=record if the code no "
                 "longer makes these calls; --cassette-fail-unused makes this fail the run"
             )
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"

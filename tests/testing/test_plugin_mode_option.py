@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 import cassette
-from cassette import pytest_plugin
+from cassette.testing import plugin
 from tests.helpers.plugin_project import TWO_CALLS, Project
 
 
 def test_choices_are_the_modes_and_listed_in_help(project: Project) -> None:
-    assert tuple(m.value for m in cassette.Mode) == pytest_plugin.MODES
+    assert tuple(m.value for m in cassette.Mode) == plugin.MODES
     result = project.run("--help")
     result.stdout.fnmatch_lines(
         [

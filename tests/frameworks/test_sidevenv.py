@@ -24,7 +24,7 @@ dependencies = []
 cassette = "cassette.cli:main"
 
 [project.entry-points.pytest11]
-cassette = "cassette.pytest_plugin"
+cassette = "cassette.testing.plugin"
 """
 PROBE = (
     "import cassette, importlib.metadata as m; "
@@ -78,7 +78,7 @@ def test_one_cached_venv_serves_each_checkout_from_where_it_is(
     # each interpreter imports its own checkout, with the metadata an install would give
     for python, where in ((python_a, "A"), (python_b, "B")):
         out = probe(python, "-c", PROBE)
-        assert out.stdout.split() == [where, "0.0.7", "['cassette.pytest_plugin']"], out
+        assert out.stdout.split() == [where, "0.0.7", "['cassette.testing.plugin']"], out
         script = probe(python.parent / "cassette")
         assert (script.returncode, script.stdout) == (3, f"cli of {where}\n"), script
 
