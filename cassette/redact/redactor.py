@@ -11,6 +11,7 @@ line is walked if one finds something); then the user's hook sees the line.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 import orjson
 
 from ..errors import CassetteError
+from .context import assigned, is_told_value, is_value, keyword, told, user_keyword
 from .gates import Gates, line_gates
 from .patterns import (
     DEFAULT_KEYS,
@@ -85,6 +87,16 @@ def _merge(found: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
+def _keyword_rules(words: Iterable[str]) -> tuple[Rule, ...]:
+    """The rules of a user's ``words`` (plain text: ``"pin"``, ``"session id"``): a value
+    assigned to a name ending with one, or told after one, as for the defaults."""
+    kws = [user_keyword(w) for w in words if w.strip()]
+    if not kws:
+        return ()
+    kw = keyword(kws)
+    return compile_rule(assigned(kw), is_value), compile_rule(told(kw), is_told_value)
+
+
 def _safe_header(name: Any) -> bool:
     low = name.lower() if isinstance(name, str) else ""
     return any(low.startswith(s[:-1]) if s.endswith("*") else low == s for s in SAFE_HEADERS)
@@ -96,7 +108,11 @@ class Redactor:
 
     ``keys``/``patterns`` replace the defaults; ``extra_*`` add to them. A key ``"*_x"``
     matches every key ending in ``_x`` or ``-x``; a pattern may mark the part to replace
-    with a group named ``secret`` (else the whole match is replaced). ``hook(line)`` sees
+    with a group named ``secret`` (else the whole match is replaced). ``extra_keywords``
+    (plain words, ``"pin"``) are credential keywords like ``password``: a value after one
+    (``pin=4711``, ``"pin": "..."``, ``my pin is 4711x``) is replaced if it looks like a
+    secret. ``allow``: values never replaced (a str, whole; a compiled regex, fullmatch),
+    what a pattern or a secret key would take for a secret. ``hook(line)`` sees
     every line about to be written, already scrubbed, and returns None to keep it or a
     new dict to write instead (counted as one replacement; the fields in ``IDENTITY``
     keep their values); it must not change the line it is given.
@@ -106,6 +122,8 @@ class Redactor:
     patterns: Iterable[str] = DEFAULT_PATTERNS
     extra_keys: Iterable[str] = ()
     extra_patterns: Iterable[str] = ()
+    extra_keywords: Iterable[str] = ()
+    allow: Iterable[str | re.Pattern[str]] = ()
     replacement: str = REDACTED
     hook: Hook | None = None
     _keys: frozenset[str] = field(init=False, repr=False)
@@ -115,10 +133,13 @@ class Redactor:
     _raw: Gates = field(init=False, repr=False)  # the line gates, on the bytes as they are
     _folded: Gates = field(init=False, repr=False)  # and on their folded copy
     _checked: set[str] = field(init=False, repr=False)
+    _allowed: frozenset[str] = field(init=False, repr=False)
+    _allowed_re: tuple[re.Pattern[str], ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         names, keys, suffixes = _key_names((*self.keys, *self.extra_keys))
         rules = tuple(map(compile_rule, filter(None, (*self.patterns, *self.extra_patterns))))
+        rules += _keyword_rules(self.extra_keywords)
         raw, folded = line_gates(names, any(rule.gated for rule in rules))
         setup = {
             "_keys": keys,
@@ -128,9 +149,33 @@ class Redactor:
             "_raw": raw,
             "_folded": folded,
             "_checked": set(),
+            "_allowed": frozenset(a for a in self.allow if isinstance(a, str)),
+            "_allowed_re": tuple(a for a in self.allow if isinstance(a, re.Pattern)),
         }
         for name, value in setup.items():
             object.__setattr__(self, name, value)
+
+    def described(self) -> dict[str, Any]:
+        """What a user changed, as the header's ``meta.redact`` records it: their keys,
+        patterns and keywords, whether defaults were dropped, how many values are allowed."""
+        told = {
+            "keys": [k for k in (*self.keys, *self.extra_keys) if k not in DEFAULT_KEYS],
+            "patterns": [
+                p for p in (*self.patterns, *self.extra_patterns) if p not in DEFAULT_PATTERNS
+            ],
+            "keywords": list(self.extra_keywords),
+            "allowed": len(self._allowed) + len(self._allowed_re),
+            "hook": self.hook is not None,
+            "default_keys": set(DEFAULT_KEYS) <= {*self.keys},
+            "default_patterns": set(DEFAULT_PATTERNS) <= {*self.patterns},
+        }
+        changed = {k: v for k, v in told.items() if v and not k.startswith("default")}
+        dropped = {k: v for k, v in told.items() if k.startswith("default") and not v}
+        return {**changed, **dropped}
+
+    def allowed(self, value: str) -> bool:
+        """Whether ``value`` was marked as no secret (``allow``)."""
+        return value in self._allowed or any(a.fullmatch(value) for a in self._allowed_re)
 
     # --- tests ------------------------------------------------------------------------
 
@@ -165,7 +210,9 @@ class Redactor:
         for m in find.finditer(text):
             start, end = m.span(group) if group and m.group(group) is not None else m.span()
             secret = text[start:end]
-            if secret and secret != self.replacement and (check is None or check(secret)):
+            if not secret or secret == self.replacement or self.allowed(secret):
+                continue
+            if check is None or check(secret):
                 yield start, end
 
     def check_key(self, what: str, value: Any) -> None:
@@ -290,6 +337,7 @@ class Redactor:
         for k, v in value.items():
             key, n = self._key(k, value, out)
             secret = self.is_secret_key(k) and v not in _EMPTY
+            secret = secret and not (isinstance(v, str) and self.allowed(v))
             out[key], m = (self.replacement, 1) if secret else self._walk(v)
             total += n + m
         if total and type(out.get("token")) is str and isinstance(out.get("bytes"), list):
