@@ -3,7 +3,8 @@ gitleaks' generic rule and detect-secrets' keyword plugin, rewritten as a few re
 
 - a value after a credential keyword (``password``, ``token``, ``api key``, ...) in an
   assignment, a key-value or YAML line, JSON, a URL query or a CLI flag
-  (:func:`assigned`), or in prose, ``my password is ...`` (:func:`told`);
+  (:func:`assigned`), or in prose, ``my password is ...`` (:func:`told`), or a long
+  random token said to be one, ``<hex> is my access key`` (:func:`named_after`);
 - an AWS secret access key (40 characters) near an access key id or after an
   ``aws``/``secret`` word (:data:`AWS_AFTER_ID`, ...).
 
@@ -25,9 +26,11 @@ __all__ = [
     "DEFAULT_KEYWORDS",
     "assigned",
     "is_aws_secret",
+    "is_random",
     "is_told_value",
     "is_value",
     "keyword",
+    "named_after",
     "told",
     "truncated_keyword",
     "user_keyword",
@@ -43,6 +46,8 @@ DEFAULT_KEYWORDS: tuple[str, ...] = (
 )  # fmt: skip
 
 _Q = "[\"'`]"
+# where a token starts: after no base64 character, or after an escape of JSON in a string
+_START = "(?:(?<![A-Za-z0-9+/=\\\\])|(?<=\\\\[nrtbf])|(?<=\\\\u[0-9A-Fa-f]{4}))"
 _END = "(?:[.:!?]*(?=[\\s\"'`\\\\<>,;&)}\\]]|\\Z))"  # a bare value's end (a full stop is not in it)
 # the value: up to the closing quote if quoted, else up to a space or a delimiter
 _VALUE = (
@@ -85,13 +90,21 @@ def told(kw: str) -> str:
     return kw + _TOLD + _VALUE
 
 
+def named_after(kw: str) -> str:
+    """A long random token, then that it is a ``kw``: ``<hex> is my access key``."""
+    return (
+        _START + "(?P<secret>[0-9a-fA-F]{32,}|[A-Za-z0-9+/]{24,}={0,2})(?![A-Za-z0-9+/=])"
+        "[ \\t]+(?ai:is|was)[ \\t]+(?ai:(?:my|the|our|your|an?)[ \\t]+)?" + kw
+    )
+
+
 def truncated_keyword(kw: str) -> str:
     """A keyword's value cut off at the end of a text (a stream cut short)."""
     return "(?:" + kw + "(?:" + _SEP + "|" + _TOLD + "))(?P<value>[^\\s\"'`\\\\<>]*)\\Z"
 
 
 _B64 = "[A-Za-z0-9+/]"
-_KEY40 = "(?<![A-Za-z0-9+/=])(?P<secret>" + _B64 + "{40})(?![A-Za-z0-9+/=])"
+_KEY40 = _START + "(?P<secret>" + _B64 + "{40})(?![A-Za-z0-9+/=])"
 _ID = "(?<![A-Za-z0-9])A[KS]IA[0-9A-Z]{16}(?![0-9A-Za-z])"
 # a 40-character key within 160 characters of an access key id, after it or before it
 AWS_AFTER_ID = _ID + "[\\s\\S]{0,160}?" + _KEY40
@@ -125,6 +138,14 @@ def is_told_value(value: str) -> bool:
     if len(value) < 6 or not is_value(value) or not any(c.isalpha() for c in value):
         return False
     return any(not c.isalpha() for c in value) and _VERSION.match(value) is None
+
+
+def is_random(value: str) -> bool:
+    """A token that is no word: hex with letters and digits, or upper and lower case
+    letters and digits (a 40-character one: an AWS secret access key; a git SHA is hex)."""
+    if all(c in "0123456789abcdefABCDEF" for c in value):
+        return not value.isdigit() and not value.isalpha()
+    return is_aws_secret(value)
 
 
 def is_aws_secret(value: str) -> bool:

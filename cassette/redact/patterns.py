@@ -22,9 +22,11 @@ from .context import (
     DEFAULT_KEYWORDS,
     assigned,
     is_aws_secret,
+    is_random,
     is_told_value,
     is_value,
     keyword,
+    named_after,
     told,
     truncated_keyword,
 )
@@ -97,12 +99,16 @@ _MARKED = (
     ("[sr]k_", r"(?:live|test)_[A-Za-z0-9]{10,}"),  # Stripe secret and restricted keys
     ("eyJ", r"[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]+"),  # JWT
     # HTTP Basic credentials (checked to decode to a printable ``user:password``)
-    (_anycase("basic"), _SP + r"(?P<secret>[A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])"),
+    (
+        _anycase("basic"),
+        r"(?:[:=]|%20|\s|\\+[nrt])+(?P<secret>[A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])",
+    ),
 )
 BASIC = _word(_MARKED[-1][0]) + _MARKED[-1][1]
 _KEYWORD = keyword(DEFAULT_KEYWORDS)
 ASSIGNMENT = assigned(_KEYWORD)  # name=value, "name": "value", --name value, ?name=value
 TOLD = told(_KEYWORD)  # my password is ..., token abc123...
+NAMED_AFTER = named_after(_KEYWORD)  # <hex> is my access key
 
 DEFAULT_PATTERNS: tuple[str, ...] = (
     *(_word(head) + rest for head, rest in _MARKED),
@@ -113,13 +119,14 @@ DEFAULT_PATTERNS: tuple[str, ...] = (
     r"://[^\s:/?#@\"'<>]{0,256}:(?P<secret>[^\s/?#\"'<>]{1,256})@",  # (bounded: linear)
     ASSIGNMENT,
     TOLD,
+    NAMED_AFTER,
     AWS_AFTER_ID,
     AWS_BEFORE_ID,
     AWS_AFTER_WORD,
 )
 # what a default pattern's find must also be to be replaced
 CHECKS: dict[str, Callable[[str], bool]] = {
-    ASSIGNMENT: is_value, TOLD: is_told_value, AWS_AFTER_ID: is_aws_secret,
+    ASSIGNMENT: is_value, TOLD: is_told_value, NAMED_AFTER: is_random, AWS_AFTER_ID: is_aws_secret,
     AWS_BEFORE_ID: is_aws_secret, AWS_AFTER_WORD: is_aws_secret,
 }  # fmt: skip
 

@@ -109,6 +109,52 @@ def _context(kind: str, rng: random.Random, i: int) -> Sample:
         key = ("password", "db_password", "api_key", "secret", "auth_token", "passphrase")[i % 6]
         spacing = ('{{"{}": "{}"}}', '{{"{}":"{}"}}', '{{"user": "bob", "{}": "{}", "n": 1}}')
         return Sample(kind, spacing[i % 3].format(key, val), (val,))
+    return _unmarked(kind, rng, i)
+
+
+def _unmarked(kind: str, rng: random.Random, i: int) -> Sample:
+    """A secret with no mark of its own, written in text: only the words near it tell."""
+    if kind == "aws_secret_text":
+        key, kid = "FAKE" + _r(rng, _B64, 36), "AKIAFAKE" + _r(rng, _UPPER, 12)
+        form = (
+            "AWS access key id {1} and secret {0}",
+            "creds: {1}:{0}",
+            "key pair {0} (id {1}), rotate it monthly",
+            "aws: {0}",
+            "Here is the secret for the bucket, {0}, keep it",
+        )[i % 5]
+        return Sample(kind, form.format(key, kid), (key, kid))
+    if kind == "password_text":
+        pw = "FAKEpw" + _r(rng, _ALNUM + "!#%^*", 9) + rng.choice(string.digits)
+        form = (
+            "my password is {}",
+            "The password for admin is {}.",
+            "mysql -u root --password={} app",
+            "login with user bob and password {}",
+            "pwd => {}",
+        )[i % 5]
+        return Sample(kind, form.format(pw), (pw,))
+    if kind == "basic_text":
+        user, pw = "fakeuser" + _r(rng, _ALNUM, 4), "FAKEpw" + _r(rng, _ALNUM, 12)
+        cred = base64.b64encode(f"{user}:{pw}".encode()).decode()
+        form = (
+            "the header was Authorization: Basic {} and it worked",
+            "curl -H 'Proxy-Authorization:Basic {}' https://api.example.com",
+            "GET /?auth=Basic%20{} HTTP/1.1",
+            "scheme=basic:{}",
+            "BASIC\t{}",
+        )[i % 5]
+        return Sample(kind, form.format(cred), (cred,))
+    if kind == "hex32_text":
+        tok = "fa4e" + _r(rng, _HEX, 28)
+        form = (
+            "token {}",
+            "My API key is {}, please use it",
+            "{} is my access key",
+            "deploy --auth {} --region eu",
+            "the bearer credential: {}",
+        )[i % 5]
+        return Sample(kind, form.format(tok), (tok,))
     raise ValueError(kind)
 
 
@@ -119,7 +165,7 @@ TOKEN_KINDS = (
 )  # fmt: skip
 CONTEXT_KINDS = (
     "bearer", "basic", "pem", "url_password", "aws_secret", "hex_token", "named_value",
-    "json_argument",
+    "json_argument", "aws_secret_text", "password_text", "basic_text", "hex32_text",
 )  # fmt: skip
 
 
