@@ -48,11 +48,11 @@ DEFAULT_KEYWORDS: tuple[str, ...] = (
 _Q = "[\"'`]"
 # where a token starts: after no base64 character, or after an escape of JSON in a string
 _START = "(?:(?<![A-Za-z0-9+/=\\\\])|(?<=\\\\[nrtbf])|(?<=\\\\u[0-9A-Fa-f]{4}))"
-_END = "(?:[.:!?]*(?=[\\s\"'`\\\\<>,;&)}\\]]|\\Z))"  # a bare value's end (a full stop is not in it)
+_END = "(?:[.:*]*(?=[\\s\"'`\\\\<>,;&)}\\]]|\\Z))"  # a bare value's end (a full stop is not in it)
 # the value: up to the closing quote if quoted, else up to a space or a delimiter
 _VALUE = (
-    "(?P<secret>(?<=[\"'`])[^\"'`\\\\\\n]{1,400}(?=\\\\*[\"'`])"
-    "|(?<![\"'`])[^\\s\"'`\\\\<>,;&)}\\]]{3,400}?" + _END + ")"
+    "(?:(?P<secret>(?<=[\"'`])[^\"'`\\\\\\n]{1,400}(?=\\\\*[\"'`])"
+    "|(?<![\"'`])[^\\s\"'`\\\\<>,;&()\\[\\]{}]{3,400}?)" + _END + ")"
 )
 
 
@@ -113,13 +113,17 @@ AWS_BEFORE_ID = _KEY40 + "(?=[\\s\\S]{0,160}?" + _ID + ")"
 AWS_AFTER_WORD = "(?ai:aws|secret)[\\s\\S]{0,60}?" + _KEY40
 
 _PLACEHOLDER = re.compile(
-    r"(?ai)[$%{<\[(*#]|x{3}|\.\.\.|your[_\- ]|(?:null|none|nil|true|false|undefined|"
-    r"redacted|required|optional|string|str|bool|int|example|changeme|placeholder|"
-    r"secret|password|token|env|os\.environ)\W*$"
+    r"(?ai)^(?:[$%{<\[(*#]|x{3}|\.\.\.|your[_\- ])|<[^>]*>|\$\{|\{\{|^(?:null|none|nil|"
+    r"true|false|undefined|redacted|required|optional|string|str|bool|int|example|changeme|"
+    r"placeholder|secret|password|token|env|os\.environ)\W*$"
 )
-_WORDS = re.compile(r"[A-Za-z][a-z]*(?:['\-][a-z]+)*[.,;:!?]?")  # a word of prose
+_WORDS = re.compile(r"(?:[A-Za-z][a-z]*|[A-Z]+)(?:['\-][a-z]+)*[.,;:!?]?")  # a word of prose
 _VERSION = re.compile(r"(?ai)v?\d+(?:\.\w+)+|(?:sha\d*|md5)\b")  # v1.2.3, sha256:...
-_CODE = re.compile(r"[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*(?:\(.*)?|\w+\(.*|[\d.,:_\-+]+")
+# a name in code: a word, a dotted name, a call, a CamelCase type; or a number
+_CODE = re.compile(
+    r"[A-Za-z_]+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|\w+\(.*|[\d.,:_\-+]+"
+    r"|\w*[A-Z][a-z]{3,}\w*[A-Z][a-z]{2,}\w*"
+)
 
 
 def is_value(value: str) -> bool:
@@ -127,7 +131,9 @@ def is_value(value: str) -> bool:
     ``${TOKEN}``, ``your-api-key``, ``None``), prose, a bare word or name in code
     (``self.token``, ``get_password()``) or a number."""
     words = value.split()
-    if _PLACEHOLDER.match(value) or _CODE.fullmatch(value):
+    if len(value.strip()) < 4 or not any(c.isalnum() for c in value):
+        return False
+    if _PLACEHOLDER.search(value) or _CODE.fullmatch(value):
         return False
     return not (len(words) > 1 and all(_WORDS.fullmatch(w) for w in words))
 
