@@ -97,6 +97,10 @@ def _keyword_rules(words: Iterable[str]) -> tuple[Rule, ...]:
     return compile_rule(assigned(kw), is_value), compile_rule(told(kw), is_told_value)
 
 
+def _added(given: Iterable[str], extra: Iterable[str], defaults: tuple[str, ...]) -> list[str]:
+    return [x for x in (*given, *extra) if x not in defaults]
+
+
 def _safe_header(name: Any) -> bool:
     low = name.lower() if isinstance(name, str) else ""
     return any(low.startswith(s[:-1]) if s.endswith("*") else low == s for s in SAFE_HEADERS)
@@ -157,21 +161,17 @@ class Redactor:
 
     def described(self) -> dict[str, Any]:
         """What a user changed, as the header's ``meta.redact`` records it: their keys,
-        patterns and keywords, whether defaults were dropped, how many values are allowed."""
+        patterns and keywords, how many values they allow, a hook, the defaults dropped."""
+        given = {"keys": (self.keys, DEFAULT_KEYS), "patterns": (self.patterns, DEFAULT_PATTERNS)}
         told = {
-            "keys": [k for k in (*self.keys, *self.extra_keys) if k not in DEFAULT_KEYS],
-            "patterns": [
-                p for p in (*self.patterns, *self.extra_patterns) if p not in DEFAULT_PATTERNS
-            ],
+            "keys": _added(self.keys, self.extra_keys, DEFAULT_KEYS),
+            "patterns": _added(self.patterns, self.extra_patterns, DEFAULT_PATTERNS),
             "keywords": list(self.extra_keywords),
             "allowed": len(self._allowed) + len(self._allowed_re),
             "hook": self.hook is not None,
-            "default_keys": set(DEFAULT_KEYS) <= {*self.keys},
-            "default_patterns": set(DEFAULT_PATTERNS) <= {*self.patterns},
+            "dropped": [name for name, (mine, dflt) in given.items() if not {*dflt} <= {*mine}],
         }
-        changed = {k: v for k, v in told.items() if v and not k.startswith("default")}
-        dropped = {k: v for k, v in told.items() if k.startswith("default") and not v}
-        return {**changed, **dropped}
+        return {k: v for k, v in told.items() if v}
 
     def allowed(self, value: str) -> bool:
         """Whether ``value`` was marked as no secret (``allow``)."""

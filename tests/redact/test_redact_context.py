@@ -127,7 +127,7 @@ def test_the_header_records_what_a_user_changed(tmp_path: Path) -> None:
         cas.call({"q": 1}, live=lambda: {"ok": 1})
     assert "redact" not in json.loads((tmp_path / "b.jsonl").read_text().splitlines()[0])["meta"]
     dropped = Redactor(patterns=(), hook=lambda line: None).described()
-    assert dropped == {"hook": True, "default_patterns": False}
+    assert dropped == {"hook": True, "dropped": ["patterns"]}
 
 
 def test_the_benign_corpus_is_nearly_untouched_and_keeps_every_identifier() -> None:
