@@ -82,7 +82,7 @@ _TOLD = (
 def assigned(kw: str) -> str:
     """``name=value``, ``name: value``, ``"name": "value"``, ``?name=value``,
     ``--name value`` and ``--name=value``, ``name`` ending with the keyword ``kw``."""
-    return "(?:(?<=-)(?ai:[a-z0-9\\-]*?)" + kw + _FLAG_SEP + "|" + kw + _SEP + ")" + _VALUE
+    return "(?:(?<=-)(?ai:[a-z0-9\\-]{0,40}?)" + kw + _FLAG_SEP + "|" + kw + _SEP + ")" + _VALUE
 
 
 def told(kw: str) -> str:

@@ -43,6 +43,8 @@ IDENTITY = frozenset(
     | {"delta", "request_sha256"}
 )
 _CACHE = 4096  # ids found clean, remembered
+_BLOB = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{512,}")  # base64 data
+_BLOBS = 4096  # a text this long is searched by the default patterns around its blobs
 _LONG = 200  # a text this long is gated (as its JSON bytes) before the default patterns run
 # ASCII letters only, as the gates lower bytes (str.lower() reads the Kelvin sign as "k")
 _ASCII = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -85,6 +87,17 @@ def _merge(found: list[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             merged.append((start, end))
     return merged
+
+
+def _between_blobs(text: str) -> list[tuple[int, int]]:
+    """The parts of ``text`` around its long runs of base64 (images, data URLs), where no
+    default pattern can match and which the keyword patterns would crawl through."""
+    parts, pos = [], 0
+    for m in _BLOB.finditer(text):
+        parts.append((pos, m.start()))
+        pos = m.end()
+    parts.append((pos, len(text)))
+    return parts
 
 
 def _keyword_rules(words: Iterable[str]) -> tuple[Rule, ...]:
@@ -202,12 +215,19 @@ class Redactor:
         rules = self._ungated
         if len(text) < _LONG or self.hits(orjson.dumps(text)):
             rules = self._rules  # (the gates are far cheaper than the patterns)
-        found = [span for rule in rules for span in self._finds(rule, text)]
+        whole = [(0, len(text))]
+        parts = _between_blobs(text) if len(text) > _BLOBS else whole
+        found = [
+            span
+            for rule in rules
+            for part in (parts if rule.gated else whole)
+            for span in self._finds(rule, text, part)
+        ]
         return _merge(found) if len(found) > 1 else found
 
-    def _finds(self, rule: Rule, text: str) -> Iterator[tuple[int, int]]:
+    def _finds(self, rule: Rule, text: str, part: tuple[int, int]) -> Iterator[tuple[int, int]]:
         find, group, check, _ = rule
-        for m in find.finditer(text):
+        for m in find.finditer(text, *part):
             start, end = m.span(group) if group and m.group(group) is not None else m.span()
             secret = text[start:end]
             if not secret or secret == self.replacement or self.allowed(secret):

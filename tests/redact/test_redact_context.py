@@ -141,3 +141,14 @@ def test_the_benign_corpus_is_nearly_untouched_and_keeps_every_identifier() -> N
             assert kept in out["content"], (message.source, kept)
     assert sum(len(m.keep) for m in corpus) > 1000
     assert changed / len(corpus) <= 0.005, changed
+
+
+def test_secrets_around_a_base64_image_are_found_and_the_image_is_kept() -> None:
+    from tests.helpers.fake_secrets import SAMPLES
+
+    blob = base64.b64encode(bytes(range(256)) * 40).decode()  # 13,656 characters
+    for sample in SAMPLES:
+        text = f"{sample.text}\nscreenshot: data:image/png;base64,{blob}\nagain: {sample.text}"
+        out, count = R.redact_text(text)
+        assert count >= 2 and blob in out, sample.kind
+        assert not [s for s in sample.secrets if s in out], sample.kind
