@@ -40,7 +40,7 @@ __all__ = [
 # ``X-Auth-Token``, ``GITHUB_TOKEN``, ``SECRET_ACCESS_KEY``; ``tokens`` or
 # ``password_hint`` do not
 DEFAULT_KEYWORDS: tuple[str, ...] = (
-    r"passw(?:or)?d", "passphrase", "pwd", "secret", "token", r"api[_\- ]?key",
+    r"passw(?:or)?d", r"(?<=[_\-])pass", "passphrase", "pwd", "secret", "token", r"api[_\- ]?key",
     r"access[_\- ]?key", r"(?:secret|private|client|signing|encryption|master)[_\- ]key",
     "credentials?", "auth", r"authori[sz]ation", "bearer",
 )  # fmt: skip

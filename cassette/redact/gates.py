@@ -36,7 +36,7 @@ FOLDED: tuple[Gate, ...] = (
     ),
     (b"b", re.compile(rb"b(?:earer|asic)")),
     # the credential keywords (any name ending with one: db_password, api key, x_auth_token)
-    (b"pass", re.compile(rb"pass(?:w(?:or)?d|phrase)(?![a-z])")),
+    (b"pass", re.compile(rb"pass(?:w(?:or)?d|phrase)?(?![a-z])")),
     (b"pwd", re.compile(rb"pwd(?![a-z])")),
     (b"secret", re.compile(rb"secret")),
     (b"aws", re.compile(rb"aws")),

@@ -28,6 +28,7 @@ BASIC = base64.b64encode(b"fakeuser:FAKEpw-9x").decode()
 WRITTEN = {  # each form a secret is written in, with the secret in it
     "assignment": f"db_password={PW}",
     "spaced assignment": f"PASSWORD = '{PW}'",
+    "env": f"export DB_PASS={PW}",
     "key-value": f"Password: {PW}",
     "yaml": f"database:\n  password: {PW}\n  host: db",
     "json": json.dumps({"user": "bob", "password": PW}),
