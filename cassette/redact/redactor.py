@@ -154,6 +154,8 @@ class Redactor:
     _allowed_re: tuple[re.Pattern[str], ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        for name in ("keys", "patterns", "extra_keys", "extra_patterns", "extra_keywords", "allow"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))  # (read more than once)
         names, keys, suffixes = _key_names((*self.keys, *self.extra_keys))
         rules = tuple(map(compile_rule, filter(None, (*self.patterns, *self.extra_patterns))))
         rules += _keyword_rules(self.extra_keywords)

@@ -112,6 +112,10 @@ def test_user_keywords_and_the_allow_list() -> None:
     assert mine.redact_text("token=test-42y")[1] == 1  # the whole value must match
     assert mine.redact({"api_key": "FAKE-ok-1234"}) == ({"api_key": "FAKE-ok-1234"}, 0)
     assert mine.redact({"api_key": "other"}) == ({"api_key": REDACTED}, 1)
+    once = Redactor(extra_keywords=iter(["pin"]), allow=iter(["4711abc"]))  # iterators too
+    assert once.redact_text("pin: 4711abc") == ("pin: 4711abc", 0)
+    assert once.redact_text("pin: 4712abc")[1] == 1
+    assert once.described() == {"keywords": ["pin"], "allowed": 1}
 
 
 def test_the_header_records_what_a_user_changed(tmp_path: Path) -> None:
