@@ -119,6 +119,7 @@ _PLACEHOLDER = re.compile(
 )
 _WORDS = re.compile(r"(?:[A-Za-z][a-z]*|[A-Z]+)(?:['\-][a-z]+)*[.,;:!?]?")  # a word of prose
 _VERSION = re.compile(r"(?ai)v?\d+(?:\.\w+)+|(?:sha\d*|md5)\b")  # v1.2.3, sha256:...
+_NAMED = re.compile(r"(?i)pass|pwd|secret|token|key|auth|cred")  # password=passwd, token=tok...
 # a name in code: a word, a dotted name, a call, a CamelCase type; or a number
 _CODE = re.compile(
     r"[A-Za-z_]+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|\w+\(.*|[\d.,:_\-+]+"
@@ -126,19 +127,26 @@ _CODE = re.compile(
 )
 
 
-def is_value(value: str) -> bool:
-    """Whether a keyword's value looks like a secret: not a placeholder (``<token>``,
-    ``${TOKEN}``, ``your-api-key``, ``None``), prose, a bare word or name in code
-    (``self.token``, ``get_password()``) or a number."""
-    words = value.split()
+def is_value(value: str, before: str = "") -> bool:
+    """Whether a keyword's value (``before``: the two characters before it) looks like a
+    secret: not a placeholder (``<token>``, ``${TOKEN}``, ``your-api-key``, ``None``),
+    prose, a name in code (``self.token``, ``get_password()``, ``api_key``) or a number;
+    a word alone (``letmein``) only where code puts no name: quoted, or right after an
+    ``=`` with no space before it (``DB_PASSWORD=letmein``)."""
     if len(value.strip()) < 4 or not any(c.isalnum() for c in value):
         return False
-    if _PLACEHOLDER.search(value) or _CODE.fullmatch(value):
+    if _PLACEHOLDER.search(value):
+        return False
+    if value.isalpha() and value.isascii():
+        said = before[-1:] in ("'", '"', "`") or (before[-1:] == "=" and before[:1] not in " =!<>")
+        return said and _NAMED.search(value) is None
+    words = value.split()
+    if _CODE.fullmatch(value):
         return False
     return not (len(words) > 1 and all(_WORDS.fullmatch(w) for w in words))
 
 
-def is_told_value(value: str) -> bool:
+def is_told_value(value: str, before: str = "") -> bool:
     """A value told in prose: one word of 6+ characters holding a letter and a digit or a
     symbol (``hunter2!``, a hex token), so ``the token limit is`` keeps its words."""
     if len(value) < 6 or not is_value(value) or not any(c.isalpha() for c in value):
@@ -146,7 +154,7 @@ def is_told_value(value: str) -> bool:
     return any(not c.isalpha() for c in value) and _VERSION.match(value) is None
 
 
-def is_random(value: str) -> bool:
+def is_random(value: str, before: str = "") -> bool:
     """A token that is no word: hex with letters and digits, or upper and lower case
     letters and digits (a 40-character one: an AWS secret access key; a git SHA is hex)."""
     if all(c in "0123456789abcdefABCDEF" for c in value):
@@ -154,7 +162,7 @@ def is_random(value: str) -> bool:
     return is_aws_secret(value)
 
 
-def is_aws_secret(value: str) -> bool:
+def is_aws_secret(value: str, before: str = "") -> bool:
     """A 40-character base64 token with upper and lower case letters and a digit (an AWS
     secret access key; a git SHA has no upper case)."""
     return (

@@ -125,7 +125,8 @@ DEFAULT_PATTERNS: tuple[str, ...] = (
     AWS_AFTER_WORD,
 )
 # what a default pattern's find must also be to be replaced
-CHECKS: dict[str, Callable[[str], bool]] = {
+Check = Callable[[str, str], bool]  # (a find, the two characters before it) -> a secret?
+CHECKS: dict[str, Check] = {
     ASSIGNMENT: is_value, TOLD: is_told_value, NAMED_AFTER: is_random, AWS_AFTER_ID: is_aws_secret,
     AWS_BEFORE_ID: is_aws_secret, AWS_AFTER_WORD: is_aws_secret,
 }  # fmt: skip
@@ -151,7 +152,7 @@ def truncated_tail(text: str) -> tuple[int, int] | None:
     return (start, len(text)) if start < len(text) else None
 
 
-def _basic(token: str) -> bool:
+def _basic(token: str, before: str = "") -> bool:
     """Whether ``token`` is base64 of a printable ``user:password`` (not a prose word)."""
     try:
         text = base64.b64decode(token + "=" * (-len(token) % 4), validate=True).decode()
@@ -167,11 +168,11 @@ class Rule(NamedTuple):
 
     find: re.Pattern[str]
     group: str | None
-    check: Callable[[str], bool] | None
+    check: Check | None
     gated: bool
 
 
-def compile_rule(source: str, check: Callable[[str], bool] | None = None) -> Rule:
+def compile_rule(source: str, check: Check | None = None) -> Rule:
     """``source`` compiled; ``check``: what its finds must also be (a default pattern's
     own check if not given)."""
     find = re.compile(source)

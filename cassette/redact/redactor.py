@@ -234,7 +234,7 @@ class Redactor:
             secret = text[start:end]
             if not secret or secret == self.replacement or self.allowed(secret):
                 continue
-            if check is None or check(secret):
+            if check is None or check(secret, text[max(0, start - 2) : start]):
                 yield start, end
 
     def check_key(self, what: str, value: Any) -> None:

@@ -49,8 +49,11 @@ WRITTEN = {  # each form a secret is written in, with the secret in it
     "aws after its id": f"id {AWS_ID}, key {AWS_KEY}",
     "aws before its id": f"{AWS_KEY} goes with {AWS_ID}",
     "aws after a word": f"the AWS one: {AWS_KEY}",
+    "a word, quoted": 'password = "letmein"',
+    "a word in json": json.dumps({"db_password": "letmein"}),
+    "a word after name=": "DB_PASSWORD=letmein",
 }
-SECRET_OF = {PW: "password", HEX: "hex", AWS_KEY: "aws", BASIC: "basic"}
+SECRET_OF = {PW: "password", HEX: "hex", AWS_KEY: "aws", BASIC: "basic", "letmein": "word"}
 
 
 @pytest.mark.parametrize("form", sorted(WRITTEN))
@@ -71,6 +74,9 @@ KEPT = (
     "password = getpass.getpass()",
     "token = self._token",
     "api_key: Optional[str] = None",
+    "password: bytes | str",
+    "password = value",
+    "f(password=password, token=token_value)",
     'export API_KEY="your-api-key"',
     "password: ********",
     "token: ${{ secrets.GITHUB_TOKEN }}",
