@@ -138,12 +138,15 @@ def is_value(value: str, before: str = "") -> bool:
     if _PLACEHOLDER.search(value):
         return False
     if value.isalpha() and value.isascii():
-        said = before[-1:] in ("'", '"', "`") or (before[-1:] == "=" and before[:1] not in " =!<>")
-        return said and _NAMED.search(value) is None
+        return _given(before) and _NAMED.search(value) is None
     words = value.split()
-    if _CODE.fullmatch(value):
-        return False
-    return not (len(words) > 1 and all(_WORDS.fullmatch(w) for w in words))
+    prose = len(words) > 1 and all(_WORDS.fullmatch(w) for w in words)
+    return not (prose or _CODE.fullmatch(value))
+
+
+def _given(before: str) -> bool:
+    """Whether a value after ``before`` is given as data: quoted, or ``name=value``."""
+    return before[-1:] in ("'", '"', "`") or (before[-1:] == "=" and before[:1] not in " =!<>")
 
 
 def is_told_value(value: str, before: str = "") -> bool:
