@@ -1,144 +1,176 @@
-"""The secret prefilter ``Redactor.hits`` against an older version of it, in the same run.
+"""What the scrubber catches and what it spares, side by side with detect-secrets.
 
-    python bench/bench_redact.py                 # against the version at --old (a git rev)
-    python bench/bench_redact.py --old HEAD~3    # any rev that has cassette/redact/
+    python bench/bench_redact.py           # the planted set and the benign corpus
+    python bench/bench_redact.py --quick   # a smaller benign corpus
 
-The lines are the ones ``hits`` sees when the agent loop of ``bench_core.py`` is recorded
-(interaction lines of ~1.6 KB, none of which holds a secret). The old ``cassette/redact``
-modules are read with ``git show`` into a temporary package and imported from there.
-Prints one table: µs per line of this version and of the old one (the fastest of
-several repeats), and their ratio; both must agree on every line. A second table times
-the record path of ``bench_core.py`` (c) with each version's whole ``Redactor`` (gates,
-walk, streams) handed to ``cassette.open``, the two alternating episode by episode.
+(``bench/bench_redact_speed.py`` times the line gates and the record path against an
+older rev.)
+
+**Planted**: every sample of ``tests/helpers/fake_secrets.py`` (29 kinds, 5 samples
+each) planted in each of 14 places a line can hold text (system prompt, user message,
+tool-call arguments and results in history, response content and tool-call arguments,
+a stream split three characters a chunk, a dict key, a request header, an error, the
+outcome's info, the header's meta, ...), one cassette per place. A placement *leaks* if
+one of its secrets is in the bytes written. detect-secrets (the anchor, ``pip install
+detect-secrets``) scans the same cassettes recorded unscrubbed (``scan_file``, all its
+plugins and default filters): a placement leaks past it unless each secret is inside a
+value it reports.
+
+**Benign**: the corpus of ``fixtures/benign_corpus.py`` (no secret in any message): the
+messages our scrubber changes, the git SHAs, UUIDs and digests it loses, and the
+messages detect-secrets flags (it flags, it does not change; a scrubber built on it
+would change those).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import statistics
-import subprocess
-import sys
+import importlib.metadata
 import tempfile
 import time
-import timeit
-from collections.abc import Callable
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import bench_core as core
-from _common import command_line
-
 import cassette
+from bench._common import command_line
 from cassette.redact import Redactor
+from fixtures.benign_corpus import Message, build
+from tests.helpers.fake_secrets import LOCATIONS, SAMPLES, Sample, plant
 
-ROOT = Path(__file__).resolve().parent.parent
-MODULES = ("__init__", "derive", "gates", "patterns", "redactor", "streams")  # any rev's
-
-
-def old_redactor(rev: str, into: Path) -> Any:
-    """``Redactor()`` of the cassette/redact modules at ``rev``, as package ``old_redact``."""
-    pkg = into / "old_redact"
-    pkg.mkdir()
-    for name in MODULES:
-        shown = subprocess.run(
-            ["git", "show", f"{rev}:cassette/redact/{name}.py"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        source = shown.stdout if shown.returncode == 0 else ""
-        (pkg / f"{name}.py").write_text(source.replace("from ..", "from cassette."))
-    sys.path.insert(0, str(into))
-    return importlib.import_module("old_redact.redactor").Redactor()
+UNMARKED = ("aws_secret_text", "password_text", "basic_text", "hex32_text")
 
 
-def bench_lines(interactions: int) -> list[bytes]:
-    """The bytes ``hits`` is given while the bench's agent loop is recorded."""
-    seen: list[bytes] = []
-    real = Redactor.hits
+class Unscrubbed(Redactor):
+    """Writes every line as it is (what detect-secrets is run on)."""
 
-    def spy(self: Redactor, raw: bytes) -> bool:
-        seen.append(raw)
-        return real(self, raw)
-
-    Redactor.hits = spy  # type: ignore[method-assign]
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            core.record(Path(tmp) / "a.jsonl", core.Workload().run(interactions))
-    finally:
-        Redactor.hits = real  # type: ignore[method-assign]
-    return seen
+    def redact_line(self, line: dict[str, Any], raw: bytes, dumps: Any) -> Any:
+        return line, 0
 
 
-def per_line(
-    versions: list[Callable[[bytes], bool]], lines: list[bytes], repeat: int
-) -> list[float]:
-    """µs per line of each version, the fastest of ``repeat`` passes (taken in turn)."""
-    best = [float("inf")] * len(versions)
-    for _ in range(repeat):
-        for i, hits in enumerate(versions):
-            took = timeit.timeit(lambda hits=hits: [hits(x) for x in lines], number=1)
-            best[i] = min(best[i], took / len(lines) * 1e6)
-    return best
+def record(path: Path, where: str, redactor: Redactor) -> bytes:
+    meta = {"notes": [s.text for s in SAMPLES]} if where == "header meta" else None
+    with cassette.open(path, "record", meta=meta, redact=redactor) as cas:
+        for env, sample in enumerate(SAMPLES):
+            plant(cas, env, where, sample.text)
+    return path.read_bytes()
 
 
-def record_overhead(
-    run: list[core.Episode], redactors: dict[str, Any], rounds: int
-) -> dict[str, list[float]]:
-    """Per-call record cost (µs) of (c)'s loop, each version's Redactor recording its own
-    cassette, the versions taken in turn episode by episode (each first every other
-    episode); the fastest of ``rounds``."""
-    times: dict[str, list[list[float]]] = {name: [] for name in redactors}
-    clock = time.perf_counter
-    with tempfile.TemporaryDirectory() as tmp:
-        for i in range(rounds):
-            cases = {}
-            for name, redactor in redactors.items():
-                times[name].append([])
-                path = Path(tmp) / f"{name}-{i}.jsonl"
-                cases[name] = cassette.open(path, "record", redact=redactor)
-            for env, ep in enumerate(run):
-                turn = list(cases.items())  # who goes first alternates (the second is faster)
-                for name, cas in turn if env % 2 else turn[::-1]:
-                    call = cas.call
-                    for request, response in ep:
-                        live = core._const(response)
-                        t0 = clock()
-                        call(request, live=live, env_index=env)
-                        times[name][-1].append(clock() - t0)
-            for cas in cases.values():
-                cas.close()
-    return {name: [t * 1e6 for t in core._fastest(trials)] for name, trials in times.items()}
+def detect_secrets_values(path: Path) -> list[str]:
+    """Every secret value detect-secrets reports in the file at ``path``."""
+    from detect_secrets.core.scan import scan_file
+    from detect_secrets.settings import default_settings
+
+    with default_settings():
+        return [s.secret_value or "" for s in scan_file(str(path))]
+
+
+def _caught(sample: Sample, found: list[str]) -> bool:
+    return all(any(secret in value for value in found) for secret in sample.secrets)
+
+
+def planted(tmp: Path) -> tuple[Counter[tuple[str, str]], Counter[tuple[str, str]], float]:
+    """(leaks of ours, leaks past detect-secrets), by (kind, place); seconds ours took."""
+    ours: Counter[tuple[str, str]] = Counter()
+    theirs: Counter[tuple[str, str]] = Counter()
+    took = 0.0
+    for where in LOCATIONS:
+        t0 = time.perf_counter()
+        raw = record(tmp / f"ours-{len(ours)}-{where[:4]}.jsonl", where, Redactor())
+        took += time.perf_counter() - t0
+        path = tmp / f"raw-{where.replace(' ', '_')}.jsonl"
+        record(path, where, Unscrubbed())
+        found = detect_secrets_values(path)
+        for sample in SAMPLES:
+            key = (sample.kind, where)
+            ours[key] += any(s.encode() in raw for s in sample.secrets)
+            theirs[key] += not _caught(sample, found)
+    return ours, theirs, took
+
+
+def benign(corpus: list[Message], tmp: Path) -> tuple[int, int, int, float]:
+    """(messages we change, identifiers we lose, messages detect-secrets flags, seconds)."""
+    r = Redactor()
+    changed = lost = 0
+    t0 = time.perf_counter()
+    for message in corpus:
+        out, count = r.redact({"role": message.role, "content": message.text})
+        changed += count > 0
+        lost += sum(kept not in out["content"] for kept in message.keep)
+    took = time.perf_counter() - t0
+    from detect_secrets.core.scan import scan_file
+    from detect_secrets.settings import default_settings
+
+    owner: list[int] = []  # the message of each line of the file scanned
+    path = tmp / "benign.txt"
+    with path.open("w") as out:
+        for i, message in enumerate(corpus):
+            lines = message.text.splitlines() or [""]
+            out.write("\n".join(lines) + "\n")
+            owner += [i] * len(lines)
+    with default_settings():
+        flagged = {owner[s.line_number - 1] for s in scan_file(str(path))}
+    return changed, lost, len(flagged), took
+
+
+def _table(title: str, rows: list[tuple[str, int, int, int]]) -> None:
+    print(f"\n{title}")
+    print(f"{'':32} {'placed':>7} {'leak (ours)':>12} {'leak (detect-secrets)':>22}")
+    for name, n, a, b in rows:
+        print(f"{name:32} {n:7d} {a:12d} {b:22d}")
+
+
+def report_planted(ours: Counter[tuple[str, str]], theirs: Counter[tuple[str, str]]) -> None:
+    per = len(SAMPLES) // len({s.kind for s in SAMPLES})
+    kinds = sorted({s.kind for s in SAMPLES}, key=lambda k: (k not in UNMARKED, k))
+
+    def rows(names: list[str], pick: int) -> list[tuple[str, int, int, int]]:
+        out = []
+        for name in names:
+            a = sum(v for k, v in ours.items() if k[pick] == name)
+            b = sum(v for k, v in theirs.items() if k[pick] == name)
+            n = per * len(LOCATIONS) if pick == 0 else len(SAMPLES)
+            out.append((name, n, a, b))
+        return out
+
+    by_kind = rows(kinds, 0)
+    _table("planted, by kind (the four without a prefix first)", by_kind)
+    _table("planted, by place", rows(list(LOCATIONS), 1))
+    total = len(SAMPLES) * len(LOCATIONS)
+    unmarked = [r for r in by_kind if r[0] in UNMARKED]
+    _table(
+        "planted, in all",
+        [
+            ("every kind", total, sum(ours.values()), sum(theirs.values())),
+            ("the four kinds without a prefix", *(sum(r[i] for r in unmarked) for i in (1, 2, 3))),
+        ],
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--old", default="a06647a", help="git rev of the old version")
-    parser.add_argument("--quick", action="store_true", help="a smaller run (smoke test)")
+    parser.add_argument("--quick", action="store_true", help="a smaller benign corpus")
     args = parser.parse_args()
     print(f"$ {command_line()}")
-    lines = bench_lines(150 if args.quick else 900)
-    new = Redactor()
+    print(f"detect-secrets {importlib.metadata.version('detect-secrets')}")
     with tempfile.TemporaryDirectory() as tmp:
-        old = old_redactor(args.old, Path(tmp))
-        assert [new.hits(x) for x in lines] == [old.hits(x) for x in lines]
-        repeat = 5 if args.quick else 30
-        t_new, t_old = per_line([new.hits, old.hits], lines, repeat)
-        size = statistics.median(len(x) for x in lines)
-        print(f"\nhits() on {len(lines)} bench lines (median {size:.0f} bytes), µs per line")
-        print(f"{'this version':>14} {'old (' + args.old + ')':>18} {'ratio':>7}")
-        print(f"{t_new:14.2f} {t_old:18.2f} {t_new / t_old:6.2f}x")
+        ours, theirs, took = planted(Path(tmp))
+        report_planted(ours, theirs)
+        print(f"(ours: {took:.1f} s to record the {len(SAMPLES) * len(LOCATIONS)} placements)")
+        small = {"transcripts": 700, "tau2_rows": 30, "files_each": 2} if args.quick else {}
+        corpus = build(**small)
+        changed, lost, flagged, took = benign(corpus, Path(tmp))
+    n = len(corpus)
+    keep = sum(len(m.keep) for m in corpus)
+    print(f"\nbenign corpus: {n} messages, {keep} SHAs/UUIDs/digests ({dict(_sources(corpus))})")
+    print(f"{'':28} {'messages changed':>17} {'%':>6} {'identifiers lost':>17}")
+    print(f"{'ours':28} {changed:17d} {100 * changed / n:6.2f} {lost:17d}")
+    print(f"{'detect-secrets (flagged)':28} {flagged:17d} {100 * flagged / n:6.2f} {'':>17}")
+    print(f"(ours: {took * 1e6 / n:.0f} µs a message)")
 
-        run = core.Workload().run(300 if args.quick else 1500)
-        got = record_overhead(run, {"new": new, "old": old}, 2 if args.quick else 3)
-    med = {k: statistics.median(v) for k, v in got.items()}
-    p90 = {k: core._p90(v) for k, v in got.items()}
-    print(f"\n(c)'s record loop, {len(got['new'])} calls, µs per call (fastest of the rounds)")
-    print(f"{'':8} {'this version':>13} {'old':>8} {'ratio':>7}")
-    for label, d in (("median", med), ("p90", p90)):
-        print(f"{label:8} {d['new']:13.1f} {d['old']:8.1f} {d['new'] / d['old']:6.2f}x")
+
+def _sources(corpus: list[Message]) -> Counter[str]:
+    return Counter(m.source for m in corpus)
 
 
 if __name__ == "__main__":

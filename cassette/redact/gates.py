@@ -15,16 +15,6 @@ __all__ = ["Gates", "line_gates"]
 Gate = tuple[bytes, re.Pattern[bytes]]
 Gates = tuple[tuple[bytes, Callable[[bytes], object]], ...]  # (byte, the scan's search)
 
-# the last five (lowered) bytes of every name ASSIGNMENT matches, for lookbehinds
-_TAILS = rb"(?:sword|asswd|hrase|..pwd|ecret|token|ntial|tials|pikey|.[_\-]key)"
-
-
-def _after(sep: bytes, *before: bytes) -> re.Pattern[bytes]:
-    """A regex led by ``sep`` that looks back for a name's tail then one of ``before``."""
-    looks = b"|".join(b"(?<=" + _TAILS + b + re.escape(sep) + b")" for b in before)
-    return re.compile(re.escape(sep) + b"(?:" + looks + b")")
-
-
 # on the line's bytes as they are: the rarer shapes, each after a one-byte search
 RAW: tuple[Gate, ...] = (
     (b"J", re.compile(rb"eyJ[A-Za-z0-9_\-]{10,}\.eyJ")),  # JWT
@@ -35,8 +25,6 @@ RAW: tuple[Gate, ...] = (
 
 # on the folded copy (lowered, "-" read as "_"); the scan for ":" is made by line_gates
 FOLDED: tuple[Gate, ...] = (
-    (b"=", _after(b"=", b"", b" ", b"  ", rb"\\t")),  # name=value
-    (b"'", _after(b"':", b"")),  # 'name': value
     # every pattern led by a word ending in "-" or "_": sk-, gsk_ and [sr]k_live_ all end
     # in "sk_"/"k_..." once folded
     (
@@ -47,11 +35,16 @@ FOLDED: tuple[Gate, ...] = (
         ),
     ),
     (b"b", re.compile(rb"b(?:earer|asic)")),
+    # the credential keywords (any name ending with one: db_password, api key, x_auth_token)
+    (b"pass", re.compile(rb"pass(?:w(?:or)?d|phrase)?(?![a-z])")),
+    (b"pwd", re.compile(rb"pwd(?![a-z])")),
+    (b"secret", re.compile(rb"secret")),
+    (b"aws", re.compile(rb"aws")),
+    (b"token", re.compile(rb"token(?![a-z])")),
+    (b"key", re.compile(rb"key(?![a-z])")),
+    (b"credential", re.compile(rb"credentials?(?![a-z])")),
+    (b"auth", re.compile(rb"auth(?:ori[sz]ation)?(?![a-z])")),
 )
-
-# "name": value in JSON held in a string, nested n deep (2**n - 1 backslashes before ")
-_NESTED = b"|".join(b"(?<=" + _TAILS + rb"\\" * (2**n - 2) + rb'\\":)' for n in (1, 2, 3, 4))
-_NAMES = rb"(?= )(?<=" + _TAILS + rb":)|(?<=\\" + rb'":)(?:' + _NESTED + b")"  # name: value
 
 
 def _key_looks(keys: list[str]) -> bytes | None:
@@ -75,7 +68,7 @@ def line_gates(keys: list[str], defaults: bool) -> tuple[Gates, Gates]:
     """The gates (on the raw bytes, on the folded copy) of the secret ``keys`` (folded
     names) and, if ``defaults``, of the default patterns; the scan led by ``:`` looks for
     both ``name: value`` and the keys."""
-    looks = [*([_NAMES] if defaults else []), *filter(None, [_key_looks(keys)])]
+    looks = list(filter(None, [_key_looks(keys)]))
     colon = [(b":", re.compile(b":(?:" + b"|".join(looks) + b")"))] if looks else []
     raw, folded = (RAW, (*FOLDED, *colon)) if defaults else ((), tuple(colon))
     return tuple((b, g.search) for b, g in raw), tuple((b, g.search) for b, g in folded)

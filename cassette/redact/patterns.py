@@ -15,12 +15,30 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
+from .context import (
+    AWS_AFTER_ID,
+    AWS_AFTER_WORD,
+    AWS_BEFORE_ID,
+    DEFAULT_KEYWORDS,
+    assigned,
+    is_aws_secret,
+    is_random,
+    is_told_value,
+    is_value,
+    keyword,
+    named_after,
+    told,
+    truncated_keyword,
+)
+
 __all__ = [
     "ASSIGNMENT",
     "DEFAULT_KEYS",
+    "DEFAULT_KEYWORDS",
     "DEFAULT_PATTERNS",
     "HEADER_KEYS",
     "SAFE_HEADERS",
+    "TOLD",
     "Rule",
     "compile_rule",
     "truncated_tail",
@@ -81,21 +99,16 @@ _MARKED = (
     ("[sr]k_", r"(?:live|test)_[A-Za-z0-9]{10,}"),  # Stripe secret and restricted keys
     ("eyJ", r"[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]+"),  # JWT
     # HTTP Basic credentials (checked to decode to a printable ``user:password``)
-    (_anycase("basic"), _SP + r"(?P<secret>[A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])"),
+    (
+        _anycase("basic"),
+        r"(?:[:=]|%20|\s|\\+[nrt])+(?P<secret>[A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])",
+    ),
 )
 BASIC = _word(_MARKED[-1][0]) + _MARKED[-1][1]
-# names whose value a ``name=value`` / ``name: value`` / ``"name": "value"`` gives away
-_NAME = (
-    r"(?ai:passw(?:or)?d|passphrase|pwd|secret|token|credentials?|apikey"
-    r"|(?:api|access|secret|private|signing|encryption|master|client)[_\-]key)"
-)
-# name=value, name = value, name: value, "name": "value" (also inside JSON strings, such as
-# tool-call arguments); the value quoted (up to the closing quote) or bare (4+ characters)
-ASSIGNMENT = (
-    _NAME + r"(?:(?:[ ]{0,2}|\t)=[ \t]*|:[ ]+|\\*[\"']:[ ]*)(?:\\*[\"'])?"
-    r"(?!(?:null|none|true|false)\b|\[)"
-    r"(?P<secret>(?<=[\"'])[^\"'\\\n]{1,400}|[^\s\"'\\<>,;&)}\]]{4,})"
-)
+_KEYWORD = keyword(DEFAULT_KEYWORDS)
+ASSIGNMENT = assigned(_KEYWORD)  # name=value, "name": "value", --name value, ?name=value
+TOLD = told(_KEYWORD)  # my password is ..., token abc123...
+NAMED_AFTER = named_after(_KEYWORD)  # <hex> is my access key
 
 DEFAULT_PATTERNS: tuple[str, ...] = (
     *(_word(head) + rest for head, rest in _MARKED),
@@ -105,7 +118,18 @@ DEFAULT_PATTERNS: tuple[str, ...] = (
     # the password of a URL (postgres://user:PASSWORD@host): scheme, user and host stay
     r"://[^\s:/?#@\"'<>]{0,256}:(?P<secret>[^\s/?#\"'<>]{1,256})@",  # (bounded: linear)
     ASSIGNMENT,
+    TOLD,
+    NAMED_AFTER,
+    AWS_AFTER_ID,
+    AWS_BEFORE_ID,
+    AWS_AFTER_WORD,
 )
+# what a default pattern's find must also be to be replaced
+Check = Callable[[str, str], bool]  # (a find, the two characters before it) -> a secret?
+CHECKS: dict[str, Check] = {
+    ASSIGNMENT: is_value, TOLD: is_told_value, NAMED_AFTER: is_random, AWS_AFTER_ID: is_aws_secret,
+    AWS_BEFORE_ID: is_aws_secret, AWS_AFTER_WORD: is_aws_secret,
+}  # fmt: skip
 
 # the start of a secret at the very end of a text: what a stream cut short (closed early,
 # or failed) may end with, scrubbed although it is too short for its pattern
@@ -113,9 +137,8 @@ TRUNCATED = re.compile(
     "(?:" + "|".join(_word(head) for head, _ in _MARKED) + r")(?:\s|\\[nrt])*[^\s\"'<>]*\Z"
     r"|-----BEGIN(?![\s\S]*-----END)[\s\S]*\Z"
     r"|://[^\s:/?#@\"'<>]{0,256}:(?P<secret>[^\s/?#@\"'<>]*)\Z|"
-    + _NAME
-    + r"(?:(?:[ ]{0,2}|\t)=|:|\\*[\"']:)[ \t]*(?:\\*[\"'])?"
-    r"(?P<value>(?<=[\"'])[^\"'\\\n]*|[^\s\"'<>\\]*)\Z"
+    + truncated_keyword(_KEYWORD)
+    + "|A[KS]IA[0-9A-Z]{16}[\\s\\S]{0,160}?(?<![A-Za-z0-9+/=])(?P<aws>[A-Za-z0-9+/]{1,39})\\Z"
 )
 
 
@@ -124,11 +147,12 @@ def truncated_tail(text: str) -> tuple[int, int] | None:
     m = TRUNCATED.search(text, max(0, len(text) - 4096))
     if m is None:
         return None
-    start = next((m.start(g) for g in ("secret", "value") if m.group(g) is not None), m.start())
+    groups = ("secret", "value", "aws")
+    start = next((m.start(g) for g in groups if m.group(g) is not None), m.start())
     return (start, len(text)) if start < len(text) else None
 
 
-def _basic(token: str) -> bool:
+def _basic(token: str, before: str = "") -> bool:
     """Whether ``token`` is base64 of a printable ``user:password`` (not a prose word)."""
     try:
         text = base64.b64decode(token + "=" * (-len(token) % 4), validate=True).decode()
@@ -144,11 +168,14 @@ class Rule(NamedTuple):
 
     find: re.Pattern[str]
     group: str | None
-    check: Callable[[str], bool] | None
+    check: Check | None
     gated: bool
 
 
-def compile_rule(source: str) -> Rule:
+def compile_rule(source: str, check: Check | None = None) -> Rule:
+    """``source`` compiled; ``check``: what its finds must also be (a default pattern's
+    own check if not given)."""
     find = re.compile(source)
     group = "secret" if "secret" in find.groupindex else None
-    return Rule(find, group, _basic if source == BASIC else None, source in DEFAULT_PATTERNS)
+    check = check or (_basic if source == BASIC else CHECKS.get(source))
+    return Rule(find, group, check, source in DEFAULT_PATTERNS)

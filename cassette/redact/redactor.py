@@ -11,6 +11,7 @@ line is walked if one finds something); then the user's hook sees the line.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 import orjson
 
 from ..errors import CassetteError
+from .context import assigned, is_told_value, is_value, keyword, told, user_keyword
 from .gates import Gates, line_gates
 from .patterns import (
     DEFAULT_KEYS,
@@ -41,6 +43,8 @@ IDENTITY = frozenset(
     | {"delta", "request_sha256"}
 )
 _CACHE = 4096  # ids found clean, remembered
+_BLOB = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{512,}")  # base64 data
+_BLOBS = 4096  # a text this long is searched by the default patterns around its blobs
 _LONG = 200  # a text this long is gated (as its JSON bytes) before the default patterns run
 # ASCII letters only, as the gates lower bytes (str.lower() reads the Kelvin sign as "k")
 _ASCII = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -85,6 +89,31 @@ def _merge(found: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
+def _between_blobs(text: str) -> list[tuple[int, int]]:
+    """The parts of ``text`` around its long runs of base64 (images, data URLs), where no
+    default pattern can match and which the keyword patterns would crawl through."""
+    parts, pos = [], 0
+    for m in _BLOB.finditer(text):
+        parts.append((pos, m.start()))
+        pos = m.end()
+    parts.append((pos, len(text)))
+    return parts
+
+
+def _keyword_rules(words: Iterable[str]) -> tuple[Rule, ...]:
+    """The rules of a user's ``words`` (plain text: ``"pin"``, ``"session id"``): a value
+    assigned to a name ending with one, or told after one, as for the defaults."""
+    kws = [user_keyword(w) for w in words if w.strip()]
+    if not kws:
+        return ()
+    kw = keyword(kws)
+    return compile_rule(assigned(kw), is_value), compile_rule(told(kw), is_told_value)
+
+
+def _added(given: Iterable[str], extra: Iterable[str], defaults: tuple[str, ...]) -> list[str]:
+    return [x for x in (*given, *extra) if x not in defaults]
+
+
 def _safe_header(name: Any) -> bool:
     low = name.lower() if isinstance(name, str) else ""
     return any(low.startswith(s[:-1]) if s.endswith("*") else low == s for s in SAFE_HEADERS)
@@ -96,7 +125,11 @@ class Redactor:
 
     ``keys``/``patterns`` replace the defaults; ``extra_*`` add to them. A key ``"*_x"``
     matches every key ending in ``_x`` or ``-x``; a pattern may mark the part to replace
-    with a group named ``secret`` (else the whole match is replaced). ``hook(line)`` sees
+    with a group named ``secret`` (else the whole match is replaced). ``extra_keywords``
+    (plain words, ``"pin"``) are credential keywords like ``password``: a value after one
+    (``pin=4711``, ``"pin": "..."``, ``my pin is 4711x``) is replaced if it looks like a
+    secret. ``allow``: values never replaced (a str, whole; a compiled regex, fullmatch),
+    what a pattern or a secret key would take for a secret. ``hook(line)`` sees
     every line about to be written, already scrubbed, and returns None to keep it or a
     new dict to write instead (counted as one replacement; the fields in ``IDENTITY``
     keep their values); it must not change the line it is given.
@@ -106,6 +139,8 @@ class Redactor:
     patterns: Iterable[str] = DEFAULT_PATTERNS
     extra_keys: Iterable[str] = ()
     extra_patterns: Iterable[str] = ()
+    extra_keywords: Iterable[str] = ()
+    allow: Iterable[str | re.Pattern[str]] = ()
     replacement: str = REDACTED
     hook: Hook | None = None
     _keys: frozenset[str] = field(init=False, repr=False)
@@ -115,10 +150,15 @@ class Redactor:
     _raw: Gates = field(init=False, repr=False)  # the line gates, on the bytes as they are
     _folded: Gates = field(init=False, repr=False)  # and on their folded copy
     _checked: set[str] = field(init=False, repr=False)
+    _allowed: frozenset[str] = field(init=False, repr=False)
+    _allowed_re: tuple[re.Pattern[str], ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        for name in ("keys", "patterns", "extra_keys", "extra_patterns", "extra_keywords", "allow"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))  # (read more than once)
         names, keys, suffixes = _key_names((*self.keys, *self.extra_keys))
         rules = tuple(map(compile_rule, filter(None, (*self.patterns, *self.extra_patterns))))
+        rules += _keyword_rules(self.extra_keywords)
         raw, folded = line_gates(names, any(rule.gated for rule in rules))
         setup = {
             "_keys": keys,
@@ -128,9 +168,29 @@ class Redactor:
             "_raw": raw,
             "_folded": folded,
             "_checked": set(),
+            "_allowed": frozenset(a for a in self.allow if isinstance(a, str)),
+            "_allowed_re": tuple(a for a in self.allow if isinstance(a, re.Pattern)),
         }
         for name, value in setup.items():
             object.__setattr__(self, name, value)
+
+    def described(self) -> dict[str, Any]:
+        """What a user changed, as the header's ``meta.redact`` records it: their keys,
+        patterns and keywords, how many values they allow, a hook, the defaults dropped."""
+        given = {"keys": (self.keys, DEFAULT_KEYS), "patterns": (self.patterns, DEFAULT_PATTERNS)}
+        told = {
+            "keys": _added(self.keys, self.extra_keys, DEFAULT_KEYS),
+            "patterns": _added(self.patterns, self.extra_patterns, DEFAULT_PATTERNS),
+            "keywords": list(self.extra_keywords),
+            "allowed": len(self._allowed) + len(self._allowed_re),
+            "hook": self.hook is not None,
+            "dropped": [name for name, (mine, dflt) in given.items() if not {*dflt} <= {*mine}],
+        }
+        return {k: v for k, v in told.items() if v}
+
+    def allowed(self, value: str) -> bool:
+        """Whether ``value`` was marked as no secret (``allow``)."""
+        return value in self._allowed or any(a.fullmatch(value) for a in self._allowed_re)
 
     # --- tests ------------------------------------------------------------------------
 
@@ -157,15 +217,24 @@ class Redactor:
         rules = self._ungated
         if len(text) < _LONG or self.hits(orjson.dumps(text)):
             rules = self._rules  # (the gates are far cheaper than the patterns)
-        found = [span for rule in rules for span in self._finds(rule, text)]
+        whole = [(0, len(text))]
+        parts = _between_blobs(text) if len(text) > _BLOBS else whole
+        found = [
+            span
+            for rule in rules
+            for part in (parts if rule.gated else whole)
+            for span in self._finds(rule, text, part)
+        ]
         return _merge(found) if len(found) > 1 else found
 
-    def _finds(self, rule: Rule, text: str) -> Iterator[tuple[int, int]]:
+    def _finds(self, rule: Rule, text: str, part: tuple[int, int]) -> Iterator[tuple[int, int]]:
         find, group, check, _ = rule
-        for m in find.finditer(text):
+        for m in find.finditer(text, *part):
             start, end = m.span(group) if group and m.group(group) is not None else m.span()
             secret = text[start:end]
-            if secret and secret != self.replacement and (check is None or check(secret)):
+            if not secret or secret == self.replacement or self.allowed(secret):
+                continue
+            if check is None or check(secret, text[max(0, start - 2) : start]):
                 yield start, end
 
     def check_key(self, what: str, value: Any) -> None:
@@ -290,6 +359,7 @@ class Redactor:
         for k, v in value.items():
             key, n = self._key(k, value, out)
             secret = self.is_secret_key(k) and v not in _EMPTY
+            secret = secret and not (isinstance(v, str) and self.allowed(v))
             out[key], m = (self.replacement, 1) if secret else self._walk(v)
             total += n + m
         if total and type(out.get("token")) is str and isinstance(out.get("bytes"), list):

@@ -62,6 +62,8 @@ class Cassette:
         self.match, self.matcher = match, Matcher(ignore)
         self.redactor = redact or Redactor()
         self.meta = dict(meta or {})
+        if redacting := self.redactor.described():  # the user's patterns, keywords, ...
+            self.meta.setdefault("redact", redacting)
         if self.matcher.ignore:
             self.meta.setdefault("ignore", list(self.matcher.ignore))
         self.base, self.episodes = base, episodes

@@ -10,11 +10,16 @@ a file.
 from __future__ import annotations
 
 import base64
+import contextlib
+import json
 import random
 import string
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["NON_SECRETS", "SAMPLES", "Sample", "by_kind"]
+from cassette import RecordedError
+
+__all__ = ["LOCATIONS", "NON_SECRETS", "SAMPLES", "Sample", "by_kind", "plant"]
 
 _ALNUM = string.ascii_letters + string.digits
 _UPPER = string.ascii_uppercase + string.digits
@@ -109,6 +114,52 @@ def _context(kind: str, rng: random.Random, i: int) -> Sample:
         key = ("password", "db_password", "api_key", "secret", "auth_token", "passphrase")[i % 6]
         spacing = ('{{"{}": "{}"}}', '{{"{}":"{}"}}', '{{"user": "bob", "{}": "{}", "n": 1}}')
         return Sample(kind, spacing[i % 3].format(key, val), (val,))
+    return _unmarked(kind, rng, i)
+
+
+def _unmarked(kind: str, rng: random.Random, i: int) -> Sample:
+    """A secret with no mark of its own, written in text: only the words near it tell."""
+    if kind == "aws_secret_text":
+        key, kid = "FAKE" + _r(rng, _B64, 36), "AKIAFAKE" + _r(rng, _UPPER, 12)
+        form = (
+            "AWS access key id {1} and secret {0}",
+            "creds: {1}:{0}",
+            "key pair {0} (id {1}), rotate it monthly",
+            "aws: {0}",
+            "Here is the secret for the bucket, {0}, keep it",
+        )[i % 5]
+        return Sample(kind, form.format(key, kid), (key, kid))
+    if kind == "password_text":
+        pw = "FAKEpw" + _r(rng, _ALNUM + "!#%^*", 9) + rng.choice(string.digits)
+        form = (
+            "my password is {}",
+            "The password for admin is {}.",
+            "mysql -u root --password={} app",
+            "login with user bob and password {}",
+            "pwd => {}",
+        )[i % 5]
+        return Sample(kind, form.format(pw), (pw,))
+    if kind == "basic_text":
+        user, pw = "fakeuser" + _r(rng, _ALNUM, 4), "FAKEpw" + _r(rng, _ALNUM, 12)
+        cred = base64.b64encode(f"{user}:{pw}".encode()).decode()
+        form = (
+            "the header was Authorization: Basic {} and it worked",
+            "curl -H 'Proxy-Authorization:Basic {}' https://api.example.com",
+            "GET /?auth=Basic%20{} HTTP/1.1",
+            "scheme=basic:{}",
+            "BASIC\t{}",
+        )[i % 5]
+        return Sample(kind, form.format(cred), (cred,))
+    if kind == "hex32_text":
+        tok = "fa4e" + _r(rng, _HEX, 28)
+        form = (
+            "token {}",
+            "My API key is {}, please use it",
+            "{} is my access key",
+            "deploy --auth {} --region eu",
+            "the bearer credential: {}",
+        )[i % 5]
+        return Sample(kind, form.format(tok), (tok,))
     raise ValueError(kind)
 
 
@@ -119,7 +170,7 @@ TOKEN_KINDS = (
 )  # fmt: skip
 CONTEXT_KINDS = (
     "bearer", "basic", "pem", "url_password", "aws_secret", "hex_token", "named_value",
-    "json_argument",
+    "json_argument", "aws_secret_text", "password_text", "basic_text", "hex32_text",
 )  # fmt: skip
 
 
@@ -159,3 +210,82 @@ NON_SECRETS: tuple[str, ...] = (
     "basic understanding",
     "a_b-c tool_call_id toolu_01ABCDEF",
 )
+
+
+# --- the planted set: every sample in every place a line can hold text --------------------
+
+Json = dict[str, Any]
+
+
+def _request(where: str, text: str) -> Json:
+    msgs: list[Json] = [{"role": "system", "content": "You are a helpful agent."},
+                        {"role": "user", "content": "Go on."}]  # fmt: skip
+    call = {"id": "call_1", "type": "function", "function": {"name": "save", "arguments": "{}"}}
+    request: Json = {"model": "m", "messages": msgs}
+    if where == "system prompt":
+        msgs[0]["content"] = f"You are an agent. {text}"
+    elif where == "user message":
+        msgs[1]["content"] = f"Please remember this: {text}"
+    elif where == "assistant content (history)":
+        msgs.append({"role": "assistant", "content": f"Noted: {text}"})
+    elif where == "tool-call arguments (history)":
+        call["function"]["arguments"] = json.dumps({"note": text})
+        msgs.append({"role": "assistant", "content": None, "tool_calls": [call]})
+    elif where == "tool result":
+        result = {"role": "tool", "tool_call_id": "call_1", "content": f"saved: {text}"}
+        msgs += [{"role": "assistant", "content": None, "tool_calls": [call]}, result]
+    elif where == "request body field":
+        request["user"] = text
+    elif where == "dict key":
+        request["metadata"] = {text: "a secret as a key"}
+    elif where == "request header":
+        request["extra_headers"] = {"X-Note": text}
+    return request
+
+
+def _response(where: str, text: str) -> Json:
+    message: Json = {"role": "assistant", "content": "ok"}
+    if where == "response content":
+        message["content"] = f"Sure, here it is: {text}"
+    elif where == "response tool-call arguments":
+        args = json.dumps({"note": text})
+        message["tool_calls"] = [{"id": "call_2", "type": "function",
+                                  "function": {"name": "save", "arguments": args}}]  # fmt: skip
+    return {"id": "chatcmpl-1", "choices": [{"index": 0, "message": message}]}
+
+
+def _chunks(text: str) -> list[Json]:
+    """``text`` streamed three characters a chunk (so every secret is split)."""
+    pieces = [f"Sure: {text} done"[i : i + 3] for i in range(0, len(text) + 11, 3)]
+    return [{"id": "chatcmpl-1", "object": "chat.completion.chunk",
+             "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]}
+            for p in pieces]  # fmt: skip
+
+
+LOCATIONS = (
+    "system prompt", "user message", "assistant content (history)",
+    "tool-call arguments (history)", "tool result", "request body field", "dict key",
+    "request header", "response content", "response tool-call arguments",
+    "stream chunks (split)", "error message", "outcome info", "header meta",
+)  # fmt: skip
+
+
+def plant(cas: Any, env: int, where: str, text: str) -> Json:
+    """Make the call of ``cas`` that puts ``text`` at ``where`` (``"header meta"``: none,
+    it goes in ``cassette.open(meta=...)``); returns the request, to replay it."""
+    request = _request(where, text)
+    if where == "stream chunks (split)":
+        list(cas.stream(request, live=lambda: iter(_chunks(text)), env_index=env))
+    elif where == "error message":
+
+        def fail() -> Json:
+            raise RuntimeError(f"upstream said: {text}")
+
+        with contextlib.suppress(RuntimeError, RecordedError):  # (replayed: RecordedError)
+            cas.call(request, live=fail, env_index=env)
+    elif where != "header meta":
+        response = _response(where, text)
+        cas.call(request, live=lambda: response, env_index=env)
+    if where == "outcome info":
+        cas.outcome(env, reward=1.0, info={"log": f"done; {text}"})
+    return request

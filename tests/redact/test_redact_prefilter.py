@@ -4,7 +4,7 @@ scans of its bytes) and on a long text that passes them too: the whole corpus in
 placement, spelled in every case and with ``-``/``_`` swapped (the gates fold both);
 random surroundings; and random texts built from the pieces that secrets, names and
 separators are made of. A speed-up of the gates can never lose a secret; how fast they
-are is measured by ``bench/bench_redact.py``, not here."""
+are is measured by ``bench/bench_redact_speed.py``, not here."""
 
 from __future__ import annotations
 
