@@ -31,6 +31,12 @@ def run(*args: str) -> Result:
     return CliRunner().invoke(main, ["run", *args])
 
 
+@pytest.fixture(autouse=True)
+def _in_a_fresh_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Relative cassette paths land in the test's own directory, never in the checkout."""
+    monkeypatch.chdir(tmp_path)
+
+
 def test_the_command_sees_the_variables_and_its_exit_code_is_ours(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
