@@ -47,7 +47,14 @@ def _server(app: Any) -> Any:
                 for number, handler in kept.items():
                     signal.signal(number, handler)
 
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=5,
+        access_log=False,  # (its line is formatted per request even when not shown)
+        proxy_headers=False,  # the server never reads the client's address
+    )
     return Server(config)
 
 
