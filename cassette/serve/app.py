@@ -93,15 +93,19 @@ def _provider_of(path: str) -> str:
     return ANTHROPIC if "/messages" in path else OPENAI
 
 
-def _keys(headers: Mapping[str, str]) -> tuple[str | None, int | None]:
-    """(episode, step) the headers name."""
-    episode = headers.get("x-cassette-episode") or None
+def _keys(headers: Mapping[str, str]) -> Json:
+    """The keys the headers name: the episode (else the cassette's episode-naming policy
+    names it) and the step."""
+    keys: Json = {}
+    episode = headers.get("x-cassette-episode")
+    if episode:
+        keys["env_index"] = int(episode) if episode.isdigit() else episode
     step = headers.get("x-cassette-step")
-    if step is None:
-        return episode, None
-    if not step.isdigit():
-        raise BadRequest(f"X-Cassette-Step is {step!r}; send a step number (0, 1, ...)")
-    return episode, int(step)
+    if step is not None:
+        if not step.isdigit():
+            raise BadRequest(f"X-Cassette-Step is {step!r}; send a step number (0, 1, ...)")
+        keys["step"] = int(step)
+    return keys
 
 
 def _json_response(data: Json) -> Reply:
@@ -147,9 +151,10 @@ class App:
         await self.upstream.aclose()
         await send({"type": "lifespan.shutdown.complete"})
 
-    def _authorised(self, headers: Headers) -> bool:
+    def _authorised(self, scope: Scope) -> bool:
         if self.token is None:
             return True
+        headers = Headers(scope=scope)
         bearer = headers.get("authorization", "")
         candidates = [
             headers.get("x-cassette-token", ""),
@@ -163,7 +168,7 @@ class App:
         next client run gets the same answers as the first, episodes named by header too)."""
         if scope["method"] != "POST":
             return error_response(OPENAI, 405, "invalid_request_error", "use POST to rewind")
-        if not self._authorised(Headers(scope=scope)):
+        if not self._authorised(scope):
             return error_response(OPENAI, 401, "cassette_token", "send X-Cassette-Token")
         try:
             self.cas.rewind()
@@ -179,45 +184,36 @@ class App:
         path = scope["path"]
         if path == "/cassette/rewind":
             return self.rewind(scope)
-        headers = Headers(scope=scope)  # (all of them, for the upstream)
-        if not self._authorised(headers):
-            return error_response(
-                _provider_of(path),
-                401,
-                "cassette_token",
-                "a token is required; send X-Cassette-Token",
-            )
+        if not self._authorised(scope):
+            message = "a token is required; send X-Cassette-Token"
+            return error_response(_provider_of(path), 401, "cassette_token", message)
         read = {k.decode(): v.decode("latin-1") for k, v in scope["headers"] if k in _READ}
         query = scope["query_string"].decode("latin-1")
         try:
             content = await _read(receive, read.get("content-length"))
             call = parse_call(scope["method"], path, query, content, read)
-            episode, step = _keys(read)
+            keys = _keys(read)
         except BadRequest as exc:
             return error_response(_provider_of(path), exc.status, "invalid_request_error", str(exc))
         except _Disconnected:
             return Reply(b"", 499, [])
-        args = (call, content, headers, query)
-        keys: Json = {"step": step, "errors": self.errors[call.provider]}
-        if episode is not None:  # else the cassette's episode-naming policy names it
-            keys["env_index"] = int(episode) if episode.isdigit() else episode
+        keys["errors"] = self.errors[call.provider]
+        return await self._answer(call, (call, content, Headers(scope=scope), query), keys)
+
+    async def _answer(self, call: Call, args: tuple[Any, ...], keys: Json) -> ASGIApp:
+        """The cassette's answer to ``call`` (``args``: what the upstream would be sent)."""
         try:
             if call.stream:
                 return await self._stream(call, args, keys)
             live = lambda: self.upstream.json(*args)  # noqa: E731
-            data = await self.cas.acall(call.request, live=live, **keys)
+            return _json_response(await self.cas.acall(call.request, live=live, **keys))
         except UpstreamError as exc:
             return _upstream_response(exc, call.provider)
         except (CassetteMiss, CassetteMismatch) as exc:
-            return error_response(
-                call.provider,
-                404 if isinstance(exc, CassetteMiss) else 400,
-                "cassette_miss",
-                str(exc),
-            )
+            status = 404 if isinstance(exc, CassetteMiss) else 400
+            return error_response(call.provider, status, "cassette_miss", str(exc))
         except CassetteError as exc:
             return error_response(call.provider, 400, "cassette_error", str(exc))
-        return _json_response(data)
 
     async def _stream(self, call: Call, args: tuple[Any, ...], keys: Json) -> ASGIApp:
         live = lambda: self.upstream.events(*args)  # noqa: E731
