@@ -112,6 +112,7 @@ def serve(
       cassette serve --cassette runs/node.jsonl --mode replay --port 8765
     """
     import asyncio
+    import gc
     import os
 
     from ..errors import CassetteError
@@ -132,6 +133,9 @@ def serve(
     except CassetteError as exc:
         sock.close()
         failing(console, exc)
+    # the loaded cassette lives as long as the server: the collector stops walking it (a
+    # full collection over a large cassette's index stalls every client for 100s of ms)
+    gc.freeze()
     app = create_app(cas, upstream=upstream, anthropic_upstream=anthropic_upstream, token=token)
     server = _server(app)
     for number in (signal.SIGINT, signal.SIGTERM):  # a stop sent right after READY counts too
