@@ -1,5 +1,5 @@
-"""The ASGI app of ``cassette serve``: one starlette app whose every request goes through
-one :class:`~cassette.Cassette`, as the Python wrappers' calls do.
+"""The ASGI app of ``cassette serve``: every request goes through one
+:class:`~cassette.Cassette`, as the Python wrappers' calls do.
 
 Each request becomes a request dict (:mod:`.requests`), keyed by the episode its
 ``X-Cassette-Episode`` header names (and the step ``X-Cassette-Step`` pins), else by the
@@ -7,22 +7,24 @@ conversation-prefix rule of ``cassette run``; the cassette serves it or calls th
 (:mod:`.upstream`). A replay miss or mismatch is an HTTP error in the provider's shape,
 ``{"error": {"type": "cassette_miss", "message": ...}}``, with a status the SDKs do not
 retry and ``x-should-retry: false``.
+
+The app is a plain ASGI callable that uvicorn calls directly: a replayed answer costs the
+cassette's work and two ASGI messages, no framework objects (no router, request or
+response object; the headers are read in one pass). Starlette sends the streams.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import hmac
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import orjson
-from starlette.applications import Starlette
-from starlette.requests import ClientDisconnect, Request
-from starlette.responses import Response, StreamingResponse
-from starlette.routing import Route
+from starlette.datastructures import Headers
+from starlette.responses import StreamingResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..adapters._common.assemble import assemble_chat, assemble_message, assemble_response
 from ..adapters._common.http import EVENTS_TYPE, HTTP, JSON_TYPE, encode_event
@@ -30,19 +32,23 @@ from ..errors import CassetteError, CassetteMismatch, CassetteMiss
 from ..replay.cassette import Cassette
 from ..replay.episodes import Conversations
 from ..types import Json
-from .requests import ANTHROPIC, BadRequest, Call, parse_call
+from .requests import ANTHROPIC, OPENAI, BadRequest, Call, parse_call
 from .upstream import Upstream, UpstreamError, UpstreamErrors
 
-__all__ = ["MAX_BODY", "create_app"]
+__all__ = ["MAX_BODY", "App", "Reply", "create_app"]
 
 MAX_BODY = 32 * 1024 * 1024  # a request body past this is refused (413)
 _DONE = frozenset({"chat.completions", "completions"})  # streams that end with [DONE]
-_NO_RETRY = {"x-should-retry": "false"}
 _ASSEMBLE = {
     "chat.completions": assemble_chat,
     "responses": assemble_response,
     "messages": assemble_message,
 }
+RawHeaders = list[tuple[bytes, bytes]]
+_JSON: RawHeaders = [(b"content-type", JSON_TYPE.encode())]
+_NO_RETRY: RawHeaders = [(b"x-should-retry", b"false"), *_JSON]
+# the request headers the server reads (the upstream gets them all, when it is called)
+_READ = frozenset({b"content-length", b"x-cassette-episode", b"x-cassette-step", b"anthropic-beta"})
 
 
 def assembler(endpoint: str) -> Callable[[list[Json]], Json] | None:
@@ -50,122 +56,166 @@ def assembler(endpoint: str) -> Callable[[list[Json]], Json] | None:
     return _ASSEMBLE.get(endpoint)
 
 
-def error_response(call_provider: str, status: int, kind: str, message: str) -> Response:
+class Reply:
+    """A whole HTTP response (not a stream) as the two ASGI messages that send it."""
+
+    __slots__ = ("body", "start")
+
+    def __init__(self, body: bytes, status: int = 200, headers: RawHeaders = _JSON) -> None:
+        length = (b"content-length", b"%d" % len(body))
+        self.start = {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [*headers, length],
+        }
+        self.body = {"type": "http.response.body", "body": body}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send(self.start)
+        await send(self.body)
+
+
+def _raw(headers: Mapping[str, str]) -> RawHeaders:
+    """Headers as ASGI sends them; a recorded content-length is left to :class:`Reply`."""
+    pairs = ((k.lower(), v) for k, v in headers.items())
+    return [(k.encode("latin-1"), v.encode("latin-1")) for k, v in pairs if k != "content-length"]
+
+
+def error_response(call_provider: str, status: int, kind: str, message: str) -> Reply:
     """An error in the provider's shape (anthropic's carries ``"type": "error"``)."""
     body: Json = {"error": {"type": kind, "message": message}}
     if call_provider == ANTHROPIC:
         body = {"type": "error", **body}
-    return Response(orjson.dumps(body), status, headers=_NO_RETRY, media_type=JSON_TYPE)
+    return Reply(orjson.dumps(body), status, _NO_RETRY)
 
 
 def _provider_of(path: str) -> str:
-    return ANTHROPIC if "/messages" in path else "openai"
+    return ANTHROPIC if "/messages" in path else OPENAI
 
 
-def _keys(request: Request) -> tuple[str | None, int | None]:
-    """(episode, step) the headers name."""
-    episode = request.headers.get("x-cassette-episode") or None
-    step = request.headers.get("x-cassette-step")
-    if step is None:
-        return episode, None
-    if not step.isdigit():
-        raise BadRequest(f"X-Cassette-Step is {step!r}; send a step number (0, 1, ...)")
-    return episode, int(step)
+def _keys(headers: Mapping[str, str]) -> Json:
+    """The keys the headers name: the episode (else the cassette's episode-naming policy
+    names it) and the step."""
+    keys: Json = {}
+    episode = headers.get("x-cassette-episode")
+    if episode:
+        keys["env_index"] = int(episode) if episode.isdigit() else episode
+    step = headers.get("x-cassette-step")
+    if step is not None:
+        if not step.isdigit():
+            raise BadRequest(f"X-Cassette-Step is {step!r}; send a step number (0, 1, ...)")
+        keys["step"] = int(step)
+    return keys
 
 
-def _json_response(data: Json) -> Response:
+def _json_response(data: Json) -> Reply:
     meta = data.get(HTTP)
     if meta is None:
-        return Response(orjson.dumps(data), media_type=JSON_TYPE)
-    headers = dict(meta.get("headers") or {})
+        return Reply(orjson.dumps(data))
+    headers = {k.lower(): v for k, v in (meta.get("headers") or {}).items()}
     status = int(meta.get("status", 200))
     if "base64" in meta:
-        return Response(base64.b64decode(meta["base64"]), status, headers=headers)
+        return Reply(base64.b64decode(meta["base64"]), status, _raw(headers))
     body = orjson.dumps({k: v for k, v in data.items() if k != HTTP})
     headers.setdefault("content-type", JSON_TYPE)
-    return Response(body, status, headers=headers)
+    return Reply(body, status, _raw(headers))
 
 
-def _upstream_response(exc: UpstreamError, provider: str) -> Response:
+def _upstream_response(exc: UpstreamError, provider: str) -> Reply:
     if exc.kind != "status":
         what = "timed out" if exc.kind == "timeout" else "could not be reached"
         return error_response(provider, exc.status, "upstream_error", f"the upstream {what}")
-    headers = {k: v for k, v in exc.headers.items() if k.lower() != "content-length"}
-    return Response(exc.body, exc.status, headers=headers)
+    return Reply(exc.body, exc.status, _raw(exc.headers))
 
 
 class App:
-    """The server's state: the cassette, the upstream, the episode rule, the token."""
+    """The server: the cassette, the upstream, the episode rule, the token; an ASGI app."""
 
     def __init__(self, cas: Cassette, upstream: Upstream, token: str | None = None) -> None:
         self.cas, self.upstream, self.token = cas, upstream, token
         self.streams: set[asyncio.Task[None]] = set()  # read on after their client left
+        self.errors = {p: UpstreamErrors(p) for p in (OPENAI, ANTHROPIC)}
 
-    def _authorised(self, request: Request) -> bool:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            reply = await self.respond(scope, receive)
+            await reply(scope, receive, send)
+        elif scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while (await receive())["type"] != "lifespan.shutdown":
+            await send({"type": "lifespan.startup.complete"})
+        if self.streams:  # streams whose client left are recorded whole before closing
+            await asyncio.wait(self.streams, timeout=60)
+        await self.upstream.aclose()
+        await send({"type": "lifespan.shutdown.complete"})
+
+    def _authorised(self, scope: Scope) -> bool:
         if self.token is None:
             return True
-        given = request.headers.get("x-cassette-token") or ""
-        bearer = request.headers.get("authorization", "")
+        headers = Headers(scope=scope)
+        bearer = headers.get("authorization", "")
         candidates = [
-            given,
+            headers.get("x-cassette-token", ""),
             bearer.removeprefix("Bearer ").strip(),
-            request.headers.get("x-api-key", ""),
+            headers.get("x-api-key", ""),
         ]
         return any(hmac.compare_digest(c, self.token) for c in candidates if c)
 
-    async def rewind(self, request: Request) -> Response:
+    def rewind(self, scope: Scope) -> Reply:
         """``POST /cassette/rewind``: replay every episode from its first step again (the
         next client run gets the same answers as the first, episodes named by header too)."""
-        if not self._authorised(request):
-            return error_response("openai", 401, "cassette_token", "send X-Cassette-Token")
+        if scope["method"] != "POST":
+            return error_response(OPENAI, 405, "invalid_request_error", "use POST to rewind")
+        if not self._authorised(scope):
+            return error_response(OPENAI, 401, "cassette_token", "send X-Cassette-Token")
         try:
             self.cas.rewind()
         except CassetteError as exc:
-            return error_response("openai", 409, "cassette_error", str(exc))
+            return error_response(OPENAI, 409, "cassette_error", str(exc))
         policy = self.cas.episodes
         if isinstance(policy, Conversations):
             self.cas.episodes = policy.fresh()
-        return Response(b'{"rewound": true}', media_type=JSON_TYPE)
+        return Reply(b'{"rewound": true}')
 
-    async def handle(self, request: Request) -> Response:
-        path = request.scope["path"]  # (the scope's own strings: no URL object is built)
-        query = request.scope["query_string"].decode("latin-1")
-        provider = _provider_of(path)
-        if not self._authorised(request):
-            return error_response(
-                provider, 401, "cassette_token", "a token is required; send X-Cassette-Token"
-            )
+    async def respond(self, scope: Scope, receive: Receive) -> ASGIApp:
+        """The response to one HTTP request (its body read from ``receive``)."""
+        path = scope["path"]
+        if path == "/cassette/rewind":
+            return self.rewind(scope)
+        if not self._authorised(scope):
+            message = "a token is required; send X-Cassette-Token"
+            return error_response(_provider_of(path), 401, "cassette_token", message)
+        read = {k.decode(): v.decode("latin-1") for k, v in scope["headers"] if k in _READ}
+        query = scope["query_string"].decode("latin-1")
         try:
-            content = await _read(request)
-            call = parse_call(request.method, path, query, content, request.headers)
-            episode, step = _keys(request)
+            content = await _read(receive, read.get("content-length"))
+            call = parse_call(scope["method"], path, query, content, read)
+            keys = _keys(read)
         except BadRequest as exc:
-            return error_response(provider, exc.status, "invalid_request_error", str(exc))
-        except ClientDisconnect:
-            return Response(status_code=499)
-        args = (call, content, request.headers, query)
-        keys: Json = {"step": step, "errors": UpstreamErrors(call.provider)}
-        if episode is not None:  # else the cassette's episode-naming policy names it
-            keys["env_index"] = int(episode) if episode.isdigit() else episode
+            return error_response(_provider_of(path), exc.status, "invalid_request_error", str(exc))
+        except _Disconnected:
+            return Reply(b"", 499, [])
+        keys["errors"] = self.errors[call.provider]
+        return await self._answer(call, (call, content, Headers(scope=scope), query), keys)
+
+    async def _answer(self, call: Call, args: tuple[Any, ...], keys: Json) -> ASGIApp:
+        """The cassette's answer to ``call`` (``args``: what the upstream would be sent)."""
         try:
             if call.stream:
                 return await self._stream(call, args, keys)
             live = lambda: self.upstream.json(*args)  # noqa: E731
-            data = await self.cas.acall(call.request, live=live, **keys)
+            return _json_response(await self.cas.acall(call.request, live=live, **keys))
         except UpstreamError as exc:
             return _upstream_response(exc, call.provider)
         except (CassetteMiss, CassetteMismatch) as exc:
-            return error_response(
-                call.provider,
-                404 if isinstance(exc, CassetteMiss) else 400,
-                "cassette_miss",
-                str(exc),
-            )
+            status = 404 if isinstance(exc, CassetteMiss) else 400
+            return error_response(call.provider, status, "cassette_miss", str(exc))
         except CassetteError as exc:
             return error_response(call.provider, 400, "cassette_error", str(exc))
-        return _json_response(data)
 
-    async def _stream(self, call: Call, args: tuple[Any, ...], keys: Json) -> Response:
+    async def _stream(self, call: Call, args: tuple[Any, ...], keys: Json) -> ASGIApp:
         live = lambda: self.upstream.events(*args)  # noqa: E731
         chunks = self.cas.astream(
             call.request, live=live, assemble=assembler(call.endpoint), **keys
@@ -226,20 +276,28 @@ class _StreamBroken(Exception):
 _TOO_LARGE = f"the request body is larger than {MAX_BODY} bytes; send a smaller one"
 
 
-async def _read(request: Request) -> bytes:
+class _Disconnected(Exception):
+    """The client left before its request's body was read."""
+
+
+async def _read(receive: Receive, size: str | None) -> bytes:
     """The request's body; BadRequest (413) past :data:`MAX_BODY`, told by its length when
     the client gives one, else counted as it arrives."""
-    size = request.headers.get("content-length")
-    if size is not None and size.isdigit():
-        if int(size) > MAX_BODY:
+    if size is not None and size.isdigit() and int(size) > MAX_BODY:
+        raise BadRequest(_TOO_LARGE, 413)
+    parts: list[bytes] = []
+    total = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            raise _Disconnected
+        part = message.get("body", b"")
+        total += len(part)
+        if total > MAX_BODY:
             raise BadRequest(_TOO_LARGE, 413)
-        return await request.body()
-    body = bytearray()
-    async for part in request.stream():
-        body += part
-        if len(body) > MAX_BODY:
-            raise BadRequest(_TOO_LARGE, 413)
-    return bytes(body)
+        parts.append(part)
+        if not message.get("more_body", False):
+            return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def create_app(
@@ -248,23 +306,9 @@ def create_app(
     upstream: str | None = None,
     anthropic_upstream: str | None = None,
     token: str | None = None,
-) -> Starlette:
+) -> App:
     """The server's ASGI app over an open cassette (closing the cassette is the caller's);
     calls without an ``X-Cassette-Episode`` header take the episode the cassette's
     episode-naming policy gives them (``cassette serve`` opens it with
     :class:`cassette.replay.episodes.Conversations`)."""
-    ups = Upstream(upstream, anthropic_upstream)
-    state = App(cas, ups, token)
-    routes = [
-        Route("/cassette/rewind", state.rewind, methods=["POST"]),
-        Route("/{path:path}", state.handle, methods=["GET", "POST", "PUT", "DELETE", "PATCH"]),
-    ]
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        yield
-        if state.streams:  # streams whose client left are recorded whole before closing
-            await asyncio.wait(state.streams, timeout=60)
-        await ups.aclose()
-
-    return Starlette(routes=routes, lifespan=lifespan)
+    return App(cas, Upstream(upstream, anthropic_upstream), token)

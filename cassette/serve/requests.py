@@ -10,8 +10,9 @@ to, and whether it asks for a stream.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 from urllib.parse import parse_qsl, urlencode
 
 import orjson
@@ -45,8 +46,7 @@ class BadRequest(CassetteError):
         self.status = status
 
 
-@dataclass(frozen=True)
-class Call:
+class Call(NamedTuple):
     """One request to the server: its request dict, provider and path for the upstream."""
 
     request: Json
@@ -59,8 +59,10 @@ class Call:
         return str(self.request["endpoint"])
 
 
+@functools.lru_cache(maxsize=256)
 def _route(method: str, path: str) -> tuple[str, str]:
-    """(provider, the path after /v1) of a served route; BadRequest otherwise."""
+    """(provider, the path after /v1) of a served route; BadRequest otherwise (a refused
+    route is not cached)."""
     tail = path.strip("/")
     tail = tail[3:] if tail.startswith("v1/") else tail
     provider = _ROUTES.get((method, tail))
@@ -88,11 +90,12 @@ def parse_call(
     method: str, path: str, query: str, content: bytes, headers: Mapping[str, str]
 ) -> Call:
     """The :class:`Call` of one HTTP request; BadRequest for what the server does not take."""
-    provider, tail = _route(method.upper(), path)
-    body = _body(content) if method.upper() == "POST" else {}
+    method = method.upper()
+    provider, tail = _route(method, path)
+    body = _body(content) if method == "POST" else {}
     endpoint = tail.replace("/", ".")
-    if method.upper() != "POST":
-        endpoint = f"{method.upper()} {endpoint}"
+    if method != "POST":
+        endpoint = f"{method} {endpoint}"
         pairs = sorted((k, v) for k, v in parse_qsl(query) if v)
         if pairs:
             endpoint += "?" + urlencode(pairs)

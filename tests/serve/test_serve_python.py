@@ -134,6 +134,7 @@ def test_served_cassette_replays_through_wrap_openai_and_back(
         ("POST", "/v1/chat/completions", b"[1, 2]", 400),
         ("POST", "/v1/nothing/here", b"{}", 404),
         ("GET", "/v1/chat/completions", b"", 405),
+        ("GET", "/cassette/rewind", b"", 405),
     ],
 )
 def test_malformed_requests_get_an_http_error_and_the_server_lives(

@@ -95,6 +95,24 @@ def test_an_oversized_body_is_refused_and_the_server_lives(serve: Serve, tmp_pat
     assert httpx.post(root + "/chat/completions", json=CHAT).status_code == 404  # a miss
 
 
+def test_a_body_without_a_length_is_read_whole_and_counted(
+    serve: Serve, make_server: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "chunked.jsonl"
+    upstream = make_server("random")
+    url = serve(path, "record", "--upstream", upstream.base_url) + "/chat/completions"
+    recorded = httpx.post(url, json=CHAT).json()
+    upstream.stop()
+    url = serve(path, "replay") + "/chat/completions"
+    raw = json.dumps(CHAT).encode()
+    pieces = iter([raw[:10], raw[10:]])  # an iterator: sent chunked, with no length
+    assert httpx.post(url, content=pieces).json() == recorded
+    big = (b" " * 1024 * 1024 for _ in range(33))
+    response = httpx.post(url, content=big, timeout=60)
+    assert response.status_code == 413
+    assert "smaller" in response.json()["error"]["message"]
+
+
 def test_a_client_leaving_mid_stream_still_records_the_whole_answer(
     serve: Serve, make_server: Any, tmp_path: Path
 ) -> None:
