@@ -18,7 +18,6 @@ from litellm.responses.streaming_iterator import (  # litellm 1.63 on: imported 
 from pydantic import BaseModel
 
 from ...types import Json
-from .._common.assemble import assemble_response
 from .._common.objects import PRIVATE_KEY, dump_state, load_state
 from ._stream import LiteLLMTee, _hide_base, _Replayed, _show_base, dump_response, load_response
 
@@ -26,7 +25,6 @@ __all__ = [
     "LiteLLMAsyncResponsesStream",
     "LiteLLMResponsesStream",
     "ResponsesTee",
-    "assemble_response",
     "dump_event",
     "load_event",
     "stream_type",

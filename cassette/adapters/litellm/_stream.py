@@ -45,7 +45,6 @@ __all__ = [
     "LiteLLMStream",
     "LiteLLMTee",
     "LiteLLMTextStream",
-    "assemble",
     "assemble_text",
     "dump_response",
     "load_response",
@@ -124,30 +123,6 @@ def load_response(data: Json, api_base: str | None, default: str = RESPONSE) -> 
         for key in [k for k, v in data.items() if v is None and fields.get(k) is not None]:
             fields[key] = None
     return obj
-
-
-def _merge_call(calls: dict[int, Json], call: Json) -> None:
-    slot = calls.setdefault(call.get("index", 0), {"type": "function"})
-    fn = slot.setdefault("function", {"name": None, "arguments": ""})
-    slot["id"] = call.get("id") or slot.get("id")
-    got = call.get("function") or {}
-    fn["name"] = got.get("name") or fn["name"]
-    fn["arguments"] += got.get("arguments") or ""
-
-
-def assemble(chunks: list[Json]) -> Json:
-    """The assistant message of a chat stream (content and tool calls joined)."""
-    text: list[str] = []
-    calls: dict[int, Json] = {}
-    for choice in first_choices(chunks):
-        delta = choice.get("delta") or {}
-        text.append(delta.get("content") or "")
-        for call in delta.get("tool_calls") or []:
-            _merge_call(calls, call)
-    message: Json = {"role": "assistant", "content": "".join(text) or None}
-    if calls:
-        message["tool_calls"] = [calls[i] for i in sorted(calls)]
-    return message
 
 
 def assemble_text(chunks: list[Json]) -> Json:
