@@ -67,7 +67,6 @@ def active() -> Cassette | None:
         return _STATE.cas
 
 
-# -- the clients -----------------------------------------------------------------------------
 def _is_copy() -> bool:
     """Whether the client being constructed is a copy that a client's ``copy`` makes (the
     adapters' own copies, and copies of wrapped clients, which wrap themselves)."""
@@ -133,7 +132,6 @@ def _patch(name: str, module: ModuleType) -> None:
             _STATE.stack.enter_context(patch_litellm(cas))
 
 
-# -- the import hook -------------------------------------------------------------------------
 class _Loader(importlib.abc.Loader):
     """Runs a module with its own loader, then patches it. The module keeps that loader
     (``__loader__``, ``__spec__.loader``), so what asks it for resources gets its own."""
@@ -171,7 +169,6 @@ class _Finder(importlib.abc.MetaPathFinder):
         return spec
 
 
-# -- start and stop --------------------------------------------------------------------------
 def start() -> None:
     """Install the patches (the bootstrap calls this at start-up when ``$CASSETTE_AUTO``
     is 1); modules imported already are patched at once."""

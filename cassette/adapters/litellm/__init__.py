@@ -74,26 +74,28 @@ def _error(name: str) -> CassetteError:
     )
 
 
+def _like(original: Any, call: Callable[..., Any], aio: bool) -> Callable[..., Any]:
+    """A function that looks like ``original`` (async if ``aio``) and returns ``call(...)``."""
+
+    async def awrapper(*args: Any, **kwargs: Any) -> Any:
+        return await call(*args, **kwargs)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return call(*args, **kwargs)
+
+    return functools.wraps(original)(awrapper if aio else wrapper)
+
+
 def _blocked(name: str, original: Any) -> Callable[..., Any]:
     """``original`` raising :func:`_error` when called, unless litellm calls it itself
     while a recorded call runs live."""
-    if inspect.iscoroutinefunction(original):
 
-        @functools.wraps(original)
-        async def ablocked(*args: Any, **kwargs: Any) -> Any:
-            if _LIVE.get():
-                return await original(*args, **kwargs)
-            raise _error(name)
-
-        return ablocked
-
-    @functools.wraps(original)
     def blocked(*args: Any, **kwargs: Any) -> Any:
         if _LIVE.get():
             return original(*args, **kwargs)
         raise _error(name)
 
-    return blocked
+    return _like(original, blocked, inspect.iscoroutinefunction(original))
 
 
 class _Streaming:
@@ -108,11 +110,8 @@ class _Streaming:
         if kind.events:  # litellm 1.63 on: imported when first used
             from . import _responses
 
-            self.tee, self.type = (
-                _responses.ResponsesTee(base),
-                _responses.stream_type(kind.is_async),
-            )
-            self.assemble = assemble_response
+            self.tee, self.assemble = _responses.ResponsesTee(base), assemble_response
+            self.type = _responses.stream_type(kind.is_async)
         elif kind.text:
             self.tee, self.type = LiteLLMTee(base, TEXT_CHUNK), LiteLLMTextStream
             self.assemble = assemble_text
@@ -124,17 +123,13 @@ class _Streaming:
         return wrapper
 
     def defers(self, exc: Exception) -> bool:
-        """Whether the error of the stream's first chunk waits for the iteration: yes for a
-        text stream (its live wrapper sends the request then), unless the cassette itself
-        failed (a miss, a mismatch); a chat stream raises it from the call."""
+        """Whether the error of the first chunk waits for the iteration: yes for a text
+        stream (live, it sends then), unless the cassette failed (a miss, a mismatch)."""
         cassette_failed = isinstance(exc, CassetteError) and not isinstance(exc, RecordedError)
         return self.kind.text and not cassette_failed
 
     def wrapper(self, chunks: Any, first: Any) -> Any:
         return self.type(chunks, self.tee, first=first, live=self.sent, api_base=self.base)
-
-
-# --- the patch ----------------------------------------------------------------------------
 
 
 class LiteLLMPatch:
@@ -147,9 +142,8 @@ class LiteLLMPatch:
         self._lock = threading.Lock()
         import litellm.main  # after ._stream, which says how to install it
 
-        # the public functions (litellm.completion) and the ones they fall back to
-        # (litellm.main.completion), which other modules hold too; the arguments of an async
-        # twin that takes (*args, **kwargs) (aembedding) are named by its sync twin's
+        # litellm.completion and litellm.main.completion (other modules hold either); an
+        # async twin taking (*args, **kwargs) (aembedding) has its arguments named by its sync twin
         main = litellm.main
         self.recorded: dict[int, tuple[Kind, Any, Any]] = {}  # id -> (kind, function, signed)
         for kind in KINDS:
@@ -166,7 +160,6 @@ class LiteLLMPatch:
             if inspect.isfunction(function := vars(module).get(name))
         }
 
-    # one call ----------------------------------------------------------------------------
     def _prepare(
         self, kind: Kind, signed: Any, args: tuple[Any, ...], kwargs: Json
     ) -> tuple[Json, str | None, Json]:
@@ -190,8 +183,8 @@ class LiteLLMPatch:
             _LIVE.reset(token)
 
     def call(self, kind: Kind, original: Any, signed: Any, *args: Any, **kwargs: Any) -> Any:
-        """One call of a sync entry point through the cassette (``original`` sends it
-        live; ``signed`` names its arguments)."""
+        """One call through the cassette (``original`` sends it, ``signed`` names its
+        arguments)."""
         if _LIVE.get():  # litellm calling itself (text_completion runs completion)
             return original(*args, **kwargs)
         request, base, keys = self._prepare(kind, signed, args, kwargs)
@@ -251,21 +244,9 @@ class LiteLLMPatch:
         return got[0] if got else load_response(response, base)
 
     def _wrapper(self, kind: Kind, original: Any, signed: Any) -> Any:
-        if kind.is_async:
+        call = self.acall if kind.is_async else self.call
+        return _like(original, functools.partial(call, kind, original, signed), kind.is_async)
 
-            @functools.wraps(original)
-            async def arecorded(*args: Any, **kwargs: Any) -> Any:
-                return await self.acall(kind, original, signed, *args, **kwargs)
-
-            return arecorded
-
-        @functools.wraps(original)
-        def recorded(*args: Any, **kwargs: Any) -> Any:
-            return self.call(kind, original, signed, *args, **kwargs)
-
-        return recorded
-
-    # install -----------------------------------------------------------------------------
     def install(self) -> None:
         if any(ModulePatches.wrapper(entry[1]) for entry in self.recorded.values()):
             raise CassetteError("patch_litellm is already active; leave the outer one first")
@@ -285,10 +266,8 @@ def _kept(got: list[Any], result: Any) -> Any:
 
 @contextlib.contextmanager
 def patch_litellm(cas: Cassette, *, channel: str = "llm") -> Iterator[LiteLLMPatch]:
-    """Route ``litellm.completion``, ``embedding``, ``text_completion``, ``responses`` and
-    their async twins through ``cas`` inside the block, make litellm's other model calls raise a
-    ``CassetteError``, and restore them all (and every module-level reference to them) on
-    exit."""
+    """Route litellm's recorded calls through ``cas`` inside the block, refuse its other
+    model calls, and restore them all (and every module-level reference to them) on exit."""
     patch = LiteLLMPatch(cas, channel)
     try:
         patch.install()

@@ -1,13 +1,11 @@
 """Record and replay an agent's MCP traffic: ``mcp_session(cas, server)`` (README: "MCP").
 
-Every request a session sends (``list_tools``, ``call_tool``, the ``tools/list`` that
-``call_tool`` sends by itself, pings, ...) goes through
-:meth:`RecordingClientSession.send_request` and is one interaction on channel ``"mcp"``:
-the request dict is its wire form ``{"method", "params"}`` without ``params._meta`` (ids
-and trace context change every run), the handshake is keyed by its method alone (its
-params carry SDK versions); the response is ``{"result", "progress"}``, and the progress
-is fired again on replay. Replay connects to nothing: the session runs over
-:func:`idle_transport`. The recorded form is the same under mcp 1.x and 2.x.
+Every request a session sends is one interaction on channel ``"mcp"``: the request dict is
+its wire form ``{"method", "params"}`` without ``params._meta`` (ids and trace context
+change every run), the handshake keyed by its method alone (its params carry SDK
+versions); the response is ``{"result", "progress"}``. Replay connects to nothing (the
+session runs over :func:`idle_transport`). The recorded form is the same under mcp 1.x and
+2.x.
 """
 
 from __future__ import annotations
@@ -173,9 +171,8 @@ class RecordingClientSession(ClientSession):
     async def _through(
         self, key: Json, live: Callable[[], Awaitable[Json]], errors: MCPErrors
     ) -> Json:
-        """The response dict of ``key`` from the cassette, or from ``live``. The handshake
-        always reaches a connected server (it must know the client): the cassette records
-        it, or in ``append`` checks it, and the dict is empty (``live`` keeps its result)."""
+        """The response dict of ``key`` from the cassette or ``live``. The handshake always
+        reaches a connected server (it must know the client): then the dict is empty."""
         if key["method"] not in HANDSHAKE or self.replaying:
             return await self.cassette.acall(key, live=live, channel=self.channel, errors=errors)
         ran = False
@@ -221,15 +218,10 @@ async def mcp_session(
     initialize: bool = True,
     **session_kwargs: Any,
 ) -> AsyncIterator[RecordingClientSession]:
-    """An initialized :class:`RecordingClientSession` on ``server`` recording through
-    ``cas``; in ``replay`` mode it connects to no server (``server`` may be None).
-
-    ``server``: ``mcp.StdioServerParameters`` (started, and stopped on exit), a
-    streamable-HTTP URL, or any client transport (an async context manager yielding
-    ``(read, write, ...)``). ``session_kwargs`` go to ``ClientSession``. The handshake is
-    ``initialize``, which both majors speak; ``initialize=False`` returns the session
-    un-initialized (e.g. to call 2.x's ``session.discover()``).
-    """
+    """An initialized :class:`RecordingClientSession` on ``server`` (``StdioServerParameters``,
+    a streamable-HTTP URL or a client transport) recording through ``cas``; in ``replay``
+    mode it connects to no server. ``session_kwargs`` go to ``ClientSession``;
+    ``initialize=False`` leaves the handshake to the caller (e.g. 2.x's ``discover()``)."""
     async with single_errors(), AsyncExitStack() as stack:
         connect = idle_transport() if cas.mode is Mode.REPLAY else transport(server)
         read, write, *_ = await stack.enter_async_context(connect)
@@ -247,12 +239,9 @@ async def recording_client(
     cas: Cassette, server: Any = None, *, channel: str = CHANNEL, **client_kwargs: Any
 ) -> AsyncIterator[Any]:
     """mcp 2.x only: an entered ``mcp.Client`` on ``server`` whose session is a
-    :class:`RecordingClientSession`; in ``replay`` mode it connects to no server.
-
-    ``client_kwargs`` go to ``mcp.Client``, whose response cache is off by default here
-    (``cache=None``: one that expires by the clock makes requests depend on timing). It
-    handshakes as the Client does (``server/discover``), so only 2.x replays its cassette.
-    """
+    :class:`RecordingClientSession`; in ``replay`` mode it connects to no server. Its
+    response cache is off by default (one that expires by the clock makes requests depend
+    on timing); it handshakes with ``server/discover``, so only 2.x replays its cassette."""
     import mcp
 
     client_class = getattr(mcp, "Client", None)

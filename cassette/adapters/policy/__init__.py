@@ -40,9 +40,6 @@ def _split(response: Json) -> tuple[str | None, Json]:
     return (path if isinstance(path, str) else None), body
 
 
-# --- the openai convention --------------------------------------------------------------
-
-
 def _is_async(fn: Any) -> bool:
     while isinstance(fn, functools.partial):
         fn = fn.func
@@ -193,9 +190,6 @@ def _wrap_openai(fn: Callable[..., Any], cas: Cassette, channel: str) -> Callabl
     return wrapper
 
 
-# --- the eval-protocol convention -------------------------------------------------------
-
-
 def _tool_call_dict(call: Any, common: str | None) -> Json:
     data = plain(call, "tool call")
     if not isinstance(data, dict):
@@ -312,9 +306,6 @@ class RecordedPolicy:
 
     def __repr__(self) -> str:
         return f"<RecordedPolicy {self._policy!r} on {self._cas!r}>"
-
-
-# --- entry point ------------------------------------------------------------------------
 
 
 def _detect(fn: Any) -> Style:

@@ -81,9 +81,6 @@ def trial_for_seed(seed: int, base_seed: int = DEFAULT_SEED, limit: int = 1000) 
     return None
 
 
-# --- requests and responses -------------------------------------------------------------
-
-
 def build_request(
     model: str, messages: list[Any], tools: Any, tool_choice: Any, kwargs: Mapping[str, Any]
 ) -> Json:
@@ -143,9 +140,6 @@ def message_from_openai(obj: Any) -> Any:
     return message_from_response({**response, "cost": data.get("cost", 0.0)})
 
 
-# --- the patch --------------------------------------------------------------------------
-
-
 def _run(result: Any) -> Any:
     """``result``, awaited on a loop of its own if it is awaitable (the thread's is left
     alone)."""
@@ -192,7 +186,6 @@ class Tau2Patch:
         hits = [p for p in self.channels if module == p or module.startswith(p + ".")]
         return self.channels[max(hits, key=len)] if hits else "llm"
 
-    # one generate call -------------------------------------------------------------------
     def generate(
         self, channel: str, model: str, messages: list[Any], tools: Any, tool_choice: Any,
         kwargs: dict[str, Any],
@@ -231,7 +224,6 @@ class Tau2Patch:
         assert self.original is not None
         return functools.wraps(self.original)(generate)
 
-    # episodes ----------------------------------------------------------------------------
     def uuid4(self) -> uuid.UUID:
         """In an episode, the same ids in every run (as if seeded by the episode)."""
         env = current_episode()
@@ -310,7 +302,6 @@ class Tau2Patch:
 
         return run_tasks
 
-    # install -------------------------------------------------------------------------
     def install(self) -> None:
         llm_utils = _tau2("tau2.utils.llm_utils")
         for name in HOLDERS:
