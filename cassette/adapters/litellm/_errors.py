@@ -11,6 +11,8 @@ from ...types import Json
 
 __all__ = ["LiteLLMErrors"]
 
+_DEFAULTS = {"status_code": 500, "llm_provider": "", "model": ""}  # what the constructors need
+
 
 class LiteLLMErrors:
     """Stores litellm exceptions and rebuilds them as their own type on replay."""
@@ -36,16 +38,11 @@ class LiteLLMErrors:
         cls = getattr(exceptions, kind.partition(".")[2], None)
         if not (isinstance(cls, type) and issubclass(cls, BaseException)):
             return None
-        arguments = _arguments(info)
+        arguments = (
+            _DEFAULTS | {"message": str(info.get("message") or "")} | (info.get("data") or {})
+        )
         try:
             params = inspect.signature(cls).parameters
             return cls(**{k: v for k, v in arguments.items() if k in params})
         except Exception:  # noqa: BLE001 - a type we cannot rebuild is replayed as RecordedError
             return None
-
-
-def _arguments(info: Json) -> Json:
-    """The constructor arguments of a recorded litellm exception."""
-    data = info.get("data") or {}
-    args = {"message": str(info.get("message") or ""), "status_code": 500}
-    return args | {k: data.get(k, "") for k in ("llm_provider", "model")} | data

@@ -240,19 +240,15 @@ def _ep_result(response: Json) -> tuple[tuple[Any, ...], list[Any]]:
 
 
 class RecordedPolicy:
-    """An eval-protocol policy whose ``__call__`` goes through a cassette.
+    """An eval-protocol policy whose ``__call__`` goes through a cassette; every other
+    attribute is the policy's, and ``isinstance(wrapper, type(policy))`` holds."""
 
-    Every other attribute is the wrapped policy's (read and written through), and
-    ``isinstance(wrapper, type(policy))`` holds, so rollout code takes it as the policy.
-    """
-
-    __slots__ = ("_cas", "_channel", "_policy", "_raw_llm")
+    __slots__ = ("_cas", "_channel", "_policy")
 
     def __init__(self, policy: Any, cas: Cassette, channel: str = "llm") -> None:
         object.__setattr__(self, "_policy", policy)
         object.__setattr__(self, "_cas", cas)
         object.__setattr__(self, "_channel", channel)
-        object.__setattr__(self, "_raw_llm", None)
 
     @property
     def __wrapped__(self) -> Any:
@@ -288,14 +284,9 @@ class RecordedPolicy:
         return result
 
     def __getattr__(self, name: str) -> Any:
-        policy = object.__getattribute__(self, "_policy")
-        value = getattr(policy, name)
+        value = getattr(object.__getattribute__(self, "_policy"), name)
         if name == "_make_llm_call" and callable(value):  # the chat call some rollouts make
-            wrapped = object.__getattribute__(self, "_raw_llm")
-            if wrapped is None or wrapped.__wrapped__ != value:
-                wrapped = _wrap_openai(value, self._cas, self._channel)
-                object.__setattr__(self, "_raw_llm", wrapped)
-            return wrapped
+            return _wrap_openai(value, self._cas, self._channel)
         return value
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -321,12 +312,9 @@ def _detect(fn: Any) -> Style:
 
 
 def wrap_policy(fn: Any, cas: Cassette, *, style: Style = "auto", channel: str = "llm") -> Any:
-    """Return ``fn`` wrapped so that its calls are recorded to / replayed from ``cas``.
-
-    ``style="auto"`` takes an object with ``add_tool_response`` (or a callable with a
-    ``conversation_history``/``tool_schemas`` parameter) as an eval-protocol policy and
-    anything else as an OpenAI-style chat function.
-    """
+    """``fn`` wrapped so that its calls are recorded to / replayed from ``cas``;
+    ``style="auto"`` tells an eval-protocol policy (``add_tool_response``, or a
+    ``conversation_history`` parameter) from an OpenAI-style chat function."""
     if not callable(fn):
         raise TypeError(f"wrap_policy needs a callable, not {type(fn).__name__}")
     if style == "auto":

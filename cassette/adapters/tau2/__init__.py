@@ -141,8 +141,7 @@ def message_from_openai(obj: Any) -> Any:
 
 
 def _run(result: Any) -> Any:
-    """``result``, awaited on a loop of its own if it is awaitable (the thread's is left
-    alone)."""
+    """``result``, awaited on a loop of its own (the thread's is left alone)."""
     if not inspect.isawaitable(result):
         return result
     loop = asyncio.new_event_loop()
@@ -153,14 +152,10 @@ def _run(result: Any) -> Any:
 
 
 def _resolve_generate(generate: Any) -> Callable[..., Any] | None:
-    if generate is None:
-        return None
     chat = getattr(generate, "chat", None)  # an OpenAI client: use chat.completions.create
-    create = getattr(getattr(chat, "completions", None), "create", None)
-    if callable(create):
-        return create  # type: ignore[no-any-return]
-    if callable(generate):
-        return generate  # type: ignore[no-any-return]
+    found = getattr(getattr(chat, "completions", None), "create", generate)
+    if found is None or callable(found):
+        return found  # type: ignore[no-any-return]
     raise TypeError(f"generate= must be a callable or an OpenAI client, not {generate!r}")
 
 
