@@ -60,6 +60,12 @@ def _plain(value: Any) -> Any:
     )
 
 
+def _beta(headers: Any) -> Json:
+    """The ``anthropic-beta`` header, if set, as ``{"$anthropic-beta": value}``."""
+    beta = {k.lower(): v for k, v in headers.items()} if isinstance(headers, Mapping) else {}
+    return {"$" + _BETA: beta[_BETA]} if isinstance(beta.get(_BETA), str) else {}
+
+
 def options_request(options: Any, base_path: str) -> Json:
     """The request dict of the SDK's ``FinalRequestOptions``: the JSON body (with
     ``extra_body``), the ``anthropic-beta`` header as ``"$anthropic-beta"``, and
@@ -75,10 +81,7 @@ def options_request(options: Any, base_path: str) -> Json:
     data, extra = options.json_data, options.extra_json
     body: Json = dict(_plain(data)) if isinstance(data, Mapping) else {}
     body.update(_plain(extra) if isinstance(extra, Mapping) else {})
-    headers = options.headers if isinstance(options.headers, Mapping) else {}
-    beta = next((v for k, v in headers.items() if k.lower() == _BETA), None)
-    if isinstance(beta, str):
-        body["$" + _BETA] = beta
+    body.update(_beta(options.headers))
     query = _plain(options.params) if isinstance(options.params, Mapping) else None
     body["endpoint"] = endpoint_name(method, path, query)
     return body

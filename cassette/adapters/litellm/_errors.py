@@ -31,12 +31,8 @@ class LiteLLMErrors:
         return {"type": kind, "message": message, "data": data}
 
     def load(self, info: Json) -> BaseException | None:
-        kind = str(info.get("type") or "")
-        exceptions = sys.modules.get("litellm.exceptions")
-        if not kind.startswith("litellm.") or exceptions is None:
-            return None
-        cls = getattr(exceptions, kind.partition(".")[2], None)
-        if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+        cls = _exception_class(str(info.get("type") or ""))
+        if cls is None:
             return None
         arguments = (
             _DEFAULTS | {"message": str(info.get("message") or "")} | (info.get("data") or {})
@@ -46,3 +42,12 @@ class LiteLLMErrors:
             return cls(**{k: v for k, v in arguments.items() if k in params})
         except Exception:  # noqa: BLE001 - a type we cannot rebuild is replayed as RecordedError
             return None
+
+
+def _exception_class(kind: str) -> type[BaseException] | None:
+    """The litellm exception class named ``kind``, if ``litellm.exceptions`` is loaded."""
+    exceptions = sys.modules.get("litellm.exceptions")
+    if not kind.startswith("litellm.") or exceptions is None:
+        return None
+    cls = getattr(exceptions, kind.partition(".")[2], None)
+    return cls if isinstance(cls, type) and issubclass(cls, BaseException) else None
