@@ -1,31 +1,21 @@
 """Zero-code recording: record or replay a program that never imports ``cassette``.
 
-``cassette run --mode record --cassette runs/a.jsonl -- python eval.py`` puts
-``cassette/autorecord/boot`` on the child's ``PYTHONPATH``; its ``sitecustomize`` calls
-:func:`start` at interpreter start-up, which installs an import hook; the cassette named by
-``$CASSETTE_PATH`` (mode from ``$CASSETTE_FORCE_MODE`` / ``$CASSETTE_MODE``; a fork under
-``$CASSETTE_FORK_FROM``) opens at the first call. When the program imports ``openai``,
-``anthropic`` or ``litellm``, the hook patches them (in this module only, undone by
-:func:`stop`):
-
-- every ``OpenAI``, ``AsyncOpenAI``, ``AzureOpenAI``, ``AsyncAzureOpenAI``, ``Anthropic``
-  and ``AsyncAnthropic`` the program constructs is wrapped in place (``wrap_openai`` /
-  ``wrap_anthropic``) when its constructor returns;
-- litellm's calls go through ``patch_litellm`` (completion, embedding, text_completion,
-  responses and their async twins; litellm's other model calls are refused).
-
-Calls key their episode by conversation (:class:`~cassette.autorecord.episodes.Conversations`,
-the episode-naming policy handed to the cassette) unless ``cassette.episode()`` or
-``$CASSETTE_EPISODE`` names one; a call that another recorded call makes while it runs
-live (litellm over the openai SDK) is part of it, recorded once. The cassette is closed at exit
-(``atexit``, and on SIGTERM). With ``$CASSETTE_OFFLINE=1`` (what ``cassette run --mode
-replay`` sets) the child refuses every TCP connection, so a replay proves it is offline.
+``cassette run`` puts ``autorecord/boot`` on the child's ``PYTHONPATH``; its
+``sitecustomize`` calls :func:`start`, which installs an import hook. The cassette named by
+``$CASSETTE_PATH`` opens at the first call. When the program imports ``openai`` or
+``anthropic``, every client it constructs is wrapped in place (``wrap_openai`` /
+``wrap_anthropic``); when it imports ``litellm``, ``patch_litellm`` is on. Calls are keyed by
+conversation (:class:`~cassette.replay.episodes.Conversations`) unless
+``cassette.episode()`` or ``$CASSETTE_EPISODE`` names the episode. :func:`stop` (at exit,
+and on SIGTERM) undoes it all and closes the cassette. ``$CASSETTE_OFFLINE=1`` refuses
+every TCP connection, so a replay proves it is offline (:mod:`.network`).
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib
 import importlib.abc
 import importlib.machinery
 import os
@@ -66,22 +56,20 @@ _STATE = _State()
 
 def active() -> Cassette | None:
     """The cassette the program's clients record to (opened on first use), or None."""
-    state = _STATE
-    if not state.started:
+    if not _STATE.started:
         return None
-    with state.lock:
-        if state.cas is None:
+    with _STATE.lock:
+        if _STATE.cas is None:
             from ..replay.cassette import open as open_cassette
 
             meta = {"recorded_by": "cassette run"}
-            state.cas = open_cassette(meta=meta, episodes=Conversations())
-        return state.cas
+            _STATE.cas = open_cassette(meta=meta, episodes=Conversations())
+        return _STATE.cas
 
 
-# -- the clients -----------------------------------------------------------------------------
 def _is_copy() -> bool:
-    """Whether the client being constructed is made by a client's ``copy`` (the wrapping
-    code's own copies, and copies of wrapped clients, which wrap themselves)."""
+    """Whether the client being constructed is a copy that a client's ``copy`` makes (the
+    adapters' own copies, and copies of wrapped clients, which wrap themselves)."""
     frame: FrameType | None = sys._getframe(2)
     for _ in range(8):
         if frame is None:
@@ -98,14 +86,14 @@ def _is_copy() -> bool:
 def _adopt(client: Any, wrap: Callable[[Any, Any], Any]) -> None:
     """Make ``client`` itself a wrapped client: the wrapper's state moved into it."""
     cas = active()
-    if cas is None:
-        return
-    wrapped = wrap(client, cas)
-    client.__class__ = type(wrapped)
-    vars(client).update(vars(wrapped))
+    if cas is not None:
+        wrapped = wrap(client, cas)
+        client.__class__ = type(wrapped)
+        vars(client).update(vars(wrapped))
 
 
 def _patch_init(cls: type[Any], wrap: Callable[[Any, Any], Any]) -> None:
+    """``cls()`` adopts the wrapper when the outermost ``__init__`` returns."""
     original = cls.__dict__.get("__init__")
     if original is None or getattr(original, "_cassette_auto", False):
         return
@@ -130,40 +118,20 @@ def _patch_init(cls: type[Any], wrap: Callable[[Any, Any], Any]) -> None:
     _STATE.stack.callback(setattr, cls, "__init__", original)
 
 
-def _patch_sdk(name: str, module: ModuleType) -> None:
-    wrap: Callable[[Any, Any], Any]
-    if name == "openai":
-        from ..adapters.openai import wrap_openai
-
-        wrap = wrap_openai
-    else:
-        from ..adapters.anthropic import wrap_anthropic
-
-        wrap = wrap_anthropic
-    for attribute in _CLIENTS[name]:
-        cls = getattr(module, attribute, None)
-        if isinstance(cls, type):
-            _patch_init(cls, wrap)
-
-
-def _patch_litellm() -> None:
-    cas = active()
-    if cas is None:
-        return
-    from ..adapters.litellm import patch_litellm
-
-    _STATE.stack.enter_context(patch_litellm(cas))
-
-
 def _patch(name: str, module: ModuleType) -> None:
     with _STATE.lock:
         if name in _CLIENTS:
-            _patch_sdk(name, module)
-        elif name == "litellm":
-            _patch_litellm()
+            wrap = getattr(importlib.import_module(f"cassette.adapters.{name}"), f"wrap_{name}")
+            for attribute in _CLIENTS[name]:
+                cls = getattr(module, attribute, None)
+                if isinstance(cls, type):
+                    _patch_init(cls, wrap)
+        elif (cas := active()) is not None:  # litellm
+            from ..adapters.litellm import patch_litellm
+
+            _STATE.stack.enter_context(patch_litellm(cas))
 
 
-# -- the import hook -------------------------------------------------------------------------
 class _Loader(importlib.abc.Loader):
     """Runs a module with its own loader, then patches it. The module keeps that loader
     (``__loader__``, ``__spec__.loader``), so what asks it for resources gets its own."""
@@ -183,8 +151,8 @@ class _Loader(importlib.abc.Loader):
 
 
 class _Finder(importlib.abc.MetaPathFinder):
-    """Finds ``openai``, ``anthropic`` and ``litellm`` the usual way, and patches each one
-    right after it is executed."""
+    """Finds ``openai``, ``anthropic`` and ``litellm`` the usual way, with a loader that
+    patches each one right after it runs."""
 
     names = frozenset({*_CLIENTS, "litellm"})
 
@@ -201,7 +169,6 @@ class _Finder(importlib.abc.MetaPathFinder):
         return spec
 
 
-# -- start and stop --------------------------------------------------------------------------
 def start() -> None:
     """Install the patches (the bootstrap calls this at start-up when ``$CASSETTE_AUTO``
     is 1); modules imported already are patched at once."""
@@ -219,25 +186,23 @@ def start() -> None:
         finder = _Finder()
         sys.meta_path.insert(0, finder)
         state.stack.callback(_unhook, finder)
-        for name in _Finder.names:
-            if name in sys.modules:
-                _patch(name, sys.modules[name])
+        for name in _Finder.names & sys.modules.keys():
+            _patch(name, sys.modules[name])
     atexit.register(_at_exit)
-    if threading.current_thread() is threading.main_thread():
-        previous = signal.getsignal(signal.SIGTERM)
-        if previous in (signal.SIG_DFL, None):
-
-            def on_term(signum: int, frame: FrameType | None) -> None:
-                stop()
-                signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                os.kill(os.getpid(), signal.SIGTERM)
-
-            signal.signal(signal.SIGTERM, on_term)
+    main = threading.current_thread() is threading.main_thread()
+    if main and signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, _on_term)
 
 
 def _unhook(finder: _Finder) -> None:
     if finder in sys.meta_path:
         sys.meta_path.remove(finder)
+
+
+def _on_term(signum: int, frame: FrameType | None) -> None:
+    stop()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _one_line(hook: Callable[..., Any]) -> Callable[..., Any]:
@@ -256,10 +221,8 @@ def _one_line(hook: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _at_exit() -> None:
-    """:func:`stop` at interpreter exit. A program that died of an uncaught exception (its
-    traceback printed, so ``sys.last_value`` set; Ctrl-C too) has its cassette aborted, not
-    closed: a ``record`` run then leaves the old cassette untouched, as after an exception
-    in a ``with cassette.open(...)`` block, and says where its calls are."""
+    """:func:`stop` at exit. A program that died of an uncaught exception (``sys.last_value``
+    set) has its cassette aborted, so a ``record`` run leaves the old cassette untouched."""
     failed = getattr(sys, "last_value", None)
     stop(failed if isinstance(failed, BaseException) else None)
 

@@ -1,49 +1,102 @@
-"""Record and replay the anthropic SDK: ``wrap_anthropic(client, cas)``.
+"""Record and replay the anthropic SDK: ``wrap_anthropic(client, cas)`` returns a copy of
+the client whose every request goes through the cassette (README: "Anthropic SDK").
 
-.. code-block:: python
-
-    import cassette
-    from anthropic import Anthropic
-    from cassette.adapters.anthropic import wrap_anthropic
-
-    with cassette.open("runs/a.jsonl", mode="auto") as cas:
-        client = wrap_anthropic(Anthropic(), cas)       # still an anthropic.Anthropic
-        with cassette.episode(0):
-            reply = client.messages.create(model="claude-sonnet-4-5", max_tokens=512,
-                                           messages=[{"role": "user", "content": "Hi"}])
-
-The wrapped client is a copy (``client.with_options()``); the client passed in is left as
-it was. Every request the SDK sends goes through the cassette, on channel ``"llm"`` of the
-current :func:`cassette.episode`, as a request dict: the JSON body the SDK sends, the
-``anthropic-beta`` header when set (as ``"$anthropic-beta"``), and ``"endpoint"``
-(``"messages"``, ``"messages.count_tokens"``, ``"GET models"``; never host, API key,
-headers or timeout). It is caught in the client's ``request``, where the SDK turns options
-into an HTTP request (:mod:`cassette.adapters.anthropic._http`), so ``messages.create``
-(streamed or not), ``messages.stream()`` and its helpers (``text_stream``,
-``get_final_message``), ``with_raw_response``, ``with_streaming_response``, ``beta``,
-``count_tokens``, pages and ``client.post`` all record, and replay as the SDK's own
-objects. API errors replay as the same ``anthropic`` exception. File uploads and raw
-bodies raise :class:`cassette.CassetteError` in every mode.
+Requests are caught in the client's ``request``, shared with the openai adapter
+(:class:`~cassette.adapters._common.http_recorder.HttpRecorder`); this module says what is
+anthropic's: the request dict, the headers kept, the error codec and the stream assembler.
 """
 
 from __future__ import annotations
 
-from typing import Any, TypeVar, cast
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, TypeVar, cast
 
 try:
+    import anthropic
     from anthropic import Anthropic, AsyncAnthropic
 except ImportError:  # exercised in an environment without anthropic
     raise ImportError(
         "cassette.adapters.anthropic needs anthropic: pip install 'rollout-cassette[anthropic]'"
     ) from None
+import pydantic
+from anthropic._constants import RAW_RESPONSE_HEADER
+from anthropic._types import NotGiven, Omit
 
+from ...errors import CassetteError
 from ...replay.cassette import Cassette
-from .._common.http_recorder import RECORDER
-from ._http import AnthropicErrors, Recorder, assemble_message, options_request
+from ...types import Json
+from .._common.assemble import assemble_message
+from .._common.http import anthropic_kept, endpoint_name, request_path
+from .._common.http_recorder import RECORDER, HttpRecorder
+from .._common.sdk_errors import SdkErrors
 
 __all__ = ["AnthropicErrors", "assemble_message", "is_wrapped", "options_request", "wrap_anthropic"]
 
 ClientT = TypeVar("ClientT", bound="Anthropic | AsyncAnthropic")
+_SENTINELS = (NotGiven, Omit)
+_BETA = "anthropic-beta"  # a header that changes what the model does: part of the request
+
+
+class AnthropicErrors(SdkErrors):
+    """anthropic's API errors; kept headers: request id, retry-after, rate limits."""
+
+    sdk: ClassVar[Any] = anthropic
+    safe_headers = frozenset({"content-type", "retry-after", "retry-after-ms", "request-id"})
+    header_prefix = "anthropic-ratelimit-"
+
+
+def _plain(value: Any) -> Any:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items() if not isinstance(v, _SENTINELS)}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, pydantic.BaseModel):
+        return value.model_dump(mode="json", exclude_unset=True, by_alias=True)
+    raise CassetteError(
+        f"a request holds a {type(value).__name__}, which a cassette cannot record; "
+        "send JSON data (dicts, lists, strings, numbers)"
+    )
+
+
+def _beta(headers: Any) -> Json:
+    """The ``anthropic-beta`` header, if set, as ``{"$anthropic-beta": value}``."""
+    beta = {k.lower(): v for k, v in headers.items()} if isinstance(headers, Mapping) else {}
+    return {"$" + _BETA: beta[_BETA]} if isinstance(beta.get(_BETA), str) else {}
+
+
+def options_request(options: Any, base_path: str) -> Json:
+    """The request dict of the SDK's ``FinalRequestOptions``: the JSON body (with
+    ``extra_body``), the ``anthropic-beta`` header as ``"$anthropic-beta"``, and
+    ``"endpoint"`` (the path after ``/v1`` in dots, led by the method unless POST)."""
+    method = str(options.method).upper()
+    path = request_path(str(options.url), base_path)
+    path = path[3:] if path.startswith("/v1/") else path
+    if options.files is not None or getattr(options, "content", None) is not None:
+        raise CassetteError(
+            f"{method} {path} sends a file or a raw body, which a cassette cannot record or "
+            "replay; make this call with a client that wrap_anthropic did not wrap"
+        )
+    data, extra = options.json_data, options.extra_json
+    body: Json = dict(_plain(data)) if isinstance(data, Mapping) else {}
+    body.update(_plain(extra) if isinstance(extra, Mapping) else {})
+    body.update(_beta(options.headers))
+    query = _plain(options.params) if isinstance(options.params, Mapping) else None
+    body["endpoint"] = endpoint_name(method, path, query)
+    return body
+
+
+class _Recorder(HttpRecorder):
+    codec = AnthropicErrors
+    raw_header = RAW_RESPONSE_HEADER
+    kept = staticmethod(anthropic_kept)
+
+    def request_dict(self, options: Any) -> Json:
+        return options_request(options, self.base_path)
+
+    def assembler(self, endpoint: str) -> Callable[[list[Json]], Json] | None:
+        return assemble_message if endpoint.endswith("messages") else None
 
 
 def is_wrapped(client: Any) -> bool:
@@ -52,14 +105,13 @@ def is_wrapped(client: Any) -> bool:
 
 
 def wrap_anthropic(client: ClientT, cas: Cassette, *, channel: str = "llm") -> ClientT:
-    """A copy of ``client`` (an ``Anthropic`` or ``AsyncAnthropic``, and still one) whose
-    every request goes through ``cas``; ``client`` itself is left unchanged. Copies made
-    with ``with_options`` / ``copy`` go through ``cas`` too."""
+    """A copy of ``client`` (still an ``Anthropic`` / ``AsyncAnthropic``) whose every
+    request, and those of its ``with_options`` / ``copy`` copies, goes through ``cas``."""
     if not isinstance(client, (Anthropic, AsyncAnthropic)):
         raise TypeError(
             f"wrap_anthropic takes an anthropic.Anthropic or AsyncAnthropic, not {client!r}"
         )
     copy_of: Any = type(client).copy  # the class's copy: a wrapped client copies unwrapped
     wrapped = copy_of(client)
-    Recorder(wrapped, cas, channel).attach(isinstance(wrapped, AsyncAnthropic), wrap_anthropic)
+    _Recorder(wrapped, cas, channel).attach(isinstance(wrapped, AsyncAnthropic), wrap_anthropic)
     return cast(ClientT, wrapped)

@@ -1,37 +1,12 @@
-"""Record and replay litellm: ``patch_litellm(cas)``.
+"""Record and replay litellm: ``patch_litellm(cas)`` (README: "litellm").
 
-.. code-block:: python
-
-    import cassette, litellm
-    from cassette.adapters.litellm import patch_litellm
-
-    with cassette.open("runs/a.jsonl") as cas, patch_litellm(cas):
-        with cassette.episode(0):
-            reply = litellm.completion(model="openai/gpt-4o-mini", messages=[...])
-
-Inside the block ``litellm.completion``, ``litellm.embedding``, ``litellm.text_completion``
-and ``litellm.responses`` and their async twins (and every module-level reference to them,
-``from litellm import completion`` included) go through the cassette; litellm's other model
-calls (``get_responses``, ``image_generation``, ``transcription``, ... see
-``UNRECORDED``) raise a ``CassetteError`` naming them, in every mode,
-rather than reach the network unrecorded; leaving the block restores them all. Each call
-is keyed by the current :func:`cassette.episode` on channel ``"llm"``; the request is the
-model, the messages (``input``, ``prompt``) and the JSON parameters (never ``api_key``,
-``api_base``, headers, timeouts, retries or callbacks; :mod:`._request`). Replay
-returns what litellm returned: a ``ModelResponse``, ``EmbeddingResponse``,
-``TextCompletionResponse`` or ``ResponsesAPIResponse`` equal to the recorded one
-(``choices``, ``logprobs``, ``usage``, ``_hidden_params``), or for ``stream=True`` a
-``CustomStreamWrapper`` (a ``TextCompletionStreamWrapper`` for ``text_completion``, a
-``SyncResponsesAPIStreamingIterator`` / ``ResponsesAPIStreamingIterator`` of Responses API
-events for ``responses`` / ``aresponses``; :mod:`._responses`) that yields the
-recorded chunks one by one (``for`` and ``async for``). litellm's exceptions replay as the
-same type.
-Nothing reaches the network in replay. The response headers kept are the provider's, minus
-cookies and credentials; the ``api_base`` in ``_hidden_params`` is the one the replaying
-call passes.
-
-Importing this module sets ``LITELLM_LOCAL_MODEL_COST_MAP=True`` unless it is set, so that
-a litellm imported afterwards does not fetch its cost map from the network.
+Inside the block ``completion``, ``embedding``, ``text_completion``, ``responses`` and their
+async twins (and every module-level reference to them) go through the cassette on channel
+``"llm"``; litellm's other model calls (:data:`UNRECORDED`) raise a ``CassetteError`` naming
+them rather than reach the network unrecorded. Requests: :mod:`._request`; replies and
+streams come back as litellm's own types (:mod:`._stream`, :mod:`._responses`). Importing
+this module sets ``LITELLM_LOCAL_MODEL_COST_MAP=True`` unless set, so that a litellm
+imported afterwards does not fetch its cost map from the network.
 """
 
 from __future__ import annotations
@@ -47,6 +22,7 @@ from typing import Any
 from ...errors import CassetteError, RecordedError
 from ...replay.cassette import Cassette
 from ...types import Json
+from .._common.assemble import assemble_chat, assemble_response
 from .._common.patches import ModulePatches, module_values
 from ._errors import LiteLLMErrors
 from ._request import KINDS, PROMPT, TRANSPORT, Kind, bind, build_request, unnamed
@@ -56,7 +32,6 @@ from ._stream import (  # before litellm: says how to install it when it is miss
     LiteLLMStream,
     LiteLLMTee,
     LiteLLMTextStream,
-    assemble,
     assemble_text,
     dump_response,
     load_response,
@@ -78,10 +53,8 @@ _LIVE: ContextVar[bool] = ContextVar("cassette_litellm_live", default=False)
 ERRORS = LiteLLMErrors()
 
 
-# litellm's other model calls, which the patch does not record (their answers are types it
-# does not rebuild: images, audio, files, rankings, ...; or, for get_responses and
-# delete_responses, stored responses it does not keep): inside the block each raises a
-# CassetteError naming it, in every mode (those a litellm version lacks are skipped)
+# litellm's model calls the patch does not record (images, audio, files, rankings, stored
+# responses): inside the block each raises a CassetteError naming it, in every mode
 UNRECORDED = (
     "get_responses", "aget_responses", "delete_responses", "adelete_responses",
     "image_generation", "aimage_generation", "image_edit", "aimage_edit", "image_variation",
@@ -101,38 +74,28 @@ def _error(name: str) -> CassetteError:
     )
 
 
+def _like(original: Any, call: Callable[..., Any], aio: bool) -> Callable[..., Any]:
+    """A function that looks like ``original`` (async if ``aio``) and returns ``call(...)``."""
+
+    async def awrapper(*args: Any, **kwargs: Any) -> Any:
+        return await call(*args, **kwargs)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return call(*args, **kwargs)
+
+    return functools.wraps(original)(awrapper if aio else wrapper)
+
+
 def _blocked(name: str, original: Any) -> Callable[..., Any]:
     """``original`` raising :func:`_error` when called, unless litellm calls it itself
     while a recorded call runs live."""
-    if inspect.iscoroutinefunction(original):
 
-        @functools.wraps(original)
-        async def ablocked(*args: Any, **kwargs: Any) -> Any:
-            if _LIVE.get():
-                return await original(*args, **kwargs)
-            raise _error(name)
-
-        return ablocked
-
-    @functools.wraps(original)
     def blocked(*args: Any, **kwargs: Any) -> Any:
         if _LIVE.get():
             return original(*args, **kwargs)
         raise _error(name)
 
-    return blocked
-
-
-def _parts(kind: Kind, base: str | None) -> tuple[LiteLLMTee, Any, Any]:
-    """(tee, stream wrapper type, assembler) of ``kind``'s streams."""
-    if kind.events:  # litellm 1.63 on: imported when first used
-        from . import _responses as responses
-
-        stream = responses.stream_type(kind.is_async)
-        return responses.ResponsesTee(base), stream, responses.assemble_response
-    if kind.text:
-        return LiteLLMTee(base, TEXT_CHUNK), LiteLLMTextStream, assemble_text
-    return LiteLLMTee(base), LiteLLMStream, assemble
+    return _like(original, blocked, inspect.iscoroutinefunction(original))
 
 
 class _Streaming:
@@ -141,7 +104,17 @@ class _Streaming:
 
     def __init__(self, kind: Kind, base: str | None) -> None:
         self.kind, self.base, self.sent = kind, base, None
-        self.tee, self.type, self.assemble = _parts(kind, base)
+        self.tee: LiteLLMTee = LiteLLMTee(base)
+        self.type: Any = LiteLLMStream
+        self.assemble: Callable[[list[Json]], Json] = assemble_chat
+        if kind.events:  # litellm 1.63 on: imported when first used
+            from . import _responses
+
+            self.tee, self.assemble = _responses.ResponsesTee(base), assemble_response
+            self.type = _responses.stream_type(kind.is_async)
+        elif kind.text:
+            self.tee, self.type = LiteLLMTee(base, TEXT_CHUNK), LiteLLMTextStream
+            self.assemble = assemble_text
 
     def adopt(self, wrapper: Any) -> Any:
         """The live wrapper: the tee describes it on the stream's first chunk."""
@@ -150,18 +123,13 @@ class _Streaming:
         return wrapper
 
     def defers(self, exc: Exception) -> bool:
-        """Whether the error of a stream's first chunk waits for the iteration: yes for a
-        text stream (its live wrapper sends the request then), unless the cassette itself
-        failed (a miss, a mismatch); a chat stream raises it from the call."""
-        return self.kind.text and (
-            isinstance(exc, RecordedError) or not isinstance(exc, CassetteError)
-        )
+        """Whether the error of the first chunk waits for the iteration: yes for a text
+        stream (live, it sends then), unless the cassette failed (a miss, a mismatch)."""
+        cassette_failed = isinstance(exc, CassetteError) and not isinstance(exc, RecordedError)
+        return self.kind.text and not cassette_failed
 
     def wrapper(self, chunks: Any, first: Any) -> Any:
         return self.type(chunks, self.tee, first=first, live=self.sent, api_base=self.base)
-
-
-# --- the patch ----------------------------------------------------------------------------
 
 
 class LiteLLMPatch:
@@ -174,9 +142,8 @@ class LiteLLMPatch:
         self._lock = threading.Lock()
         import litellm.main  # after ._stream, which says how to install it
 
-        # the public functions (litellm.completion) and the ones they fall back to
-        # (litellm.main.completion), which other modules hold too; the arguments of an async
-        # twin that takes (*args, **kwargs) (aembedding) are named by its sync twin's
+        # litellm.completion and litellm.main.completion (other modules hold either); an
+        # async twin taking (*args, **kwargs) (aembedding) has its arguments named by its sync twin
         main = litellm.main
         self.recorded: dict[int, tuple[Kind, Any, Any]] = {}  # id -> (kind, function, signed)
         for kind in KINDS:
@@ -193,7 +160,6 @@ class LiteLLMPatch:
             if inspect.isfunction(function := vars(module).get(name))
         }
 
-    # one call ----------------------------------------------------------------------------
     def _prepare(
         self, kind: Kind, signed: Any, args: tuple[Any, ...], kwargs: Json
     ) -> tuple[Json, str | None, Json]:
@@ -217,8 +183,8 @@ class LiteLLMPatch:
             _LIVE.reset(token)
 
     def call(self, kind: Kind, original: Any, signed: Any, *args: Any, **kwargs: Any) -> Any:
-        """One call of a sync entry point through the cassette (``original`` sends it
-        live; ``signed`` names its arguments)."""
+        """One call through the cassette (``original`` sends it, ``signed`` names its
+        arguments)."""
         if _LIVE.get():  # litellm calling itself (text_completion runs completion)
             return original(*args, **kwargs)
         request, base, keys = self._prepare(kind, signed, args, kwargs)
@@ -233,7 +199,7 @@ class LiteLLMPatch:
             chunks = self.cas.stream(request, live, assemble=stream.assemble, **keys)
             try:
                 first = next(chunks, END)  # sends the request now, as litellm's completion does
-            except Exception as exc:  # a text stream raises it when iterated
+            except Exception as exc:
                 if not stream.defers(exc):
                     raise
                 first = exc
@@ -264,7 +230,7 @@ class LiteLLMPatch:
             chunks = self.cas.astream(request, live, assemble=stream.assemble, **keys)
             try:
                 first = await anext(chunks, END)  # sends the request now, as litellm does
-            except Exception as exc:  # as in call()
+            except Exception as exc:
                 if not stream.defers(exc):
                     raise
                 first = exc
@@ -278,21 +244,9 @@ class LiteLLMPatch:
         return got[0] if got else load_response(response, base)
 
     def _wrapper(self, kind: Kind, original: Any, signed: Any) -> Any:
-        if kind.is_async:
+        call = self.acall if kind.is_async else self.call
+        return _like(original, functools.partial(call, kind, original, signed), kind.is_async)
 
-            @functools.wraps(original)
-            async def arecorded(*args: Any, **kwargs: Any) -> Any:
-                return await self.acall(kind, original, signed, *args, **kwargs)
-
-            return arecorded
-
-        @functools.wraps(original)
-        def recorded(*args: Any, **kwargs: Any) -> Any:
-            return self.call(kind, original, signed, *args, **kwargs)
-
-        return recorded
-
-    # install -----------------------------------------------------------------------------
     def install(self) -> None:
         if any(ModulePatches.wrapper(entry[1]) for entry in self.recorded.values()):
             raise CassetteError("patch_litellm is already active; leave the outer one first")
@@ -312,10 +266,8 @@ def _kept(got: list[Any], result: Any) -> Any:
 
 @contextlib.contextmanager
 def patch_litellm(cas: Cassette, *, channel: str = "llm") -> Iterator[LiteLLMPatch]:
-    """Route ``litellm.completion``, ``embedding``, ``text_completion``, ``responses`` and
-    their async twins through ``cas`` inside the block, make litellm's other model calls raise a
-    ``CassetteError``, and restore them all (and every module-level reference to them) on
-    exit."""
+    """Route litellm's recorded calls through ``cas`` inside the block, refuse its other
+    model calls, and restore them all (and every module-level reference to them) on exit."""
     patch = LiteLLMPatch(cas, channel)
     try:
         patch.install()

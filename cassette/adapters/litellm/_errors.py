@@ -11,6 +11,8 @@ from ...types import Json
 
 __all__ = ["LiteLLMErrors"]
 
+_DEFAULTS = {"status_code": 500, "llm_provider": "", "model": ""}  # what the constructors need
+
 
 class LiteLLMErrors:
     """Stores litellm exceptions and rebuilds them as their own type on replay."""
@@ -29,14 +31,12 @@ class LiteLLMErrors:
         return {"type": kind, "message": message, "data": data}
 
     def load(self, info: Json) -> BaseException | None:
-        kind = str(info.get("type") or "")
-        exceptions = sys.modules.get("litellm.exceptions")
-        if not kind.startswith("litellm.") or exceptions is None:
+        cls = _exception_class(str(info.get("type") or ""))
+        if cls is None:
             return None
-        cls = getattr(exceptions, kind.partition(".")[2], None)
-        if not (isinstance(cls, type) and issubclass(cls, BaseException)):
-            return None
-        arguments = _arguments(info)
+        arguments = (
+            _DEFAULTS | {"message": str(info.get("message") or "")} | (info.get("data") or {})
+        )
         try:
             params = inspect.signature(cls).parameters
             return cls(**{k: v for k, v in arguments.items() if k in params})
@@ -44,8 +44,10 @@ class LiteLLMErrors:
             return None
 
 
-def _arguments(info: Json) -> Json:
-    """The constructor arguments of a recorded litellm exception."""
-    data = info.get("data") or {}
-    args = {"message": str(info.get("message") or ""), "status_code": 500}
-    return args | {k: data.get(k, "") for k in ("llm_provider", "model")} | data
+def _exception_class(kind: str) -> type[BaseException] | None:
+    """The litellm exception class named ``kind``, if ``litellm.exceptions`` is loaded."""
+    exceptions = sys.modules.get("litellm.exceptions")
+    if not kind.startswith("litellm.") or exceptions is None:
+        return None
+    cls = getattr(exceptions, kind.partition(".")[2], None)
+    return cls if isinstance(cls, type) and issubclass(cls, BaseException) else None

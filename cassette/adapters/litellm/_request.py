@@ -1,13 +1,8 @@
-"""What a litellm call is in a cassette: which entry points :func:`patch_litellm
-<cassette.adapters.litellm.patch_litellm>` records (:data:`KINDS`) and the request dict of
-one call (:func:`build_request`): the model, the call's input (``messages``, ``input`` or
-``prompt``) and the JSON parameters; never the transport, secrets, callbacks or litellm's
-own routing and logging arguments (but a Responses API call's ``metadata``, which is sent
-to the model)."""
+"""What a litellm call is in a cassette: the entry points ``patch_litellm`` records
+(:data:`KINDS`) and the request dict of one call (:func:`build_request`)."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import importlib
 import inspect
@@ -45,7 +40,7 @@ _SECRET_SUFFIXES = ("api_key", "_key_id", "access_key", "_secret", "_token", "cr
 
 @dataclass(frozen=True)
 class Kind:
-    """One recorded entry point: its name, the argument that holds its input, the
+    """One recorded entry point: its name, the argument holding its input, and the
     ``"endpoint"`` its requests carry (none for completion, whose requests predate it)."""
 
     name: str
@@ -57,13 +52,11 @@ class Kind:
         return self.name.startswith("a")
 
     @property
-    def text(self) -> bool:
-        """A text completion: streams of ``TextCompletionResponse`` chunks."""
+    def text(self) -> bool:  # a text completion: streams of TextCompletionResponse
         return self.body == "prompt"
 
     @property
-    def events(self) -> bool:
-        """A Responses API call: a ``ResponsesAPIResponse``, or streams of its events."""
+    def events(self) -> bool:  # a Responses API call: streams of its events
         return self.endpoint == "responses"
 
 
@@ -80,8 +73,7 @@ _SENT_BY_RESPONSES = frozenset(("metadata",))
 
 @functools.lru_cache(maxsize=1)
 def _litellm_own() -> frozenset[str]:
-    """litellm's own arguments (routing, pricing, logging, the ids it draws), less those
-    that change what the model is sent."""
+    """litellm's own arguments, less those that change what the model is sent."""
     from litellm.types.utils import all_litellm_params
 
     return frozenset(all_litellm_params) - PROMPT
@@ -98,11 +90,10 @@ def _sent(name: str, value: Any, kind: Kind) -> bool:
 
 
 def build_request(arguments: Mapping[str, Any], kind: Kind = KINDS[0]) -> Json:
-    """The request dict of a ``completion(**arguments)`` call (or of ``kind``'s entry
-    point): model, input and the JSON parameters (``None`` means not given, as in litellm);
-    not the transport, secrets, callbacks or litellm's own routing and logging arguments (a
-    Router adds a trace id), but a Responses API call's ``metadata``. Other kinds than
-    completion also carry ``"endpoint"``."""
+    """The request dict of a ``completion(**arguments)`` call (or of ``kind``'s): model,
+    input and the JSON parameters (``None`` is not given); never transport, secrets,
+    callbacks or litellm's own routing and logging (a Router adds a trace id), but a
+    Responses API call's ``metadata``, which the model is sent."""
     arguments = dict(arguments)
     engine = arguments.pop("engine", None)  # text_completion's other name for the model
     model = arguments.get("model") or engine
@@ -132,13 +123,7 @@ def _parameters(arguments: Json, kind: Kind, taken: Any) -> Iterator[tuple[str, 
 
 def _response_format(model: type[BaseModel]) -> Any:
     """The JSON schema response_format that litellm sends for a pydantic model."""
-    for where in ("litellm.llms.base_llm.base_utils", "litellm.utils"):  # newer, older
-        with contextlib.suppress(ImportError):
-            convert = getattr(importlib.import_module(where), "type_to_response_format_param", None)
-            if callable(convert):
-                return convert(model)
-    schema = model.model_json_schema()  # pragma: no cover - a litellm without either
-    return {"type": "json_schema", "json_schema": {"name": model.__name__, "schema": schema}}
+    return importlib.import_module("litellm.utils").type_to_response_format_param(model)
 
 
 def _json_able(value: Any) -> bool:

@@ -1,10 +1,6 @@
-"""litellm's Responses API in a cassette: the events of a ``responses(..., stream=True)``
-stream as response dicts (with the private state of an event's ``response``, secrets and
-the api_base left out; a ``ResponsesAPIResponse`` itself is a plain
-:func:`~._litellm_stream.dump_response`), and the iterators that hand them over:
-:class:`LiteLLMResponsesStream` (a ``SyncResponsesAPIStreamingIterator``, for
-``responses``) and :class:`LiteLLMAsyncResponsesStream` (a ``ResponsesAPIStreamingIterator``,
-for ``aresponses``)."""
+"""litellm's Responses API streams in a cassette: their events as response dicts (with
+the private state of an event's ``response``), and the iterators that replay them as
+litellm's (``Sync``)``ResponsesAPIStreamingIterator``."""
 
 from __future__ import annotations
 
@@ -18,7 +14,6 @@ from litellm.responses.streaming_iterator import (  # litellm 1.63 on: imported 
 from pydantic import BaseModel
 
 from ...types import Json
-from .._common.assemble import assemble_response
 from .._common.objects import PRIVATE_KEY, dump_state, load_state
 from ._stream import LiteLLMTee, _hide_base, _Replayed, _show_base, dump_response, load_response
 
@@ -26,7 +21,6 @@ __all__ = [
     "LiteLLMAsyncResponsesStream",
     "LiteLLMResponsesStream",
     "ResponsesTee",
-    "assemble_response",
     "dump_event",
     "load_event",
     "stream_type",
@@ -76,10 +70,8 @@ class ResponsesTee(LiteLLMTee):
 
 
 class _Events(_Replayed):
-    """A Responses API stream over a cassette stream: the live events while recording (and
-    the live iterator's attributes), the recorded ones rebuilt on replay, with the stream's
-    model, provider and ``_hidden_params``; ``completed_response`` is the terminal event
-    once it went by and ``finished`` says the stream ended, as on litellm's iterators."""
+    """A Responses API stream over a cassette stream; ``completed_response`` (the terminal
+    event once it went by) and ``finished`` as on litellm's iterators."""
 
     completed_response: Any
     finished: bool
@@ -117,8 +109,7 @@ class _Events(_Replayed):
 
 
 class LiteLLMResponsesStream(_Events, SyncResponsesAPIStreamingIterator):
-    """What ``litellm.responses(..., stream=True)`` returns inside the patch: a
-    ``SyncResponsesAPIStreamingIterator`` of the stream's events (``for``, and ``async
+    """What ``litellm.responses(..., stream=True)`` returns in the patch (``for``, ``async
     for``)."""
 
     def __aiter__(self) -> LiteLLMResponsesStream:
@@ -126,8 +117,7 @@ class LiteLLMResponsesStream(_Events, SyncResponsesAPIStreamingIterator):
 
 
 class LiteLLMAsyncResponsesStream(_Events, ResponsesAPIStreamingIterator):
-    """What ``litellm.aresponses(..., stream=True)`` returns inside the patch: a
-    ``ResponsesAPIStreamingIterator`` of the stream's events (``async for``)."""
+    """What ``litellm.aresponses(..., stream=True)`` returns in the patch."""
 
 
 def stream_type(is_async: bool) -> type[_Events]:

@@ -1,8 +1,6 @@
-"""litellm replies in a cassette: ``ModelResponse``, ``EmbeddingResponse`` and
-``TextCompletionResponse`` objects and chunks as response dicts (private state included,
-secrets and the api_base left out), and the stream wrappers that replay a stream: a
-``CustomStreamWrapper`` (:class:`LiteLLMStream`) or a ``TextCompletionStreamWrapper``
-(:class:`LiteLLMTextStream`)."""
+"""litellm replies in a cassette: responses and chunks as response dicts (private state
+included, secrets and the api_base left out), and the wrappers that replay a stream as a
+``CustomStreamWrapper`` or a ``TextCompletionStreamWrapper``."""
 
 from __future__ import annotations
 
@@ -45,7 +43,6 @@ __all__ = [
     "LiteLLMStream",
     "LiteLLMTee",
     "LiteLLMTextStream",
-    "assemble",
     "assemble_text",
     "dump_response",
     "load_response",
@@ -62,9 +59,6 @@ _API_BASE = "$api_base"
 END: Any = object()  # "no first chunk": an empty stream
 
 
-# --- responses ----------------------------------------------------------------------------
-
-
 def _headers(headers: Any) -> Any:
     if not isinstance(headers, dict):
         return headers
@@ -76,9 +70,8 @@ def _headers(headers: Any) -> Any:
 
 
 def _hide_base(hidden: Any, api_base: str | None) -> None:
-    """Headers without secrets; the api_base the call passed becomes ``$api_base``. A
-    ``HiddenParams`` model (text completions) dumps its private ``_response_ms`` among its
-    fields too: it is kept once, as private state, or rebuilding makes it a field."""
+    """Headers without secrets; the api_base the call passed becomes ``$api_base``. (A
+    ``HiddenParams`` dumps its private ``_response_ms`` among its fields too: kept once.)"""
     if not isinstance(hidden, dict):
         return
     for key in hidden.get(PRIVATE_KEY) or ():
@@ -126,42 +119,15 @@ def load_response(data: Json, api_base: str | None, default: str = RESPONSE) -> 
     return obj
 
 
-def _merge_call(calls: dict[int, Json], call: Json) -> None:
-    slot = calls.setdefault(call.get("index", 0), {"type": "function"})
-    fn = slot.setdefault("function", {"name": None, "arguments": ""})
-    slot["id"] = call.get("id") or slot.get("id")
-    got = call.get("function") or {}
-    fn["name"] = got.get("name") or fn["name"]
-    fn["arguments"] += got.get("arguments") or ""
-
-
-def assemble(chunks: list[Json]) -> Json:
-    """The assistant message of a chat stream (content and tool calls joined)."""
-    text: list[str] = []
-    calls: dict[int, Json] = {}
-    for choice in first_choices(chunks):
-        delta = choice.get("delta") or {}
-        text.append(delta.get("content") or "")
-        for call in delta.get("tool_calls") or []:
-            _merge_call(calls, call)
-    message: Json = {"role": "assistant", "content": "".join(text) or None}
-    if calls:
-        message["tool_calls"] = [calls[i] for i in sorted(calls)]
-    return message
-
-
 def assemble_text(chunks: list[Json]) -> Json:
     """The text of a text-completion stream, as an assistant message."""
     text = "".join(choice.get("text") or "" for choice in first_choices(chunks))
     return {"role": "assistant", "content": text or None}
 
 
-# --- streams ------------------------------------------------------------------------------
-
-
 class LiteLLMTee(Tee):
-    """Chunks of a litellm stream; the first one also carries the stream's own state
-    (model, provider, ``_hidden_params``; a text stream's options) under ``$stream``."""
+    """Chunks of a litellm stream; the first also carries the stream's own state (model,
+    provider, ``_hidden_params``; a text stream's options) under ``$stream``."""
 
     def __init__(self, api_base: str | None, chunk: str = CHUNK) -> None:
         super().__init__(self._dump, self._load)
@@ -188,11 +154,9 @@ class LiteLLMTee(Tee):
 
 
 class _Replayed(TeeStream):
-    """Iterating a cassette stream: the live chunks while recording (the live wrapper's),
-    the recorded ones rebuilt on replay. ``for`` and ``async for`` both work on a sync
-    source; an async source (``acompletion``, ``atext_completion``) takes ``async for``.
-    ``first`` is the first chunk's dict, :data:`END`, or the exception that getting it
-    raised, raised by the first ``next`` (a text stream fails when iterated, as live)."""
+    """A cassette stream: the live chunks while recording (with the live wrapper's
+    attributes), the recorded ones rebuilt on replay. ``first`` is the first chunk's dict,
+    :data:`END`, or the exception getting it raised, raised by the first ``next``."""
 
     chunks: list[Any]
     _replayed_state: ClassVar[Json] = {}  # the attributes a replayed wrapper starts with
@@ -215,8 +179,7 @@ class _Replayed(TeeStream):
         super().__init__(source, tee, live)
 
     def _adopt(self, head: Json, live: Any, api_base: str | None) -> None:
-        """Take the live wrapper's attributes (``live``), or on replay the stream's own
-        state from the head the recording keeps with its first chunk."""
+        """Take the live wrapper's attributes, or on replay the recorded stream head's."""
         if live is not None:
             vars(self).update(vars(live))
             return
@@ -264,22 +227,18 @@ class _Replayed(TeeStream):
     def close(self) -> None:
         self._closed = True
         super().close()
-        close = self._live_part("close")
-        if close is not None:
+        if (close := self._live_part("close")) is not None:
             close()
 
     async def aclose(self) -> None:
         self._closed = True
         await super().aclose()
-        aclose = self._live_part("aclose")
-        if aclose is not None:
+        if (aclose := self._live_part("aclose")) is not None:
             await aclose()
 
 
 class LiteLLMStream(_Replayed, CustomStreamWrapper):
-    """A ``CustomStreamWrapper`` over a cassette stream: while recording it hands over the
-    live chunks (and has the live wrapper's attributes); on replay it yields the recorded
-    chunks, rebuilt as ``ModelResponseStream``."""
+    """A ``CustomStreamWrapper`` over a cassette stream (of ``ModelResponseStream``)."""
 
     _replayed_state: ClassVar[Json] = {
         "logging_obj": None, "_response_headers": None, "response_uptil_now": "",
@@ -291,9 +250,7 @@ class LiteLLMStream(_Replayed, CustomStreamWrapper):
 
 
 class LiteLLMTextStream(_Replayed, TextCompletionStreamWrapper):
-    """A ``TextCompletionStreamWrapper`` over a cassette stream (``text_completion(...,
-    stream=True)``): the live ``TextCompletionResponse`` chunks while recording, the
-    recorded ones rebuilt on replay, with the stream's model, provider and options."""
+    """A ``TextCompletionStreamWrapper`` over a cassette stream (``text_completion``)."""
 
     def _adopt(self, head: Json, live: Any, api_base: str | None) -> None:
         state = vars(live) if live is not None else load_state(head)

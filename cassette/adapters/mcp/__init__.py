@@ -1,34 +1,11 @@
-"""Record and replay an agent's MCP traffic: ``mcp_session(cas, server)``.
+"""Record and replay an agent's MCP traffic: ``mcp_session(cas, server)`` (README: "MCP").
 
-.. code-block:: python
-
-    import cassette
-    from cassette.adapters.mcp import mcp_session
-    from mcp import StdioServerParameters
-
-    server = StdioServerParameters(command="python", args=["my_server.py"])
-    with cassette.open("runs/a.jsonl", mode="auto") as cas:
-        async with mcp_session(cas, server) as session:  # a ClientSession, initialized
-            with cassette.episode(0):
-                tools = await session.list_tools()
-                result = await session.call_tool("add", {"a": 1, "b": 2})
-
-Recording (and ``append``/``passthrough``) connects to ``server``; replay connects to
-nothing at all: the session runs over an idle in-memory stream pair, so it is still a
-``ClientSession`` and the agent's code is the same in both.
-
-Every request a session sends goes through :meth:`RecordingClientSession.send_request`
-(list_tools, call_tool, read_resource, get_prompt, and also the ``tools/list`` that
-call_tool sends by itself to validate structured output, pings, completions, ...) and
-becomes one interaction on channel ``"mcp"`` of the current :func:`cassette.episode`, with
-its own step counter. The request dict is the wire form ``{"method", "params"}`` without
-``params._meta`` (request ids, progress tokens and trace context change every run); the
-handshake (``initialize``, 2.x ``server/discover``) is keyed by its method alone, since its
-params carry SDK versions. The response is ``{"result": <wire form>, "progress": [...]}``;
-progress notifications are fired again, in order, to the caller's ``progress_callback`` on
-replay. JSON-RPC errors replay as the SDK's own ``McpError``/``MCPError`` with the recorded
-code, message and data; ``isError`` tool results are ordinary results. The recorded form is
-the same under mcp 1.x and 2.x, so a cassette recorded under one replays under the other.
+Every request a session sends is one interaction on channel ``"mcp"``: the request dict is
+its wire form ``{"method", "params"}`` without ``params._meta`` (ids and trace context
+change every run), the handshake keyed by its method alone (its params carry SDK
+versions); the response is ``{"result", "progress"}``. Replay connects to nothing (the
+session runs over :func:`idle_transport`). The recorded form is the same under mcp 1.x and
+2.x.
 """
 
 from __future__ import annotations
@@ -40,25 +17,21 @@ from typing import Any, ClassVar
 
 import anyio.lowlevel
 from mcp import ClientSession
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
 from ...errors import CassetteError, RecordedError
 from ...replay.cassette import Cassette, Mode
 from ...types import Json
 from ._compat import (
-    ERROR_TYPE,
     MAJOR,
-    dump_model,
-    error_class,
-    error_fields,
+    PROGRESS,
+    MCPError,
+    MCPErrors,
     handshake_versions,
     idle_transport,
-    is_error_name,
-    make_error,
     normalise_uri,
     single_errors,
     transport,
-    validate_result,
 )
 
 __all__ = [
@@ -73,77 +46,31 @@ __all__ = [
     "request_dict",
 ]
 
-ProgressFn = Callable[[float, "float | None", "str | None"], Awaitable[None]]
 CHANNEL = "mcp"
 HANDSHAKE = frozenset({"initialize", "server/discover"})
-MCPError: type[Exception] = error_class  # the SDK's JSON-RPC error: McpError in 1.x
-_PROGRESS = "_cassette_progress"  # recorded progress of a failed request, on its exception
 logger = logging.getLogger(__name__)
 
 
 def request_dict(request: Any) -> Json:
-    """The request dict of an MCP request: ``{"method", "params"}`` in wire form, without
-    ``params._meta``; the handshake methods are keyed by ``{"method"}`` alone."""
+    """The request dict of an MCP request (a model or its wire form)."""
     data: Json = (
         request.model_dump(by_alias=True, mode="json", exclude_none=True)
         if isinstance(request, BaseModel)
         else dict(request)
     )
-    method = str(data.get("method"))
-    key: Json = {"method": method}
-    if method in HANDSHAKE:
+    key: Json = {"method": str(data.get("method"))}
+    if key["method"] in HANDSHAKE:
         return key
     params = dict(data.get("params") or {})
     params.pop("_meta", None)
-    if "uri" in params and method.startswith("resources/"):
+    if "uri" in params and key["method"].startswith("resources/"):
         params["uri"] = normalise_uri(params["uri"])
-    if params:
-        key["params"] = params
-    return key
+    return key | ({"params": params} if params else {})
 
 
-class MCPErrors:
-    """The ErrorCodec of MCP requests: JSON-RPC errors (``McpError`` in 1.x, ``MCPError``
-    in 2.x) are stored as ``{"code", "message", "data"}`` and replayed as this SDK's class,
-    with the progress the request reported before it failed."""
-
-    def __init__(self) -> None:
-        self.progress: list[Json] = []
-
-    def dump(self, exc: BaseException) -> Json | None:
-        fields = error_fields(exc)
-        if fields is None:
-            return None
-        data = dict(fields)
-        if self.progress:
-            data["progress"] = list(self.progress)
-        return {"type": ERROR_TYPE, "message": str(exc), "data": data}
-
-    def load(self, info: Json) -> BaseException | None:
-        if not is_error_name(info.get("type")):
-            return None
-        data = info.get("data") or {}
-        message = data.get("message", info.get("message", ""))
-        exc = make_error(int(data.get("code", 0)), str(message), data.get("data"))
-        if data.get("progress"):
-            vars(exc)[_PROGRESS] = list(data["progress"])
-        return exc
-
-
-def _progress_event(progress: float, total: float | None, message: str | None) -> Json:
-    event: Json = {"progress": progress}
-    if total is not None:
-        event["total"] = total
-    if message is not None:
-        event["message"] = message
-    return event
-
-
-async def _fire(callback: ProgressFn | None, events: Sequence[Json]) -> None:
+async def _fire(callback: Any, events: Sequence[Json]) -> None:
     """Re-fire recorded progress to ``callback``, in order (its errors are logged, as live)."""
-    if callback is None:
-        return
-    for event in events:
+    for event in events if callback is not None else ():
         try:
             await callback(float(event["progress"]), event.get("total"), event.get("message"))
         except Exception:
@@ -160,13 +87,9 @@ def _plausible_initialize(raw: Any, sent: Json) -> Any:
 
 
 class RecordingClientSession(ClientSession):
-    """A ``ClientSession`` whose requests go through a cassette, on ``channel``.
-
-    Construct it like a ClientSession (over any transport's stream pair, or in 2.x with
-    ``dispatcher=``) plus ``cassette=``; or turn an existing, not yet initialized session
-    into one with :meth:`from_session`. In ``replay`` mode nothing reaches the streams:
-    requests are served from the cassette and notifications are dropped.
-    """
+    """A ``ClientSession`` whose requests go through ``cassette`` on ``channel``: built as
+    a ClientSession plus ``cassette=``, or from one with :meth:`from_session`. In
+    ``replay`` mode nothing reaches the streams and notifications are dropped."""
 
     _classes: ClassVar[dict[type[Any], type[Any]]] = {}
 
@@ -179,20 +102,17 @@ class RecordingClientSession(ClientSession):
     def from_session(
         cls, session: ClientSession, cassette: Cassette, *, channel: str = CHANNEL
     ) -> RecordingClientSession:
-        """Make ``session`` (a ClientSession, or a subclass of it) record through
-        ``cassette`` from now on; call it before the session sends anything."""
+        """Make ``session`` (a ClientSession, or a subclass of it, not yet initialized)
+        record through ``cassette`` from now on; a subclass keeps its own overrides."""
         if not isinstance(session, ClientSession):
             raise TypeError(f"from_session takes a ClientSession, not {session!r}")
-        if not isinstance(session, RecordingClientSession):
-            kind = type(session)
-            if kind is ClientSession:
-                session.__class__ = cls
-            else:  # a subclass keeps its own overrides, under ours
-                name = f"Recording{kind.__name__}"
-                session.__class__ = cls._classes.setdefault(kind, type(name, (cls, kind), {}))
+        kind = type(session)
+        if not issubclass(kind, RecordingClientSession):
+            if kind is not ClientSession and kind not in cls._classes:
+                cls._classes[kind] = type(f"Recording{kind.__name__}", (cls, kind), {})
+            session.__class__ = cls._classes.get(kind, cls)
         assert isinstance(session, RecordingClientSession)
-        session.cassette = cassette
-        session.channel = channel
+        session.cassette, session.channel = cassette, channel
         return session
 
     @property
@@ -211,13 +131,12 @@ class RecordingClientSession(ClientSession):
         """Serve ``request`` from the cassette, or send it and record the result."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         sent: Json = request.model_dump(by_alias=True, mode="json", exclude_none=True)
-        key = request_dict(sent)
-        send = super().send_request
-        errors = MCPErrors()
-        live_result: list[Any] = []
+        key, send, errors = request_dict(sent), super().send_request, MCPErrors()
+        got: list[Any] = []
 
         async def tee(progress: float, total: float | None, message: str | None) -> None:
-            errors.progress.append(_progress_event(progress, total, message))  # arrival order
+            event = {"progress": progress, "total": total, "message": message}
+            errors.progress.append({k: v for k, v in event.items() if v is not None})
             await progress_callback(progress, total, message)
 
         async def live() -> Json:
@@ -229,41 +148,33 @@ class RecordingClientSession(ClientSession):
                 progress_callback=tee if progress_callback is not None else None,
             )
             await anyio.lowlevel.checkpoint()  # 2.x delivers progress in tasks of its own
-            live_result.append(result)
-            response: Json = {"result": dump_model(result)}
-            if errors.progress:
-                response["progress"] = list(errors.progress)
-            return response
+            got.append(result)
+            dumped = result.model_dump(by_alias=True, mode="json", exclude_unset=True)
+            progress = {"progress": list(errors.progress)} if errors.progress else {}
+            return {"result": dumped} | progress
 
         try:
             response = await self._through(key, live, errors)
         except Exception as exc:
-            await _fire(progress_callback, getattr(exc, _PROGRESS, ()))
+            await _fire(progress_callback, getattr(exc, PROGRESS, ()))
             raise
-        if live_result:
-            return live_result[0]
+        if got:
+            return got[0]
         await _fire(progress_callback, response.get("progress") or ())
         raw = response.get("result")
         if key["method"] == "initialize":
             raw = _plausible_initialize(raw, sent)
-        return validate_result(result_type, raw)
+        if isinstance(result_type, TypeAdapter):
+            return result_type.validate_python(raw)
+        return result_type.model_validate(raw)
 
     async def _through(
         self, key: Json, live: Callable[[], Awaitable[Json]], errors: MCPErrors
     ) -> Json:
-        """The response dict of ``key`` from the cassette, or from ``live``; the handshake
-        goes live whenever a server is connected (then the dict is empty: ``live`` keeps
-        what it got)."""
-        if key["method"] in HANDSHAKE and not self.replaying:
-            await self._live_handshake(key, live, errors)
-            return {}
-        return await self.cassette.acall(key, live=live, channel=self.channel, errors=errors)
-
-    async def _live_handshake(
-        self, key: Json, live: Callable[[], Awaitable[Json]], errors: MCPErrors
-    ) -> None:
-        """The handshake always reaches a connected server (it must know the client); the
-        cassette records it, or in ``append`` mode checks it against the recording."""
+        """The response dict of ``key`` from the cassette or ``live``. The handshake always
+        reaches a connected server (it must know the client): then the dict is empty."""
+        if key["method"] not in HANDSHAKE or self.replaying:
+            return await self.cassette.acall(key, live=live, channel=self.channel, errors=errors)
         ran = False
 
         async def once() -> Json:
@@ -279,24 +190,22 @@ class RecordingClientSession(ClientSession):
                 raise
         if not ran:  # served from the recording (append): the live server still decides
             await live()
+        return {}
 
     async def send_notification(self, notification: Any, *args: Any, **kwargs: Any) -> None:
         """Send a notification, unless replaying (then there is nobody to tell)."""
-        if self.replaying:
-            return
-        await super().send_notification(notification, *args, **kwargs)
+        if not self.replaying:
+            await super().send_notification(notification, *args, **kwargs)
 
     async def send_discover(self, version: str) -> dict[str, Any]:
         """mcp 2.x's ``server/discover`` probe (sent past ``send_request``), recorded too."""
-        key: Json = {"method": "server/discover"}
-        send = super().send_discover
-        raw: list[dict[str, Any]] = []
+        send, raw = super().send_discover, []
 
         async def live() -> Json:
             raw.append(await send(version))
             return {"result": raw[-1]}
 
-        response = await self._through(key, live, MCPErrors())
+        response = await self._through({"method": "server/discover"}, live, MCPErrors())
         return raw[-1] if raw else dict(response["result"])
 
 
@@ -309,25 +218,15 @@ async def mcp_session(
     initialize: bool = True,
     **session_kwargs: Any,
 ) -> AsyncIterator[RecordingClientSession]:
-    """An initialized :class:`RecordingClientSession` on ``server``, recording through
-    ``cas``; in ``replay`` mode it connects to no server at all (``server`` may be None).
-
-    ``server``: ``mcp.StdioServerParameters`` (the server is started, and stopped on exit),
-    a streamable-HTTP URL, or any client transport (an async context manager that yields
-    ``(read, write, ...)``, such as ``mcp.client.sse.sse_client(url)``). ``session_kwargs``
-    go to ``ClientSession`` (callbacks, ``client_info``, ``read_timeout_seconds``, ...).
-
-    The handshake is ``initialize`` (both majors speak it, so the cassette replays under
-    either); with ``initialize=False`` the session is returned un-initialized, e.g. to call
-    2.x's ``session.discover()`` instead (a cassette that only 2.x replays).
-    """
+    """An initialized :class:`RecordingClientSession` on ``server`` (``StdioServerParameters``,
+    a streamable-HTTP URL or a client transport) recording through ``cas``; in ``replay``
+    mode it connects to no server. ``session_kwargs`` go to ``ClientSession``;
+    ``initialize=False`` leaves the handshake to the caller (e.g. 2.x's ``discover()``)."""
     async with single_errors(), AsyncExitStack() as stack:
-        if cas.mode is Mode.REPLAY:
-            streams = await stack.enter_async_context(idle_transport())
-        else:
-            streams = await stack.enter_async_context(transport(server))
+        connect = idle_transport() if cas.mode is Mode.REPLAY else transport(server)
+        read, write, *_ = await stack.enter_async_context(connect)
         session = RecordingClientSession(
-            streams[0], streams[1], cassette=cas, channel=channel, **session_kwargs
+            read, write, cassette=cas, channel=channel, **session_kwargs
         )
         await stack.enter_async_context(session)
         if initialize:
@@ -340,14 +239,9 @@ async def recording_client(
     cas: Cassette, server: Any = None, *, channel: str = CHANNEL, **client_kwargs: Any
 ) -> AsyncIterator[Any]:
     """mcp 2.x only: an entered ``mcp.Client`` on ``server`` whose session is a
-    :class:`RecordingClientSession`; in ``replay`` mode it connects to no server.
-
-    ``client_kwargs`` go to ``mcp.Client``; its response cache defaults to off here
-    (``cache=None``), because a cache that expires by the clock would make the recorded
-    requests depend on timing. It handshakes as the Client does (``mode="auto"``:
-    ``server/discover``, then ``initialize`` on a legacy server), so a cassette it records
-    replays only under 2.x; :func:`mcp_session` records one that both majors replay.
-    """
+    :class:`RecordingClientSession`; in ``replay`` mode it connects to no server. Its
+    response cache is off by default (one that expires by the clock makes requests depend
+    on timing); it handshakes with ``server/discover``, so only 2.x replays its cassette."""
     import mcp
 
     client_class = getattr(mcp, "Client", None)

@@ -1,38 +1,14 @@
-"""Record and replay a policy: an OpenAI-style function, or an eval-protocol policy object.
+"""Record and replay a policy: ``wrap_policy(fn, cas)`` (README: "Any policy").
 
-``wrap_policy(fn, cas)`` returns a drop-in replacement for ``fn`` whose calls go through
-``cas.call``/``cas.acall``: recording calls ``fn`` and stores its answer, replay serves the
-answer and never calls ``fn``. Two conventions are understood:
-
-* **openai**: ``fn(messages, tools=None, **kwargs)`` (sync or async) returns an OpenAI-style
-  response: a dict, a pydantic model (``ChatCompletion``) or anything with ``model_dump``.
-  The request is ``{"messages", "tools", **kwargs}``; the episode is ``cassette.episode``
-  unless the call passes ``env_index=`` (consumed by the wrapper). Replay rebuilds the
-  recorded type, named by the response's ``"$type"`` key (``"module:QualName"``), through
-  its own constructor, with its private attributes (litellm's ``_hidden_params``).
-  A policy may also return a sync or async iterator of chunks (a generator, litellm's
-  ``CustomStreamWrapper``): it is recorded as a stream and replayed chunk by chunk, each
-  chunk rebuilt as its own type (a ``CustomStreamWrapper`` comes back as one). A stream
-  that failed while recording raises its error on replay when the policy is called,
-  before any chunk.
-* **eval_protocol**: ``await policy(tool_schemas, env_index, conversation_history)`` returns
-  ``(tool_calls, usage, finish_reason)`` and appends the assistant message to the history
-  in place. The wrapper is an object with the same ``__call__`` that delegates every other
-  attribute (``add_tool_response``, ``model_id``, ...) to the policy. The request is
-  ``{"tools": tool_schemas, "messages": history before the call}``; the response holds the
-  tool calls, usage, finish reason and the messages the policy appended (one appended
-  message is stored as ``"message"``, so the next request refers to it instead of copying
-  it). Replay rebuilds the tool calls (``MCPToolCall``) and usage (``CompletionUsage``) as
-  recorded and appends the same messages, so the rollout goes on identically. (Older
-  eval-protocol policies return ``(tool_calls, usage)``; replay keeps that shape.)
-  ``wrapper._make_llm_call(messages, tools)``, which some eval-protocol rollout processors
-  call directly, is recorded too, as an openai-style call.
-
-Types are rebuilt only if they are pydantic models or dataclasses; anything else (or a
-type that cannot be imported) comes back as the recorded dict, with a ``CassetteWarning``.
-While recording (``record``/``passthrough``) the policy is called first and its answer (or
-stream, handed over chunk by chunk) goes to the cassette; in ``append`` a new stream is
-read whole before it is handed over.
+Two conventions. **openai**: ``fn(messages, tools=None, **kwargs)``, sync or async, returns
+a dict, a pydantic model or an iterator of chunks; the request is ``{"messages", "tools",
+**kwargs}`` and ``env_index=`` (consumed here) overrides the episode. An answer's type is
+stored as ``"$type"`` and rebuilt on replay (:mod:`.._common.objects`); an iterator is a
+stream, replayed chunk by chunk as the same kind of iterator. In ``record`` and
+``passthrough`` the policy runs first and a stream is handed over as it arrives; in
+``append`` a new stream is read whole first. **eval_protocol**: ``await policy(tool_schemas,
+env_index, conversation_history)`` returns ``(tool_calls, usage[, finish_reason])`` and
+appends to the history, which replay appends again (:class:`RecordedPolicy`).
 """
 
 from __future__ import annotations
@@ -48,7 +24,7 @@ from ...replay.cassette import Cassette
 from ...replay.modes import Mode
 from ...types import Json
 from .._common.objects import Tee, dump_object, plain, rebuild, type_path
-from ._stream import PolicyStream, replayed_stream, stream_info, stream_kind, stream_of, stream_tee
+from ._stream import PolicyStream, replayed_stream, stream_of, teed
 
 __all__ = ["PolicyStream", "RecordedPolicy", "wrap_policy"]
 
@@ -62,9 +38,6 @@ def _split(response: Json) -> tuple[str | None, Json]:
     body = dict(response)
     path = body.pop(TYPE_KEY, None)
     return (path if isinstance(path, str) else None), body
-
-
-# --- the openai convention --------------------------------------------------------------
 
 
 def _is_async(fn: Any) -> bool:
@@ -82,8 +55,15 @@ def _openai_request(args: tuple[Any, ...], kwargs: Json) -> Json:
     request: Json = {"messages": messages, "tools": tools}
     if len(args) > 2:
         request["args"] = list(args[2:])
-    request.update(rest)
-    return cast(Json, plain(request, "request"))
+    return cast(Json, plain(request | rest, "request"))
+
+
+def _not_async(what: str) -> CassetteError:
+    return CassetteError(
+        f"the wrapped policy returned {what} but is not an async function; declare it "
+        "`async def` (e.g. `async def fn(*a, **k): return await f(*a, **k)`) so that "
+        "wrap_policy returns an async wrapper"
+    )
 
 
 def _openai_response(result: Any) -> Json:
@@ -92,11 +72,7 @@ def _openai_response(result: Any) -> Json:
     if inspect.isawaitable(result):
         if inspect.iscoroutine(result):
             result.close()
-        raise CassetteError(
-            "the wrapped policy returned an awaitable but is not an async function; declare "
-            "it `async def` (e.g. `async def fn(*a, **k): return await f(*a, **k)`) so that "
-            "wrap_policy returns an async wrapper"
-        )
+        raise _not_async("an awaitable")
     if not callable(getattr(result, "model_dump", None)):
         raise CassetteError(
             f"the wrapped policy returned {type(result).__name__}; an OpenAI-style policy "
@@ -104,13 +80,6 @@ def _openai_response(result: Any) -> Json:
             "iterator of chunks"
         )
     return dump_object(result)
-
-
-def _openai_result(response: Json) -> Any:
-    if isinstance(response.get("chunks"), list) and TYPE_KEY not in response:
-        return replayed_stream(response)
-    path, body = _split(response)
-    return rebuild(path, plain(body))  # a copy: the caller may change what it gets
 
 
 class _Call:
@@ -134,52 +103,49 @@ class _Call:
             raise  # (the call above raises it already)
 
     def answer(self, result: Any, aio: bool) -> Any:
-        """Record a live answer or stream (record/passthrough: the policy ran first); a
-        stream is iterated the way the wrapper is (``aio``) where the iterator allows."""
-        kind = stream_kind(result)
-        if kind is None:
+        """Record what the policy, called first, returned: an answer, or a stream handed
+        over as it arrives (iterated as the wrapper is, ``aio``, where it can be)."""
+        stream = teed(result)
+        if stream is None:
             response = _openai_response(result)
             self.cas.call(self.request, lambda: response, **self.keys)
             return result
-        info = stream_info(result, kind)
-        tee = stream_tee(result, info)
+        tee, info = stream
         source: Iterator[Json] | AsyncIterator[Json]
-        if kind[1] if aio else not kind[0]:
+        if info["async"] if aio else not info["sync"]:
             source = self.cas.astream(self.request, lambda: tee.alive(result), **self.keys)
         else:
             source = self.cas.stream(self.request, lambda: tee.live(result), **self.keys)
         return stream_of(source, tee, info, live=result)
 
-    def drained(self, result: Any, chunks: list[Json], tee: Tee, info: Json) -> Json:
-        """A stream read whole (append mode): the caller gets it from the live chunks."""
+    def live(self, result: Any) -> Json:
+        """The response dict of what the policy returned (a stream read whole)."""
+        stream = teed(result)
+        if stream is None:
+            self.got.append(result)
+            return _openai_response(result)
+        if not stream[1]["sync"]:
+            raise _not_async("an async iterator")
+        return self._drained(result, *stream, list(stream[0].live(result)))
+
+    async def alive(self, result: Any) -> Json:
+        stream = teed(result)
+        if stream is None or not stream[1]["async"]:
+            return self.live(result)
+        return self._drained(result, *stream, [c async for c in stream[0].alive(result)])
+
+    def _drained(self, result: Any, tee: Tee, info: Json, chunks: list[Json]) -> Json:
         self.got.append(stream_of(iter(chunks), tee, info, live=result))
         return {"chunks": chunks}
 
-    def live(self, result: Any) -> Json:
-        kind = stream_kind(result)
-        if kind is None:
-            response = _openai_response(result)
-            self.got.append(result)
-            return response
-        if not kind[0]:
-            raise CassetteError(
-                "the wrapped policy returned an async iterator but is not an async function; "
-                "declare it `async def` so that wrap_policy returns an async wrapper"
-            )
-        info = stream_info(result, kind)
-        tee = stream_tee(result, info)
-        return self.drained(result, list(tee.live(result)), tee, info)
-
-    async def alive(self, result: Any) -> Json:
-        kind = stream_kind(result)
-        if kind is None or not kind[1]:
-            return self.live(result)
-        info = stream_info(result, kind)
-        tee = stream_tee(result, info)
-        return self.drained(result, [c async for c in tee.alive(result)], tee, info)
-
     def result(self, response: Json) -> Any:
-        return self.got[0] if self.got else _openai_result(response)
+        """What the caller gets: the live result, else the recorded one rebuilt."""
+        if self.got:
+            return self.got[0]
+        if isinstance(response.get("chunks"), list) and TYPE_KEY not in response:
+            return replayed_stream(response)
+        path, body = _split(response)
+        return rebuild(path, plain(body))  # a copy: the caller may change what it gets
 
 
 def _raise(exc: BaseException) -> Json:
@@ -224,9 +190,6 @@ def _wrap_openai(fn: Callable[..., Any], cas: Cassette, channel: str) -> Callabl
     return wrapper
 
 
-# --- the eval-protocol convention -------------------------------------------------------
-
-
 def _tool_call_dict(call: Any, common: str | None) -> Json:
     data = plain(call, "tool call")
     if not isinstance(data, dict):
@@ -269,27 +232,23 @@ def _ep_result(response: Json) -> tuple[tuple[Any, ...], list[Any]]:
         path, body = _split(data)
         calls.append(rebuild(path or common, plain(body)))
     usage = rebuild(types.get("usage"), plain(response.get("usage")))
-    result: tuple[Any, ...] = (calls, usage)
-    if "finish_reason" in response:
-        result = (calls, usage, response["finish_reason"])
+    result = (
+        (calls, usage, response["finish_reason"]) if "finish_reason" in response else (calls, usage)
+    )
     appended = [response["message"]] if "message" in response else response.get("appended", [])
     return result, cast(list[Any], plain(appended))
 
 
 class RecordedPolicy:
-    """An eval-protocol policy whose ``__call__`` goes through a cassette.
+    """An eval-protocol policy whose ``__call__`` goes through a cassette; every other
+    attribute is the policy's, and ``isinstance(wrapper, type(policy))`` holds."""
 
-    Every other attribute is the wrapped policy's (read and written through), and
-    ``isinstance(wrapper, type(policy))`` holds, so rollout code takes it as the policy.
-    """
-
-    __slots__ = ("_cas", "_channel", "_policy", "_raw_llm")
+    __slots__ = ("_cas", "_channel", "_policy")
 
     def __init__(self, policy: Any, cas: Cassette, channel: str = "llm") -> None:
         object.__setattr__(self, "_policy", policy)
         object.__setattr__(self, "_cas", cas)
         object.__setattr__(self, "_channel", channel)
-        object.__setattr__(self, "_raw_llm", None)
 
     @property
     def __wrapped__(self) -> Any:
@@ -325,14 +284,9 @@ class RecordedPolicy:
         return result
 
     def __getattr__(self, name: str) -> Any:
-        policy = object.__getattribute__(self, "_policy")
-        value = getattr(policy, name)
+        value = getattr(object.__getattribute__(self, "_policy"), name)
         if name == "_make_llm_call" and callable(value):  # the chat call some rollouts make
-            wrapped = object.__getattribute__(self, "_raw_llm")
-            if wrapped is None or wrapped.__wrapped__ != value:
-                wrapped = _wrap_openai(value, self._cas, self._channel)
-                object.__setattr__(self, "_raw_llm", wrapped)
-            return wrapped
+            return _wrap_openai(value, self._cas, self._channel)
         return value
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -343,9 +297,6 @@ class RecordedPolicy:
 
     def __repr__(self) -> str:
         return f"<RecordedPolicy {self._policy!r} on {self._cas!r}>"
-
-
-# --- entry point ------------------------------------------------------------------------
 
 
 def _detect(fn: Any) -> Style:
@@ -361,12 +312,9 @@ def _detect(fn: Any) -> Style:
 
 
 def wrap_policy(fn: Any, cas: Cassette, *, style: Style = "auto", channel: str = "llm") -> Any:
-    """Return ``fn`` wrapped so that its calls are recorded to / replayed from ``cas``.
-
-    ``style="auto"`` takes an object with ``add_tool_response`` (or a callable with a
-    ``conversation_history``/``tool_schemas`` parameter) as an eval-protocol policy and
-    anything else as an OpenAI-style chat function.
-    """
+    """``fn`` wrapped so that its calls are recorded to / replayed from ``cas``;
+    ``style="auto"`` tells an eval-protocol policy (``add_tool_response``, or a
+    ``conversation_history`` parameter) from an OpenAI-style chat function."""
     if not callable(fn):
         raise TypeError(f"wrap_policy needs a callable, not {type(fn).__name__}")
     if style == "auto":

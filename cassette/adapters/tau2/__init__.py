@@ -1,18 +1,11 @@
-"""Record and replay the LLM calls of the real tau2-bench engine.
+"""Record and replay the LLM calls of the real tau2-bench engine: ``patch_tau2(cas)``
+(README: "tau2-bench") replaces ``tau2.utils.llm_utils.generate``, tau2's one door to
+litellm, and every module-level reference to it; the rest of tau2 runs verbatim.
 
-``patch_tau2(cas)`` replaces ``tau2.utils.llm_utils.generate`` (tau2's one door to litellm)
-and every module-level reference to it; the user simulator, domains and evaluator run
-verbatim while each LLM call goes through ``cas.call``::
-
-    with cassette.open("runs/mock.jsonl", mode="record") as cas, patch_tau2(cas):
-        tau2.run.run_tasks("mock", tasks, "llm_agent", "user_simulator", ...)
-
-Keys: the episode is ``"<domain>/<task id>/trial-<n>"``, set in the worker thread by a
-wrapper of ``tau2.run.run_task`` (the trial is derived from the seed as ``run_tasks`` derives
-seeds); the channel is the caller (``agent``, ``user``, ``judge``); steps count per channel.
-Requests are litellm-level (model, OpenAI-style messages, tools, tool_choice, sampling
-arguments; never api_base, api_key or retries); responses keep content, tool calls, usage,
-cost and raw_data. Each episode's ``reward_info`` is written as its outcome.
+Keys: the episode ``"<domain>/<task id>/trial-<n>"`` is set in the worker thread by a
+wrapper of ``tau2.run.run_task`` (the trial derived from the seed as ``run_tasks`` derives
+seeds); the channel is the caller (``agent``, ``user``, ``judge``). Requests are those of
+``patch_litellm``; responses keep content, tool calls, usage, cost and raw_data.
 """
 
 from __future__ import annotations
@@ -24,7 +17,6 @@ import hashlib
 import importlib
 import inspect
 import json
-import os
 import random
 import sys
 import threading
@@ -39,12 +31,10 @@ from ...replay.cassette import Cassette
 from ...replay.context import current_episode, episode
 from ...types import Json
 from .._common.patches import ModulePatches, module_values
+from ..litellm import _request as litellm_request
 from ..litellm._errors import LiteLLMErrors
 
 __all__ = ["CHANNELS", "HOLDERS", "Tau2Patch", "env_index_for", "patch_tau2", "trial_for_seed"]
-
-# litellm fetches its model cost map from the network at import unless told otherwise.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 DEFAULT_SEED = 300  # run_tasks' default
 # Modules that hold ``generate`` by name (interface_agent is not loaded by ``import tau2.run``).
@@ -63,12 +53,6 @@ CHANNELS: dict[str, str] = {
     "tau2.orchestrator": "judge",  # the repetition judge imports generate when it runs
     "tau2.environment.utils.interface_agent": "interface",
 }
-# litellm keyword arguments that choose where and how to send, not what the model answers.
-TRANSPORT = frozenset(
-    ("api_key", "api_base", "base_url", "api_version", "organization", "project", "timeout",
-     "request_timeout", "num_retries", "max_retries", "caching", "headers", "extra_headers",
-     "custom_llm_provider", "client")
-)  # fmt: skip
 _ERRORS: ContextVar[list[BaseException] | None] = ContextVar("cassette_tau2_errors", default=None)
 
 
@@ -97,22 +81,17 @@ def trial_for_seed(seed: int, base_seed: int = DEFAULT_SEED, limit: int = 1000) 
     return None
 
 
-# --- requests and responses -------------------------------------------------------------
-
-
 def build_request(
     model: str, messages: list[Any], tools: Any, tool_choice: Any, kwargs: Mapping[str, Any]
 ) -> Json:
-    """The litellm-level request of one ``generate`` call, as tau2 would send it."""
-    llm_utils = _tau2("tau2.utils.llm_utils")
-    request: Json = {"model": model, "messages": llm_utils.to_litellm_messages(messages)}
-    if tools:
-        request["tools"] = [tool.openai_schema for tool in tools]
-        tool_choice = tool_choice or "auto"
-    if tool_choice is not None:
-        request["tool_choice"] = tool_choice
-    request.update((k, v) for k, v in kwargs.items() if k not in TRANSPORT)
-    return request
+    """The request of one ``generate`` call: that of the ``litellm.completion`` it makes."""
+    arguments: Json = {
+        "model": model,
+        "messages": _tau2("tau2.utils.llm_utils").to_litellm_messages(messages),
+        "tools": [tool.openai_schema for tool in tools] if tools else None,
+        "tool_choice": (tool_choice or "auto") if tools else tool_choice,
+    }
+    return litellm_request.build_request({**kwargs, **arguments})
 
 
 def response_from_message(message: Any, model: str) -> Json:
@@ -161,18 +140,22 @@ def message_from_openai(obj: Any) -> Any:
     return message_from_response({**response, "cost": data.get("cost", 0.0)})
 
 
-# --- the patch --------------------------------------------------------------------------
+def _run(result: Any) -> Any:
+    """``result``, awaited on a loop of its own (the thread's is left alone)."""
+    if not inspect.isawaitable(result):
+        return result
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(result)
+    finally:
+        loop.close()
 
 
 def _resolve_generate(generate: Any) -> Callable[..., Any] | None:
-    if generate is None:
-        return None
     chat = getattr(generate, "chat", None)  # an OpenAI client: use chat.completions.create
-    create = getattr(getattr(chat, "completions", None), "create", None)
-    if callable(create):
-        return create  # type: ignore[no-any-return]
-    if callable(generate):
-        return generate  # type: ignore[no-any-return]
+    found = getattr(getattr(chat, "completions", None), "create", generate)
+    if found is None or callable(found):
+        return found  # type: ignore[no-any-return]
     raise TypeError(f"generate= must be a callable or an OpenAI client, not {generate!r}")
 
 
@@ -198,7 +181,6 @@ class Tau2Patch:
         hits = [p for p in self.channels if module == p or module.startswith(p + ".")]
         return self.channels[max(hits, key=len)] if hits else "llm"
 
-    # one generate call -------------------------------------------------------------------
     def generate(
         self, channel: str, model: str, messages: list[Any], tools: Any, tool_choice: Any,
         kwargs: dict[str, Any],
@@ -211,15 +193,9 @@ class Tau2Patch:
             if self.custom is None:
                 assert self.original is not None
                 message = self.original(model, messages, tools, tool_choice, **kwargs)
-                return response_from_message(message, model)
-            result = self.custom(**request)
-            if inspect.isawaitable(result):  # on a loop of its own: the thread's is left alone
-                loop = asyncio.new_event_loop()
-                try:
-                    result = loop.run_until_complete(result)
-                finally:
-                    loop.close()
-            return response_from_message(message_from_openai(result), model)
+            else:
+                message = message_from_openai(_run(self.custom(**request)))
+            return response_from_message(message, model)
 
         with self._lock:
             self.calls += 1
@@ -243,7 +219,6 @@ class Tau2Patch:
         assert self.original is not None
         return functools.wraps(self.original)(generate)
 
-    # episodes ----------------------------------------------------------------------------
     def uuid4(self) -> uuid.UUID:
         """In an episode, the same ids in every run (as if seeded by the episode)."""
         env = current_episode()
@@ -261,6 +236,16 @@ class Tau2Patch:
             return f"{domain}/{task_id}/seed-{seed}"
         return env_index_for(domain, task_id, trial)
 
+    def _failed(self, env: int | str, exc: Exception) -> None:
+        """A failed episode: a cassette error is raised again after run_tasks (which may
+        skip it); another error is the episode's outcome."""
+        if not isinstance(exc, CassetteError):
+            error = {"error": f"{type(exc).__name__}: {exc}"}
+            self.cas.outcome(env, reward=None, terminated=False, info=error)
+        elif not isinstance(exc, RecordedError):
+            with self._lock:
+                self.failures.append(exc)
+
     def _run_task_wrapper(self, original: Callable[..., Any]) -> Callable[..., Any]:
         signature = inspect.signature(original)
 
@@ -277,14 +262,8 @@ class Tau2Patch:
                     simulation = original(*args, **kwargs)
                 if errors:  # a cassette error that tau2 caught (its repetition judge does)
                     raise errors[0]
-            except CassetteError as exc:
-                if not isinstance(exc, RecordedError):
-                    with self._lock:
-                        self.failures.append(exc)
-                raise
             except Exception as exc:
-                error = {"error": f"{type(exc).__name__}: {exc}"}
-                self.cas.outcome(env, reward=None, terminated=False, info=error)
+                self._failed(env, exc)
                 raise
             finally:
                 _ERRORS.reset(token)
@@ -318,7 +297,6 @@ class Tau2Patch:
 
         return run_tasks
 
-    # install -------------------------------------------------------------------------
     def install(self) -> None:
         llm_utils = _tau2("tau2.utils.llm_utils")
         for name in HOLDERS:
