@@ -118,10 +118,21 @@ def _patch_init(cls: type[Any], wrap: Callable[[Any, Any], Any]) -> None:
     _STATE.stack.callback(setattr, cls, "__init__", original)
 
 
+def _wrapper(name: str) -> Callable[[Any, Any], Any]:
+    """``wrap_<name>`` of the adapter, imported when a client is made: the adapter itself
+    may be what is importing the SDK now (``from cassette.adapters.openai import ...``)."""
+
+    def wrap(client: Any, cas: Any) -> Any:
+        adapter = importlib.import_module(f"cassette.adapters.{name}")
+        return getattr(adapter, f"wrap_{name}")(client, cas)
+
+    return wrap
+
+
 def _patch(name: str, module: ModuleType) -> None:
     with _STATE.lock:
         if name in _CLIENTS:
-            wrap = getattr(importlib.import_module(f"cassette.adapters.{name}"), f"wrap_{name}")
+            wrap = _wrapper(name)
             for attribute in _CLIENTS[name]:
                 cls = getattr(module, attribute, None)
                 if isinstance(cls, type):

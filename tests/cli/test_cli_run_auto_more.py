@@ -101,3 +101,26 @@ def test_a_re_record_that_dies_leaves_the_old_cassette_untouched(
         "with mode='replay' to inspect)"
     )
     assert len(load_index([side]).entries) == 2
+
+
+def test_a_program_that_imports_the_adapter_first_is_recorded(
+    make_server: MakeServer, tmp_path: Path
+) -> None:
+    server = make_server("random")
+    path = tmp_path / "h.jsonl"
+    code = (
+        "import sys\n"
+        "from cassette.adapters.openai import wrap_openai  # imports openai while the hook is on\n"
+        "from openai import OpenAI\n"
+        "c = OpenAI(base_url=sys.argv[1], api_key='k', max_retries=0)\n"
+        "r = c.chat.completions.create(model='m', messages=[{'role': 'user', 'content': 'hi'}])\n"
+        "print(callable(wrap_openai), r.choices[0].message.content)\n"
+    )
+    command = ["--", sys.executable, "-c", code]
+    recorded = cassette_run("--mode", "record", "--cassette", str(path), *command, server.base_url)
+    assert recorded.returncode == 0, recorded.stderr
+    assert len(load_index([path]).entries) == 1
+    server.stop()
+    replayed = cassette_run("--mode", "replay", "--cassette", str(path), *command, NOWHERE + "/v1")
+    assert replayed.returncode == 0, replayed.stderr
+    assert replayed.stdout == recorded.stdout
