@@ -22,6 +22,7 @@ from .locks import RecordLock
 from .recorder import Recorder, header_line
 from .store import (
     Writer,
+    continues_run,
     partial_path,
     publish,
     repair_tail,
@@ -54,6 +55,8 @@ class Sink:
         fsync: bool,
     ) -> None:
         self.target = path / shard_name() if directory else path
+        if record and directory and continues_run(self.target):
+            record = False  # a worker of this run opening its shard again: it goes on
         if not record and written_whole(self.target):
             raise CassetteModeError(_no_append(self.target))
         self.side: Path | None = None

@@ -31,6 +31,7 @@ except ImportError:  # pragma: no cover - Windows
 
 __all__ = [
     "Writer",
+    "continues_run",
     "header_run",
     "holding",
     "is_gzip_path",
@@ -222,6 +223,13 @@ def stale_shards(directory: Path, own: Path) -> list[Path]:
     except this process's and those of the same ``$CASSETTE_RUN`` (workers of one run)."""
     run = os.environ.get("CASSETTE_RUN")
     return [s for s in shard_files(directory) if s != own and not (run and _of_run(s, run))]
+
+
+def continues_run(shard: Path) -> bool:
+    """Whether a record run's own ``shard`` is one this ``$CASSETTE_RUN`` started (a worker
+    of the run opening its shard again): it is continued, not replaced."""
+    run = os.environ.get("CASSETTE_RUN")
+    return bool(run) and shard.is_file() and _of_run(shard, str(run))
 
 
 def _of_run(shard: Path, run: str) -> bool:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import cassette
+from cassette.storage.index import load_index
 from tests.helpers.records import answer, no_live, read_all, record_calls, replay_calls
 
 
@@ -134,6 +135,26 @@ def test_workers_of_one_record_run_keep_each_others_shards(
         with cassette.open(run_dir, "record") as cas:
             cas.call({"q": worker}, live=lambda w=worker: {"a": w}, env_index=worker)
     assert sorted(p.name for p in run_dir.glob("*.jsonl")) == ["w0.jsonl", "w1.jsonl"]
+
+
+def test_a_worker_that_opens_its_shard_again_in_the_same_run_keeps_its_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_dir = tmp_path / "run"
+    monkeypatch.setenv("CASSETTE_SHARD", "w0")
+    monkeypatch.setenv("CASSETTE_RUN", "run-1")
+    for task in (0, 1):  # a pool worker opens the cassette once per task
+        with cassette.open(f"{run_dir}/", "record") as cas:
+            cas.call({"q": task}, live=lambda t=task: {"a": t}, env_index=task)
+    with cassette.open(run_dir, "replay") as cas:
+        assert [cas.call({"q": t}, live=no_live, env_index=t) for t in (0, 1)] == [
+            {"a": 0},
+            {"a": 1},
+        ]
+    monkeypatch.setenv("CASSETTE_RUN", "run-2")  # a new run starts the shard again
+    with cassette.open(f"{run_dir}/", "record") as cas:
+        cas.call({"q": 2}, live=lambda: {"a": 2}, env_index=2)
+    assert len(load_index([run_dir]).entries) == 1
 
 
 def test_auto_on_an_empty_directory_records(tmp_path: Path) -> None:
