@@ -23,7 +23,7 @@ from ..errors import CassetteMismatch
 from ..format.canonical import Canonical, canonical_bytes, canonical_parts, normalise_request
 from ..format.codec import check_finite, dumps_sorted, messages_finite
 from ..format.difference import Difference, first_difference
-from ..format.paths import Paths
+from ..format.paths import DEEP, Paths
 
 if TYPE_CHECKING:
     from ..storage.index import Entry
@@ -77,9 +77,13 @@ class Matcher:
         self._lock = threading.Lock()
         self._paths = Paths((*DEFAULT_IGNORE, *self.ignore) if defaults else self.ignore)
         self._top = self._paths.drops  # top-level keys left out (checked, not hashed)
+        # nothing but top-level keys left out: a request without them is its own normal form
+        self._flat = not self._paths.walk and DEEP not in self._paths.kids
 
     def normalise(self, request: dict[str, Any]) -> dict[str, Any]:
         """The request without ignored parts (numbers are normalised when hashing)."""
+        if self._flat and self._top.isdisjoint(request):
+            return request
         out: dict[str, Any] = self._paths.apply(request)
         return out
 
