@@ -31,7 +31,7 @@ class _Parsed(ServerSentEvent):
     """A chunk as the event the SDK's stream reads: ``json()`` is the chunk itself;
     ``data`` is empty (the SDK reads it only to find ``[DONE]``, never sent as a chunk)."""
 
-    def __init__(self, chunk: Json, event: str | None) -> None:
+    def __init__(self, chunk: Json, event: str | None = None) -> None:
         super().__init__(event=event, data="")
         self._chunk = chunk
 
@@ -41,6 +41,8 @@ class _Parsed(ServerSentEvent):
 
 def _event(chunk: Json) -> ServerSentEvent:
     """The event a chunk dict was received as (see ``encode_event``)."""
+    if SSE not in chunk and "type" not in chunk:  # (a chat chunk)
+        return _Parsed(chunk)
     kept = chunk.get(SSE)
     if isinstance(kept, dict):
         return ServerSentEvent(event=kept.get("event"), data=str(kept.get("data", "")))
