@@ -245,7 +245,8 @@ class Cassette:
         if got is None:
             return live()
         response = got.run(live) if isinstance(got, Slot) else served(got, errors, self.fix)
-        self._heard(got.env_index, response)
+        if self.episodes is not None:
+            self.episodes.heard(got.env_index, response)
         return response
 
     async def acall(
@@ -264,7 +265,8 @@ class Cassette:
         if got is None:
             return await live()
         response = await got.arun(live) if isinstance(got, Slot) else served(got, errors, self.fix)
-        self._heard(got.env_index, response)
+        if self.episodes is not None:
+            self.episodes.heard(got.env_index, response)
         return response
 
     def stream(
