@@ -93,14 +93,13 @@ _SORT = orjson.OPT_SORT_KEYS
 
 
 def _params_parts(params: dict[str, Any], key: str, raw: bytes) -> _Parts:
-    """The canonical parts of ``params`` (whose JSON is ``raw``) around ``key``, cached."""
-    parts = _PARAMS_CACHE.get((key, raw))
-    if parts is None:
-        # NaN is written as null: where the bytes hold one, the values are looked at
-        parts = (*_split(params, key), b"null" in raw)
-        if len(_PARAMS_CACHE) >= 512:
-            _PARAMS_CACHE.clear()
-        _PARAMS_CACHE[key, raw] = parts
+    """The canonical parts of ``params`` (whose JSON is ``raw``) around ``key``, made and
+    cached (the caller looks in the cache first)."""
+    # NaN is written as null: where the bytes hold one, the values are looked at
+    parts = (*_split(params, key), b"null" in raw)
+    if len(_PARAMS_CACHE) >= 512:
+        _PARAMS_CACHE.clear()
+    _PARAMS_CACHE[key, raw] = parts
     return parts
 
 
@@ -140,7 +139,7 @@ def canonical_parts(request: dict[str, Any], *, live: bool = False) -> Canonical
         raw = _dumps(params)
     except TypeError:  # a pydantic model, bytes, ... (or what JSON cannot hold: raises)
         raw = dumps_sorted(params)
-    parts = _params_parts(params, key, raw)
+    parts = _PARAMS_CACHE.get((key, raw)) or _params_parts(params, key, raw)
     if live and parts[2]:
         check_finite(params)
     try:
