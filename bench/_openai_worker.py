@@ -393,13 +393,72 @@ def single_cassette(b: Bench) -> Json:
     return out
 
 
-# --- the agent workload (issue 10): replay cost per call, the floor, wrap cost ---------
+# --- the agent workload (issue 10): replay cost per call, the floors, wrap cost ---------
 
 AGENT_SYSTEM = (
     "You are a careful support agent for an online shop. Look every order up with the tools "
     "before you answer, quote the tool's result, and keep answers short. Never guess a "
     "status; if a tool fails, say so and try again with a narrower query. Be polite. "
 ) * 3
+
+
+def agent_kwargs(messages: list[Json], step: int) -> Json:
+    """The arguments of one call: a tool call is offered every third step."""
+    return {
+        "model": MODEL,
+        "messages": messages,
+        "tools": TOOLS,
+        "temperature": 0,
+        "tool_choice": "auto" if step % 3 == 0 else "none",
+    }
+
+
+def said_of(resp: Any) -> Json:
+    """The assistant message of a reply (a ChatCompletion), as the agent resends it."""
+    msg = resp.choices[0].message
+    said: Json = {"role": "assistant", "content": msg.content}
+    if msg.tool_calls:
+        said["tool_calls"] = [_call(c) for c in msg.tool_calls]
+    return said
+
+
+def said_of_chunks(chunks: list[Any]) -> Json:
+    """The assistant message of a streamed reply, assembled from its chunks."""
+    content, calls = "", {}
+    for chunk in chunks:
+        for choice in chunk.choices:
+            delta = choice.delta
+            content += delta.content or ""
+            for tc in delta.tool_calls or ():
+                call = calls.setdefault(tc.index, {"id": "", "name": "", "arguments": ""})
+                call["id"] += tc.id or ""
+                call["name"] += (tc.function and tc.function.name) or ""
+                call["arguments"] += (tc.function and tc.function.arguments) or ""
+    said: Json = {"role": "assistant", "content": content or None}
+    if calls:
+        said["tool_calls"] = [
+            {"id": c["id"], "type": "function",
+             "function": {"name": c["name"], "arguments": c["arguments"]}}
+            for _, c in sorted(calls.items())
+        ]  # fmt: skip
+    return said
+
+
+def follow_up(messages: list[Json], said: Json, ep: int, step: int) -> None:
+    """Append the assistant message, then a tool result (after a tool call) or a user
+    follow-up."""
+    messages.append(said)
+    calls = said.get("tool_calls")
+    if calls:
+        result = f"order #{1000 + ep}: shipped on day {step}, 3 items, no returns. "
+        messages.append({"role": "tool", "tool_call_id": calls[0]["id"], "content": result * 4})
+    else:
+        follow = f"Thanks. Step {step}: check it once more and name the carrier. "
+        messages.append({"role": "user", "content": follow * 3})
+
+
+def opening(ep: int) -> list[Json]:
+    return [{"role": "system", "content": AGENT_SYSTEM}, {"role": "user", "content": task(ep)}]
 
 
 def agent_loop(
@@ -410,87 +469,156 @@ def agent_loop(
     raw: bool = False,
     marks: list[float] | None = None,
     sizes: list[int] | None = None,
+    stream: bool = False,
 ) -> list[Any]:
     """The agent of the issue: per episode a system prompt and a task, then ``steps``
     calls, the whole growing conversation resent each time; a tool call every third reply
     (``tool_choice`` "auto" on steps 0, 3, 6, 9, else "none"), a tool result after it,
-    else a user follow-up. ``raw``: through ``with_raw_response.create(...).parse()``.
-    ``marks`` gets the seconds spent in calls of each episode, ``sizes`` request bytes."""
-    create = (
-        client.chat.completions.with_raw_response.create if raw else client.chat.completions.create
-    )
+    else a user follow-up. ``raw``: through ``with_raw_response.create(...).parse()``;
+    ``stream``: ``create(..., stream=True)``, its chunks read in the call's time, the
+    message assembled outside it. ``marks`` gets the seconds spent in calls of each
+    episode, ``sizes`` request bytes."""
+    completions = client.chat.completions
+    create = completions.with_raw_response.create if raw else completions.create
     clock = time.perf_counter
     out: list[Any] = []
     for ep in episodes:
         spent = 0.0
-        messages: list[Json] = [
-            {"role": "system", "content": AGENT_SYSTEM},
-            {"role": "user", "content": task(ep)},
-        ]
+        messages = opening(ep)
         with episode(ep):
             for step in range(steps):
-                kwargs: Json = {
-                    "model": MODEL,
-                    "messages": messages,
-                    "tools": TOOLS,
-                    "temperature": 0,
-                    "tool_choice": "auto" if step % 3 == 0 else "none",
-                }
+                kwargs = agent_kwargs(messages, step)
                 if sizes is not None:
                     sizes.append(len(json.dumps(kwargs, separators=(",", ":"))))
                 t0 = clock()
-                resp = create(**kwargs)
-                if raw:
-                    resp = resp.parse()
+                if stream:
+                    resp: Any = list(create(**kwargs, stream=True))
+                elif raw:
+                    resp = create(**kwargs).parse()
+                else:
+                    resp = create(**kwargs)
                 spent += clock() - t0
                 out.append(resp)
-                msg = resp.choices[0].message
-                said: Json = {"role": "assistant", "content": msg.content}
-                if msg.tool_calls:
-                    said["tool_calls"] = [_call(c) for c in msg.tool_calls]
-                messages.append(said)
-                if msg.tool_calls:
-                    result = f"order #{1000 + ep}: shipped on day {step}, 3 items, no returns. "
-                    messages.append(
-                        {
-                            "role": "tool",
-                            "tool_call_id": msg.tool_calls[0].id,
-                            "content": result * 4,
-                        }
-                    )
-                else:
-                    follow = f"Thanks. Step {step}: check it once more and name the carrier. "
-                    messages.append({"role": "user", "content": follow * 3})
+                follow_up(messages, said_of_chunks(resp) if stream else said_of(resp), ep, step)
         if marks is not None:
             marks.append(spent)
     return out
 
 
-def agent_floor(path: Path, calls: list[tuple[Any, Json]], steps: int) -> list[float]:
+async def agent_loop_async(
+    client: Any,
+    episodes: list[int],
+    steps: int,
+    episode: Callable[[int], Any] = contextlib.nullcontext,
+    marks: list[float] | None = None,
+) -> list[Any]:
+    """:func:`agent_loop` through an ``AsyncOpenAI`` client's ``create``."""
+    create = client.chat.completions.create
+    clock = time.perf_counter
+    out: list[Any] = []
+    for ep in episodes:
+        spent = 0.0
+        messages = opening(ep)
+        with episode(ep):
+            for step in range(steps):
+                kwargs = agent_kwargs(messages, step)
+                t0 = clock()
+                resp = await create(**kwargs)
+                spent += clock() - t0
+                out.append(resp)
+                follow_up(messages, said_of(resp), ep, step)
+        if marks is not None:
+            marks.append(spent)
+    return out
+
+
+def dumps_any(responses: list[Any]) -> list[Any]:
+    """:func:`dumps`, and a stream's chunks (a list) as a list of their dumps."""
+    return [dumps(r) if isinstance(r, list) else r.model_dump(mode="json") for r in responses]
+
+
+def recorded(path: Path, field: str | None = None) -> dict[int, bytes]:
+    """Each interaction's response as JSON bytes (or its ``field``), in file order: what a
+    floor parses."""
+    import orjson
+
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    found = [line["response"] for line in lines if line.get("type") == "interaction"]
+    return {i: orjson.dumps(r[field] if field else r) for i, r in enumerate(found)}
+
+
+def _hash(request: Json) -> str:
+    import hashlib
+
+    import orjson
+
+    return hashlib.sha256(orjson.dumps(request, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def agent_floor(path: Path, calls: list[Json], steps: int) -> list[float]:
     """What any replay must do per call, and no more: parse the recorded reply (orjson),
     find it (a dict lookup), validate it into the SDK type (pydantic), and hash the request
-    (orjson + sha256). Seconds for each episode's calls."""
-    import hashlib
+    (orjson with sorted keys + sha256). Seconds for each episode's calls."""
+    import orjson
+    from openai.types.chat import ChatCompletion
+    from pydantic import TypeAdapter
+
+    adapter = TypeAdapter(ChatCompletion)
+    stored = recorded(path)
+    marks = []
+    for start in range(0, len(calls), steps):
+        t0 = time.perf_counter()
+        for i in range(start, min(start + steps, len(calls))):
+            _hash(calls[i])
+            adapter.validate_python(orjson.loads(stored[i]))
+        marks.append(time.perf_counter() - t0)
+    return marks
+
+
+def stream_floor(path: Path, calls: list[Json], steps: int) -> list[float]:
+    """:func:`agent_floor` for streams: the recorded chunks parsed (one orjson pass over
+    the list), each validated into a ``ChatCompletionChunk``."""
+    import orjson
+    from openai.types.chat import ChatCompletionChunk
+    from pydantic import TypeAdapter
+
+    validate = TypeAdapter(ChatCompletionChunk).validate_python
+    stored = recorded(path, "chunks")
+    marks = []
+    for start in range(0, len(calls), steps):
+        t0 = time.perf_counter()
+        for i in range(start, min(start + steps, len(calls))):
+            _hash(calls[i])
+            [validate(chunk) for chunk in orjson.loads(stored[i])]
+        marks.append(time.perf_counter() - t0)
+    return marks
+
+
+def async_floor(path: Path, calls: list[Json], steps: int) -> list[float]:
+    """:func:`agent_floor` with each call's work in a coroutine awaited by the loop."""
+    import asyncio
 
     import orjson
     from openai.types.chat import ChatCompletion
     from pydantic import TypeAdapter
 
     adapter = TypeAdapter(ChatCompletion)
-    stored = {
-        (i, "llm"): orjson.dumps(json.loads(line)["response"])
-        for i, line in enumerate(path.read_text().splitlines())
-        if '"interaction"' in line[:40]
-    }
-    keys = list(stored)
-    marks = []
-    for start in range(0, len(calls), steps):
-        t0 = time.perf_counter()
-        for (_, request), key in zip(calls[start : start + steps], keys[start:], strict=False):
-            hashlib.sha256(orjson.dumps(request)).hexdigest()
-            adapter.validate_python(orjson.loads(stored[key]))
-        marks.append(time.perf_counter() - t0)
-    return marks
+    stored = recorded(path)
+
+    async def one(i: int) -> Any:
+        _hash(calls[i])
+        return adapter.validate_python(orjson.loads(stored[i]))
+
+    async def run() -> list[float]:
+        marks = []
+        for start in range(0, len(calls), steps):
+            t0 = time.perf_counter()
+            for i in range(start, min(start + steps, len(calls))):
+                await one(i)
+            marks.append(time.perf_counter() - t0)
+        return marks
+
+    return asyncio.run(run())
 
 
 WRAP_PROBE = """
@@ -528,56 +656,93 @@ def wrap_cost(path: Path, runs: int = 3) -> Json:
     return {"import": imp, "open": opened, "wrap": wrap}
 
 
-def agent_bench(base_url: str, episodes: int, steps: int, repeats: int, tmp: Path) -> Json:
-    """The agent workload, runs interleaved ``repeats`` times: live and replay through
-    ``create``, live and replay through ``with_raw_response.create``; the floor; the
-    wrap cost in fresh processes. Seconds spent in calls, per run."""
-    client, dead = make_client(base_url), make_client(DEAD_URL)
-    order = list(range(episodes))
-    path = tmp / "agent.jsonl"
-    sizes: list[int] = []
-    with cassette.open(path, "record") as cas:
-        recorded = dumps(agent_loop(wrap_openai(client, cas), order, steps, cassette.episode))
-    agent_loop(client, order[:1], steps, sizes=sizes)
-    calls: list[tuple[Any, Json]] = []
-    with cassette.open(path, "replay") as cas:  # the requests, as the adapter builds them
+def requests_of(path: Path, dead: Any, order: list[int], steps: int, stream: bool) -> list[Json]:
+    """The request dicts of a replay of ``path``, as the adapter builds them (what a floor
+    hashes)."""
+    from cassette.adapters.openai._request import build_request
+
+    calls: list[Json] = []
+    with cassette.open(path, "replay") as cas:
         wrapped = wrap_openai(dead, cas)
         spy = wrapped.chat.completions.create
-        from cassette.adapters.openai._request import build_request
 
         def record_call(**kwargs: Any) -> Any:
-            calls.append((None, json.loads(json.dumps(build_request("c", None, kwargs)))))
+            calls.append(json.loads(json.dumps(build_request("c", None, kwargs))))
             return spy(**kwargs)
 
         vars(wrapped.chat.completions)["create"] = record_call
-        agent_loop(wrapped, order, steps, cassette.episode)
+        agent_loop(wrapped, order, steps, cassette.episode, stream=stream)
+    return calls
+
+
+def agent_bench(base_url: str, episodes: int, steps: int, repeats: int, tmp: Path) -> Json:
+    """The agent workload, runs interleaved ``repeats`` times: live and replay through
+    ``create``, live and replay through ``with_raw_response.create``, replay through
+    ``create(stream=True)`` and through ``AsyncOpenAI``; the floor of each replay; the
+    wrap cost in fresh processes. Seconds spent in calls, per run."""
+    import asyncio
+
+    client, dead = make_client(base_url), make_client(DEAD_URL)
+    adead = openai.AsyncOpenAI(base_url=DEAD_URL, api_key=API_KEY, max_retries=0)
+    order = list(range(episodes))
+    path, spath = tmp / "agent.jsonl", tmp / "agent-stream.jsonl"
+    sizes: list[int] = []
+    want: dict[str, list[Any]] = {}
+    with cassette.open(path, "record") as cas:
+        want["create"] = dumps(agent_loop(wrap_openai(client, cas), order, steps, cassette.episode))
+    with cassette.open(spath, "record") as cas:
+        wrapped = wrap_openai(client, cas)
+        want["stream"] = dumps_any(agent_loop(wrapped, order, steps, cassette.episode, stream=True))
+    agent_loop(client, order[:1], steps, sizes=sizes)
+    calls = requests_of(path, dead, order, steps, False)
+    scalls = requests_of(spath, dead, order, steps, True)
     times: dict[str, list[list[float]]] = {}  # per run, the seconds of each episode's calls
     same: dict[str, int] = {}
 
-    def timed(name: str, fn: Callable[..., list[Any]]) -> None:
+    def timed(name: str, fn: Callable[..., list[Any]], kind: str = "create") -> None:
         marks: list[float] = []
         gc.collect()
-        out = fn(marks=marks)
+        out = dumps_any(fn(marks=marks))
         times.setdefault(name, []).append(marks)
-        same.setdefault(name, sum(a == b for a, b in zip(dumps(out), recorded, strict=False)))
+        same.setdefault(name, sum(a == b for a, b in zip(out, want[kind], strict=False)))
 
-    def replay(raw: bool, marks: list[float]) -> list[Any]:
-        with cassette.open(path, "replay") as cas:
+    def floor(name: str, fn: Callable[[Path, list[Json], int], list[float]], *args: Any) -> None:
+        gc.collect()
+        times.setdefault(name, []).append(fn(*args, steps))
+
+    def replay(marks: list[float], raw: bool = False, stream: bool = False) -> list[Any]:
+        with cassette.open(spath if stream else path, "replay") as cas:
             wrapped = wrap_openai(dead, cas)
-            return agent_loop(wrapped, order, steps, cassette.episode, raw=raw, marks=marks)
+            return agent_loop(
+                wrapped, order, steps, cassette.episode, raw=raw, marks=marks, stream=stream
+            )
+
+    def areplay(marks: list[float]) -> list[Any]:
+        async def run() -> list[Any]:
+            async with cassette.open(path, "replay") as cas:
+                wrapped = wrap_openai(adead, cas)
+                return await agent_loop_async(wrapped, order, steps, cassette.episode, marks)
+
+        return asyncio.run(run())
 
     for i in range(repeats):
         log(f"agent workload: repeat {i + 1}/{repeats}")
         timed("live", partial(agent_loop, client, order, steps))
-        timed("replay", partial(replay, False))
+        timed("replay", replay)
+        floor("floor", agent_floor, path, calls)
         timed("live_raw", partial(agent_loop, client, order, steps, raw=True))
-        timed("replay_raw", partial(replay, True))
-        gc.collect()
-        times.setdefault("floor", []).append(agent_floor(path, calls, steps))
+        timed("replay_raw", partial(replay, raw=True))
+        timed("replay_stream", partial(replay, stream=True), "stream")
+        floor("floor_stream", stream_floor, spath, scalls)
+        timed("replay_async", areplay)
+        floor("floor_async", async_floor, path, calls)
     return {
-        "calls": len(recorded),
+        "calls": len(want["create"]),
+        "chunks": sum(map(len, want["stream"])),
         "request_bytes": sum(sizes) / len(sizes),
-        "tool_calls": sum(bool(r["choices"][0]["message"].get("tool_calls")) for r in recorded),
+        "tool_calls": sum(
+            bool(r["choices"][0]["message"].get("tool_calls")) for r in want["create"]
+        ),
         "times": times,
         "same": same,
         "wrap": wrap_cost(path),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 
@@ -26,6 +26,7 @@ __all__ = [
     "conversation_field",
     "normalise_numbers",
     "normalise_request",
+    "sha256_of",
 ]
 
 MESSAGE_FIELDS = ("messages", "input")  # the conversation of a request
@@ -92,36 +93,32 @@ _SORT = orjson.OPT_SORT_KEYS
 
 
 def _params_parts(params: dict[str, Any], key: str, raw: bytes) -> _Parts:
-    """The canonical parts of ``params`` (whose JSON is ``raw``) around ``key``, cached."""
-    parts = _PARAMS_CACHE.get((key, raw))
-    if parts is None:
-        # NaN is written as null: where the bytes hold one, the values are looked at
-        parts = (*_split(params, key), b"null" in raw)
-        if len(_PARAMS_CACHE) >= 512:
-            _PARAMS_CACHE.clear()
-        _PARAMS_CACHE[key, raw] = parts
+    """The canonical parts of ``params`` (whose JSON is ``raw``) around ``key``, made and
+    cached (the caller looks in the cache first)."""
+    # NaN is written as null: where the bytes hold one, the values are looked at
+    parts = (*_split(params, key), b"null" in raw)
+    if len(_PARAMS_CACHE) >= 512:
+        _PARAMS_CACHE.clear()
+    _PARAMS_CACHE[key, raw] = parts
     return parts
 
 
-class Canonical(NamedTuple):
-    """:func:`canonical_bytes` in three parts, ``head + conversation + tail``, so that the
-    conversation's JSON (the bulk of a request) is at hand on its own, and is hashed
-    without being copied into one buffer."""
+# :func:`canonical_bytes` in three parts, ``(head, conversation, tail, field)``: the
+# conversation's JSON (the bulk of a request) at hand on its own, hashed without being
+# copied into one buffer; ``field`` is the key of the conversation (None: it has none)
+Canonical = tuple[bytes, bytes, bytes, "str | None"]
 
-    head: bytes
-    conversation: bytes
-    tail: bytes
-    field: str | None  # the key of the conversation, if the request has one list of it
 
-    def sha256(self) -> str:
-        h = hashlib.sha256(self.head)
-        h.update(self.conversation)
-        h.update(self.tail)
-        return h.hexdigest()
+def sha256_of(parts: Canonical) -> str:
+    """The sha256 (hex) of the canonical bytes that ``parts`` make together."""
+    h = hashlib.sha256(parts[0])
+    h.update(parts[1])
+    h.update(parts[2])
+    return h.hexdigest()
 
 
 def canonical_parts(request: dict[str, Any], *, live: bool = False) -> Canonical:
-    """:func:`canonical_bytes` of ``request`` as :class:`Canonical` parts. A value that
+    """:func:`canonical_bytes` of ``request`` as :data:`Canonical` parts. A value that
     JSON cannot hold raises :class:`~cassette.format.codec.NotJSONError`; ``live`` (a request
     being made, not one read from a file) also refuses NaN and infinities outside the
     conversation (the caller checks the conversation's new messages)."""
@@ -130,26 +127,26 @@ def canonical_parts(request: dict[str, Any], *, live: bool = False) -> Canonical
         raw = _normal_json(request)
         if live and b"null" in raw:
             check_finite(request)
-        return Canonical(raw, b"", b"", None)
+        return raw, b"", b"", None
     if key == "messages" and type(request.get("input")) is list:  # both (never seen)
         whole = dumps_sorted(normalise_request(request))
         if live and b"null" in whole:
             check_finite(request)
-        return Canonical(whole, b"", b"", None)
+        return whole, b"", b"", None
     params = dict(request)
     del params[key]
     try:  # (the cache's key need not be canonical: the bytes tell the values apart)
         raw = _dumps(params)
     except TypeError:  # a pydantic model, bytes, ... (or what JSON cannot hold: raises)
         raw = dumps_sorted(params)
-    parts = _params_parts(params, key, raw)
+    parts = _PARAMS_CACHE.get((key, raw)) or _params_parts(params, key, raw)
     if live and parts[2]:
         check_finite(params)
     try:
         conversation = _dumps(request[key], option=_SORT)
     except TypeError:
         conversation = dumps_sorted(request[key])  # a pydantic model...; or NotJSONError
-    return Canonical(parts[0], conversation, parts[1], key)
+    return parts[0], conversation, parts[1], key
 
 
 def canonical_bytes(request: dict[str, Any]) -> bytes:

@@ -172,7 +172,10 @@ class Entry:
         if not stop:
             payload = self.payload()
             return payload.get("response"), payload.get("error")
-        response = self._decode(memoryview(self.raw)[self.tail + _AFTER : stop])  # (no copy)
+        try:
+            response = _loads(memoryview(self.raw)[self.tail + _AFTER : stop])  # (no copy)
+        except orjson.JSONDecodeError:
+            raise format_error(self.source, self.line, "the line is not valid JSON") from None
         if response is not None and type(response) is not dict:
             raise format_error(self.source, self.line, "malformed interaction")
         return response, None

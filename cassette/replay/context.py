@@ -17,12 +17,15 @@ from typing import Any, ParamSpec, Protocol, TypeVar
 
 from ..types import EnvIndex, Json
 
-__all__ = ["LIVE", "ContextExecutor", "Episodes", "bind", "current_episode", "episode", "inside"]
+__all__ = [
+    "EPISODE", "LIVE", "ContextExecutor", "Episodes", "bind", "current_episode", "episode",
+    "inside",
+]  # fmt: skip
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-_EPISODE: contextvars.ContextVar[int | str | None] = contextvars.ContextVar(
+EPISODE: contextvars.ContextVar[int | str | None] = contextvars.ContextVar(
     "cassette_episode", default=None
 )
 # the cassette whose live call runs here: a call on it from inside that call is part of it
@@ -45,16 +48,16 @@ def episode(env_index: int | str) -> Iterator[int | str]:
     """Calls made inside (in this thread or task) belong to episode ``env_index``."""
     if not isinstance(env_index, (int, str)) or isinstance(env_index, bool):
         raise TypeError(f"env_index must be an int or a str, not {type(env_index).__name__}")
-    token = _EPISODE.set(env_index)
+    token = EPISODE.set(env_index)
     try:
         yield env_index
     finally:
-        _EPISODE.reset(token)
+        EPISODE.reset(token)
 
 
 def current_episode() -> int | str | None:
     """The env_index set by the innermost :func:`episode`, or None."""
-    return _EPISODE.get()
+    return EPISODE.get()
 
 
 def bind(fn: Callable[P, R]) -> Callable[P, R]:

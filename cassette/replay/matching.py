@@ -5,7 +5,7 @@ The walk of a request through :meth:`cassette.Cassette.call`, in order: :class:`
 leaves out the ignored keys (:meth:`Matcher.normalise`, paths from :mod:`cassette.format.paths`),
 :func:`~cassette.format.canonical.canonical_parts` writes the rest in canonical form,
 :meth:`Matcher.digest_parts` hashes it, going on from the previous request of the same
-episode and channel (:class:`HashChain`: over an episode each byte is hashed once, not
+episode and channel (:data:`HashChain`: over an episode each byte is hashed once, not
 once a step), and on a hash that is not the recording's :meth:`Matcher.verify` names the
 first path where the two requests part (:func:`first_difference`, from
 :mod:`cassette.format.difference`). Pure: dicts in, strings out, no IO.
@@ -17,13 +17,13 @@ import hashlib
 import threading
 from collections.abc import Hashable, Iterable
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CassetteMismatch
-from ..format.canonical import Canonical, canonical_bytes, canonical_parts, normalise_request
+from ..format.canonical import canonical_bytes, canonical_parts, normalise_request, sha256_of
 from ..format.codec import check_finite, dumps_sorted, messages_finite
 from ..format.difference import Difference, first_difference
-from ..format.paths import Paths
+from ..format.paths import DEEP, Paths
 
 if TYPE_CHECKING:
     from ..storage.index import Entry
@@ -31,17 +31,10 @@ if TYPE_CHECKING:
 __all__ = ["CHAINS", "DEFAULT_IGNORE", "HashChain", "Matcher"]
 
 _sha256 = hashlib.sha256
-_tuple_new = tuple.__new__  # a NamedTuple made without its Python-level __new__
-
-
-class HashChain(NamedTuple):
-    """The hashing of an episode's latest request, for its next one to go on from: the
-    sha256 state after its head and its conversation less the closing bracket."""
-
-    head: bytes
-    prefix: memoryview  # of the request's conversation JSON (a view: startswith takes any)
-    state: Any  # hashlib's sha256 object (its type is private)
-    size: int  # the number of messages of that request
+# The hashing of an episode's latest request, for its next one to go on from, by
+# (env_index, channel): (its head, a view of its conversation's JSON less the closing
+# bracket, the sha256 state after those, its number of messages)
+HashChain = tuple[bytes, memoryview, Any, int]
 
 
 # Request keys that never decide what a model answers: transport, credentials, retries.
@@ -77,9 +70,13 @@ class Matcher:
         self._lock = threading.Lock()
         self._paths = Paths((*DEFAULT_IGNORE, *self.ignore) if defaults else self.ignore)
         self._top = self._paths.drops  # top-level keys left out (checked, not hashed)
+        # nothing but top-level keys left out: a request without them is its own normal form
+        self._flat = not self._paths.walk and DEEP not in self._paths.kids
 
     def normalise(self, request: dict[str, Any]) -> dict[str, Any]:
         """The request without ignored parts (numbers are normalised when hashing)."""
+        if self._flat and self._top.isdisjoint(request):
+            return request
         out: dict[str, Any] = self._paths.apply(request)
         return out
 
@@ -90,7 +87,7 @@ class Matcher:
         """sha256 (hex) of :meth:`canonical`. With a ``key`` (env_index, channel) the
         hashing goes on from the previous request of that key where this one extends it."""
         if key is None:
-            return canonical_parts(self.normalise(request)).sha256()
+            return sha256_of(canonical_parts(self.normalise(request)))
         return self.digest_parts(request, key)[0]
 
     def digest_parts(
@@ -105,13 +102,14 @@ class Matcher:
         normal = self.normalise(request)
         if key is None:
             parts = canonical_parts(normal)
-            same = parts.field is not None and normal[parts.field] is request.get(parts.field)
-            return parts.sha256(), parts.conversation if same else None
+            fld = parts[3]
+            same = fld is not None and normal[fld] is request.get(fld)
+            return sha256_of(parts), parts[1] if same else None
         head, conv, tail, fld = canonical_parts(normal, live=True)
         chains = self._chains
         chain = chains.pop(key, None)  # re-inserted last: the order is least recent first
         if fld is None:
-            return Canonical(head, conv, tail, fld).sha256(), None
+            return sha256_of((head, conv, tail, fld)), None
         messages = normal[fld]
         end = len(conv) - 1  # the conversation list without its closing bracket
         if chain is not None and chain[0] == head and conv.startswith(chain[1]):
@@ -130,7 +128,7 @@ class Matcher:
         final = state.copy()
         final.update(b"]")  # (conv[end:]: a list's JSON ends with its bracket)
         final.update(tail)
-        chains[key] = _tuple_new(HashChain, (head, memoryview(conv)[:end], state, len(messages)))
+        chains[key] = (head, memoryview(conv)[:end], state, len(messages))
         if len(chains) > CHAINS:
             with self._lock, suppress(KeyError, RuntimeError, StopIteration):
                 while len(chains) > CHAINS:  # (another thread may insert meanwhile)

@@ -131,7 +131,7 @@ class Writer:
         """Write one line (without its newline) and flush it to the OS; on failure the
         file is cut back to its last whole line and :class:`CassetteError` is raised."""
         with self._lock:
-            fd = self._open_fd()
+            fd = self._fd if self._fd is not None else self._open_fd()
             if not self._flock:
                 self._put(fd, line + b"\n")
                 return
@@ -169,6 +169,7 @@ class Writer:
             self.preamble = None
         done = 0
         try:
+            done = os.write(fd, data)
             while done < len(data):  # a short write: a full disk, a size limit, a signal
                 done += os.write(fd, memoryview(data)[done:])
             if self.fsync:

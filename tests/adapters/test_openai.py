@@ -176,6 +176,44 @@ def test_streamed_chat_replays_the_same_chunks(
     assert replayed[-1].usage == recorded[-1].usage is not None
 
 
+def test_a_stream_recorded_through_the_client_replays_through_create_and_back(
+    make_server: MakeServer, clients: Callable[..., Any], path: Path
+) -> None:
+    """create(stream=True) builds its request dict without the SDK: it must be the one the
+    SDK's own request path makes (strict matching serves each from the other's recording),
+    and its stream is the SDK's own, raw and streaming-response forms included."""
+    client = clients(make_server("random").base_url)
+    body = {"model": "gpt-test", "messages": USER, "stream": True}
+    with cassette.open(path, mode="record") as cas:
+        wrapped = wrap_openai(client, cas)
+        via_post = wrapped.post(
+            "/chat/completions", body=body, cast_to=ChatCompletion, stream=True,
+            stream_cls=openai.Stream[ChatCompletionChunk],
+        )  # fmt: skip
+        posted = [c.model_dump() for c in via_post]
+        created = [c.model_dump() for c in chat(wrapped, stream=True, temperature=0.5)]
+    with cassette.open(path, mode="replay") as cas:
+        wrapped = wrap_openai(clients(NOWHERE), cas)
+        stream = chat(wrapped, stream=True)
+        assert isinstance(stream, openai.Stream) and type(stream).__name__ == "Stream"
+        assert [c.model_dump() for c in stream] == posted
+        raw = wrapped.chat.completions.with_raw_response.create(
+            model="gpt-test", messages=USER, stream=True, temperature=0.5
+        )
+        assert [c.model_dump() for c in raw.parse()] == created
+    with cassette.open(path, mode="replay") as cas:
+        wrapped = wrap_openai(clients(NOWHERE), cas)
+        with wrapped.chat.completions.with_streaming_response.create(
+            model="gpt-test", messages=USER, stream=True
+        ) as response:
+            assert [c.model_dump() for c in response.parse()] == posted
+        again = wrapped.post(
+            "/chat/completions", body={**body, "temperature": 0.5}, cast_to=ChatCompletion,
+            stream=True, stream_cls=openai.Stream[ChatCompletionChunk],
+        )  # fmt: skip
+        assert [c.model_dump() for c in again] == created
+
+
 def test_async_client_records_and_replays_streams(
     make_server: MakeServer, clients: Callable[..., Any], path: Path
 ) -> None:

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cassette
-from cassette.format.canonical import canonical_parts
+from cassette.format.canonical import canonical_parts, sha256_of
 from cassette.replay.matching import Matcher
 from tests.helpers.strategies import naive_canonical
 
@@ -45,7 +45,7 @@ def test_chained_hashing_gives_the_plain_hash_whatever_the_next_request(
         elif kind == "input":  # the conversation moves to another key
             request = {"model": "m", "input": extra}
         want = hashlib.sha256(naive_canonical(request)).hexdigest()
-        assert canonical_parts(request).sha256() == want
+        assert sha256_of(canonical_parts(request)) == want
         assert matcher.digest_parts(request, (0, "llm"))[0] == want
         assert matcher.digest(request, (1, "llm")) == want  # (another key: its own chain)
 

@@ -171,6 +171,33 @@ class HttpRecorder:
     def done(self, sse: Any) -> bool:
         return self.stop_at_done and bool(sse.data.startswith("[DONE]"))
 
+    def sse_chunks(self, response: Any) -> Iterator[Json]:
+        """The chunk dicts of a live stream's HTTP response (its head first, if kept)."""
+        try:
+            yield from self.head(response)
+            for sse in self.client._make_sse_decoder().iter_bytes(response.iter_bytes()):
+                if self.done(sse):
+                    break
+                yield chunk_of(sse)
+        except Exception as exc:
+            raise self.failed(response, exc) from exc
+        finally:
+            response.close()
+
+    async def asse_chunks(self, response: Any) -> AsyncIterator[Json]:
+        """Async twin of :meth:`sse_chunks`."""
+        try:
+            for head in self.head(response):
+                yield head
+            async for sse in self.client._make_sse_decoder().aiter_bytes(response.aiter_bytes()):
+                if self.done(sse):
+                    break
+                yield chunk_of(sse)
+        except Exception as exc:
+            raise self.failed(response, exc) from exc
+        finally:
+            await response.aclose()
+
     def begin(self, cast_to: Any, options: Any, stream: bool) -> tuple[Any, Json, Json]:
         """(cast_to, the request dict, the keyword arguments of the cassette call)."""
         cast_to = self.client._maybe_override_cast_to(cast_to, options)
@@ -200,17 +227,7 @@ class HttpRecorder:
 
         def live_events(options: Any) -> Iterator[Json]:
             live = self.live_options(options)
-            response = original(client, self.http.Response, live, stream=True)
-            try:
-                yield from self.head(response)
-                for sse in client._make_sse_decoder().iter_bytes(response.iter_bytes()):
-                    if self.done(sse):
-                        break
-                    yield chunk_of(sse)
-            except Exception as exc:
-                raise self.failed(response, exc) from exc
-            finally:
-                response.close()
+            yield from self.sse_chunks(original(client, self.http.Response, live, stream=True))
 
         def request(
             cast_to: Any, options: Any, *, stream: bool = False, stream_cls: Any = None
@@ -240,17 +257,8 @@ class HttpRecorder:
         async def live_events(options: Any) -> AsyncIterator[Json]:
             live = self.live_options(options)
             response = await original(client, self.http.Response, live, stream=True)
-            try:
-                for head in self.head(response):
-                    yield head
-                async for sse in client._make_sse_decoder().aiter_bytes(response.aiter_bytes()):
-                    if self.done(sse):
-                        break
-                    yield chunk_of(sse)
-            except Exception as exc:
-                raise self.failed(response, exc) from exc
-            finally:
-                await response.aclose()
+            async for chunk in self.asse_chunks(response):
+                yield chunk
 
         async def request(
             cast_to: Any, options: Any, *, stream: bool = False, stream_cls: Any = None

@@ -37,23 +37,26 @@ import copy
 import functools
 import inspect
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar, cast
 
 import pydantic
 from openai import AsyncOpenAI, OpenAI
 from openai._constants import OVERRIDE_CAST_TO_HEADER, RAW_RESPONSE_HEADER
 from openai._models import FinalRequestOptions
-from openai.types.chat import ChatCompletion, completion_create_params
+from openai.types.chat import ChatCompletion, ChatCompletionChunk, completion_create_params
 
 from ...errors import CassetteError
 from ...replay.cassette import Cassette
 from ...types import Json
+from .._common.assemble import assemble_chat
 from .._common.http_recorder import RECORDER
 from ._errors import OpenAIErrors
 from ._http import LIVE, Recorder, adapter, without_http
 from ._request import build_request, materialise
+from ._stream import stream_class
 
 __all__ = ["OpenAIErrors", "build_request", "wrap_openai"]
 
@@ -68,6 +71,7 @@ class _Endpoint:
     path: str
     result: Any  # the SDK type of a reply
     params: Any  # the SDK's TypedDict of the body
+    chunk: Any = None  # the SDK type of a streamed chunk: streams take the fast path too
 
 
 CHAT = _Endpoint(
@@ -75,6 +79,7 @@ CHAT = _Endpoint(
     "/chat/completions",
     ChatCompletion,
     completion_create_params.CompletionCreateParamsNonStreaming,
+    ChatCompletionChunk,
 )
 
 
@@ -107,14 +112,15 @@ class _Create:
             if p.default is p.empty and p.kind is p.KEYWORD_ONLY
         )
         self.adapter = adapter(endpoint.result)
+        aio = isinstance(recorder.client, AsyncOpenAI)
+        self.streams = stream_class(endpoint.chunk, aio) if endpoint.chunk else None
         self._ok: Any = None
         self._options: dict[Any, FinalRequestOptions] = {}
 
-    def respond(self, data: Json, headers: Mapping[str, Any]) -> Any:
-        """What ``with_raw_response`` / ``with_streaming_response`` return for a reply: the
-        client's own ``_process_response`` over the HTTP response rebuilt from it (an
-        awaitable for an async client)."""
-        client = self.recorder.client
+    def options(self, headers: Mapping[str, Any] | None) -> FinalRequestOptions:
+        """Request options as the SDK would have made them for a reply built here (the
+        SDK sets its headers anew, never changes them: a template per headers)."""
+        headers = headers or {}
         try:
             key: Any = frozenset(headers.items())
         except TypeError:
@@ -126,10 +132,22 @@ class _Create:
             )
             if key is not None:
                 self._options[key] = template
-        options = copy.copy(template)  # the SDK sets its headers anew, never changes them
-        cast_to = client._maybe_override_cast_to(self.endpoint.result, options)
-        response = self.recorder.response(options, data)
-        return self.recorder.process(cast_to, options, response, False, None)
+        return copy.copy(template)
+
+    def respond(self, headers: Mapping[str, Any] | None, http: Any, stream: bool = False) -> Any:
+        """What the SDK returns for a reply (an object, a stream, or, where ``headers`` ask
+        for it, a raw response): the client's own ``_process_response`` over the HTTP
+        response ``http(options)`` rebuilds (an awaitable for an async client)."""
+        options = self.options(headers)
+        cast_to = self.recorder.client._maybe_override_cast_to(self.endpoint.result, options)
+        streams = self.streams if stream else None
+        return self.recorder.process(cast_to, options, http(options), stream, streams)
+
+    def stream(self, kwargs: dict[str, Any], request: Json, chunks: Any, first: Any) -> Any:
+        """The SDK's stream over ``first`` and the rest of ``chunks``."""
+        recorder = self.recorder
+        events = partial(recorder.events, request=request, first=first, chunks=chunks)
+        return self.respond(kwargs.get("extra_headers"), events, stream=True)
 
     def request(self, kwargs: Mapping[str, Any]) -> Json:
         if not (kwargs.keys() <= self.accepts and self.required <= kwargs.keys()):
@@ -179,16 +197,29 @@ def _sync_create(call: _Create) -> Callable[..., Any]:
             raw = call.create(**call.raw_kwargs(kwargs))
         return call.recorder.response_dict(raw.http_response)
 
+    def live_events(kwargs: dict[str, Any]) -> Iterator[Json]:
+        with _live():
+            raw = call.create(**call.raw_kwargs(kwargs))
+        yield from call.recorder.sse_chunks(raw.http_response)
+
     def create(**kwargs: Any) -> Any:
-        if kwargs.get("stream"):  # streams go the SDK's way, to the client's request()
+        stream = kwargs.get("stream")
+        if stream and call.streams is None:  # streams of this endpoint go the SDK's way
             return call.create(**kwargs)
         kwargs = materialise(kwargs)
+        request = call.request(kwargs)
+        if stream:
+            chunks = call.cas.stream(
+                request, lambda: live_events(kwargs), channel=call.channel,
+                assemble=assemble_chat, errors=call.errors,
+            )  # fmt: skip
+            return call.stream(kwargs, request, chunks, next(chunks, None))
         data = call.cas.call(
-            call.request(kwargs), lambda: live(kwargs), channel=call.channel, errors=call.errors
+            request, lambda: live(kwargs), channel=call.channel, errors=call.errors
         )
         headers = kwargs.get("extra_headers")
         if headers and _CONTROL & headers.keys():  # with_raw/streaming_response
-            return call.respond(data, headers)
+            return call.respond(headers, partial(call.recorder.response, data=data))
         return call.build(data)
 
     return create
@@ -200,16 +231,30 @@ def _async_create(call: _Create) -> Callable[..., Any]:
             raw = await call.create(**call.raw_kwargs(kwargs))
         return call.recorder.response_dict(raw.http_response)
 
+    async def live_events(kwargs: dict[str, Any]) -> AsyncIterator[Json]:
+        with _live():
+            raw = await call.create(**call.raw_kwargs(kwargs))
+        async for chunk in call.recorder.asse_chunks(raw.http_response):
+            yield chunk
+
     async def create(**kwargs: Any) -> Any:
-        if kwargs.get("stream"):  # streams go the SDK's way, to the client's request()
+        stream = kwargs.get("stream")
+        if stream and call.streams is None:  # streams of this endpoint go the SDK's way
             return await call.create(**kwargs)
         kwargs = materialise(kwargs)
+        request = call.request(kwargs)
+        if stream:
+            chunks = call.cas.astream(
+                request, lambda: live_events(kwargs), channel=call.channel,
+                assemble=assemble_chat, errors=call.errors,
+            )  # fmt: skip
+            return await call.stream(kwargs, request, chunks, await anext(chunks, None))
         data = await call.cas.acall(
-            call.request(kwargs), lambda: live(kwargs), channel=call.channel, errors=call.errors
+            request, lambda: live(kwargs), channel=call.channel, errors=call.errors
         )
         headers = kwargs.get("extra_headers")
         if headers and _CONTROL & headers.keys():  # with_raw/streaming_response
-            return await call.respond(data, headers)
+            return await call.respond(headers, partial(call.recorder.response, data=data))
         return call.build(data)
 
     return create

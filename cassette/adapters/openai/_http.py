@@ -6,6 +6,7 @@ the client's ``_process_response_data``, which validates the hot types with pyda
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
 from collections.abc import Callable
@@ -68,12 +69,26 @@ class Recorder(HttpRecorder):
         original = cls._process_response_data
 
         def process(*, data: Any, cast_to: Any, response: Any) -> Any:
-            name = (getattr(cast_to, "__module__", None), getattr(cast_to, "__name__", None))
-            if name in _VALIDATED and isinstance(data, dict):
+            try:
+                validate = _validators[cast_to]
+            except (KeyError, TypeError):
+                validate = _validator(cast_to)
+            if validate is not None and type(data) is dict:
                 try:
-                    return adapter(cast_to).validate_python(data)
+                    return validate(data)
                 except pydantic.ValidationError:
                     pass  # the SDK's own way: constructed leniently, or its strict error
             return original(client, data=data, cast_to=cast_to, response=response)
 
         return process
+
+
+_validators: dict[Any, Any] = {}  # by cast_to: its pydantic validation, or None (the SDK's)
+
+
+def _validator(cast_to: Any) -> Any:
+    name = (getattr(cast_to, "__module__", None), getattr(cast_to, "__name__", None))
+    validate = adapter(cast_to).validate_python if name in _VALIDATED else None
+    with contextlib.suppress(TypeError):  # (a cast_to that cannot be a key: looked at anew)
+        _validators[cast_to] = validate
+    return validate

@@ -23,6 +23,7 @@ __all__ = ["build_request", "entry_point", "materialise", "options_request", "re
 
 _TRANSPORT = frozenset({"extra_headers", "extra_query", "extra_body", "timeout"})
 _SENTINELS = (NotGiven, Omit)
+_DATA = frozenset({str, int, float, bool, list, dict, type(None)})  # never an iterator
 
 
 class _NeedsTransform(Exception):
@@ -91,7 +92,7 @@ def build_request(endpoint: str, params: Any, kwargs: Mapping[str, Any]) -> Json
 def materialise(kwargs: dict[str, Any]) -> dict[str, Any]:
     """Iterators (``messages=(m for m in ...)``) become lists: read for the key and live."""
     for value in kwargs.values():
-        if isinstance(value, Iterator):
+        if type(value) not in _DATA and isinstance(value, Iterator):  # (an ABC check: slow)
             return {k: list(v) if isinstance(v, Iterator) else v for k, v in kwargs.items()}
     return kwargs
 
