@@ -71,7 +71,7 @@ def diff(
 
     Episodes are aligned by env_index; for each that diverged: where the runs part and
     both values, rewards, tool calls; paired statistics over the rewarded episodes and
-    divergences grouped by cause (README, "Diff two runs"). Volatile fields are ignored.
+    divergences grouped by cause (docs/guides/comparing.md). Volatile fields are ignored.
 
     Exit 0 when the runs are equivalent, 1 when they differ, 2 on a usage or file error.
 

@@ -83,7 +83,7 @@ def run(
     With --cassette, a Python command's openai (OpenAI, AsyncOpenAI, AzureOpenAI),
     anthropic (Anthropic, AsyncAnthropic) and litellm calls go through that cassette with
     no change to its code; calls outside cassette.episode() find their episode from their
-    conversation (see the README); replay refuses every TCP connection.
+    conversation (docs/concepts/episodes.md); replay refuses every TCP connection.
 
     \b
     Examples:

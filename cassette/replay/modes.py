@@ -35,7 +35,7 @@ PYTEST_FIX = "re-record with --cassette-mode=record"  # a cassette the pytest pl
 
 
 class Mode(str, Enum):
-    """What a cassette does with a call; see the table in the README."""
+    """What a cassette does with a call; the table is in docs/concepts/modes.md."""
 
     REPLAY = "replay"
     RECORD = "record"

@@ -1,5 +1,5 @@
 """pytest plugin: the ``cassette`` fixture, the ``cassette`` marker and ``--cassette-*`` options
-(README, "pytest"), installed with the package (entry point ``pytest11``, name ``cassette``).
+(docs/guides/pytest.md), installed with the package (entry point ``pytest11``, name ``cassette``).
 
 A test that does not pass aborts its cassette: in ``record`` mode the old cassette stays
 untouched and the failure names the side file that holds what was recorded, and a failure

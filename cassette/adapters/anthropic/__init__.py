@@ -1,5 +1,5 @@
 """Record and replay the anthropic SDK: ``wrap_anthropic(client, cas)`` returns a copy of
-the client whose every request goes through the cassette (README: "Anthropic SDK").
+the client whose every request goes through the cassette (docs/adapters/anthropic.md).
 
 Requests are caught in the client's ``request``, shared with the openai adapter
 (:class:`~cassette.adapters._common.http_recorder.HttpRecorder`); this module says what is

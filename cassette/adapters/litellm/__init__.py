@@ -1,4 +1,4 @@
-"""Record and replay litellm: ``patch_litellm(cas)`` (README: "litellm").
+"""Record and replay litellm: ``patch_litellm(cas)`` (docs/adapters/litellm.md).
 
 Inside the block ``completion``, ``embedding``, ``text_completion``, ``responses`` and their
 async twins (and every module-level reference to them) go through the cassette on channel

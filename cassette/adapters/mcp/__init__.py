@@ -1,4 +1,4 @@
-"""Record and replay an agent's MCP traffic: ``mcp_session(cas, server)`` (README: "MCP").
+"""Record and replay an agent's MCP traffic: ``mcp_session(cas, server)`` (docs/adapters/mcp.md).
 
 Every request a session sends is one interaction on channel ``"mcp"``: the request dict is
 its wire form ``{"method", "params"}`` without ``params._meta`` (ids and trace context

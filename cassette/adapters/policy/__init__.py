@@ -1,4 +1,4 @@
-"""Record and replay a policy: ``wrap_policy(fn, cas)`` (README: "Any policy").
+"""Record and replay a policy: ``wrap_policy(fn, cas)`` (docs/adapters/policy.md).
 
 Two conventions. **openai**: ``fn(messages, tools=None, **kwargs)``, sync or async, returns
 a dict, a pydantic model or an iterator of chunks; the request is ``{"messages", "tools",

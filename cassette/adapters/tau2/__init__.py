@@ -1,5 +1,5 @@
 """Record and replay the LLM calls of the real tau2-bench engine: ``patch_tau2(cas)``
-(README: "tau2-bench") replaces ``tau2.utils.llm_utils.generate``, tau2's one door to
+(docs/adapters/tau2.md) replaces ``tau2.utils.llm_utils.generate``, tau2's one door to
 litellm, and every module-level reference to it; the rest of tau2 runs verbatim.
 
 Keys: the episode ``"<domain>/<task id>/trial-<n>"`` is set in the worker thread by a
