@@ -93,9 +93,14 @@ def run(
     """
     import os
 
+    from ..replay.modes import REPLAY_KEYS
+
     console = Console()
+    _refuse_unknown_option(command)
     opens = (mode or "auto").lower()  # the mode the recorder opens with
     env = {**os.environ, "CASSETTE_MODE": opens}
+    if opens == "replay":  # (a key the SDKs ask for; no call leaves the command)
+        env.update((k, v) for k, v in REPLAY_KEYS.items() if not env.get(k))
     if mode is not None:
         env["CASSETTE_FORCE_MODE"] = mode.lower()
     if path is not None:  # (--no-auto without --mode: the code's own mode, unchecked)
@@ -105,6 +110,14 @@ def run(
         spawn(command, env, console)
     offline = opens == "replay" and not allow_network
     sys.exit(_recorded_run(command, env, opens, console, via=via, offline=offline))
+
+
+def _refuse_unknown_option(command: tuple[str, ...]) -> None:
+    """A command that starts with ``-`` is a mistyped option of ours (``--mdoe``)."""
+    if command and command[0].startswith("-"):
+        ctx = click.get_current_context()
+        options = [o for p in ctx.command.params for o in (*p.opts, *p.secondary_opts)]
+        raise click.NoSuchOption(command[0], possibilities=options, ctx=ctx)
 
 
 def _recorded_run(

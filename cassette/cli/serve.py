@@ -118,6 +118,7 @@ def serve(
     from ..errors import CassetteError
     from ..replay.cassette import open as open_cassette
     from ..replay.episodes import Conversations
+    from ..replay.modes import SERVE_FIX
     from ..serve import create_app
 
     console = Console()
@@ -128,6 +129,8 @@ def serve(
     sock = _bind(console, host, port)
     try:
         cas = open_cassette(path, mode=mode, episodes=Conversations())
+        if not cas.forced:  # (a forced mode names its variable)
+            cas.fix = SERVE_FIX
         if cas.mode.value == "replay":  # a client run again gets the same answers again
             cas.episodes = Conversations(recorded=cas.index.episodes(), rewind=cas.rewind)
     except CassetteError as exc:

@@ -15,6 +15,8 @@ __all__ = [
     "FORCE_VARIABLE",
     "MODE_VARIABLE",
     "PYTEST_FIX",
+    "REPLAY_KEYS",
+    "SERVE_FIX",
     "ErrorCodec",
     "Mode",
     "chosen_mode",
@@ -32,6 +34,14 @@ FIX = (
     "mode=), or as `cassette run --mode record -- <your command>`"
 )
 PYTEST_FIX = "re-record with --cassette-mode=record"  # a cassette the pytest plugin opened
+SERVE_FIX = "to re-record, restart `cassette serve` with --mode record"  # as a server prints it
+# In replay no call leaves the process, so an SDK client needs no real key: where none is
+# set, `cassette run --mode replay` and the pytest plugin's replays give it this one (the
+# openai and anthropic clients refuse to start without a key).
+REPLAY_KEYS = {
+    "OPENAI_API_KEY": "cassette-replay-no-key",
+    "ANTHROPIC_API_KEY": "cassette-replay-no-key",
+}
 
 
 class Mode(str, Enum):

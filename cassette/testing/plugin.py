@@ -105,8 +105,9 @@ def cassette(request: pytest.FixtureRequest) -> Iterator[Cassette]:
     """An open :class:`cassette.Cassette` for this test, at
     ``<--cassette-dir>/<module>/<test>.jsonl`` in ``--cassette-mode`` (default replay);
     ``@pytest.mark.cassette(path=, mode=, match=, ignore=)`` overrides (``pytest --markers``)."""
+    from ..replay.cassette import Mode
     from ..replay.cassette import open as open_cassette
-    from ..replay.modes import PYTEST_FIX
+    from ..replay.modes import PYTEST_FIX, REPLAY_KEYS
 
     item = request.node
     assert isinstance(item, pytest.Item)
@@ -124,10 +125,14 @@ def cassette(request: pytest.FixtureRequest) -> Iterator[Cassette]:
         cas.fix = PYTEST_FIX
     state = _TestState(cas, source)
     item.stash[_STATE] = state
-    try:
-        yield cas
-    finally:
-        _finish(item, state)
+    with pytest.MonkeyPatch.context() as patch:
+        if cas.mode is Mode.REPLAY:  # (a key the SDKs ask for; no call leaves the test)
+            for key in (k for k in REPLAY_KEYS if not os.environ.get(k)):
+                patch.setenv(key, REPLAY_KEYS[key])
+        try:
+            yield cas
+        finally:
+            _finish(item, state)
 
 
 def _where(item: pytest.Item, directory: Path | str, raw: Any) -> Path | str:

@@ -89,6 +89,7 @@ def test_a_command_killed_by_a_signal_exits_128_plus_it() -> None:
         (["--cassette", "x.jsonl", "--", "no-such-command-here"], 127, "command not found"),
         (["--cassette", "x.jsonl"], 2, "Missing argument '-- CMD ...'"),
         (["--mode", "rewind", "--cassette", "x", "--", "true"], 2, "Invalid value for '--mode'"),
+        (["--mdoe", "record", "--", "true"], 2, "No such option '--mdoe'. Did you mean '--mode'?"),
     ],
 )
 def test_errors_are_one_line(args: list[str], code: int, says: str) -> None:

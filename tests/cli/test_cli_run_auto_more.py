@@ -124,3 +124,28 @@ def test_a_program_that_imports_the_adapter_first_is_recorded(
     replayed = cassette_run("--mode", "replay", "--cassette", str(path), *command, NOWHERE + "/v1")
     assert replayed.returncode == 0, replayed.stderr
     assert replayed.stdout == recorded.stdout
+
+
+def test_a_replay_needs_no_api_key(
+    make_server: MakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = make_server("random")
+    path = tmp_path / "k.jsonl"
+    code = (
+        "import sys\n"
+        "from openai import OpenAI\n"
+        "c = OpenAI(base_url=sys.argv[1], max_retries=0)  # the key from OPENAI_API_KEY\n"
+        "r = c.chat.completions.create(model='m', messages=[{'role': 'user', 'content': 'hi'}])\n"
+        "print(r.choices[0].message.content)\n"
+    )
+    command = ["--", sys.executable, "-c", code]
+    with_key = {"OPENAI_API_KEY": "sk-test-key"}
+    recorded = cassette_run(
+        "--mode", "record", "--cassette", str(path), *command, server.base_url, env=with_key
+    )
+    assert recorded.returncode == 0, recorded.stderr
+    server.stop()
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # CI: no key at all
+    replayed = cassette_run("--mode", "replay", "--cassette", str(path), *command, NOWHERE + "/v1")
+    assert replayed.returncode == 0, replayed.stderr
+    assert replayed.stdout == recorded.stdout

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.helpers.plugin_project import TWO_CALLS, Project
 
 
@@ -76,3 +78,22 @@ def test_a_test_without_calls_in_replay_needs_no_file(project: Project) -> None:
     project.module("test_quiet", "def test_nothing(cassette):\n    pass\n")
     project.run().assert_outcomes(passed=1)
     assert not project.cassettes.exists()
+
+
+def test_a_replay_gives_the_sdks_a_placeholder_key_for_the_test_only(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # CI: no key at all
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    project.module(
+        "test_keys",
+        "import os\n"
+        "from openai import OpenAI\n"
+        "def test_client(cassette):\n"
+        "    OpenAI()  # refuses to start without a key\n"
+        "    assert os.environ['ANTHROPIC_API_KEY']\n"
+        "def test_after():\n"
+        "    assert 'OPENAI_API_KEY' not in os.environ\n",
+    )
+    project.run().assert_outcomes(passed=2)
+    project.run("--cassette-mode=record").assert_outcomes(failed=1, passed=1)  # a live key
