@@ -62,6 +62,8 @@ BAD_PATHS = [
     (("run", "--", "no-such-command-here"), "command not found: no-such-command-here"),
     (("run", "--mode", "rewind", "--", "true"), "Invalid value for '--mode'"),
     (("show",), "Missing argument"),
+    (("shwo", "good.jsonl"), "No such command 'shwo'. Did you mean 'show'?; see"),
+    (("run", "--mdoe", "record", "--", "true"), "No such option '--mdoe'. Did you mean '--mode'?"),
     (("convert", "a.jsonl", "b.jsonl"), "Missing option '--from'. Choose from: ep; see"),
     (("show", "good.jsonl", "--env"), "'--env' requires an argument; see `cassette show --help`"),
     (("diff", "good.jsonl", "--ignore"), "requires an argument; see `cassette diff --help`"),
