@@ -215,12 +215,15 @@ def readable_cassette(local: Path, console: Console) -> None:
 def _writable_place(path: str, mode: str, console: Console) -> None:
     """Fail if the cassette at ``path`` cannot be written (a read-only directory)."""
     import os
+    import tempfile
 
     local = Path(path)
     place = local if path.endswith(("/", os.sep)) or local.is_dir() else local.parent
     while not place.exists() and place != place.parent:
         place = place.parent  # the directories the recorder would create
-    if not os.access(place, os.W_OK):
+    try:  # (a real file: root passes os.access where nothing can be made, as in /proc)
+        tempfile.TemporaryFile(dir=place).close()
+    except OSError:
         console.fail(
             f"cannot record {path}: {place} is not writable; record into a directory you can "
             "write to, or change its rights"

@@ -62,6 +62,10 @@ BAD_PATHS = [
     (("run", "--", "no-such-command-here"), "command not found: no-such-command-here"),
     (("run", "--mode", "rewind", "--", "true"), "Invalid value for '--mode'"),
     (("show",), "Missing argument"),
+    (
+        ("run", "--mode", "record", "--cassette", "/proc/x.jsonl", "--", "true"),
+        "cannot record /proc/x.jsonl: /proc is not writable; record into a directory you can",
+    ),
     (("shwo", "good.jsonl"), "No such command 'shwo'. Did you mean 'show'?; see"),
     (("run", "--mdoe", "record", "--", "true"), "No such option '--mdoe'. Did you mean '--mode'?"),
     (("convert", "a.jsonl", "b.jsonl"), "Missing option '--from'. Choose from: ep; see"),
