@@ -284,7 +284,7 @@ def fetch_all(found: Listing) -> dict[str, bytes]:
         got = found.fs.cat(paths, on_error="raise")
     except Exception as exc:  # OSError, or a storage library's own
         raise failed("cannot read", found.url, exc) from exc
-    return {str(k): v for k, v in got.items()} if isinstance(got, dict) else {paths[0]: got}
+    return {str(k): v for k, v in got.items()}  # (a list of paths: always a dict)
 
 
 def materialize(url: str | Listing) -> Path:
