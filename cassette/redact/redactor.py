@@ -285,7 +285,7 @@ class Redactor:
         if self.hits(dumps(out) if count else raw) or (self._ungated and self._user_hits(out)):
             out, n = self._walk_line(out)
             count += n
-        return self._hooked(out, count) if self.hook is not None else (out, count)
+        return self._hooked(out, count)
 
     def _user_hits(self, line: dict[str, Any]) -> bool:
         """Whether a user's pattern finds something in a string of the line."""
