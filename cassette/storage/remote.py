@@ -298,11 +298,10 @@ def materialize(url: str | Listing) -> Path:
         target = local / (found.root.rsplit("/", 1)[-1] or "cassette")
         target.mkdir()
         for name in found.shards:
-            plain = name[:-3] if name.endswith(".gz") else name
-            (target / plain).write_bytes(shard_bytes(found, name, blobs))
+            (target / name.removesuffix(".gz")).write_bytes(shard_bytes(found, name, blobs))
         return target
     name = found.root.rsplit("/", 1)[-1]
-    target = local / (name[:-3] if name.endswith(".gz") else name)
+    target = local / name.removesuffix(".gz")
     if name in found.shards:
         target.write_bytes(shard_bytes(found, name, blobs))
     return target
