@@ -114,8 +114,8 @@ def _added(given: Iterable[str], extra: Iterable[str], defaults: tuple[str, ...]
     return [x for x in (*given, *extra) if x not in defaults]
 
 
-def _safe_header(name: Any) -> bool:
-    low = name.lower() if isinstance(name, str) else ""
+def _safe_header(name: str) -> bool:
+    low = name.lower()  # (a line's keys are str: it was dumped before it is redacted)
     return any(low.startswith(s[:-1]) if s.endswith("*") else low == s for s in SAFE_HEADERS)
 
 
@@ -285,7 +285,7 @@ class Redactor:
         if self.hits(dumps(out) if count else raw) or (self._ungated and self._user_hits(out)):
             out, n = self._walk_line(out)
             count += n
-        return self._hooked(out, count) if self.hook is not None else (out, count)
+        return self._hooked(out, count)
 
     def _user_hits(self, line: dict[str, Any]) -> bool:
         """Whether a user's pattern finds something in a string of the line."""

@@ -37,12 +37,8 @@ class Index:
     duplicates: list[tuple[Entry, Entry]] = field(default_factory=list)
 
     def episodes(self) -> list[EnvIndex]:
-        seen: dict[EnvIndex, None] = {}
-        for env, _, _ in self.entries:
-            seen.setdefault(env, None)
-        for env in self.outcomes:
-            seen.setdefault(env, None)
-        return list(seen)
+        """Every episode, in the order first seen: those with calls, then outcomes alone."""
+        return list(dict.fromkeys([*(key[0] for key in self.entries), *self.outcomes]))
 
     def describe_episode(self, env_index: EnvIndex) -> str:
         """What the cassette holds for one episode, for a CassetteMiss message."""

@@ -284,7 +284,7 @@ def fetch_all(found: Listing) -> dict[str, bytes]:
         got = found.fs.cat(paths, on_error="raise")
     except Exception as exc:  # OSError, or a storage library's own
         raise failed("cannot read", found.url, exc) from exc
-    return {str(k): v for k, v in got.items()} if isinstance(got, dict) else {paths[0]: got}
+    return {str(k): v for k, v in got.items()}  # (a list of paths: always a dict)
 
 
 def materialize(url: str | Listing) -> Path:
@@ -298,11 +298,10 @@ def materialize(url: str | Listing) -> Path:
         target = local / (found.root.rsplit("/", 1)[-1] or "cassette")
         target.mkdir()
         for name in found.shards:
-            plain = name[:-3] if name.endswith(".gz") else name
-            (target / plain).write_bytes(shard_bytes(found, name, blobs))
+            (target / name.removesuffix(".gz")).write_bytes(shard_bytes(found, name, blobs))
         return target
     name = found.root.rsplit("/", 1)[-1]
-    target = local / (name[:-3] if name.endswith(".gz") else name)
+    target = local / name.removesuffix(".gz")
     if name in found.shards:
         target.write_bytes(shard_bytes(found, name, blobs))
     return target

@@ -62,7 +62,7 @@ def _cat(found: Listing, paths: list[str], end: int | None) -> dict[str, Any]:
         got = found.fs.cat(paths, start=0, end=end, on_error="omit")
     except Exception as exc:  # OSError, or a storage library's own
         raise failed("cannot read", found.url, exc) from exc
-    return got if isinstance(got, dict) else {paths[0]: got}
+    return dict(got)  # (a list of paths: always a dict)
 
 
 def _heads(found: Listing) -> dict[str, dict[str, Any]]:

@@ -151,10 +151,12 @@ class Sink:
         finally:
             if self._record_lock is not None:
                 self._record_lock.release()
-        if self.side is not None and (self._recorder is None or not self._recorder.written):
+        if self.side is None:  # append: every line written is in the cassette itself
+            return
+        if not self.recorder().written:  # (record mode opened its recorder at once)
             self.side.unlink(missing_ok=True)
             return
-        if self.side is not None and exc is not None:
+        if exc is not None:
             note = (
                 f"cassette: {self.target} was left untouched; what this run recorded is in "
                 f"{self.side} (open it with mode='replay' to inspect)"
