@@ -74,12 +74,12 @@ class RefTarget:
         if self._view is None:
             self._view = orjson.loads(self.raw)
         cand = self._view
-        if len(message) > len(cand) or not all(k in cand for k in message):
+        if not message.keys() <= cand.keys():
             return None
         omit = [k for k in cand if k not in message]
         if any(cand[k] not in (None, [], {}, "") for k in omit):
             return None
-        if raw != _sorted({k: v for k, v in cand.items() if k in message}):
+        if raw != _sorted({k: cand[k] for k in message}):
             return None
         return {REF_KEY: list(self.path), "omit": omit} if omit else {REF_KEY: list(self.path)}
 
