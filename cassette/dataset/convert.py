@@ -269,9 +269,11 @@ def _merge(
     indexes = [(path, load_index([path])) for path in inputs]
     merged = Merged()
     skip = _plan(indexes, on_conflict, merged)
-    prefixes = _prefixes([path for path, _ in indexes])
+    prefixes: list[str | None] = [None] * len(indexes)
     if on_conflict == "renumber":
-        merged.prefixes = {str(path): p for (path, _), p in zip(indexes, prefixes, strict=True)}
+        names = _prefixes([path for path, _ in indexes])
+        merged.prefixes = {str(path): p for (path, _), p in zip(indexes, names, strict=True)}
+        prefixes = [*names]
     episodes: set[EnvIndex] = set()
     with replacing(out) as writer:  # 0600, or the mode of the file it replaces
         recorder = Recorder(writer, Redactor())
@@ -279,8 +281,7 @@ def _merge(
         sources = {"merged_from": [str(path) for path in inputs], **kept_run_id(headers)}
         recorder.header({**_shared_meta(headers), **sources})
         for (_, index), left_out, prefix in zip(indexes, skip, prefixes, strict=True):
-            renamed = prefix if on_conflict == "renumber" else None
-            episodes |= _copy(recorder, index, left_out, renamed, merged, progress)
+            episodes |= _copy(recorder, index, left_out, prefix, merged, progress)
     merged.episodes = len(episodes)
     return merged
 

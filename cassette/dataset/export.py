@@ -93,15 +93,16 @@ def _export(src: Path, out: Path) -> Exported:
     run_id = set_run_id(headers)
     episodes: dict[str, list[Any]] = {k: [] for k in EPISODES}
     for env in rows.episodes():
-        outcome = rows.outcomes.get(env)
+        found = rows.outcomes.get(env)
+        outcome = found or {}  # (no outcome: its fields are null)
         for key, value in (
             ("env_index", str(env).encode()),
             ("env_index_json", _json(env)),
-            ("reward", None if outcome is None else outcome.get("reward")),
-            ("terminated", None if outcome is None else outcome.get("terminated")),
-            ("info", _json(None if outcome is None else outcome.get("info"))),
+            ("reward", outcome.get("reward")),
+            ("terminated", outcome.get("terminated")),
+            ("info", _json(outcome.get("info"))),
             ("steps", steps.get(env, 0)),
-            ("has_outcome", outcome is not None),
+            ("has_outcome", found is not None),
             ("run_id", run_id.encode()),
         ):
             episodes[key].append(value)

@@ -80,7 +80,7 @@ def _check_schema(pa: Any, table: Any, name: str, columns: dict[str, tuple[str, 
         )
     for column, (kind, nullable) in columns.items():
         got = _kind_of(pa, table.schema.field(column).type)
-        fits = got == kind or (kind == "number" and got == "int") or (nullable and got == "null")
+        fits = got == kind or (kind, got) == ("number", "int") or (nullable and got == "null")
         if not fits:
             raise CassetteError(
                 f"{name} column {column} holds {got} values, where `cassette export` writes "

@@ -44,10 +44,9 @@ def content_text(content: Any) -> str:
         for part in content:
             if isinstance(part, str):
                 parts.append(part)
-            elif isinstance(part, dict) and isinstance(part.get("text"), str):
-                parts.append(part["text"])
             elif isinstance(part, dict):
-                parts.append(f"[{part.get('type', 'part')}]")
+                text = part.get("text")
+                parts.append(text if isinstance(text, str) else f"[{part.get('type', 'part')}]")
         return " ".join(parts)
     return json_text(content)
 

@@ -122,14 +122,10 @@ def canonical_parts(request: dict[str, Any], *, live: bool = False) -> Canonical
     JSON cannot hold raises :class:`~cassette.format.codec.NotJSONError`; ``live`` (a request
     being made, not one read from a file) also refuses NaN and infinities outside the
     conversation (the caller checks the conversation's new messages)."""
-    key = "messages" if type(request.get("messages")) is list else conversation_field(request)
-    if key is None:
-        raw = _normal_json(request)
-        if live and b"null" in raw:
-            check_finite(request)
-        return raw, b"", b"", None
-    if key == "messages" and type(request.get("input")) is list:  # both (never seen)
-        whole = dumps_sorted(normalise_request(request))
+    key = conversation_field(request)
+    both = key == "messages" and type(request.get("input")) is list  # (never seen)
+    if key is None or both:  # no conversation apart: the whole request in one part
+        whole = dumps_sorted(normalise_request(request)) if both else _normal_json(request)
         if live and b"null" in whole:
             check_finite(request)
         return whole, b"", b"", None

@@ -58,8 +58,7 @@ def head_ok(env: Any, channel: Any, step: Any, delta: Any) -> bool:
     """Whether a line's key and delta are valid: an int or str env_index, a str
     channel, a step of 0 or more, no delta or a valid one."""
     return (
-        isinstance(env, (int, str))
-        and not isinstance(env, bool)
+        type(env) in (int, str)  # (parsed JSON: a bool is not an int here)
         and isinstance(channel, str)
         and _count(step)
         and (delta is None or delta_ok(delta))

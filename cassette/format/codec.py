@@ -110,22 +110,19 @@ def check_finite(value: Any, where: str = "request") -> None:
     infinity: JSON has neither, and orjson would write (and hash) them as ``null``."""
     if all_finite(value):
         return
-    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    stack: list[tuple[Any, str]] = [(value, where)]  # (a value, where it is)
     while stack:
-        node, path = stack.pop()
+        node, at = stack.pop()
         if isinstance(node, float):
             if not math.isfinite(node):
-                at = where + "".join(
-                    f"[{part}]" if isinstance(part, int) else f".{part}" for part in path
-                )
                 raise NotJSONError(
                     f"cannot store {node!r} at {at} in a cassette (JSON has no NaN or "
                     "infinity, and it would read back as null); pass a finite number, or None"
                 )
         elif isinstance(node, dict):
-            stack.extend((v, (*path, str(k))) for k, v in node.items())
+            stack.extend((v, f"{at}.{k}") for k, v in node.items())
         elif isinstance(node, (list, tuple)):
-            stack.extend((v, (*path, i)) for i, v in enumerate(node))
+            stack.extend((v, f"{at}[{i}]") for i, v in enumerate(node))
 
 
 def messages_finite(messages: Any, start: int, raw: bytes = b"", offset: int = 0) -> bool:

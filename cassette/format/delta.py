@@ -74,12 +74,12 @@ class RefTarget:
         if self._view is None:
             self._view = orjson.loads(self.raw)
         cand = self._view
-        if len(message) > len(cand) or not all(k in cand for k in message):
+        if not message.keys() <= cand.keys():
             return None
         omit = [k for k in cand if k not in message]
         if any(cand[k] not in (None, [], {}, "") for k in omit):
             return None
-        if raw != _sorted({k: v for k, v in cand.items() if k in message}):
+        if raw != _sorted({k: cand[k] for k in message}):
             return None
         return {REF_KEY: list(self.path), "omit": omit} if omit else {REF_KEY: list(self.path)}
 
@@ -129,10 +129,10 @@ def encode_messages(
 
     Messages compare as sorted-key JSON bytes (``raw``: that of ``messages``, if it is at
     hand), so what is kept rebuilds to the same hash."""
-    keep = 0
+    keep, targets = 0, []
     if base is not None:
         keep = base.common_prefix(messages, _sorted(messages) if raw is None else raw)
-    targets = base.targets if base is not None else []
+        targets = base.targets
     stored: list[Any] = []
     for msg in messages[keep:]:
         ref = None
@@ -145,7 +145,7 @@ def encode_messages(
                         break
         if ref is not None:
             stored.append(ref)
-        elif is_ref(msg) or (isinstance(msg, dict) and len(msg) == 1 and LIT_KEY in msg):
+        elif is_ref(msg) or _is_lit(msg):
             stored.append({LIT_KEY: msg})
         else:
             stored.append(msg)
@@ -164,6 +164,10 @@ def _resolve(ref: dict[str, Any], base_response: dict[str, Any] | None) -> Any:
 
 def is_ref(message: Any) -> bool:
     return isinstance(message, dict) and REF_KEY in message and len(message) <= 2
+
+
+def _is_lit(message: Any) -> bool:
+    return isinstance(message, dict) and len(message) == 1 and LIT_KEY in message
 
 
 def decode_messages(
@@ -185,7 +189,7 @@ def decode_messages(
                 raise on_error(
                     f"reference {msg[REF_KEY]!r} not found in the base response"
                 ) from None
-        elif isinstance(msg, dict) and len(msg) == 1 and LIT_KEY in msg:
+        elif _is_lit(msg):
             out.append(msg[LIT_KEY])
         else:
             out.append(msg)

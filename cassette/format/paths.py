@@ -78,8 +78,8 @@ class Paths:
     def _index(self) -> None:
         """What the walks look up, worked out once a path is added."""
         kids = self.kids
-        dropped = [k for k, v in kids.items() if v.act is _drop]
-        self.drops = frozenset(k for k in dropped if isinstance(k, str) and k not in (ANY, DEEP))
+        # the keys dropped outright (``type``: neither an index nor ANY or DEEP, a _Wild)
+        self.drops = frozenset(k for k, v in kids.items() if v.act is _drop and type(k) is str)
         self.walk = tuple((k, v) for k, v in kids.items() if k not in (*self.drops, DEEP))
         self.star = kids.get(ANY)  # the rule of every key or item
         lone = self.star is None or (len(kids) == 1 and self.star.act is not _drop)

@@ -111,10 +111,9 @@ def set_run_id(headers: list[dict[str, Any]]) -> str:
 
 def _shared_run(headers: list[dict[str, Any]]) -> str | None:
     """The ``$CASSETTE_RUN`` every header names, if they all name the same one."""
-    metas = [h.get("meta") for h in headers if isinstance(h, dict)]
-    runs = {str(m.get("run")) if isinstance(m, dict) else "None" for m in metas}
-    first = metas[0] if metas and isinstance(metas[0], dict) else {}
-    return runs.pop() if len(runs) == 1 and first.get("run") else None
+    metas = [m if isinstance(m := h.get("meta"), dict) else {} for h in headers]
+    runs = {str(m.get("run")) for m in metas}
+    return runs.pop() if len(runs) == 1 and metas[0].get("run") else None
 
 
 def kept_run_id(headers: list[dict[str, Any]]) -> dict[str, str]:
