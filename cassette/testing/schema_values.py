@@ -174,9 +174,8 @@ class _Walk:
 
     def object(self, schema: Json) -> Json:
         props: Json = schema["properties"] if isinstance(schema.get("properties"), dict) else {}
-        names = list(schema.get("required") or []) or list(props)[:1]
-        if self.depth >= _MAX_DEPTH:
-            names = list(schema.get("required") or [])
+        required = list(schema.get("required") or [])
+        names = required if required or self.depth >= _MAX_DEPTH else list(props)[:1]
         return {name: self.again(props.get(name)) for name in names}
 
 
