@@ -107,7 +107,7 @@ def diff(
     if html_out is not None:
         _write(console, report, html_out)
     _print(console, report, fmt)
-    sys.exit(0 if many.equivalent else 1)
+    sys.exit(int(not many.equivalent))
 
 
 def _compare(

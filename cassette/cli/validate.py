@@ -63,10 +63,10 @@ def _print(
     console: Console, path: str, faults: list[Fault], warnings: list[Fault], summary: str
 ) -> None:
     """Every fault and warning, in file order, then OK or the count of faults."""
-    found = [(f, "") for f in faults] + [(w, "warning: ") for w in warnings]
-    for fault, kind in sorted(found, key=lambda pair: (pair[0].path, pair[0].line)):
+    found = [(f, "", "red") for f in faults] + [(w, "warning: ", "yellow") for w in warnings]
+    for fault, kind, style in sorted(found, key=lambda t: (t[0].path, t[0].line)):
         where = f"{fault.path}:{fault.line}: " if fault.line else f"{fault.path}: "
-        console.line((where + kind, "yellow" if kind else "red"), fault.message)
+        console.line((where + kind, style), fault.message)
     notes = f", {plural(len(warnings), 'warning')}" if warnings else ""
     if not faults:
         console.print(f"OK {path}: {summary}{notes}", "green")

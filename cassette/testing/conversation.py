@@ -112,15 +112,17 @@ def parse_chat(body: Json) -> Conversation:
     return _conversation(body, msgs)
 
 
+# a Responses input item's type -> its (role, text)
+_RESPONSES_ITEMS: dict[str, Callable[[Json], tuple[str, str]]] = {
+    "message": lambda it: (str(it.get("role", "user")), text_of(it.get("content"))),
+    "function_call_output": lambda it: ("tool", text_of(it.get("output"))),
+    "function_call": lambda it: ("assistant", f"{it.get('name')}({it.get('arguments')})"),
+}
+
+
 def _responses_item(it: Json) -> tuple[str, str] | None:
-    kind = it.get("type", "message")
-    if kind == "message":
-        return str(it.get("role", "user")), text_of(it.get("content"))
-    if kind == "function_call_output":
-        return "tool", text_of(it.get("output"))
-    if kind == "function_call":
-        return "assistant", f"{it.get('name')}({it.get('arguments')})"
-    return None
+    read = _RESPONSES_ITEMS.get(str(it.get("type", "message")))
+    return None if read is None else read(it)
 
 
 def parse_responses(body: Json) -> Conversation:

@@ -162,17 +162,31 @@ def other_answer(
         return "audio/mpeg", b"ID3" + seed
     if route == "/completions":
         return _completion(body, seed, name, usage, pieces)
-    if route == "/embeddings":
-        vector = [round(b / 255, 4) for b in seed[:8]]
-        item = {"object": "embedding", "index": 0, "embedding": vector}
-        payload: Json = {"object": "list", "data": [item], "model": name, "usage": usage}
-    elif route == "/moderations":
-        result = {"flagged": False, "categories": {}, "category_scores": {}}
-        payload = {"id": "modr-" + seed[:12].hex(), "model": name, "results": [result]}
-    else:
-        image = {"b64_json": base64.b64encode(seed).decode(), "revised_prompt": text}
-        payload = {"created": 0, "data": [image]}
+    payload = _PAYLOADS.get(route, _images)(seed, name, text, usage)
     return "application/json", dumps(payload)
+
+
+def _embeddings(seed: bytes, name: str, _text: str, usage: Json) -> Json:
+    vector = [round(b / 255, 4) for b in seed[:8]]
+    item = {"object": "embedding", "index": 0, "embedding": vector}
+    return {"object": "list", "data": [item], "model": name, "usage": usage}
+
+
+def _moderations(seed: bytes, name: str, _text: str, _usage: Json) -> Json:
+    result = {"flagged": False, "categories": {}, "category_scores": {}}
+    return {"id": "modr-" + seed[:12].hex(), "model": name, "results": [result]}
+
+
+def _images(seed: bytes, _name: str, text: str, _usage: Json) -> Json:
+    image = {"b64_json": base64.b64encode(seed).decode(), "revised_prompt": text}
+    return {"created": 0, "data": [image]}
+
+
+# route -> its JSON answer (images for the rest)
+_PAYLOADS: dict[str, Callable[[bytes, str, str, Json], Json]] = {
+    "/embeddings": _embeddings,
+    "/moderations": _moderations,
+}
 
 
 def _completion(

@@ -82,11 +82,8 @@ def _marker_options(item: pytest.Item) -> dict[str, Any]:
                 f"match and ignore; got args={marker.args!r} kwargs={sorted(marker.kwargs)}",
                 pytrace=False,
             )
-        given = dict(marker.kwargs)
-        if marker.args:
-            given["path"] = marker.args[0]
-        for key, value in given.items():
-            found.setdefault(key, value)
+        given = {**dict(zip(["path"], marker.args, strict=False)), **marker.kwargs}
+        found = {**given, **found}  # a closer marker's keys win
     return found
 
 

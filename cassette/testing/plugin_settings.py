@@ -107,12 +107,11 @@ def _directory(config: pytest.Config) -> Path | str:
     from ..storage.remote import is_url
 
     opt_dir = config.getoption("cassette_dir")
-    ini_dir = str(config.getini("cassette_dir") or "").strip()
-    if is_url(opt_dir or ini_dir):  # s3://bucket/cassettes, memory://..., gs://...
-        return str(opt_dir or ini_dir).rstrip("/")
-    if opt_dir:
-        return config.invocation_params.dir / Path(opt_dir).expanduser()
-    return config.rootpath / Path(ini_dir or DEFAULT_DIR).expanduser()
+    given = opt_dir or str(config.getini("cassette_dir") or "").strip()
+    if is_url(given):  # s3://bucket/cassettes, memory://..., gs://...
+        return str(given).rstrip("/")
+    base = config.invocation_params.dir if opt_dir else config.rootpath  # the option: from cwd
+    return base / Path(given or DEFAULT_DIR).expanduser()
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -120,6 +120,10 @@ def _kind(schema: Json) -> Any:
     return kind
 
 
+def _null(_schema: Json) -> None:
+    return None
+
+
 class _Walk:
     """The values of a schema's parts, one level deeper (recursive schemas stop at a depth)."""
 
@@ -130,13 +134,18 @@ class _Walk:
         return schema_value(sub, self.text, self.rnd, root=self.root, depth=self.depth + 1)
 
     def typed(self, schema: Json, kind: Any) -> Any:
-        if kind in ("integer", "number"):
-            return _number(schema, self.text, self.rnd)
-        if kind == "boolean":
-            return secrets.randbelow(2) == 1 if self.rnd else True
-        if kind in ("array", "object"):
-            return self.array(schema) if kind == "array" else self.object(schema)
-        return None if kind == "null" else _string(schema, self.text, self.rnd)
+        makers = {"integer": self.number, "number": self.number, "boolean": self.boolean,
+                  "array": self.array, "object": self.object, "null": _null}  # fmt: skip
+        return makers.get(str(kind), self.string)(schema)
+
+    def number(self, schema: Json) -> int | float:
+        return _number(schema, self.text, self.rnd)
+
+    def boolean(self, _schema: Json) -> bool:
+        return secrets.randbelow(2) == 1 if self.rnd else True
+
+    def string(self, schema: Json) -> str:
+        return _string(schema, self.text, self.rnd)
 
     def combined(self, schema: Json) -> Any:
         """anyOf / oneOf: the first option that is not null; allOf: the parts merged;
@@ -165,22 +174,18 @@ class _Walk:
 
     def object(self, schema: Json) -> Json:
         props: Json = schema["properties"] if isinstance(schema.get("properties"), dict) else {}
-        names = list(schema.get("required") or []) or list(props)[:1]
-        if self.depth >= _MAX_DEPTH:
-            names = list(schema.get("required") or [])
+        required = list(schema.get("required") or [])
+        names = required if required or self.depth >= _MAX_DEPTH else list(props)[:1]
         return {name: self.again(props.get(name)) for name in names}
 
 
 def tool_arguments(schema: Any, text: str, rnd: bool = False) -> Json:
     """Arguments for a tool: its required properties, or ``{"query": text}`` without a schema."""
-    if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
-        if isinstance(schema, dict) and any(k in schema for k in _SCHEMA_KEYS):
-            value = schema_value(schema, text, rnd)
-            if isinstance(value, dict):
-                return value
-        return {"query": _free(text, rnd)}
-    result: Json = schema_value(schema, text, rnd)
-    return result
+    if isinstance(schema, dict) and any(k in schema for k in _SCHEMA_KEYS):  # properties too
+        value = schema_value(schema, text, rnd)
+        if isinstance(value, dict) or isinstance(schema.get("properties"), dict):
+            return value  # type: ignore[no-any-return]
+    return {"query": _free(text, rnd)}
 
 
 def find_schema(texts: Iterable[str]) -> Json | None:
