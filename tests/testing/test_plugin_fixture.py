@@ -86,7 +86,7 @@ def test_a_replay_gives_the_sdks_a_placeholder_key_for_the_test_only(
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # CI: no key at all
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     project.module(
-        "test_keys",
+        "test_replay_key_placeholder",
         "import os\n"
         "from openai import OpenAI\n"
         "def test_client(cassette):\n"
