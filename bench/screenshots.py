@@ -10,7 +10,6 @@ runs, as SVG (rich's recorded console, 100 columns).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import io
 import os
 import shutil
@@ -21,12 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import cassette
-from cassette.testing.mcp_server import stdio_params
-from cassette.testing.server import ScriptedServer
 from cassette.view import build_page, load_run, write_page
 from fixtures.cdp import HEADLESS, Browser
-from fixtures.mcp_agent import run_agent
+from fixtures.mcp_agent import record_agent
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = [  # (file, width, height, what the address shows)
@@ -41,15 +37,6 @@ TERMINAL = [  # (file, the command's arguments, the window's title)
      "cassette show runs/scripted.jsonl --env 1"),
 ]  # fmt: skip
 COLUMNS = 100
-
-
-def record(path: Path, mode: str) -> Path:
-    async def main() -> None:
-        with ScriptedServer(mode=mode) as model, cassette.open(path, "record") as cas:
-            await run_agent(cas, cas, model.base_url, stdio_params())
-
-    asyncio.run(main())
-    return path
 
 
 def cassette_command(args: list[str], cwd: Path) -> str:
@@ -109,8 +96,8 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="screenshots-"))
     (work / "runs").mkdir()
-    runs = [record(work / "runs" / "scripted.jsonl", "script"),
-            record(work / "runs" / "random.jsonl", "random")]  # fmt: skip
+    runs = [record_agent(work / "runs" / "scripted.jsonl", "script"),
+            record_agent(work / "runs" / "random.jsonl", "random")]  # fmt: skip
     page = work / "view.html"
     write_page(build_page([load_run(r, f"runs/{r.name}") for r in runs]), page)
     args.out.mkdir(parents=True, exist_ok=True)

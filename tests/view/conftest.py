@@ -4,29 +4,14 @@ headless Chromium for a test module."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-import cassette
-from cassette.testing.mcp_server import stdio_params
-from cassette.testing.server import ScriptedServer
 from fixtures.cdp import Browser
-from fixtures.mcp_agent import run_agent
+from fixtures.mcp_agent import record_agent
 from tests.helpers.browser import chromium_executable
-
-
-def record_agent(path: Path, model_mode: str) -> Path:
-    """The MCP example agent recorded to ``path`` (model calls and tool calls)."""
-
-    async def main() -> None:
-        with ScriptedServer(mode=model_mode) as model, cassette.open(path, "record") as cas:
-            await run_agent(cas, cas, model.base_url, stdio_params())
-
-    asyncio.run(main())
-    return path
 
 
 @pytest.fixture(scope="module")
