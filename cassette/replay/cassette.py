@@ -61,11 +61,7 @@ class Cassette:
             raise CassetteModeError(f"unknown match {match!r}; use 'strict' or 'key'")
         self.match, self.matcher = match, Matcher(ignore)
         self.redactor = redact or Redactor()
-        self.meta = dict(meta or {})
-        if redacting := self.redactor.described():  # the user's patterns, keywords, ...
-            self.meta.setdefault("redact", redacting)
-        if self.matcher.ignore:
-            self.meta.setdefault("ignore", list(self.matcher.ignore))
+        self.meta = _header_meta(meta, self.redactor, self.matcher)
         self.base, self.episodes = base, episodes
         if base is not None:  # a fork: never into its base
             base.refuse(Path(local), self.url)
@@ -148,12 +144,6 @@ class Cassette:
         entry = self.index.entries.get(key)
         if entry is None:
             raise self._miss(key)
-        if entry.checked and entry.broken is None and entry.sha and self.match == "strict":
-            # (_check's usual case, inline: a line checked as it loaded, a hash compared)
-            got = self.matcher.digest_parts(request, (entry.env_index, entry.channel))[0]
-            if got != entry.sha:
-                self.matcher.explain(entry, request, got, self.fix)
-            return entry
         self._check(entry, request)
         return entry
 
@@ -252,15 +242,8 @@ class Cassette:
         got = self._begin(request, env_index, channel, step, errors)
         if got is None:
             return live()
-        if isinstance(got, Slot):
-            response = got.run(live)
-        else:
-            found, error = got.served()
-            response = (
-                found if error is None and found is not None else served(got, errors, self.fix)
-            )
-        if self.episodes is not None:
-            self.episodes.heard(got.env_index, response)
+        response = got.run(live) if isinstance(got, Slot) else served(got, errors, self.fix)
+        self._heard(got.env_index, response)
         return response
 
     async def acall(
@@ -279,8 +262,7 @@ class Cassette:
         if got is None:
             return await live()
         response = await got.arun(live) if isinstance(got, Slot) else served(got, errors, self.fix)
-        if self.episodes is not None:
-            self.episodes.heard(got.env_index, response)
+        self._heard(got.env_index, response)
         return response
 
     def stream(
@@ -376,6 +358,16 @@ class Cassette:
     def side_path(self) -> Path | None:
         """Where ``record`` mode writes until a clean close (None in other modes)."""
         return self._sink.side if self._sink is not None else None
+
+
+def _header_meta(meta: Json | None, redactor: Redactor, matcher: Matcher) -> Json:
+    """The header's ``meta``: the caller's, plus the redaction and ignore rules in force."""
+    out = dict(meta or {})
+    if redacting := redactor.described():  # the user's patterns, keywords, ...
+        out.setdefault("redact", redacting)
+    if matcher.ignore:
+        out.setdefault("ignore", list(matcher.ignore))
+    return out
 
 
 def _nearest(env: EnvIndex, episodes: list[EnvIndex]) -> str:

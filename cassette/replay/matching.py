@@ -106,21 +106,12 @@ class Matcher:
             same = fld is not None and normal[fld] is request.get(fld)
             return sha256_of(parts), parts[1] if same else None
         head, conv, tail, fld = canonical_parts(normal, live=True)
-        chains = self._chains
-        chain = chains.pop(key, None)  # re-inserted last: the order is least recent first
+        chain = self._chains.pop(key, None)  # re-inserted last: the order is least recent first
         if fld is None:
             return sha256_of((head, conv, tail, fld)), None
         messages = normal[fld]
         end = len(conv) - 1  # the conversation list without its closing bracket
-        if chain is not None and chain[0] == head and conv.startswith(chain[1]):
-            # this request extends the chain's: only its new bytes are hashed, going on
-            # from the chain's state (a chain is used once: it was popped)
-            offset, start, state = len(chain[1]), chain[3], chain[2]
-            state.update(conv[offset:end])  # (a copy: cheaper than a view)
-        else:
-            offset = start = 0
-            state = _sha256(head)
-            state.update(memoryview(conv)[:end])
+        state, start, offset = _resume(chain, head, conv, end)
         # only the messages this request adds are looked at for NaN: from their first byte
         if not messages_finite(messages, start, conv, offset):
             for i in range(start, len(messages)):
@@ -128,12 +119,17 @@ class Matcher:
         final = state.copy()
         final.update(b"]")  # (conv[end:]: a list's JSON ends with its bracket)
         final.update(tail)
-        chains[key] = (head, memoryview(conv)[:end], state, len(messages))
+        self._keep(key, (head, memoryview(conv)[:end], state, len(messages)))
+        return final.hexdigest(), conv if messages is request.get(fld) else None
+
+    def _keep(self, key: Hashable, chain: HashChain) -> None:
+        """Keep ``chain`` for the next request of ``key``, and at most :data:`CHAINS`."""
+        chains = self._chains
+        chains[key] = chain
         if len(chains) > CHAINS:
             with self._lock, suppress(KeyError, RuntimeError, StopIteration):
                 while len(chains) > CHAINS:  # (another thread may insert meanwhile)
                     del chains[next(iter(chains))]
-        return final.hexdigest(), conv if messages is request.get(fld) else None
 
     def check_ignored(self, request: dict[str, Any]) -> None:
         """Raise :class:`~cassette.format.codec.NotJSONError` if a top-level key that is not
@@ -189,3 +185,16 @@ class Matcher:
         a = normalise_request(self.normalise(recorded))
         b = normalise_request(self.normalise(live))
         return first_difference(a, b)
+
+
+def _resume(chain: HashChain | None, head: bytes, conv: bytes, end: int) -> tuple[Any, int, int]:
+    """(the sha256 state after ``head`` and ``conv[:end]``, the first message and byte not
+    hashed before): where this request extends ``chain``'s, only its new bytes are hashed,
+    going on from the chain's state (a chain is used once: it was popped)."""
+    if chain is not None and chain[0] == head and conv.startswith(chain[1]):
+        offset, state = len(chain[1]), chain[2]
+        state.update(conv[offset:end])  # (a copy: cheaper than a view)
+        return state, chain[3], offset
+    state = _sha256(head)
+    state.update(memoryview(conv)[:end])
+    return state, 0, 0

@@ -97,9 +97,17 @@ class UpstreamErrors:
         status = data.get("status_code")
         if kind != "status" or type(status) is not int or not 100 <= status <= 599:
             return None
-        body = orjson.dumps(data["body"]) if "body" in data else str(data.get("text", "")).encode()
-        headers = data.get("headers") if isinstance(data.get("headers"), dict) else {}
-        return UpstreamError(status, body, headers or {})
+        return UpstreamError(status, _body(data), _headers(data))
+
+
+def _body(data: Json) -> bytes:
+    """A recorded status error's body: its JSON, else its text."""
+    return orjson.dumps(data["body"]) if "body" in data else str(data.get("text", "")).encode()
+
+
+def _headers(data: Json) -> dict[str, str]:
+    headers = data.get("headers")
+    return headers if isinstance(headers, dict) else {}
 
 
 class Upstream:
