@@ -20,7 +20,6 @@ from .types import _CONFIG, NoiseFloor, NoiseMetric, PairedStats, RunDiff, RunSu
 __all__ = ["MAX_RUNS", "ManyDiff", "diff_many", "metrics_of", "noise_floor"]
 
 MAX_RUNS = 8
-FORMAT: Literal["rollout-cassette/diff-many"] = "rollout-cassette/diff-many"
 Run = str | os.PathLike[str] | Index
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "Significance",
     "Status",
     "ToolCall",
+    "clip",
 ]
 
 Status = Literal["identical", "diverged", "only_a", "only_b"]
@@ -53,6 +54,11 @@ _CONFIG = ConfigDict(
 )
 
 
+def clip(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, the cut marked with an ellipsis."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 class _Data:
     def to_dict(self) -> Json:
         """A JSON-able dict (what ``--format json`` prints)."""
@@ -72,7 +78,7 @@ class ToolCall(_Data):
     def signature(self, width: int = 60) -> str:
         args = self.arguments
         text = args if isinstance(args, str) else orjson.dumps(args).decode()
-        return f"{self.name}({text if len(text) <= width else text[: width - 1] + '…'})"
+        return f"{self.name}({clip(text, width)})"
 
 
 @dataclass(config=_CONFIG)
@@ -196,10 +202,6 @@ class PairedStats(_Data):
     def p_value(self) -> float | None:
         """The headline test's p-value (McNemar for binary rewards, else permutation)."""
         return self.tests[0].p_value if self.tests else None
-
-    @property
-    def significant(self) -> bool:
-        return self.p_value is not None and self.p_value < 0.05
 
 
 @dataclass(config=_CONFIG)

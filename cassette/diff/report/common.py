@@ -4,12 +4,13 @@ statistics, causes, noise floor and aligned calls of a diff as rows of strings."
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from itertools import groupby
+from operator import methodcaller
 
 import orjson
 
-from ..causes import SHORT
-from ..types import Divergence, EpisodeDiff, Json, NoiseMetric, PairedStats, RunDiff, ToolCall
+from ..types import Divergence, EpisodeDiff, Json, NoiseMetric, PairedStats, RunDiff, ToolCall, clip
 
 __all__ = [
     "MARK",
@@ -18,15 +19,16 @@ __all__ = [
     "PART_LABEL",
     "STATUS_LABEL",
     "aligned_rows",
+    "calls_by_side",
     "cause_lines",
     "describe",
+    "fmt_ci",
     "fmt_delta",
+    "fmt_p",
     "fmt_reward",
     "fork_line",
     "forks_line",
     "headline",
-    "many_header",
-    "many_rows",
     "noise_rows",
     "ordered",
     "pass_k_rows",
@@ -35,7 +37,6 @@ __all__ = [
     "tool_line",
     "value_of",
     "verdict",
-    "window",
 ]
 
 MINUS = "\u2212"  # typographic minus sign, for signed numbers
@@ -100,7 +101,7 @@ def value_of(d: Divergence, side: str, width: int = 60) -> str:
         text = orjson.dumps(value).decode().replace("\n", " ")
     except TypeError:
         text = repr(value).replace("\n", " ")
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return clip(text, width)
 
 
 def describe(d: Divergence) -> str:
@@ -111,22 +112,33 @@ def describe(d: Divergence) -> str:
     return f"{where}{PART_LABEL[d.part]} at {d.path}"
 
 
-def window(
-    calls: list[ToolCall], focus: int | None, limit: int = 8
-) -> tuple[int, list[ToolCall], int]:
-    """At most ``limit`` calls around step ``focus``: (left out before, shown, left out after)."""
+def _window(calls: list[ToolCall], focus: int | None, limit: int) -> tuple[int, int]:
+    """Where the at most ``limit`` calls around step ``focus`` start and end."""
     if len(calls) <= limit:
-        return 0, calls, 0
+        return 0, len(calls)
     at = len(calls) if focus is None else sum(1 for c in calls if c.step <= focus)
     start = max(0, min(at - (limit + 1) // 2, len(calls) - limit))
-    return start, calls[start : start + limit], len(calls) - start - limit
+    return start, start + limit
 
 
-def tool_line(calls: list[ToolCall], focus: int | None = None, width: int = 48) -> str:
-    """``name(args) → ...``, cut to the calls around step ``focus``."""
-    before, shown, after = window(calls, focus)
-    parts = [f"… {before} earlier"] * bool(before) + [c.signature(width) for c in shown]
-    return " → ".join(parts + [f"… {after} more"] * bool(after)) or "(none)"
+def tool_line(
+    calls: list[ToolCall],
+    focus: int | None = None,
+    *,
+    limit: int = 8,
+    sig: Callable[[ToolCall], str] = methodcaller("signature", 48),
+    sep: str = " → ",
+) -> str:
+    """``name(args) → ...``, cut to the ``limit`` calls around step ``focus``."""
+    start, end = _window(calls, focus, limit)
+    parts = [f"… {start} earlier"] * bool(start) + [sig(c) for c in calls[start:end]]
+    return sep.join(parts + [f"… {len(calls) - end} more"] * (end < len(calls))) or "(none)"
+
+
+def calls_by_side(ep: EpisodeDiff) -> list[tuple[str, list[ToolCall]]]:
+    """("A" or "B", tool calls) of each run that has the episode."""
+    sides = {"only_a": "A", "only_b": "B"}.get(ep.status, "AB")
+    return [(side, ep.tool_calls_a if side == "A" else ep.tool_calls_b) for side in sides]
 
 
 def _rank(ep: EpisodeDiff) -> tuple[int, float]:
@@ -162,17 +174,17 @@ def forks_line(diff: RunDiff) -> str | None:
     return f"{n} {noun} forked; first divergence at the fork point in {at}" if n else None
 
 
-def _fmt_p(p: float | None) -> str:
+def fmt_p(p: float | None) -> str:
     return "—" if p is None else "< 0.001" if p < 0.001 else f"{p:.3g}"
 
 
 def _p_text(p: float | None) -> str:
     """``p = 0.0312`` or ``p < 0.001``."""
-    text = _fmt_p(p)
+    text = fmt_p(p)
     return f"p {text}" if text.startswith("<") else f"p = {text}"
 
 
-def _ci(s: PairedStats | None) -> str:
+def fmt_ci(s: PairedStats | None) -> str:
     if s is None or s.ci_low is None or s.ci_high is None:
         return "—"
     return f"[{fmt_delta(s.ci_low)}, {fmt_delta(s.ci_high)}]"
@@ -180,11 +192,9 @@ def _ci(s: PairedStats | None) -> str:
 
 def verdict(s: PairedStats | None) -> str:
     """One sentence: is B's change in reward more than noise?"""
-    if s is None or not s.paired:
+    if s is None or not s.tests:
         return "no episode has a reward in both runs: nothing to test"
-    p, test = s.p_value, s.tests[0].name if s.tests else ""
-    if p is None:
-        return "no test"
+    p, test = s.tests[0].p_value, s.tests[0].name
     if p >= 0.05:
         return f"not significant at 0.05 ({_p_text(p)}, {test}): could be noise"
     way = "better" if (s.mean_delta or 0) > 0 else "worse"
@@ -195,7 +205,7 @@ def stats_rows(s: PairedStats | None) -> list[tuple[str, str]]:
     """(label, value) rows of the paired statistics."""
     if s is None or not s.paired:
         return [("paired episodes", "0 (no episode has a reward in both runs)")]
-    ci = f"{_ci(s)} (bootstrap, {s.resamples:,} resamples, seed {s.seed})"
+    ci = f"{fmt_ci(s)} (bootstrap, {s.resamples:,} resamples, seed {s.seed})"
     rows = [
         ("paired episodes", f"{s.paired} (rewarded in both runs)"),
         ("improved / regressed", f"{s.improved} / {s.regressed}"),
@@ -243,8 +253,7 @@ def noise_rows(diff: RunDiff) -> list[tuple[str, str, str, str]]:
 
 
 def _sig(calls: list[ToolCall], i: int | None, width: int) -> str:
-    text = "" if i is None else calls[i].signature(width)
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return "" if i is None else clip(calls[i].signature(width), width)
 
 
 def _kept(ep: EpisodeDiff, context: int) -> set[int]:
@@ -270,51 +279,3 @@ def aligned_rows(
             rows.append(("", f"… {n} same call{'s' if n > 1 else ''}", ""))
     more = [("", f"… {len(rows) - limit} more rows", "")] if len(rows) > limit else []
     return rows[:limit] + more
-
-
-_MANY_HEAD = [
-    "run",
-    "episodes",
-    "reward",
-    "Δ vs A",
-    "95% CI",
-    "p",
-    "impr",
-    "regr",
-    "diverged",
-    "top cause",
-]
-
-
-def many_header(noise: bool) -> list[str]:
-    return [*_MANY_HEAD, "> noise"] if noise else list(_MANY_HEAD)
-
-
-def _beyond_noise(d: RunDiff) -> str:
-    """How far |mean reward delta| is beyond A vs A2's."""
-    m = d.noise.metrics[0] if d.noise is not None and d.noise.metrics else None
-    if m is None or m.exceeds is None:
-        return "—"
-    return f"by {fmt_reward(m.excess)}" if m.exceeds else "no"
-
-
-def _many_row(n: int, d: RunDiff) -> list[str]:
-    s, top = d.stats, d.causes[0] if d.causes else None
-    stats = ["—"] * 5
-    if s is not None:
-        ci = _ci(s) if s.paired else "—"
-        stats = [fmt_delta(s.mean_delta), ci, _fmt_p(s.p_value), str(s.improved), str(s.regressed)]
-    cause = f"{top.count} {SHORT.get(top.cause, top.cause)}" if top else ""
-    row = [f"{chr(65 + n)} {d.b.label}", str(d.b.episodes), fmt_reward(d.b.mean_reward)]
-    return [*row, *stats, str(d.counts["diverged"]), cause]
-
-
-def many_rows(diffs: list[RunDiff]) -> list[list[str]]:
-    """One row a run: the baseline first, then each run against it."""
-    first = diffs[0].a
-    rows = [[f"A {first.label}", str(first.episodes), fmt_reward(first.mean_reward)] + [""] * 7]
-    rows += [_many_row(n, d) for n, d in enumerate(diffs, 1)]
-    if any(d.noise is not None for d in diffs):
-        for row, d in zip(rows, [None, *diffs], strict=True):
-            row.append("" if d is None else _beyond_noise(d))
-    return rows

@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Sequence
 
-from ..types import Divergence, EpisodeDiff, RunDiff
+from ..types import Divergence, EpisodeDiff, RunDiff, ToolCall
 from . import common as c
 
 __all__ = [
@@ -97,19 +97,18 @@ def _first(d: Divergence) -> list[str]:
     return out
 
 
+def _signature(call: ToolCall) -> str:
+    return f"{call.step}:{code(call.signature(80))}"
+
+
 def _details(ep: EpisodeDiff) -> list[str]:
     d = ep.divergence
     out = ["<details>", f"<summary>episode {html.escape(str(ep.env_index))}: details</summary>"]
     out += [""] + ([f"- {cell(c.fork_line(ep.fork))}"] if ep.fork is not None else [])
     out += _first(d) if d is not None else []
-    for side, calls in (("A", ep.tool_calls_a), ("B", ep.tool_calls_b)):
-        if ep.status == f"only_{'b' if side == 'A' else 'a'}":
-            continue
-        before, shown, after = c.window(calls, d.step if d is not None else None, 12)
-        seq = [f"… {before} earlier"] * bool(before)
-        seq += [f"{call.step}:{code(call.signature(80))}" for call in shown]
-        seq += [f"… {after} more"] * bool(after)
-        out.append(f"- tool calls {side} ({len(calls)}): {', '.join(seq) or '(none)'}")
+    for side, calls in c.calls_by_side(ep):
+        seq = c.tool_line(calls, d and d.step, limit=12, sig=_signature, sep=", ")
+        out.append(f"- tool calls {side} ({len(calls)}): {seq}")
     return [*out, *_aligned_table(ep), "", "</details>"]
 
 

@@ -79,9 +79,8 @@ def _episode(ep: EpisodeDiff, console: Console) -> None:
 def _calls(ep: EpisodeDiff, grid: Table) -> None:
     """The tool calls of each run that has the episode, around its first divergence."""
     focus = ep.divergence.step if ep.divergence is not None else None
-    calls = {"A": ep.tool_calls_a, "B": ep.tool_calls_b}
-    for side in {"only_a": "A", "only_b": "B"}.get(ep.status, "AB"):
-        grid.add_row(f"  tool calls {side}", Text(c.tool_line(calls[side], focus), style="dim"))
+    for side, calls in c.calls_by_side(ep):
+        grid.add_row(f"  tool calls {side}", Text(c.tool_line(calls, focus), style="dim"))
 
 
 def render_text(diff: RunDiff, *, color: bool = False, width: int = 100, limit: int = 50) -> str:
