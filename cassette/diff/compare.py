@@ -9,6 +9,7 @@ run made by :func:`cassette.replay.fork` holds fork records, not calls (:func:`t
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from ..format.delta import decode_messages
@@ -25,6 +26,7 @@ __all__ = [
     "Comparer",
     "divergence",
     "group_by_episode",
+    "in_file_order",
     "take_forks",
 ]
 
@@ -39,6 +41,11 @@ def group_by_episode(index: Index) -> dict[EnvIndex, Channels]:
     for (env, channel, step), entry in index.entries.items():
         out.setdefault(env, {}).setdefault(channel, {})[step] = entry
     return out
+
+
+def in_file_order(entries: Iterable[Entry]) -> list[Entry]:
+    """``entries`` sorted by file and line."""
+    return sorted(entries, key=lambda e: (e.source, e.line))
 
 
 def take_forks(groups: dict[EnvIndex, Channels]) -> dict[EnvIndex, Json]:

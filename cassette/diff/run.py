@@ -15,7 +15,7 @@ from ..storage.index import Entry, Index, load_index
 from ..types import EnvIndex
 from .align import align_calls
 from .causes import classify, group_causes
-from .compare import Channels, Comparer, divergence, group_by_episode, take_forks
+from .compare import Channels, Comparer, divergence, group_by_episode, in_file_order, take_forks
 from .rules import Rules
 from .stats import paired_stats
 from .types import Cause, Divergence, EpisodeDiff, Json, RunDiff, RunSummary, Status, ToolCall
@@ -32,21 +32,8 @@ def tool_calls_of(entry: Entry) -> list[ToolCall]:
     return [ToolCall(entry.channel, entry.step, name, args) for name, args in calls]
 
 
-def _entries(group: Channels | None) -> list[Entry]:
-    """The entries of one side of an episode, in file order."""
-    entries = [e for steps in (group or {}).values() for e in steps.values()]
-    return sorted(entries, key=lambda e: (e.source, e.line))
-
-
 def _numeric(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _finish(run: RunSummary) -> RunSummary:
-    if run.rewarded and run.mean_reward is not None:
-        run.mean_reward /= run.rewarded
-    run.cost = round(run.cost, 10) if run.cost is not None else None
-    return run
 
 
 def _load(run: str | os.PathLike[str] | Index, default: str) -> tuple[Index, str]:
@@ -83,34 +70,45 @@ class _Side:
         self.present = channels is not None or outcome is not None
         reward = (outcome or {}).get("reward")
         self.reward = reward if _numeric(reward) else None
-        self.steps = sum(len(steps) for steps in self.channels.values())
+        self.entries = [e for steps in self.channels.values() for e in steps.values()]
 
     def calls(self) -> list[ToolCall]:
-        return [call for entry in _entries(self.channels) for call in tool_calls_of(entry)]
+        return [call for entry in in_file_order(self.entries) for call in tool_calls_of(entry)]
 
     def outcome_view(self) -> Json:
         o = self.outcome
         return {"outcome": None if o is None else {k: o.get(k) for k in ("reward", "terminated")}}
 
 
-def _tally(run: RunSummary, side: _Side) -> None:
-    """Add one episode to its run's totals (``mean_reward`` is a sum until :func:`_finish`)."""
-    run.episodes += 1
-    if side.reward is not None:
-        run.rewarded += 1
-        run.mean_reward = (run.mean_reward or 0.0) + side.reward
-    for entry in (e for steps in side.channels.values() for e in steps.values()):
-        prompt, completion, total, cost = usage_totals(entry)
-        run.interactions += 1
-        run.prompt_tokens += int(prompt)
-        run.completion_tokens += int(completion)
-        run.total_tokens += int(total or prompt + completion)
-        run.cost = run.cost if cost is None else (run.cost or 0.0) + cost
+def _add_usage(run: RunSummary, entry: Entry) -> None:
+    prompt, completion, total, cost = usage_totals(entry)
+    run.interactions += 1
+    run.prompt_tokens += int(prompt)
+    run.completion_tokens += int(completion)
+    run.total_tokens += int(total or prompt + completion)
+    run.cost = run.cost if cost is None else (run.cost or 0.0) + cost
 
 
-def _episode_diff(env: EnvIndex, comparer: Comparer, a: _Side, b: _Side) -> EpisodeDiff:
+def _summary(label: str, sides: Iterable[_Side]) -> RunSummary:
+    """The totals of the episodes a run has."""
+    run, rewards = RunSummary(label), []
+    for side in (side for side in sides if side.present):
+        run.episodes += 1
+        rewards += [side.reward] * (side.reward is not None)
+        for entry in side.entries:
+            _add_usage(run, entry)
+    run.rewarded = len(rewards)
+    run.mean_reward = sum(rewards) / len(rewards) if rewards else None
+    run.cost = round(run.cost, 10) if run.cost is not None else None
+    return run
+
+
+def _episode_diff(
+    env: EnvIndex, comparer: Comparer, a: _Side, b: _Side, fork: Json | None
+) -> EpisodeDiff:
     status: Status = "only_b" if not a.present else "only_a" if not b.present else "identical"
-    ep = EpisodeDiff(env, status, None, a.reward, b.reward, a.steps, b.steps)
+    ep = EpisodeDiff(env, status, None, a.reward, b.reward, len(a.entries), len(b.entries))
+    ep.fork = fork
     if a.present and b.present:
         ep.divergence = comparer.episode(a.channels, b.channels) or _by_outcome(comparer, a, b)
         ep.status = "identical" if ep.divergence is None else "diverged"
@@ -161,43 +159,25 @@ def diff_runs(
     with paused_gc():
         (ia, la), (ib, lb) = _load(a, "A"), _load(b, "B")
         la, lb = labels or (la, lb)
-        return _diff(rules, (ia, RunSummary(la)), (ib, RunSummary(lb)), env, progress, seed)
-
-
-def _diff(
-    rules: Rules,
-    run_a: tuple[Index, RunSummary],
-    run_b: tuple[Index, RunSummary],
-    env: EnvIndex | None,
-    progress: Progress | None,
-    seed: int,
-) -> RunDiff:
-    (index_a, sum_a), (index_b, sum_b) = run_a, run_b
-    groups_a, groups_b = group_by_episode(index_a), group_by_episode(index_b)
-    forks = take_forks(groups_a) | take_forks(groups_b)  # not calls: shown per episode
-    envs = sorted({*groups_a, *groups_b, *index_a.outcomes, *index_b.outcomes}, key=_sort_key)
-    envs = envs if env is None else [_select(envs, env)]
-    comparer = Comparer(rules)
-    episodes: list[EpisodeDiff] = []
-    tick = max(1, len(envs) // 200)
-    for done, e in enumerate(envs, 1):
-        a = _Side(groups_a.get(e), index_a.outcomes.get(e))
-        b = _Side(groups_b.get(e), index_b.outcomes.get(e))
-        episodes.append(_episode_diff(e, comparer, a, b))
-        episodes[-1].fork = forks.get(e)
-        for side, summary in ((a, sum_a), (b, sum_b)):
-            if side.present:
-                _tally(summary, side)
-        if progress is not None and (done % tick == 0 or done == len(envs)):
-            progress(done, len(envs))
+        groups = group_by_episode(ia), group_by_episode(ib)
+        forks = take_forks(groups[0]) | take_forks(groups[1])  # not calls: shown per episode
+        envs = sorted({*groups[0], *groups[1], *ia.outcomes, *ib.outcomes}, key=_sort_key)
+        envs = envs if env is None else [_select(envs, env)]
+        sides_a = [_Side(groups[0].get(e), ia.outcomes.get(e)) for e in envs]
+        sides_b = [_Side(groups[1].get(e), ib.outcomes.get(e)) for e in envs]
+        comparer, episodes, tick = Comparer(rules), [], max(1, len(envs) // 200)
+        for done, (e, sa, sb) in enumerate(zip(envs, sides_a, sides_b, strict=True), 1):
+            episodes.append(_episode_diff(e, comparer, sa, sb, forks.get(e)))
+            if progress is not None and (done % tick == 0 or done == len(envs)):
+                progress(done, len(envs))
     return RunDiff(
-        a=_finish(sum_a),
-        b=_finish(sum_b),
+        a=_summary(la, sides_a),
+        b=_summary(lb, sides_b),
         episodes=episodes,
         ignored=rules.listed(),
         volatile_seen=sorted(comparer.volatile_seen),
         stats=paired_stats(episodes, seed=seed),
         causes=group_causes(episodes),
-        index_a=index_a,
-        index_b=index_b,
+        index_a=ia,
+        index_b=ib,
     )

@@ -13,7 +13,7 @@ from ...dataset.inspect import content_text, item_call, message_calls, response_
 from ...format.entry import Rebuilder
 from ...storage.index import Entry
 from ...types import Json
-from ..compare import Channels
+from ..compare import Channels, in_file_order
 from ..types import EpisodeDiff
 
 __all__ = ["e", "trajectories_html"]
@@ -103,8 +103,7 @@ def _inputs(full: Json, prev: list[Any] | None, answered: bool) -> tuple[list[Me
 
 def _views(channels: Channels | None) -> Views:
     """Every step of one side of an episode, in file order."""
-    entries = [e for steps in (channels or {}).values() for e in steps.values()]
-    entries.sort(key=lambda e: (e.source, e.line))
+    entries = in_file_order(e for steps in (channels or {}).values() for e in steps.values())
     rebuilder, prev, views = Rebuilder(), dict[str, Any](), Views()
     for entry in entries:
         answered = entry.channel in prev
