@@ -15,7 +15,17 @@ from pydantic.dataclasses import dataclass
 from ..storage.index import Index
 from ..types import EnvIndex
 from .run import diff_runs
-from .types import _CONFIG, NoiseFloor, NoiseMetric, PairedStats, RunDiff, RunSummary, Unit, _Data
+from .types import (
+    _CONFIG,
+    NoiseFloor,
+    NoiseMetric,
+    PairedStats,
+    RunDiff,
+    RunSummary,
+    Unit,
+    _Data,
+    minus,
+)
 
 __all__ = ["MAX_RUNS", "ManyDiff", "diff_many", "metrics_of", "noise_floor"]
 
@@ -88,7 +98,8 @@ def _names(runs: Sequence[Run], baseline: Run | None, labels: Sequence[str] | No
 
 
 def _pct(a: float | None, b: float | None) -> float | None:
-    return None if a is None or b is None or a == 0 else (b - a) / a * 100
+    delta = minus(a, b)
+    return None if delta is None or not a else delta / a * 100
 
 
 def _share(part: int, whole: int) -> float | None:

@@ -69,7 +69,7 @@ class _Side:
         self.channels, self.outcome = channels or {}, outcome
         self.present = channels is not None or outcome is not None
         reward = (outcome or {}).get("reward")
-        self.reward = reward if _numeric(reward) else None
+        self.reward: float | None = reward if _numeric(reward) else None
         self.entries = [e for steps in self.channels.values() for e in steps.values()]
 
     def calls(self) -> list[ToolCall]:
@@ -91,14 +91,12 @@ def _add_usage(run: RunSummary, entry: Entry) -> None:
 
 def _summary(label: str, sides: Iterable[_Side]) -> RunSummary:
     """The totals of the episodes a run has."""
-    run, rewards = RunSummary(label), []
-    for side in (side for side in sides if side.present):
-        run.episodes += 1
-        rewards += [side.reward] * (side.reward is not None)
-        for entry in side.entries:
-            _add_usage(run, entry)
-    run.rewarded = len(rewards)
-    run.mean_reward = sum(rewards) / len(rewards) if rewards else None
+    present = [side for side in sides if side.present]
+    rewards = [side.reward for side in present if side.reward is not None]
+    mean = sum(rewards) / len(rewards) if rewards else None
+    run = RunSummary(label, len(present), rewarded=len(rewards), mean_reward=mean)
+    for entry in (entry for side in present for entry in side.entries):
+        _add_usage(run, entry)
     run.cost = round(run.cost, 10) if run.cost is not None else None
     return run
 

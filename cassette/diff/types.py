@@ -30,6 +30,7 @@ __all__ = [
     "Status",
     "ToolCall",
     "clip",
+    "minus",
 ]
 
 Status = Literal["identical", "diverged", "only_a", "only_b"]
@@ -57,6 +58,11 @@ _CONFIG = ConfigDict(
 def clip(text: str, width: int) -> str:
     """``text`` cut to ``width`` characters, the cut marked with an ellipsis."""
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def minus(a: float | None, b: float | None) -> float | None:
+    """``b - a``, or None when either is None."""
+    return None if a is None or b is None else b - a
 
 
 class _Data:
@@ -163,7 +169,7 @@ class PassK(_Data):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def delta(self) -> float | None:
-        return None if self.a is None or self.b is None else self.b - self.a
+        return minus(self.a, self.b)
 
 
 @dataclass(config=_CONFIG)
@@ -226,9 +232,7 @@ class EpisodeDiff(_Data):
     @property
     def delta(self) -> float | None:
         """reward B - reward A, when both runs have a reward for this episode."""
-        if self.reward_a is None or self.reward_b is None:
-            return None
-        return self.reward_b - self.reward_a
+        return minus(self.reward_a, self.reward_b)
 
     @property
     def at_fork_point(self) -> bool:

@@ -10,7 +10,17 @@ from operator import methodcaller
 
 import orjson
 
-from ..types import Divergence, EpisodeDiff, Json, NoiseMetric, PairedStats, RunDiff, ToolCall, clip
+from ..types import (
+    Divergence,
+    EpisodeDiff,
+    Json,
+    NoiseMetric,
+    PairedStats,
+    RunDiff,
+    ToolCall,
+    clip,
+    minus,
+)
 
 __all__ = [
     "MARK",
@@ -73,10 +83,6 @@ def _fmt_cost(value: float | None, signed: bool = False) -> str:
     return (MINUS if value < 0 else "+" if signed else "") + text
 
 
-def _minus(a: float | None, b: float | None) -> float | None:
-    return None if a is None or b is None else b - a
-
-
 def summary_rows(diff: RunDiff) -> dict[str, tuple[str, str, str]]:
     """(A, B, B - A) of each run total; a difference only where it means something."""
     a, b = diff.a, diff.b
@@ -84,11 +90,11 @@ def summary_rows(diff: RunDiff) -> dict[str, tuple[str, str, str]]:
     return {
         "episodes": (str(a.episodes), str(b.episodes), ""),
         "interactions": (f"{a.interactions:,}", f"{b.interactions:,}", ""),
-        "mean reward": (fmt_reward(ma), fmt_reward(mb), fmt_delta(_minus(ma, mb))),
+        "mean reward": (fmt_reward(ma), fmt_reward(mb), fmt_delta(minus(ma, mb))),
         "tokens": (f"{a.total_tokens:,}", f"{b.total_tokens:,}", fmt_delta(tokens)),
         "prompt": (f"{a.prompt_tokens:,}", f"{b.prompt_tokens:,}", ""),
         "completion": (f"{a.completion_tokens:,}", f"{b.completion_tokens:,}", ""),
-        "cost": (_fmt_cost(a.cost), _fmt_cost(b.cost), _fmt_cost(_minus(a.cost, b.cost), True)),
+        "cost": (_fmt_cost(a.cost), _fmt_cost(b.cost), _fmt_cost(minus(a.cost, b.cost), True)),
     }
 
 

@@ -1,9 +1,6 @@
-"""The diff as one self-contained HTML file: inline CSS and JS, no network.
-
-The runs' summary, the statistics, a table of episodes sortable by reward delta (click a
-header, or open the file with ``?sort=delta&dir=asc``), then each episode's trajectories
-side by side with the first divergence highlighted (``id="ep-N-divergence"``).
-"""
+"""The diff as one self-contained HTML file (inline CSS and JS, no network): the runs'
+summary, the statistics, an episode table sortable by reward delta (click a header, or open
+``?sort=delta&dir=asc``), each episode's trajectories with the first divergence marked."""
 
 from __future__ import annotations
 
@@ -20,11 +17,9 @@ from .trajectory import e, trajectories_html
 
 __all__ = ["analysis_html", "asset", "page_head", "render_html"]
 
-_NONE = "<span>no tool calls</span>"
+TAG = {s: f'<span class="tag {s}">{s.upper()}</span>' for s in "ab"}
 _NO_CALLS = '<div class="seqs">{}</div>'.format(
-    "".join(
-        f'<div class="seq {s}"><span class="tag {s}">{s.upper()}</span>{_NONE}</div>' for s in "ab"
-    )
+    "".join(f'<div class="seq {s}">{TAG[s]}<span>no tool calls</span></div>' for s in "ab")
 )
 _AB_HEAD = '<th class="num">A</th><th class="num">B</th>'
 
@@ -59,8 +54,7 @@ def _abd_table(table_id: str, head: str, rows: Iterable[tuple[str, str, str, str
 
 def _summary(diff: RunDiff) -> str:
     head = "".join(
-        f'<th class="num"><span class="tag {s}">{s.upper()}</span>{e(run.label)}</th>'
-        for s, run in (("a", diff.a), ("b", diff.b))
+        f'<th class="num">{TAG[s]}{e(run.label)}</th>' for s, run in (("a", diff.a), ("b", diff.b))
     )
     totals = c.summary_rows(diff)
     keys = ("episodes", "interactions", "mean reward", "tokens", "cost")
@@ -117,10 +111,7 @@ def _note(n: int, ep: EpisodeDiff) -> str:
     text = f"First divergence: {link}"
     if d.part != "step":
         where = f" at {link}" if d.step is not None else ""
-        values = "".join(
-            f'<span class="tag {s}">{s.upper()}</span><code>{e(c.value_of(d, s, 300))}</code>'
-            for s in "ab"
-        )
+        values = "".join(f"{TAG[s]}<code>{e(c.value_of(d, s, 300))}</code>" for s in "ab")
         text = (
             f"First divergence{where}: {c.PART_LABEL[d.part]} at <code>{e(d.path)}</code>"
             f'<div class="vals">{values}</div>'
@@ -182,19 +173,14 @@ def _noise_html(diff: RunDiff) -> str:
 
 def analysis_html(diff: RunDiff) -> str:
     """Statistics, pass^k, grouped causes and the noise floor, as sections."""
-    causes = [
-        f'<li id="cause-{group.cause}"><b>{e(text)}</b>'
-        + (f" <code>{e(path)}</code>" if path else "")
-        + "</li>"
-        for (text, path), group in zip(c.cause_lines(diff), diff.causes, strict=True)
-    ]
+    causes = "".join(
+        f'<li id="cause-{g.cause}"><b>{e(text)}</b>{f" <code>{e(path)}</code>" * bool(path)}</li>'
+        for (text, path), g in zip(c.cause_lines(diff), diff.causes, strict=True)
+    )
     if causes:
-        causes = [
-            '<section><h2>Why episodes diverged</h2><ul class="causes" id="causes">',
-            *causes,
-            "</ul></section>",
-        ]
-    return _stats_html(diff) + "".join(causes) + _noise_html(diff)
+        head = '<section><h2>Why episodes diverged</h2><ul class="causes" id="causes">'
+        causes = f"{head}{causes}</ul></section>"
+    return _stats_html(diff) + causes + _noise_html(diff)
 
 
 def aligned_html(n: int, ep: EpisodeDiff) -> str:
@@ -203,8 +189,7 @@ def aligned_html(n: int, ep: EpisodeDiff) -> str:
     ops = {v: k for k, v in c.MARK.items()}
     out = [
         f'<table class="aligned" id="ep-{n}-aligned"><thead><tr><th class="mark"></th>'
-        '<th><span class="tag a">A</span>tool calls</th>'
-        '<th><span class="tag b">B</span>tool calls</th></tr></thead><tbody>'
+        f"<th>{TAG['a']}tool calls</th><th>{TAG['b']}tool calls</th></tr></thead><tbody>"
     ]
     for k, (mark, a, b) in enumerate(c.aligned_rows(ep, width=90, limit=60)):
         op = ops.get(mark)
@@ -249,8 +234,7 @@ def _page(diff: RunDiff, max_episodes: int) -> str:
     parts = [
         page_head(title),
         "<header><h1>cassette diff</h1>",
-        f'<p class="runs"><span class="tag a">A</span>{e(diff.a.label)} &nbsp; ',
-        f'<span class="tag b">B</span>{e(diff.b.label)}</p>',
+        f'<p class="runs">{TAG["a"]}{e(diff.a.label)} &nbsp; {TAG["b"]}{e(diff.b.label)}</p>',
         f'<p class="verdict {"ok" if diff.equivalent else "bad"}" id="verdict">'
         f"{e(c.headline(diff))}</p></header>",
         f"<section><h2>Runs</h2>{_summary(diff)}</section>",

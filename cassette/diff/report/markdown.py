@@ -107,7 +107,7 @@ def _details(ep: EpisodeDiff) -> list[str]:
     out += [""] + ([f"- {cell(c.fork_line(ep.fork))}"] if ep.fork is not None else [])
     out += _first(d) if d is not None else []
     for side, calls in c.calls_by_side(ep):
-        seq = c.tool_line(calls, d and d.step, limit=12, sig=_signature, sep=", ")
+        seq = c.tool_line(calls, d.step if d else None, limit=12, sig=_signature, sep=", ")
         out.append(f"- tool calls {side} ({len(calls)}): {seq}")
     return [*out, *_aligned_table(ep), "", "</details>"]
 
