@@ -3,7 +3,6 @@ row a run, then each diff's statistics and causes; as text, Markdown or HTML."""
 
 from __future__ import annotations
 
-import io
 from html import escape
 
 from rich.console import Console
@@ -15,7 +14,7 @@ from ..types import RunDiff
 from .common import fmt_ci, fmt_delta, fmt_p, fmt_reward, verdict
 from .html import analysis_html, page_head
 from .markdown import analysis_lines, cell, code, fit, table_lines
-from .text import print_analysis, table, text_console
+from .text import print_analysis, rendered, table
 
 __all__ = ["render_many_html", "render_many_markdown", "render_many_text"]
 
@@ -69,8 +68,10 @@ def _rows(many: ManyDiff) -> list[list[str]]:
 
 
 def render_many_text(many: ManyDiff, *, color: bool = False, width: int = 100) -> str:
-    out = io.StringIO()
-    console = text_console(out, color, width)
+    return rendered(color, width, lambda console: _draw_text(many, console))
+
+
+def _draw_text(many: ManyDiff, console: Console) -> None:
     console.print(Text(f"cassette diff  {len(many.diffs) + 1} runs against A", style="bold"))
     rows = _rows(many)
     console.print("\n".join(f"  {row[0]}" for row in rows), markup=False)
@@ -83,7 +84,6 @@ def render_many_text(many: ManyDiff, *, color: bool = False, width: int = 100) -
     same = many.equivalent
     text = "equivalent: no run differs from A" if same else "not equivalent"
     console.print(Text(f"\n{text}", style="bold green" if same else "bold red"))
-    return "\n".join(line.rstrip() for line in out.getvalue().split("\n"))
 
 
 def _runs_table(many: ManyDiff, rows: list[list[str]], console: Console) -> None:

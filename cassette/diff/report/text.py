@@ -14,7 +14,7 @@ from rich.text import Text
 from ..types import Divergence, EpisodeDiff, RunDiff
 from . import common as c
 
-__all__ = ["print_analysis", "render_text", "table", "text_console"]
+__all__ = ["print_analysis", "render_text", "rendered", "table"]
 
 _STYLE = {"regressed": "red", "improved": "green", "only_a": "yellow", "only_b": "yellow"}
 _OP_STYLE = {"~": "yellow", "+": "magenta", c.MINUS: "blue", "=": "dim"}
@@ -86,8 +86,10 @@ def _calls(ep: EpisodeDiff, grid: Table) -> None:
 def render_text(diff: RunDiff, *, color: bool = False, width: int = 100, limit: int = 50) -> str:
     """The diff as terminal text; ``color`` adds ANSI styles. At most ``limit`` episodes that
     differ are detailed (regressed first); the rest are counted."""
-    out = io.StringIO()
-    console = text_console(out, color, width)
+    return rendered(color, width, lambda console: _draw(diff, console, limit))
+
+
+def _draw(diff: RunDiff, console: Console, limit: int) -> None:
     console.print(Text(f"cassette diff  A: {diff.a.label}  B: {diff.b.label}", style="bold"))
     console.print(_summary(diff))
     n, forked = diff.counts, c.forks_line(diff)
@@ -111,12 +113,13 @@ def render_text(diff: RunDiff, *, color: bool = False, width: int = 100, limit: 
         seen = ", ".join(diff.volatile_seen)
         console.print(Text(f"ignored as volatile (they differ between the runs): {seen}", "dim"))
     console.print(Text(c.headline(diff), "bold green" if diff.equivalent else "bold red"))
-    return "\n".join(line.rstrip() for line in out.getvalue().split("\n"))
 
 
-def text_console(out: io.StringIO, color: bool, width: int) -> Console:
-    """The rich Console a text report prints to ``out``: ANSI styles only with ``color``."""
-    return Console(
+def rendered(color: bool, width: int, draw: Callable[[Console], None]) -> str:
+    """What ``draw`` prints on a rich Console (ANSI styles only with ``color``), each line
+    without trailing spaces."""
+    out = io.StringIO()
+    console = Console(
         file=out,
         width=width,
         force_terminal=color,
@@ -125,6 +128,8 @@ def text_console(out: io.StringIO, color: bool, width: int) -> Console:
         highlight=False,
         emoji=False,
     )
+    draw(console)
+    return "\n".join(line.rstrip() for line in out.getvalue().split("\n"))
 
 
 def _stats(diff: RunDiff, console: Console) -> None:
