@@ -78,8 +78,8 @@ def _paths(a: Any, b: Any, path: tuple[str | int, ...], out: list[str]) -> None:
             _paths(x, y, (*path, key), out)
 
 
-def _value(v: Any) -> tuple[Any, bool]:
-    return (None, True) if v is Difference.MISSING else (v, False)
+def _value(v: Any) -> Any:
+    return None if v is Difference.MISSING else v
 
 
 class Comparer:
@@ -175,5 +175,5 @@ class Comparer:
 
 def divergence(channel: str | None, step: int | None, part: Any, wa: Json, wb: Json) -> Divergence:
     d = first_difference(wa, wb) or Difference((part,), wa.get(part), wb.get(part))
-    (va, ma), (vb, mb) = _value(d.a), _value(d.b)
-    return Divergence(channel, step, part, d.where, va, vb, ma or va is None, mb or vb is None)
+    va, vb = _value(d.a), _value(d.b)
+    return Divergence(channel, step, part, d.where, va, vb, va is None, vb is None)

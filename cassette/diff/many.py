@@ -19,7 +19,6 @@ from .types import (
     _CONFIG,
     NoiseFloor,
     NoiseMetric,
-    PairedStats,
     RunDiff,
     RunSummary,
     Unit,
@@ -108,7 +107,7 @@ def _share(part: int, whole: int) -> float | None:
 
 def metrics_of(diff: RunDiff) -> dict[str, tuple[Unit, float | None]]:
     """The metrics of one diff: name -> (unit, value)."""
-    s, c = diff.stats or PairedStats(), diff.counts
+    s, c = diff.stats, diff.counts
     out: dict[str, tuple[Unit, float | None]] = {
         "mean reward delta": ("reward", s.mean_delta),
         "episodes whose reward changed": ("share", _share(s.improved + s.regressed, s.paired)),

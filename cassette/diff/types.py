@@ -279,7 +279,7 @@ class RunDiff(_Data):
     episodes: list[EpisodeDiff]
     ignored: list[str]
     volatile_seen: list[str]
-    stats: PairedStats | None = None
+    stats: PairedStats = field(default_factory=PairedStats)
     causes: list[CauseGroup] = field(default_factory=list)
     noise: NoiseFloor | None = None
     index_a: Index | None = Field(default=None, exclude=True, repr=False)

@@ -14,6 +14,7 @@ from ..types import (
     Divergence,
     EpisodeDiff,
     Json,
+    NoiseFloor,
     NoiseMetric,
     PairedStats,
     RunDiff,
@@ -57,6 +58,8 @@ PART_LABEL["outcome"] = "only the outcome differs"
 # how an aligned call is marked: same, changed, only in A (deleted), only in B (inserted)
 MARK = {"same": "=", "changed": "~", "deleted": MINUS, "inserted": "+"}
 OP_LABEL = {"same": "same", "changed": "changed", "deleted": "only in A", "inserted": "only in B"}
+CONTEXT = 2  # equal calls shown around a changed one
+Row = tuple[str, str, str]
 _RANK = {"diverged": 1, "only_a": 2, "only_b": 3, "identical": 4}
 
 
@@ -190,15 +193,15 @@ def _p_text(p: float | None) -> str:
     return f"p {text}" if text.startswith("<") else f"p = {text}"
 
 
-def fmt_ci(s: PairedStats | None) -> str:
-    if s is None or s.ci_low is None or s.ci_high is None:
+def fmt_ci(s: PairedStats) -> str:
+    if s.ci_low is None or s.ci_high is None:
         return "—"
     return f"[{fmt_delta(s.ci_low)}, {fmt_delta(s.ci_high)}]"
 
 
-def verdict(s: PairedStats | None) -> str:
+def verdict(s: PairedStats) -> str:
     """One sentence: is B's change in reward more than noise?"""
-    if s is None or not s.tests:
+    if not s.tests:
         return "no episode has a reward in both runs: nothing to test"
     p, test = s.tests[0].p_value, s.tests[0].name
     if p >= 0.05:
@@ -207,9 +210,9 @@ def verdict(s: PairedStats | None) -> str:
     return f"B is {way} than A: significant at 0.05 ({_p_text(p)}, {test})"
 
 
-def stats_rows(s: PairedStats | None) -> list[tuple[str, str]]:
+def stats_rows(s: PairedStats) -> list[tuple[str, str]]:
     """(label, value) rows of the paired statistics."""
-    if s is None or not s.paired:
+    if not s.paired:
         return [("paired episodes", "0 (no episode has a reward in both runs)")]
     ci = f"{fmt_ci(s)} (bootstrap, {s.resamples:,} resamples, seed {s.seed})"
     rows = [
@@ -226,10 +229,9 @@ def stats_rows(s: PairedStats | None) -> list[tuple[str, str]]:
     return [*rows, ("verdict", verdict(s))]
 
 
-def pass_k_rows(s: PairedStats | None) -> list[tuple[str, str, str, str]]:
+def pass_k_rows(s: PairedStats) -> list[tuple[str, str, str, str]]:
     """(pass^k, A, B, B - A) rows when the runs hold tau2 trials (2+ a task)."""
-    rows = s.pass_k if s is not None else []
-    return [(f"pass^{r.k}", fmt_reward(r.a), fmt_reward(r.b), fmt_delta(r.delta)) for r in rows]
+    return [(f"pass^{r.k}", fmt_reward(r.a), fmt_reward(r.b), fmt_delta(r.delta)) for r in s.pass_k]
 
 
 def cause_lines(diff: RunDiff) -> list[tuple[str, str]]:
@@ -249,12 +251,11 @@ def _noise_word(m: NoiseMetric) -> str:
     return "—" if m.exceeds is None else "exceeds noise" if m.exceeds else "within noise"
 
 
-def noise_rows(diff: RunDiff) -> list[tuple[str, str, str, str]]:
+def noise_rows(noise: NoiseFloor) -> list[tuple[str, str, str, str]]:
     """(metric, A vs B, A vs A2, verdict) rows of the noise floor."""
-    metrics = diff.noise.metrics if diff.noise is not None else []
     return [
         (m.metric, _noise_value(m, m.observed), _noise_value(m, m.noise), _noise_word(m))
-        for m in metrics
+        for m in noise.metrics
     ]
 
 
@@ -262,20 +263,20 @@ def _sig(calls: list[ToolCall], i: int | None, width: int) -> str:
     return "" if i is None else clip(calls[i].signature(width), width)
 
 
-def _kept(ep: EpisodeDiff, context: int) -> set[int]:
-    """The rows within ``context`` of a change (the first ``context`` when none changed)."""
+def _kept(ep: EpisodeDiff) -> set[int]:
+    """The rows within ``CONTEXT`` of a change (the first ``CONTEXT`` when none changed)."""
     changed = [i for i, row in enumerate(ep.alignment) if row.op != "same"]
-    return {k for i in changed for k in range(i - context, i + context + 1)} or set(range(context))
+    return {k for i in changed for k in range(i - CONTEXT, i + CONTEXT + 1)} or set(range(CONTEXT))
 
 
 def aligned_rows(
-    ep: EpisodeDiff, *, width: int = 48, context: int = 2, limit: int = 40
+    ep: EpisodeDiff, *, width: int = 48, limit: int = 40
 ) -> list[tuple[str, str, str]]:
-    """(mark, call of A, call of B) rows; runs of more than 2 * ``context`` + 1 equal
-    calls are folded into one ``… n same calls`` row, and at most ``limit`` rows shown."""
+    """(mark, call of A, call of B) rows; runs of more than 2 * ``CONTEXT`` + 1 equal calls
+    are folded into one ``… n same calls`` row, and at most ``limit`` rows shown."""
     al, ca, cb = ep.alignment, ep.tool_calls_a, ep.tool_calls_b
-    rows: list[tuple[str, str, str]] = []
-    for kept, run in groupby(range(len(al)), _kept(ep, context).__contains__):
+    rows: list[Row] = []
+    for kept, run in groupby(range(len(al)), _kept(ep).__contains__):
         if kept:
             rows += [
                 (MARK[al[i].op], _sig(ca, al[i].a, width), _sig(cb, al[i].b, width)) for i in run

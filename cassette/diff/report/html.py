@@ -145,23 +145,22 @@ def _stats_html(diff: RunDiff) -> str:
             f'<td id="stat-{_slug(label)}">{e(value)}</td></tr>'
         )
     out.append("</table>")
-    pk = c.pass_k_rows(diff.stats)
-    if pk and diff.stats is not None:
+    if diff.stats.pass_k:
         head = f"<th>{diff.stats.tasks} tasks</th>{_AB_HEAD}"
-        out.append(_abd_table("pass-k", head, [(k, _slug(k), a, b, d) for k, a, b, d in pk]))
+        pk = [(k, _slug(k), a, b, d) for k, a, b, d in c.pass_k_rows(diff.stats)]
+        out.append(_abd_table("pass-k", head, pk))
     return "".join(out) + "</section>"
 
 
 def _noise_html(diff: RunDiff) -> str:
-    rows = c.noise_rows(diff)
-    if not rows or diff.noise is None:
+    if diff.noise is None:
         return ""
     out = [
         f"<section><h2>Noise floor: A vs B against A vs {e(diff.noise.baseline)}</h2>"
         '<table class="summary" id="noise"><thead><tr><th>metric</th>'
         '<th class="num">A vs B</th><th class="num">A vs A2</th><th></th></tr></thead><tbody>'
     ]
-    for metric, observed, noise, word in rows:
+    for metric, observed, noise, word in c.noise_rows(diff.noise):
         cls = "exceeds" if word == "exceeds noise" else "within"
         out.append(
             f'<tr class="{cls}" id="noise-{_slug(metric)}"><th scope="row">{e(metric)}</th>'

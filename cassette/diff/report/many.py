@@ -50,10 +50,13 @@ def _beyond_noise(d: RunDiff) -> str:
 
 def _row(n: int, d: RunDiff, noise: bool) -> list[str]:
     s, top = d.stats, d.causes[0] if d.causes else None
-    stats = ["—"] * 5
-    if s is not None:
-        stats = [fmt_delta(s.mean_delta), fmt_ci(s), fmt_p(s.p_value)]
-        stats += [str(s.improved), str(s.regressed)]
+    stats = [
+        fmt_delta(s.mean_delta),
+        fmt_ci(s),
+        fmt_p(s.p_value),
+        str(s.improved),
+        str(s.regressed),
+    ]
     cause = f"{top.count} {SHORT.get(top.cause, top.cause)}" if top else ""
     row = [f"{_name(n)} {d.b.label}", str(d.b.episodes), fmt_reward(d.b.mean_reward)]
     return [*row, *stats, str(d.counts["diverged"]), cause, *[_beyond_noise(d)] * noise]

@@ -128,10 +128,10 @@ def analysis_lines(diff: RunDiff) -> list[str]:
     """Statistics (and pass^k), grouped causes, and the noise floor."""
     stats = [(cell(k), _bold(cell(v), k == "verdict")) for k, v in c.stats_rows(diff.stats)]
     out = ["", "### Statistics", "", *table_lines("| paired by env_index | |", "|---|---|", stats)]
-    pk, causes = c.pass_k_rows(diff.stats), c.cause_lines(diff)
-    if pk and diff.stats is not None:
+    causes = c.cause_lines(diff)
+    if diff.stats.pass_k:
         head = f"| {diff.stats.tasks} tasks | A | B | B {c.MINUS} A |"
-        out += ["", *table_lines(head, _NUM3, pk)]
+        out += ["", *table_lines(head, _NUM3, c.pass_k_rows(diff.stats))]
     if causes:
         out += ["", "### Why episodes diverged", ""]
         out += [f"- **{text}**" + f" (e.g. {code(path)})" * bool(path) for text, path in causes]
@@ -139,11 +139,11 @@ def analysis_lines(diff: RunDiff) -> list[str]:
 
 
 def _noise_lines(diff: RunDiff) -> list[str]:
-    noise = c.noise_rows(diff)
-    if not noise or diff.noise is None:
+    if diff.noise is None:
         return []
     head = ["", f"### Noise floor: A vs B against A vs {code(diff.noise.baseline)}", ""]
-    body = [(cell(m), o, n, _bold(w, w == "exceeds noise")) for m, o, n, w in noise]
+    rows = c.noise_rows(diff.noise)
+    body = [(cell(m), o, n, _bold(w, w == "exceeds noise")) for m, o, n, w in rows]
     return head + table_lines("| metric | A vs B | A vs A2 | |", "|---|---:|---:|---|", body)
 
 

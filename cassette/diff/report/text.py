@@ -139,10 +139,9 @@ def _stats(diff: RunDiff, console: Console) -> None:
     for label, value in c.stats_rows(diff.stats):
         grid.add_row(f"  {label}", Text(value, style="bold" if label == "verdict" else ""))
     console.print(grid)
-    pk = c.pass_k_rows(diff.stats)
-    if pk and diff.stats is not None:
-        out = table(f"  {diff.stats.tasks} tasks", "A", "B", "B \u2212 A")
-        for row in pk:
+    if diff.stats.pass_k:
+        out = table(f"  {diff.stats.tasks} tasks", "A", "B", f"B {c.MINUS} A")
+        for row in c.pass_k_rows(diff.stats):
             out.add_row(f"  {row[0]}", *row[1:])
         console.print(out)
 
@@ -161,12 +160,11 @@ def print_analysis(diff: RunDiff, console: Console) -> None:
 
 
 def _noise(diff: RunDiff, console: Console) -> None:
-    rows = c.noise_rows(diff)
-    if not rows or diff.noise is None:
+    if diff.noise is None:
         return
     console.print(Text(f"\nnoise floor: A vs B against A vs {diff.noise.baseline}", "bold"))
     out = table("metric", "A vs B", "A vs A2", "", right=lambda _, name: "vs" in name)
-    for metric, observed, noise, word in rows:
+    for metric, observed, noise, word in c.noise_rows(diff.noise):
         out.add_row(
             metric, observed, noise, Text(word, "bold" if word == "exceeds noise" else "dim")
         )
