@@ -96,7 +96,7 @@ def group_causes(episodes: Sequence[EpisodeDiff], examples: int = 20) -> list[Ca
     commonest paths."""
     groups: dict[Cause, CauseGroup] = {}
     for ep in episodes:
-        if ep.status != "diverged" or ep.cause is None or ep.divergence is None:
+        if ep.cause is None or ep.divergence is None:  # identical, or in one run only
             continue
         g = groups.setdefault(ep.cause, CauseGroup(ep.cause, 0))
         g.count += 1

@@ -161,8 +161,7 @@ class Comparer:
             else:
                 d = self.step(a, b, equal)
             if d is not None:
-                first = a if a is not None else b
-                return (a is None, first.line if first is not None else 0, channel), d
+                return (a is None, (a or sb[step]).line, channel), d
             equal.add(step)
         return None
 
