@@ -18,7 +18,7 @@ from .causes import classify, group_causes
 from .compare import Channels, Comparer, divergence, group_by_episode, in_file_order, take_forks
 from .rules import Rules
 from .stats import paired_stats
-from .types import Cause, Divergence, EpisodeDiff, Json, RunDiff, RunSummary, Status, ToolCall
+from .types import Cause, Divergence, EpisodeDiff, Json, RunDiff, RunSummary, ToolCall
 
 __all__ = ["diff_runs", "parse_args", "tool_calls_of"]
 
@@ -56,7 +56,7 @@ def _select(envs: list[EnvIndex], env: EnvIndex) -> EnvIndex:
     for want in (env, int(env)) if digits else (env,):
         if (type(want), want) in keys:
             return want
-    shown = ", ".join(repr(e) for e in envs[:8]) + (", …" if len(envs) > 8 else "")
+    shown = ", ".join(map(repr, envs[:8])) + (", …" if len(envs) > 8 else "")
     raise ValueError(
         f"episode {env!r} is in neither run (episodes: {shown or 'none'}); pick one of those"
     )
@@ -104,16 +104,16 @@ def _summary(label: str, sides: Iterable[_Side]) -> RunSummary:
 def _episode_diff(
     env: EnvIndex, comparer: Comparer, a: _Side, b: _Side, fork: Json | None
 ) -> EpisodeDiff:
-    status: Status = "only_b" if not a.present else "only_a" if not b.present else "identical"
-    ep = EpisodeDiff(env, status, None, a.reward, b.reward, len(a.entries), len(b.entries))
+    ep = EpisodeDiff(env, "identical", None, a.reward, b.reward, len(a.entries), len(b.entries))
     ep.fork = fork
-    if a.present and b.present:
-        ep.divergence = comparer.episode(a.channels, b.channels) or _by_outcome(comparer, a, b)
-        ep.status = "identical" if ep.divergence is None else "diverged"
-    if ep.status != "identical":
+    if not (a.present and b.present):
+        ep.status = "only_a" if a.present else "only_b"
         ep.tool_calls_a, ep.tool_calls_b = a.calls(), b.calls()
+        return ep
+    ep.divergence = comparer.episode(a.channels, b.channels) or _by_outcome(comparer, a, b)
     if ep.divergence is not None:
-        ep.cause = _cause(ep.divergence, comparer, a, b)
+        ep.status, ep.cause = "diverged", _cause(ep.divergence, comparer, a, b)
+        ep.tool_calls_a, ep.tool_calls_b = a.calls(), b.calls()
         ep.alignment = align_calls(ep.tool_calls_a, ep.tool_calls_b)
     return ep
 

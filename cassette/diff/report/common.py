@@ -43,6 +43,7 @@ __all__ = [
     "noise_rows",
     "ordered",
     "pass_k_rows",
+    "rank",
     "stats_rows",
     "summary_rows",
     "tool_line",
@@ -60,7 +61,7 @@ MARK = {"same": "=", "changed": "~", "deleted": MINUS, "inserted": "+"}
 OP_LABEL = {"same": "same", "changed": "changed", "deleted": "only in A", "inserted": "only in B"}
 CONTEXT = 2  # equal calls shown around a changed one
 Row = tuple[str, str, str]
-_RANK = {"diverged": 1, "only_a": 2, "only_b": 3, "identical": 4}
+_ORDER = {"diverged": 1, "only_a": 2, "only_b": 3, "identical": 4}
 
 
 def fmt_reward(value: float | None, digits: int = 3) -> str:
@@ -150,16 +151,17 @@ def calls_by_side(ep: EpisodeDiff) -> list[tuple[str, list[ToolCall]]]:
     return [(side, ep.tool_calls_a if side == "A" else ep.tool_calls_b) for side in sides]
 
 
-def _rank(ep: EpisodeDiff) -> tuple[int, float]:
+def rank(ep: EpisodeDiff) -> tuple[int, float]:
+    """Where ``ep`` comes in :func:`ordered`."""
     delta = ep.delta or 0.0
     if ep.change == "regressed":
         return (0, delta)
-    return (_RANK[ep.status], -delta if ep.status == "diverged" else 0.0)
+    return (_ORDER[ep.status], -delta if ep.status == "diverged" else 0.0)
 
 
 def ordered(diff: RunDiff) -> list[EpisodeDiff]:
     """Regressed first (worst first), other diverged, only in A, only in B, identical."""
-    return sorted(diff.episodes, key=_rank)
+    return sorted(diff.episodes, key=rank)
 
 
 def headline(diff: RunDiff) -> str:

@@ -89,7 +89,7 @@ def _episode_row(n: int, ep: EpisodeDiff, drawn: set[int]) -> str:
     )
 
 
-def _episode_rows(episodes: list[tuple[int, EpisodeDiff]], drawn: set[int]) -> str:
+def _episode_rows(episodes: list[EpisodeDiff], drawn: set[int]) -> str:
     head = (
         '<table class="episodes" id="episodes"><thead><tr>'
         '<th data-sort="env">episode</th><th data-sort="status">status</th>'
@@ -98,7 +98,7 @@ def _episode_rows(episodes: list[tuple[int, EpisodeDiff]], drawn: set[int]) -> s
         '<th class="num" data-sort="delta" data-type="num">\u0394 reward</th>'
         "<th>first divergence</th></tr></thead><tbody>"
     )
-    rows = "".join(_episode_row(n, ep, drawn) for n, ep in episodes)
+    rows = "".join(_episode_row(n, ep, drawn) for n, ep in enumerate(episodes))
     return f"{head}{rows}</tbody></table>"
 
 
@@ -226,9 +226,8 @@ def page_head(title: str) -> str:
 
 
 def _page(diff: RunDiff, max_episodes: int) -> str:
-    numbered = list(enumerate(diff.episodes))
-    by_rank = {id(ep): i for i, ep in enumerate(c.ordered(diff))}
-    shown = sorted(numbered, key=lambda p: by_rank[id(p[1])])[:max_episodes]
+    eps = diff.episodes
+    shown = sorted(sorted(range(len(eps)), key=lambda n: c.rank(eps[n]))[:max_episodes])
     groups, title = _groups(diff), f"cassette diff: {diff.a.label} vs {diff.b.label}"
     parts = [
         page_head(title),
@@ -238,14 +237,12 @@ def _page(diff: RunDiff, max_episodes: int) -> str:
         f"{e(c.headline(diff))}</p></header>",
         f"<section><h2>Runs</h2>{_summary(diff)}</section>",
         analysis_html(diff),
-        f"<section><h2>Episodes</h2>{_episode_rows(numbered, {n for n, _ in shown})}</section>",
+        f"<section><h2>Episodes</h2>{_episode_rows(eps, set(shown))}</section>",
         "<section><h2>Trajectories</h2>",
     ]
-    if len(numbered) > len(shown):
-        parts.append(
-            f"<p>{len(shown)} of {len(numbered)} episodes shown (those that differ first).</p>"
-        )
-    parts.extend(_episode(n, ep, diff, groups) for n, ep in sorted(shown))
+    if len(eps) > len(shown):
+        parts.append(f"<p>{len(shown)} of {len(eps)} episodes shown (those that differ first).</p>")
+    parts.extend(_episode(n, eps[n], diff, groups) for n in shown)
     ignored = ", ".join(f"<code>{e(p)}</code>" for p in diff.volatile_seen) or "none"
     parts.append(
         f'</section><p class="ignored">Ignored as volatile (they differ between the runs): '
