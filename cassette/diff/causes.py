@@ -46,15 +46,20 @@ _KEY = re.compile(r"^request\.(?P<key>[A-Za-z_$][\w$-]*)(?:$|[.\[])")
 _MESSAGE = re.compile(r"^request\.(?P<field>messages|input)\[(?P<i>\d+)\]")
 
 
+def _holds_tool_results(message: Json) -> bool:
+    """Whether a message's content holds tool results (Anthropic's come in a user message)."""
+    content = message.get("content")
+    parts = content if isinstance(content, list) else []
+    return any(isinstance(p, dict) and p.get("type") == "tool_result" for p in parts)
+
+
 def _role_cause(message: Any) -> Cause:
     if not isinstance(message, dict):
         return "request_other"
     found = {_BY_TYPE.get(message.get("type")), _BY_ROLE.get(message.get("role"))}
     cause: Cause = next((c for c in _ROLE_ORDER if c in found), "request_other")
-    content = message.get("content")
-    parts = content if cause == "user_message" and isinstance(content, list) else []
-    if any(isinstance(p, dict) and p.get("type") == "tool_result" for p in parts):
-        return "tool_result"  # Anthropic's tool results come in a user message
+    if cause == "user_message" and _holds_tool_results(message):
+        return "tool_result"
     return cause
 
 

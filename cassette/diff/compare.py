@@ -62,15 +62,20 @@ def take_forks(groups: dict[EnvIndex, Channels]) -> dict[EnvIndex, Json]:
     return forks
 
 
+def _children(a: Any, b: Any) -> list[tuple[str | int, Any, Any]] | None:
+    """(key, value in a, value in b) of two dicts, or of two lists of one length."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = sorted(a.keys() | b.keys(), key=str)
+        return [(k, a.get(k, _ABSENT), b.get(k, _ABSENT)) for k in keys]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return list(zip(range(len(a)), a, b, strict=True))
+    return None
+
+
 def _paths(a: Any, b: Any, path: tuple[str | int, ...], out: list[str]) -> None:
     """Every path where ``a`` and ``b`` differ (list indices generalised to ``[*]``)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        pairs = [
-            (k, a.get(k, _ABSENT), b.get(k, _ABSENT)) for k in sorted(a.keys() | b.keys(), key=str)
-        ]
-    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        pairs = list(zip(range(len(a)), a, b, strict=True))
-    else:
+    pairs = _children(a, b)
+    if pairs is None:
         out.append(re.sub(r"\[\d+\]", "[*]", format_path(path)))
         return
     for key, x, y in pairs:

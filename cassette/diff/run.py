@@ -49,11 +49,16 @@ def _sort_key(env: EnvIndex) -> tuple[bool, Any]:
     return (True, [int(p) if i % 2 else p for i, p in enumerate(parts)])
 
 
+def _wanted(env: EnvIndex) -> list[EnvIndex]:
+    """``env``, then its int when it is a digit string."""
+    digits = isinstance(env, str) and re.fullmatch(r"-?\d+", env) is not None
+    return [env, int(env)] if digits else [env]
+
+
 def _select(envs: list[EnvIndex], env: EnvIndex) -> EnvIndex:
     """The episode ``env`` names (a digit string matches an int env_index)."""
     keys = {(type(e), e) for e in envs}
-    digits = isinstance(env, str) and re.fullmatch(r"-?\d+", env) is not None
-    for want in (env, int(env)) if digits else (env,):
+    for want in _wanted(env):
         if (type(want), want) in keys:
             return want
     shown = ", ".join(map(repr, envs[:8])) + (", …" if len(envs) > 8 else "")
@@ -95,8 +100,9 @@ def _summary(label: str, sides: Iterable[_Side]) -> RunSummary:
     rewards = [side.reward for side in present if side.reward is not None]
     mean = sum(rewards) / len(rewards) if rewards else None
     run = RunSummary(label, len(present), rewarded=len(rewards), mean_reward=mean)
-    for entry in (entry for side in present for entry in side.entries):
-        _add_usage(run, entry)
+    for side in present:
+        for entry in side.entries:
+            _add_usage(run, entry)
     run.cost = round(run.cost, 10) if run.cost is not None else None
     return run
 
@@ -134,6 +140,12 @@ def _cause(d: Divergence, comparer: Comparer, a: _Side, b: _Side) -> Cause:
     return classify(d, fulls[0], fulls[1])
 
 
+def _report(progress: Progress | None, done: int, total: int) -> None:
+    """Call ``progress`` about 200 times over a diff, and at its end."""
+    if progress is not None and (done % max(1, total // 200) == 0 or done == total):
+        progress(done, total)
+
+
 def diff_runs(
     a: str | os.PathLike[str] | Index,
     b: str | os.PathLike[str] | Index,
@@ -160,14 +172,13 @@ def diff_runs(
         groups = group_by_episode(ia), group_by_episode(ib)
         forks = take_forks(groups[0]) | take_forks(groups[1])  # not calls: shown per episode
         envs = sorted({*groups[0], *groups[1], *ia.outcomes, *ib.outcomes}, key=_sort_key)
-        envs = envs if env is None else [_select(envs, env)]
+        envs = [_select(envs, env)] if env is not None else envs
         sides_a = [_Side(groups[0].get(e), ia.outcomes.get(e)) for e in envs]
         sides_b = [_Side(groups[1].get(e), ib.outcomes.get(e)) for e in envs]
-        comparer, episodes, tick = Comparer(rules), [], max(1, len(envs) // 200)
+        comparer, episodes = Comparer(rules), []
         for done, (e, sa, sb) in enumerate(zip(envs, sides_a, sides_b, strict=True), 1):
             episodes.append(_episode_diff(e, comparer, sa, sb, forks.get(e)))
-            if progress is not None and (done % tick == 0 or done == len(envs)):
-                progress(done, len(envs))
+            _report(progress, done, len(envs))
     return RunDiff(
         a=_summary(la, sides_a),
         b=_summary(lb, sides_b),

@@ -77,14 +77,24 @@ def fmt_delta(value: float | None, digits: int = 3) -> str:
     return "0" if value == 0 else f"{value:+g}".replace("-", MINUS)
 
 
-def _fmt_cost(value: float | None, signed: bool = False) -> str:
-    """``$0.0021``; a difference is signed; "not recorded" when no call recorded a cost."""
-    if value is None:
-        return "-" if signed else "not recorded"
-    if round(value, 9) == 0:
-        return "0" if signed else "$0"
+def _dollars(value: float) -> str:
+    """``$0.0021`` (4 decimals from a cent up, else 6), a minus sign when negative."""
     text = f"${abs(value):.4f}" if abs(value) >= 0.01 else f"${abs(value):.6f}"
-    return (MINUS if value < 0 else "+" if signed else "") + text
+    return MINUS + text if value < 0 else text
+
+
+def _fmt_cost(value: float | None) -> str:
+    """A run's cost; "not recorded" when no call recorded one."""
+    if value is None:
+        return "not recorded"
+    return "$0" if round(value, 9) == 0 else _dollars(value)
+
+
+def _fmt_cost_delta(value: float | None) -> str:
+    """A difference of costs, signed; "-" when a run recorded none."""
+    if value is None:
+        return "-"
+    return "0" if round(value, 9) == 0 else "+" * (value > 0) + _dollars(value)
 
 
 def summary_rows(diff: RunDiff) -> dict[str, tuple[str, str, str]]:
@@ -98,7 +108,7 @@ def summary_rows(diff: RunDiff) -> dict[str, tuple[str, str, str]]:
         "tokens": (f"{a.total_tokens:,}", f"{b.total_tokens:,}", fmt_delta(tokens)),
         "prompt": (f"{a.prompt_tokens:,}", f"{b.prompt_tokens:,}", ""),
         "completion": (f"{a.completion_tokens:,}", f"{b.completion_tokens:,}", ""),
-        "cost": (_fmt_cost(a.cost), _fmt_cost(b.cost), _fmt_cost(minus(a.cost, b.cost), True)),
+        "cost": (_fmt_cost(a.cost), _fmt_cost(b.cost), _fmt_cost_delta(minus(a.cost, b.cost))),
     }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable, Sequence
+from itertools import groupby
 
 from ..types import Divergence, EpisodeDiff, RunDiff, ToolCall
 from . import common as c
@@ -185,13 +186,16 @@ def _only(episodes: list[EpisodeDiff], limit: int) -> list[str]:
     return ["", head, "", *table] if episodes else []
 
 
+def _kind(ep: EpisodeDiff) -> str:
+    return "regressed" if ep.change == "regressed" else ep.status
+
+
 def _episodes(diff: RunDiff, limit: int) -> list[str]:
     """The regressed episodes, the other diverged ones, those in one run only."""
-    eps = c.ordered(diff)
-    others = [e for e in eps if e.status == "diverged" and e.change != "regressed"]
-    lines = _section("Regressed", [e for e in eps if e.change == "regressed"], limit)
-    lines += _section("Other diverged episodes", others, limit)
-    return lines + _only([e for e in eps if e.status in ("only_a", "only_b")], limit)
+    kinds = {kind: list(eps) for kind, eps in groupby(c.ordered(diff), _kind)}
+    lines = _section("Regressed", kinds.get("regressed", []), limit)
+    lines += _section("Other diverged episodes", kinds.get("diverged", []), limit)
+    return lines + _only(kinds.get("only_a", []) + kinds.get("only_b", []), limit)
 
 
 def _render(diff: RunDiff, limit: int) -> str:
