@@ -140,10 +140,16 @@ class Comparer:
             d = self._request(a, b, equal)
             if d is not None:
                 return d
+        return self._response(a, b)
+
+    def _response(self, a: Entry, b: Entry) -> Divergence | None:
+        """Where the responses (or errors) of two steps differ once normalised, if they do."""
         ra: Json = {"response": a.response, "error": a.error}
         rb: Json = {"response": b.response, "error": b.error}
-        d = None if ra == rb else self._part(a, ra, rb)
-        if ra != rb and d is None:
+        if ra == rb:
+            return None
+        d = self._part(a, ra, rb)
+        if d is None:
             self._sample(ra, rb)
         return d
 

@@ -80,6 +80,11 @@ class _Side:
     def calls(self) -> list[ToolCall]:
         return [call for entry in in_file_order(self.entries) for call in tool_calls_of(entry)]
 
+    def full(self, comparer: Comparer, channel: str, step: int) -> Json | None:
+        """The full request of a step, if this side has it."""
+        entry = self.channels.get(channel, {}).get(step)
+        return comparer.full(entry) if entry is not None else None
+
     def outcome_view(self) -> Json:
         o = self.outcome
         return {"outcome": None if o is None else {k: o.get(k) for k in ("reward", "terminated")}}
@@ -134,10 +139,9 @@ def _cause(d: Divergence, comparer: Comparer, a: _Side, b: _Side) -> Cause:
     """The cause of ``d``, reading the full requests of its step when the path needs them."""
     if d.part not in ("request", "response") or d.channel is None or d.step is None:
         return classify(d)
-    entries = [side.channels.get(d.channel, {}).get(d.step) for side in (a, b)]
-    fulls = [comparer.full(entry) if entry is not None else None for entry in entries]
+    fulls = a.full(comparer, d.channel, d.step), b.full(comparer, d.channel, d.step)
     comparer.forget()
-    return classify(d, fulls[0], fulls[1])
+    return classify(d, *fulls)
 
 
 def _report(progress: Progress | None, done: int, total: int) -> None:

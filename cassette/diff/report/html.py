@@ -74,7 +74,7 @@ def _summary(diff: RunDiff) -> str:
 
 def _episode_row(n: int, ep: EpisodeDiff, drawn: set[int]) -> str:
     d, label = ep.divergence, e(ep.env_index)
-    cls = " ".join(x for x in ("ep", ep.status, ep.change or "") if x)
+    cls = " ".join(filter(None, ("ep", ep.status, ep.change)))
     link = f'<a href="#ep-{n}">{label}</a>' if n in drawn else label
     fork = "" if ep.fork is None else f'<span class="fork">{e(c.fork_line(ep.fork))}</span>; '
     return (

@@ -44,6 +44,17 @@ def _summary(diff: RunDiff) -> Table:
     return out
 
 
+def _counts(diff: RunDiff) -> str:
+    """The episodes by status and by change of reward, and the forks."""
+    n, forked = diff.counts, c.forks_line(diff)
+    return (
+        f"episodes: {len(diff.episodes)}  identical {n['identical']}, diverged {n['diverged']}, "
+        f"only in A {n['only_a']}, only in B {n['only_b']}\n"
+        f"reward:   improved {n['improved']}, regressed {n['regressed']}, "
+        f"unchanged {n['unchanged']}" + (f"\nforks:    {forked}" if forked else "")
+    )
+
+
 def _head(ep: EpisodeDiff) -> Text:
     head = Text()
     head.append(f"episode {ep.env_index}", style="bold")
@@ -92,14 +103,7 @@ def render_text(diff: RunDiff, *, color: bool = False, width: int = 100, limit: 
 def _draw(diff: RunDiff, console: Console, limit: int) -> None:
     console.print(Text(f"cassette diff  A: {diff.a.label}  B: {diff.b.label}", style="bold"))
     console.print(_summary(diff))
-    n, forked = diff.counts, c.forks_line(diff)
-    console.print(
-        f"episodes: {len(diff.episodes)}  identical {n['identical']}, diverged {n['diverged']}, "
-        f"only in A {n['only_a']}, only in B {n['only_b']}\n"
-        f"reward:   improved {n['improved']}, regressed {n['regressed']}, "
-        f"unchanged {n['unchanged']}" + (f"\nforks:    {forked}" if forked else ""),
-        markup=False,
-    )
+    console.print(_counts(diff), markup=False)
     print_analysis(diff, console)
     differing = [ep for ep in c.ordered(diff) if ep.status != "identical"]
     for ep in differing[:limit]:

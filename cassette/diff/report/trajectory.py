@@ -93,12 +93,17 @@ def _inputs(full: Json, prev: list[Any] | None) -> tuple[list[Message], Any]:
     msgs = full.get("messages", full.get("input"))
     if not isinstance(msgs, list):
         return _not_a_chat(full), None
-    new = msgs
-    if prev is not None and msgs[: len(prev)] == prev:
-        new = msgs[len(prev) :]
-        if new and isinstance(new[0], dict) and new[0].get("role") == "assistant":
-            new = new[1:]  # the previous answer, shown as the previous step's output
-    return [_message(m) for m in new], msgs
+    return [_message(m) for m in _new(msgs, prev)], msgs
+
+
+def _new(msgs: list[Any], prev: list[Any] | None) -> list[Any]:
+    """What ``msgs`` adds to the previous request's ``prev``, less the previous answer (it is
+    shown as the previous step's output)."""
+    if prev is None or msgs[: len(prev)] != prev:
+        return msgs
+    new = msgs[len(prev) :]
+    answer = new and isinstance(new[0], dict) and new[0].get("role") == "assistant"
+    return new[1:] if answer else new
 
 
 def _views(channels: Channels | None) -> Views:
