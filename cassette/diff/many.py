@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import field
+from string import ascii_uppercase
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, computed_field
@@ -15,16 +16,7 @@ from pydantic.dataclasses import dataclass
 from ..storage.index import Index
 from ..types import EnvIndex
 from .run import diff_runs
-from .types import (
-    _CONFIG,
-    NoiseFloor,
-    NoiseMetric,
-    RunDiff,
-    RunSummary,
-    Unit,
-    _Data,
-    minus,
-)
+from .types import _CONFIG, NoiseFloor, NoiseMetric, RunDiff, RunSummary, Unit, _Data
 
 __all__ = ["MAX_RUNS", "ManyDiff", "diff_many", "metrics_of", "noise_floor"]
 
@@ -91,14 +83,14 @@ def diff_many(
 def _names(runs: Sequence[Run], baseline: Run | None, labels: Sequence[str] | None) -> list[str]:
     """``labels``, then for each run left its path (a letter for an index, A2 the baseline)."""
     given = [*runs, baseline] if baseline is not None else list(runs)
-    letters = [chr(65 + i) for i in range(len(runs))] + ["A2"]
+    letters = [*ascii_uppercase[: len(runs)], "A2"]
     own = [n if isinstance(r, Index) else str(r) for r, n in zip(given, letters, strict=False)]
-    return [*(labels or ()), *own[len(labels or ()) :]]
+    named = list(labels or ())
+    return named + own[len(named) :]
 
 
 def _pct(a: float | None, b: float | None) -> float | None:
-    delta = minus(a, b)
-    return None if delta is None or not a else delta / a * 100
+    return None if a is None or b is None or a == 0 else (b - a) / a * 100
 
 
 def _share(part: int, whole: int) -> float | None:

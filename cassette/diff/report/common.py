@@ -7,21 +7,11 @@ import math
 from collections.abc import Callable
 from itertools import groupby
 from operator import methodcaller
+from typing import Any
 
 import orjson
 
-from ..types import (
-    Divergence,
-    EpisodeDiff,
-    Json,
-    NoiseFloor,
-    NoiseMetric,
-    PairedStats,
-    RunDiff,
-    ToolCall,
-    clip,
-    minus,
-)
+from ..types import Divergence, EpisodeDiff, NoiseFloor, PairedStats, RunDiff, ToolCall, clip, minus
 
 __all__ = [
     "MARK",
@@ -61,6 +51,7 @@ MARK = {"same": "=", "changed": "~", "deleted": MINUS, "inserted": "+"}
 OP_LABEL = {"same": "same", "changed": "changed", "deleted": "only in A", "inserted": "only in B"}
 CONTEXT = 2  # equal calls shown around a changed one
 Row = tuple[str, str, str]
+_WORD = {None: "—", True: "exceeds noise", False: "within noise"}  # noise exceeded?
 _ORDER = {"diverged": 1, "only_a": 2, "only_b": 3, "identical": 4}
 
 
@@ -182,7 +173,7 @@ def headline(diff: RunDiff) -> str:
     return "not equivalent: " + ", ".join(parts) + f" (of {total} episodes)"
 
 
-def fork_line(fork: Json) -> str:
+def fork_line(fork: dict[str, Any]) -> str:
     """``forked at llm step 3 (mismatch)``."""
     why = f" ({fork['why']})" if fork.get("why") else ""
     return f"forked at {fork.get('channel')} step {fork.get('step')}{why}"
@@ -251,24 +242,21 @@ def cause_lines(diff: RunDiff) -> list[tuple[str, str]]:
     return [(g.text, next(iter(g.paths), "")) for g in diff.causes]
 
 
-def _noise_value(m: NoiseMetric, value: float | None) -> str:
+def _noise_value(unit: str, value: float | None) -> str:
     if value is None:
         return "—"
-    if m.unit == "share":
+    if unit == "share":
         return f"{value:.1%}"
-    return f"{fmt_delta(value, 1)}%" if m.unit == "percent" else fmt_delta(value)
-
-
-def _noise_word(m: NoiseMetric) -> str:
-    return "—" if m.exceeds is None else "exceeds noise" if m.exceeds else "within noise"
+    return f"{fmt_delta(value, 1)}%" if unit == "percent" else fmt_delta(value)
 
 
 def noise_rows(noise: NoiseFloor) -> list[tuple[str, str, str, str]]:
     """(metric, A vs B, A vs A2, verdict) rows of the noise floor."""
-    return [
-        (m.metric, _noise_value(m, m.observed), _noise_value(m, m.noise), _noise_word(m))
-        for m in noise.metrics
-    ]
+    out = []
+    for m in noise.metrics:
+        observed, floor = (_noise_value(m.unit, v) for v in (m.observed, m.noise))
+        out.append((m.metric, observed, floor, _WORD[m.exceeds]))
+    return out
 
 
 def _sig(calls: list[ToolCall], i: int | None, width: int) -> str:
