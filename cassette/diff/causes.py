@@ -97,8 +97,7 @@ def sentence(cause: str, count: int) -> str:
 
 
 def group_causes(episodes: Sequence[EpisodeDiff], examples: int = 20) -> list[CauseGroup]:
-    """Diverged episodes grouped by cause, the largest group first, each with its five
-    commonest paths."""
+    """Diverged episodes grouped by cause, the largest group first, with its 5 commonest paths."""
     groups: dict[Cause, CauseGroup] = {}
     for ep in episodes:
         if ep.cause is None or ep.divergence is None:  # identical, or in one run only

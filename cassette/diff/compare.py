@@ -21,14 +21,7 @@ from ..types import EnvIndex
 from .rules import Rules
 from .types import Divergence, Json
 
-__all__ = [
-    "Channels",
-    "Comparer",
-    "divergence",
-    "group_by_episode",
-    "in_file_order",
-    "take_forks",
-]
+__all__ = ["Channels", "Comparer", "divergence", "group_by_episode", "in_file_order", "take_forks"]
 
 _ABSENT = object()  # a key on one side only
 

@@ -83,6 +83,5 @@ class Rules:
         return out
 
     def same(self, a: Json, b: Json) -> bool:
-        """Whether two steps' parts (``{"response": ..., "error": ...}``) are the same once
-        normalised."""
+        """Whether two steps' parts (``{"response": ..., "error": ...}``) are equal, normalised."""
         return self.paths.same(a, b)

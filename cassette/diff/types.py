@@ -118,8 +118,7 @@ class AlignedCall(_Data):
 
 @dataclass(config=_CONFIG)
 class CauseGroup(_Data):
-    """Episodes that diverged for one cause: how many, which, the commonest paths, and
-    the sentence that says it."""
+    """Episodes that diverged for one cause: how many, which, the commonest paths, a sentence."""
 
     cause: Cause
     count: int

@@ -269,9 +269,7 @@ def _kept(ep: EpisodeDiff) -> set[int]:
     return {k for i in changed for k in range(i - CONTEXT, i + CONTEXT + 1)} or set(range(CONTEXT))
 
 
-def aligned_rows(
-    ep: EpisodeDiff, *, width: int = 48, limit: int = 40
-) -> list[tuple[str, str, str]]:
+def aligned_rows(ep: EpisodeDiff, *, width: int = 48, limit: int = 40) -> list[Row]:
     """(mark, call of A, call of B) rows; runs of more than 2 * ``CONTEXT`` + 1 equal calls
     are folded into one ``… n same calls`` row, and at most ``limit`` rows shown."""
     al, ca, cb = ep.alignment, ep.tool_calls_a, ep.tool_calls_b

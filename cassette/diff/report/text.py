@@ -120,8 +120,7 @@ def _draw(diff: RunDiff, console: Console, limit: int) -> None:
 
 
 def rendered(color: bool, width: int, draw: Callable[[Console], None]) -> str:
-    """What ``draw`` prints on a rich Console (ANSI styles only with ``color``), each line
-    without trailing spaces."""
+    """What ``draw`` prints on a rich Console (ANSI styles only with ``color``), lines trimmed."""
     out = io.StringIO()
     console = Console(
         file=out,

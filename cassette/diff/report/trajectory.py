@@ -97,8 +97,7 @@ def _inputs(full: Json, prev: list[Any] | None) -> tuple[list[Message], Any]:
 
 
 def _new(msgs: list[Any], prev: list[Any] | None) -> list[Any]:
-    """What ``msgs`` adds to the previous request's ``prev``, less the previous answer (it is
-    shown as the previous step's output)."""
+    """What ``msgs`` adds to the previous request's ``prev``, less the previous step's answer."""
     if prev is None or msgs[: len(prev)] != prev:
         return msgs
     new = msgs[len(prev) :]
