@@ -191,6 +191,5 @@ def diff_runs(
         volatile_seen=sorted(comparer.volatile_seen),
         stats=paired_stats(episodes, seed=seed),
         causes=group_causes(episodes),
-        index_a=ia,
-        index_b=ib,
+        steps=groups,
     )

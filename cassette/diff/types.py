@@ -11,7 +11,6 @@ import orjson
 from pydantic import ConfigDict, Field, computed_field
 from pydantic.dataclasses import dataclass
 
-from ..storage.index import Index
 from ..types import EnvIndex, Json
 
 __all__ = [
@@ -269,7 +268,7 @@ class RunSummary(_Data):
 @dataclass(config=_CONFIG)
 class RunDiff(_Data):
     """The diff of two runs. ``equivalent``: no episode diverged or is on one side only.
-    ``index_a`` / ``index_b``: the loaded runs, for renderers that draw trajectories."""
+    ``steps``: each run's steps by episode, for renderers that draw trajectories."""
 
     format: Literal["rollout-cassette/diff"] = field(default="rollout-cassette/diff", init=False)
     version: Literal[1] = field(default=1, init=False)
@@ -281,8 +280,7 @@ class RunDiff(_Data):
     stats: PairedStats = field(default_factory=PairedStats)
     causes: list[CauseGroup] = field(default_factory=list)
     noise: NoiseFloor | None = None
-    index_a: Index | None = Field(default=None, exclude=True, repr=False)
-    index_b: Index | None = Field(default=None, exclude=True, repr=False)
+    steps: Any = Field(default=None, exclude=True, repr=False)
 
     @computed_field  # type: ignore[prop-decorator]
     @property

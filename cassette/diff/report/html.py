@@ -7,10 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from importlib import resources
-from typing import Any
 
 from ...storage.gc import paused_gc
-from ..compare import group_by_episode, take_forks
 from ..types import EpisodeDiff, RunDiff
 from . import common as c
 from .trajectory import e, trajectories_html
@@ -119,7 +117,7 @@ def _note(n: int, ep: EpisodeDiff) -> str:
     return f'{fork}<div class="note">{text}</div>'
 
 
-def _episode(n: int, ep: EpisodeDiff, diff: RunDiff, groups: Any) -> str:
+def _episode(n: int, ep: EpisodeDiff, diff: RunDiff) -> str:
     rewards = f"reward {c.fmt_reward(ep.reward_a)} \u2192 {c.fmt_reward(ep.reward_b)}"
     rewards += f" ({c.fmt_delta(ep.delta)})" if ep.delta is not None else ""
     body = _note(n, ep)
@@ -127,7 +125,7 @@ def _episode(n: int, ep: EpisodeDiff, diff: RunDiff, groups: Any) -> str:
         body += aligned_html(n, ep)
     elif ep.status == "diverged":  # no alignment: neither run made a tool call
         body += _NO_CALLS
-    body += trajectories_html(n, ep, (diff.a.label, diff.b.label), groups) if groups else ""
+    body += trajectories_html(n, ep, (diff.a.label, diff.b.label), diff.steps) if diff.steps else ""
     return (
         f'<details class="episode {ep.status}" id="ep-{n}"{" open" * (ep.status != "identical")}>'
         f'<summary>episode {e(ep.env_index)} <span class="badge {ep.status}">'
@@ -202,18 +200,9 @@ def aligned_html(n: int, ep: EpisodeDiff) -> str:
 
 def render_html(diff: RunDiff, *, max_episodes: int = 200) -> str:
     """The report page; trajectories are drawn for at most ``max_episodes`` episodes
-    (those that differ first) when the diff still holds both runs' indexes."""
-    with paused_gc():  # the indexes are millions of objects: no collector passes over them
+    (those that differ first) when the diff still holds both runs' steps."""
+    with paused_gc():  # the runs' steps are millions of objects: no collector passes over them
         return _page(diff, max_episodes)
-
-
-def _groups(diff: RunDiff) -> Any:
-    if diff.index_a is None or diff.index_b is None:
-        return None
-    groups = (group_by_episode(diff.index_a), group_by_episode(diff.index_b))
-    for group in groups:
-        take_forks(group)  # the fork records are shown as notes, not steps
-    return groups
 
 
 def page_head(title: str) -> str:
@@ -228,7 +217,7 @@ def page_head(title: str) -> str:
 def _page(diff: RunDiff, max_episodes: int) -> str:
     eps = diff.episodes
     shown = sorted(sorted(range(len(eps)), key=lambda n: c.rank(eps[n]))[:max_episodes])
-    groups, title = _groups(diff), f"cassette diff: {diff.a.label} vs {diff.b.label}"
+    title = f"cassette diff: {diff.a.label} vs {diff.b.label}"
     parts = [
         page_head(title),
         "<header><h1>cassette diff</h1>",
@@ -242,7 +231,7 @@ def _page(diff: RunDiff, max_episodes: int) -> str:
     ]
     if len(eps) > len(shown):
         parts.append(f"<p>{len(shown)} of {len(eps)} episodes shown (those that differ first).</p>")
-    parts.extend(_episode(n, eps[n], diff, groups) for n in shown)
+    parts.extend(_episode(n, eps[n], diff) for n in shown)
     ignored = ", ".join(f"<code>{e(p)}</code>" for p in diff.volatile_seen) or "none"
     parts.append(
         f'</section><p class="ignored">Ignored as volatile (they differ between the runs): '
