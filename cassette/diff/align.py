@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from .types import AlignedCall, Op, ToolCall
 
-__all__ = ["AlignedCall", "Op", "align_calls", "edit_distance"]
+__all__ = ["AlignedCall", "Op", "align_calls"]
 
 MAX_CELLS = 1_000_000
 Key = tuple[str, str]
@@ -78,8 +78,3 @@ def align_calls(a: Sequence[ToolCall], b: Sequence[ToolCall]) -> list[AlignedCal
     out = [AlignedCall("same", k, k) for k in range(pre)]
     out += _middle(ka[pre : n - post], kb[pre : m - post], pre, pre)
     return out + [AlignedCall("same", n - post + k, m - post + k) for k in range(post)]
-
-
-def edit_distance(alignment: Sequence[AlignedCall]) -> int:
-    """How many calls were changed, deleted or inserted."""
-    return sum(1 for row in alignment if row.op != "same")

@@ -46,15 +46,20 @@ _KEY = re.compile(r"^request\.(?P<key>[A-Za-z_$][\w$-]*)(?:$|[.\[])")
 _MESSAGE = re.compile(r"^request\.(?P<field>messages|input)\[(?P<i>\d+)\]")
 
 
+def _holds_tool_results(message: Json) -> bool:
+    """Whether a message's content holds tool results (Anthropic's come in a user message)."""
+    content = message.get("content")
+    parts = content if isinstance(content, list) else []
+    return any(isinstance(p, dict) and p.get("type") == "tool_result" for p in parts)
+
+
 def _role_cause(message: Any) -> Cause:
     if not isinstance(message, dict):
         return "request_other"
     found = {_BY_TYPE.get(message.get("type")), _BY_ROLE.get(message.get("role"))}
     cause: Cause = next((c for c in _ROLE_ORDER if c in found), "request_other")
-    content = message.get("content")
-    parts = content if cause == "user_message" and isinstance(content, list) else []
-    if any(isinstance(p, dict) and p.get("type") == "tool_result" for p in parts):
-        return "tool_result"  # Anthropic's tool results come in a user message
+    if cause == "user_message" and _holds_tool_results(message):
+        return "tool_result"
     return cause
 
 
@@ -92,11 +97,10 @@ def sentence(cause: str, count: int) -> str:
 
 
 def group_causes(episodes: Sequence[EpisodeDiff], examples: int = 20) -> list[CauseGroup]:
-    """Diverged episodes grouped by cause, the largest group first, each with its five
-    commonest paths."""
+    """Diverged episodes grouped by cause, the largest group first, with its 5 commonest paths."""
     groups: dict[Cause, CauseGroup] = {}
     for ep in episodes:
-        if ep.status != "diverged" or ep.cause is None or ep.divergence is None:
+        if ep.cause is None or ep.divergence is None:  # identical, or in one run only
             continue
         g = groups.setdefault(ep.cause, CauseGroup(ep.cause, 0))
         g.count += 1

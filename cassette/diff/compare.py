@@ -9,6 +9,7 @@ run made by :func:`cassette.replay.fork` holds fork records, not calls (:func:`t
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from ..format.delta import decode_messages
@@ -20,13 +21,7 @@ from ..types import EnvIndex
 from .rules import Rules
 from .types import Divergence, Json
 
-__all__ = [
-    "Channels",
-    "Comparer",
-    "divergence",
-    "group_by_episode",
-    "take_forks",
-]
+__all__ = ["Channels", "Comparer", "divergence", "group_by_episode", "in_file_order", "take_forks"]
 
 _ABSENT = object()  # a key on one side only
 
@@ -39,6 +34,11 @@ def group_by_episode(index: Index) -> dict[EnvIndex, Channels]:
     for (env, channel, step), entry in index.entries.items():
         out.setdefault(env, {}).setdefault(channel, {})[step] = entry
     return out
+
+
+def in_file_order(entries: Iterable[Entry]) -> list[Entry]:
+    """``entries`` sorted by file and line."""
+    return sorted(entries, key=lambda e: (e.source, e.line))
 
 
 def take_forks(groups: dict[EnvIndex, Channels]) -> dict[EnvIndex, Json]:
@@ -55,15 +55,20 @@ def take_forks(groups: dict[EnvIndex, Channels]) -> dict[EnvIndex, Json]:
     return forks
 
 
+def _children(a: Any, b: Any) -> list[tuple[str | int, Any, Any]] | None:
+    """(key, value in a, value in b) of two dicts, or of two lists of one length."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = sorted(a.keys() | b.keys(), key=str)
+        return [(k, a.get(k, _ABSENT), b.get(k, _ABSENT)) for k in keys]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return list(zip(range(len(a)), a, b, strict=True))
+    return None
+
+
 def _paths(a: Any, b: Any, path: tuple[str | int, ...], out: list[str]) -> None:
     """Every path where ``a`` and ``b`` differ (list indices generalised to ``[*]``)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        pairs = [
-            (k, a.get(k, _ABSENT), b.get(k, _ABSENT)) for k in sorted(a.keys() | b.keys(), key=str)
-        ]
-    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        pairs = list(zip(range(len(a)), a, b, strict=True))
-    else:
+    pairs = _children(a, b)
+    if pairs is None:
         out.append(re.sub(r"\[\d+\]", "[*]", format_path(path)))
         return
     for key, x, y in pairs:
@@ -71,8 +76,8 @@ def _paths(a: Any, b: Any, path: tuple[str | int, ...], out: list[str]) -> None:
             _paths(x, y, (*path, key), out)
 
 
-def _value(v: Any) -> tuple[Any, bool]:
-    return (None, True) if v is Difference.MISSING else (v, False)
+def _value(v: Any) -> Any:
+    return None if v is Difference.MISSING else v
 
 
 class Comparer:
@@ -128,10 +133,16 @@ class Comparer:
             d = self._request(a, b, equal)
             if d is not None:
                 return d
+        return self._response(a, b)
+
+    def _response(self, a: Entry, b: Entry) -> Divergence | None:
+        """Where the responses (or errors) of two steps differ once normalised, if they do."""
         ra: Json = {"response": a.response, "error": a.error}
         rb: Json = {"response": b.response, "error": b.error}
-        d = None if ra == rb else self._part(a, ra, rb)
-        if ra != rb and d is None:
+        if ra == rb:
+            return None
+        d = self._part(a, ra, rb)
+        if d is None:
             self._sample(ra, rb)
         return d
 
@@ -154,8 +165,7 @@ class Comparer:
             else:
                 d = self.step(a, b, equal)
             if d is not None:
-                first = a if a is not None else b
-                return (a is None, first.line if first is not None else 0, channel), d
+                return (a is None, (a or sb[step]).line, channel), d
             equal.add(step)
         return None
 
@@ -168,5 +178,5 @@ class Comparer:
 
 def divergence(channel: str | None, step: int | None, part: Any, wa: Json, wb: Json) -> Divergence:
     d = first_difference(wa, wb) or Difference((part,), wa.get(part), wb.get(part))
-    (va, ma), (vb, mb) = _value(d.a), _value(d.b)
-    return Divergence(channel, step, part, d.where, va, vb, ma or va is None, mb or vb is None)
+    va, vb = _value(d.a), _value(d.b)
+    return Divergence(channel, step, part, d.where, va, vb, va is None, vb is None)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import field
+from string import ascii_uppercase
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, computed_field
@@ -15,12 +16,11 @@ from pydantic.dataclasses import dataclass
 from ..storage.index import Index
 from ..types import EnvIndex
 from .run import diff_runs
-from .types import _CONFIG, NoiseFloor, NoiseMetric, PairedStats, RunDiff, RunSummary, Unit, _Data
+from .types import _CONFIG, NoiseFloor, NoiseMetric, RunDiff, RunSummary, Unit, _Data
 
 __all__ = ["MAX_RUNS", "ManyDiff", "diff_many", "metrics_of", "noise_floor"]
 
 MAX_RUNS = 8
-FORMAT: Literal["rollout-cassette/diff-many"] = "rollout-cassette/diff-many"
 Run = str | os.PathLike[str] | Index
 
 
@@ -83,9 +83,10 @@ def diff_many(
 def _names(runs: Sequence[Run], baseline: Run | None, labels: Sequence[str] | None) -> list[str]:
     """``labels``, then for each run left its path (a letter for an index, A2 the baseline)."""
     given = [*runs, baseline] if baseline is not None else list(runs)
-    letters = [chr(65 + i) for i in range(len(runs))] + ["A2"]
+    letters = [*ascii_uppercase[: len(runs)], "A2"]
     own = [n if isinstance(r, Index) else str(r) for r, n in zip(given, letters, strict=False)]
-    return [*(labels or ()), *own[len(labels or ()) :]]
+    named = list(labels or ())
+    return named + own[len(named) :]
 
 
 def _pct(a: float | None, b: float | None) -> float | None:
@@ -98,7 +99,7 @@ def _share(part: int, whole: int) -> float | None:
 
 def metrics_of(diff: RunDiff) -> dict[str, tuple[Unit, float | None]]:
     """The metrics of one diff: name -> (unit, value)."""
-    s, c = diff.stats or PairedStats(), diff.counts
+    s, c = diff.stats, diff.counts
     out: dict[str, tuple[Unit, float | None]] = {
         "mean reward delta": ("reward", s.mean_delta),
         "episodes whose reward changed": ("share", _share(s.improved + s.regressed, s.paired)),

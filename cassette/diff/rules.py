@@ -64,7 +64,7 @@ class Rules:
     """
 
     def __init__(self, user: Iterable[str] = ()) -> None:
-        self.user = [p for p in user if p]
+        self.user = list(filter(None, user))
         self.paths = Paths((*VOLATILE, *(f"request.{key}" for key in DEFAULT_IGNORE)))
         for path in _ARGUMENTS:
             self.paths.add(parse_path(path), parse_args)
@@ -83,6 +83,5 @@ class Rules:
         return out
 
     def same(self, a: Json, b: Json) -> bool:
-        """Whether two steps' parts (``{"response": ..., "error": ...}``) are the same once
-        normalised."""
+        """Whether two steps' parts (``{"response": ..., "error": ...}``) are equal, normalised."""
         return self.paths.same(a, b)

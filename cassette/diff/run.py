@@ -15,10 +15,10 @@ from ..storage.index import Entry, Index, load_index
 from ..types import EnvIndex
 from .align import align_calls
 from .causes import classify, group_causes
-from .compare import Channels, Comparer, divergence, group_by_episode, take_forks
+from .compare import Channels, Comparer, divergence, group_by_episode, in_file_order, take_forks
 from .rules import Rules
 from .stats import paired_stats
-from .types import Cause, Divergence, EpisodeDiff, Json, RunDiff, RunSummary, Status, ToolCall
+from .types import Cause, Divergence, EpisodeDiff, Json, RunDiff, RunSummary, ToolCall
 
 __all__ = ["diff_runs", "parse_args", "tool_calls_of"]
 
@@ -32,21 +32,8 @@ def tool_calls_of(entry: Entry) -> list[ToolCall]:
     return [ToolCall(entry.channel, entry.step, name, args) for name, args in calls]
 
 
-def _entries(group: Channels | None) -> list[Entry]:
-    """The entries of one side of an episode, in file order."""
-    entries = [e for steps in (group or {}).values() for e in steps.values()]
-    return sorted(entries, key=lambda e: (e.source, e.line))
-
-
 def _numeric(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _finish(run: RunSummary) -> RunSummary:
-    if run.rewarded and run.mean_reward is not None:
-        run.mean_reward /= run.rewarded
-    run.cost = round(run.cost, 10) if run.cost is not None else None
-    return run
 
 
 def _load(run: str | os.PathLike[str] | Index, default: str) -> tuple[Index, str]:
@@ -62,14 +49,19 @@ def _sort_key(env: EnvIndex) -> tuple[bool, Any]:
     return (True, [int(p) if i % 2 else p for i, p in enumerate(parts)])
 
 
+def _wanted(env: EnvIndex) -> list[EnvIndex]:
+    """``env``, then its int when it is a digit string."""
+    digits = isinstance(env, str) and re.fullmatch(r"-?\d+", env) is not None
+    return [env, int(env)] if digits else [env]
+
+
 def _select(envs: list[EnvIndex], env: EnvIndex) -> EnvIndex:
     """The episode ``env`` names (a digit string matches an int env_index)."""
     keys = {(type(e), e) for e in envs}
-    digits = isinstance(env, str) and re.fullmatch(r"-?\d+", env) is not None
-    for want in (env, int(env)) if digits else (env,):
+    for want in _wanted(env):
         if (type(want), want) in keys:
             return want
-    shown = ", ".join(repr(e) for e in envs[:8]) + (", …" if len(envs) > 8 else "")
+    shown = ", ".join(map(repr, envs[:8])) + (", …" if len(envs) > 8 else "")
     raise ValueError(
         f"episode {env!r} is in neither run (episodes: {shown or 'none'}); pick one of those"
     )
@@ -82,42 +74,57 @@ class _Side:
         self.channels, self.outcome = channels or {}, outcome
         self.present = channels is not None or outcome is not None
         reward = (outcome or {}).get("reward")
-        self.reward = reward if _numeric(reward) else None
-        self.steps = sum(len(steps) for steps in self.channels.values())
+        self.reward: float | None = reward if _numeric(reward) else None
+        self.entries = [e for steps in self.channels.values() for e in steps.values()]
 
     def calls(self) -> list[ToolCall]:
-        return [call for entry in _entries(self.channels) for call in tool_calls_of(entry)]
+        return [call for entry in in_file_order(self.entries) for call in tool_calls_of(entry)]
+
+    def full(self, comparer: Comparer, channel: str, step: int) -> Json | None:
+        """The full request of a step, if this side has it."""
+        entry = self.channels.get(channel, {}).get(step)
+        return comparer.full(entry) if entry is not None else None
 
     def outcome_view(self) -> Json:
         o = self.outcome
         return {"outcome": None if o is None else {k: o.get(k) for k in ("reward", "terminated")}}
 
 
-def _tally(run: RunSummary, side: _Side) -> None:
-    """Add one episode to its run's totals (``mean_reward`` is a sum until :func:`_finish`)."""
-    run.episodes += 1
-    if side.reward is not None:
-        run.rewarded += 1
-        run.mean_reward = (run.mean_reward or 0.0) + side.reward
-    for entry in (e for steps in side.channels.values() for e in steps.values()):
-        prompt, completion, total, cost = usage_totals(entry)
-        run.interactions += 1
-        run.prompt_tokens += int(prompt)
-        run.completion_tokens += int(completion)
-        run.total_tokens += int(total or prompt + completion)
-        run.cost = run.cost if cost is None else (run.cost or 0.0) + cost
+def _add_usage(run: RunSummary, entry: Entry) -> None:
+    prompt, completion, total, cost = usage_totals(entry)
+    run.interactions += 1
+    run.prompt_tokens += int(prompt)
+    run.completion_tokens += int(completion)
+    run.total_tokens += int(total or prompt + completion)
+    run.cost = run.cost if cost is None else (run.cost or 0.0) + cost
 
 
-def _episode_diff(env: EnvIndex, comparer: Comparer, a: _Side, b: _Side) -> EpisodeDiff:
-    status: Status = "only_b" if not a.present else "only_a" if not b.present else "identical"
-    ep = EpisodeDiff(env, status, None, a.reward, b.reward, a.steps, b.steps)
-    if a.present and b.present:
-        ep.divergence = comparer.episode(a.channels, b.channels) or _by_outcome(comparer, a, b)
-        ep.status = "identical" if ep.divergence is None else "diverged"
-    if ep.status != "identical":
+def _summary(label: str, sides: Iterable[_Side]) -> RunSummary:
+    """The totals of the episodes a run has."""
+    present = [side for side in sides if side.present]
+    rewards = [side.reward for side in present if side.reward is not None]
+    mean = sum(rewards) / len(rewards) if rewards else None
+    run = RunSummary(label, len(present), rewarded=len(rewards), mean_reward=mean)
+    for side in present:
+        for entry in side.entries:
+            _add_usage(run, entry)
+    run.cost = round(run.cost, 10) if run.cost is not None else None
+    return run
+
+
+def _episode_diff(
+    env: EnvIndex, comparer: Comparer, a: _Side, b: _Side, fork: Json | None
+) -> EpisodeDiff:
+    ep = EpisodeDiff(env, "identical", None, a.reward, b.reward, len(a.entries), len(b.entries))
+    ep.fork = fork
+    if not (a.present and b.present):
+        ep.status = "only_a" if a.present else "only_b"
         ep.tool_calls_a, ep.tool_calls_b = a.calls(), b.calls()
+        return ep
+    ep.divergence = comparer.episode(a.channels, b.channels) or _by_outcome(comparer, a, b)
     if ep.divergence is not None:
-        ep.cause = _cause(ep.divergence, comparer, a, b)
+        ep.status, ep.cause = "diverged", _cause(ep.divergence, comparer, a, b)
+        ep.tool_calls_a, ep.tool_calls_b = a.calls(), b.calls()
         ep.alignment = align_calls(ep.tool_calls_a, ep.tool_calls_b)
     return ep
 
@@ -132,10 +139,15 @@ def _cause(d: Divergence, comparer: Comparer, a: _Side, b: _Side) -> Cause:
     """The cause of ``d``, reading the full requests of its step when the path needs them."""
     if d.part not in ("request", "response") or d.channel is None or d.step is None:
         return classify(d)
-    entries = [side.channels.get(d.channel, {}).get(d.step) for side in (a, b)]
-    fulls = [comparer.full(entry) if entry is not None else None for entry in entries]
+    fulls = a.full(comparer, d.channel, d.step), b.full(comparer, d.channel, d.step)
     comparer.forget()
-    return classify(d, fulls[0], fulls[1])
+    return classify(d, *fulls)
+
+
+def _report(progress: Progress | None, done: int, total: int) -> None:
+    """Call ``progress`` about 200 times over a diff, and at its end."""
+    if progress is not None and (done % max(1, total // 200) == 0 or done == total):
+        progress(done, total)
 
 
 def diff_runs(
@@ -161,43 +173,23 @@ def diff_runs(
     with paused_gc():
         (ia, la), (ib, lb) = _load(a, "A"), _load(b, "B")
         la, lb = labels or (la, lb)
-        return _diff(rules, (ia, RunSummary(la)), (ib, RunSummary(lb)), env, progress, seed)
-
-
-def _diff(
-    rules: Rules,
-    run_a: tuple[Index, RunSummary],
-    run_b: tuple[Index, RunSummary],
-    env: EnvIndex | None,
-    progress: Progress | None,
-    seed: int,
-) -> RunDiff:
-    (index_a, sum_a), (index_b, sum_b) = run_a, run_b
-    groups_a, groups_b = group_by_episode(index_a), group_by_episode(index_b)
-    forks = take_forks(groups_a) | take_forks(groups_b)  # not calls: shown per episode
-    envs = sorted({*groups_a, *groups_b, *index_a.outcomes, *index_b.outcomes}, key=_sort_key)
-    envs = envs if env is None else [_select(envs, env)]
-    comparer = Comparer(rules)
-    episodes: list[EpisodeDiff] = []
-    tick = max(1, len(envs) // 200)
-    for done, e in enumerate(envs, 1):
-        a = _Side(groups_a.get(e), index_a.outcomes.get(e))
-        b = _Side(groups_b.get(e), index_b.outcomes.get(e))
-        episodes.append(_episode_diff(e, comparer, a, b))
-        episodes[-1].fork = forks.get(e)
-        for side, summary in ((a, sum_a), (b, sum_b)):
-            if side.present:
-                _tally(summary, side)
-        if progress is not None and (done % tick == 0 or done == len(envs)):
-            progress(done, len(envs))
+        groups = group_by_episode(ia), group_by_episode(ib)
+        forks = take_forks(groups[0]) | take_forks(groups[1])  # not calls: shown per episode
+        envs = sorted({*groups[0], *groups[1], *ia.outcomes, *ib.outcomes}, key=_sort_key)
+        envs = [_select(envs, env)] if env is not None else envs
+        sides_a = [_Side(groups[0].get(e), ia.outcomes.get(e)) for e in envs]
+        sides_b = [_Side(groups[1].get(e), ib.outcomes.get(e)) for e in envs]
+        comparer, episodes = Comparer(rules), []
+        for done, (e, sa, sb) in enumerate(zip(envs, sides_a, sides_b, strict=True), 1):
+            episodes.append(_episode_diff(e, comparer, sa, sb, forks.get(e)))
+            _report(progress, done, len(envs))
     return RunDiff(
-        a=_finish(sum_a),
-        b=_finish(sum_b),
+        a=_summary(la, sides_a),
+        b=_summary(lb, sides_b),
         episodes=episodes,
         ignored=rules.listed(),
         volatile_seen=sorted(comparer.volatile_seen),
         stats=paired_stats(episodes, seed=seed),
         causes=group_causes(episodes),
-        index_a=index_a,
-        index_b=index_b,
+        steps=groups,
     )

@@ -149,7 +149,7 @@ def wilcoxon_signed_rank(deltas: Sequence[float]) -> tuple[float, float, str]:
     w_plus = math.fsum(r for r, x in zip(_ranks(mags), d, strict=True) if x > 0)
     stat = min(w_plus, n * (n + 1) / 2 - w_plus)
     if n <= EXACT_WILCOXON_MAX and len(set(mags)) == n:
-        return stat, _wilcoxon_exact(n, w_plus) if n else 1.0, "exact"
+        return stat, _wilcoxon_exact(n, w_plus), "exact"
     return stat, _wilcoxon_normal(n, w_plus, mags), "normal"
 
 
@@ -251,21 +251,19 @@ def _tests(out: PairedStats, deltas: list[float], seed: int) -> list[Significanc
 
 def paired_stats(episodes: Sequence[EpisodeDiff], *, seed: int = SEED) -> PairedStats:
     """The paired statistics of ``episodes`` (see the module docstring)."""
-    pairs = [
-        (e.reward_a, e.reward_b) for e in episodes if _numeric(e.reward_a) and _numeric(e.reward_b)
-    ]
     out = PairedStats(seed=seed)
     out.tasks, out.pass_k = pass_k_table(episodes)
-    if not pairs:
+    both = [e for e in episodes if _numeric(e.reward_a) and _numeric(e.reward_b)]
+    if not both:
         return out
-    pairs_f = [(float(a), float(b)) for a, b in pairs]  # type: ignore[arg-type]
-    deltas = [round(b - a, 12) for a, b in pairs_f]
+    pairs = [(float(e.reward_a), float(e.reward_b)) for e in both]  # type: ignore[arg-type]
+    deltas = [round(b - a, 12) for a, b in pairs]
+    ra, rb = zip(*pairs, strict=True)
     out.paired = len(pairs)
-    _count(out, pairs_f, deltas)
-    out.mean_a = math.fsum(a for a, _ in pairs_f) / len(pairs)
-    out.mean_b = math.fsum(b for _, b in pairs_f) / len(pairs)
+    _count(out, pairs, deltas)
+    out.mean_a, out.mean_b = math.fsum(ra) / len(pairs), math.fsum(rb) / len(pairs)
     out.mean_delta = math.fsum(deltas) / len(deltas)
     out.ci_low, out.ci_high = bootstrap_ci(deltas, seed=seed)
-    out.binary = all(v in (0.0, 1.0) for pair in pairs_f for v in pair)
+    out.binary = {*ra, *rb} <= {0.0, 1.0}
     out.tests = _tests(out, deltas, seed)
     return out

@@ -11,7 +11,6 @@ import orjson
 from pydantic import ConfigDict, Field, computed_field
 from pydantic.dataclasses import dataclass
 
-from ..storage.index import Index
 from ..types import EnvIndex, Json
 
 __all__ = [
@@ -29,6 +28,8 @@ __all__ = [
     "Significance",
     "Status",
     "ToolCall",
+    "clip",
+    "minus",
 ]
 
 Status = Literal["identical", "diverged", "only_a", "only_b"]
@@ -53,6 +54,16 @@ _CONFIG = ConfigDict(
 )
 
 
+def clip(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, the cut marked with an ellipsis."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def minus(a: float | None, b: float | None) -> float | None:
+    """``b - a``, or None when either is None."""
+    return None if a is None or b is None else b - a
+
+
 class _Data:
     def to_dict(self) -> Json:
         """A JSON-able dict (what ``--format json`` prints)."""
@@ -72,7 +83,7 @@ class ToolCall(_Data):
     def signature(self, width: int = 60) -> str:
         args = self.arguments
         text = args if isinstance(args, str) else orjson.dumps(args).decode()
-        return f"{self.name}({text if len(text) <= width else text[: width - 1] + '…'})"
+        return f"{self.name}({clip(text, width)})"
 
 
 @dataclass(config=_CONFIG)
@@ -106,8 +117,7 @@ class AlignedCall(_Data):
 
 @dataclass(config=_CONFIG)
 class CauseGroup(_Data):
-    """Episodes that diverged for one cause: how many, which, the commonest paths, and
-    the sentence that says it."""
+    """Episodes that diverged for one cause: how many, which, the commonest paths, a sentence."""
 
     cause: Cause
     count: int
@@ -157,7 +167,7 @@ class PassK(_Data):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def delta(self) -> float | None:
-        return None if self.a is None or self.b is None else self.b - self.a
+        return minus(self.a, self.b)
 
 
 @dataclass(config=_CONFIG)
@@ -197,10 +207,6 @@ class PairedStats(_Data):
         """The headline test's p-value (McNemar for binary rewards, else permutation)."""
         return self.tests[0].p_value if self.tests else None
 
-    @property
-    def significant(self) -> bool:
-        return self.p_value is not None and self.p_value < 0.05
-
 
 @dataclass(config=_CONFIG)
 class EpisodeDiff(_Data):
@@ -224,9 +230,7 @@ class EpisodeDiff(_Data):
     @property
     def delta(self) -> float | None:
         """reward B - reward A, when both runs have a reward for this episode."""
-        if self.reward_a is None or self.reward_b is None:
-            return None
-        return self.reward_b - self.reward_a
+        return minus(self.reward_a, self.reward_b)
 
     @property
     def at_fork_point(self) -> bool:
@@ -264,7 +268,7 @@ class RunSummary(_Data):
 @dataclass(config=_CONFIG)
 class RunDiff(_Data):
     """The diff of two runs. ``equivalent``: no episode diverged or is on one side only.
-    ``index_a`` / ``index_b``: the loaded runs, for renderers that draw trajectories."""
+    ``steps``: each run's steps by episode, for renderers that draw trajectories."""
 
     format: Literal["rollout-cassette/diff"] = field(default="rollout-cassette/diff", init=False)
     version: Literal[1] = field(default=1, init=False)
@@ -273,11 +277,10 @@ class RunDiff(_Data):
     episodes: list[EpisodeDiff]
     ignored: list[str]
     volatile_seen: list[str]
-    stats: PairedStats | None = None
+    stats: PairedStats = field(default_factory=PairedStats)
     causes: list[CauseGroup] = field(default_factory=list)
     noise: NoiseFloor | None = None
-    index_a: Index | None = Field(default=None, exclude=True, repr=False)
-    index_b: Index | None = Field(default=None, exclude=True, repr=False)
+    steps: Any = Field(default=None, exclude=True, repr=False)
 
     @computed_field  # type: ignore[prop-decorator]
     @property

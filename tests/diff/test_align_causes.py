@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cassette.diff import Divergence, ToolCall, diff_runs
-from cassette.diff.align import MAX_CELLS, align_calls, edit_distance
+from cassette.diff.align import MAX_CELLS, align_calls
 from cassette.diff.causes import classify, sentence
 from tests.helpers.runs import TOOLS, record
 
@@ -46,7 +46,8 @@ def test_alignment_by_hand() -> None:
         ("inserted", None, 4),
         ("inserted", None, 5),
     ]
-    assert edit_distance(align_calls(_calls("s a b c d"), _calls("s a c d e f"))) == 3
+    rows = align_calls(_calls("s a b c d"), _calls("s a c d e f"))
+    assert sum(row.op != "same" for row in rows) == 3
     # a changed call keeps its tool: b:1 pairs with b:2, not with the c that follows
     assert _ops("a b:1 c", "a b:2") == [("same", 0, 0), ("changed", 1, 1), ("deleted", 2, None)]
     assert _ops("", "a b") == [("inserted", None, 0), ("inserted", None, 1)]

@@ -4,12 +4,14 @@ statistics, causes, noise floor and aligned calls of a diff as rows of strings."
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from itertools import groupby
+from operator import methodcaller
+from typing import Any
 
 import orjson
 
-from ..causes import SHORT
-from ..types import Divergence, EpisodeDiff, Json, NoiseMetric, PairedStats, RunDiff, ToolCall
+from ..types import Divergence, EpisodeDiff, NoiseFloor, PairedStats, RunDiff, ToolCall, clip, minus
 
 __all__ = [
     "MARK",
@@ -18,24 +20,25 @@ __all__ = [
     "PART_LABEL",
     "STATUS_LABEL",
     "aligned_rows",
+    "calls_by_side",
     "cause_lines",
     "describe",
+    "fmt_ci",
     "fmt_delta",
+    "fmt_p",
     "fmt_reward",
     "fork_line",
     "forks_line",
     "headline",
-    "many_header",
-    "many_rows",
     "noise_rows",
     "ordered",
     "pass_k_rows",
+    "rank",
     "stats_rows",
     "summary_rows",
     "tool_line",
     "value_of",
     "verdict",
-    "window",
 ]
 
 MINUS = "\u2212"  # typographic minus sign, for signed numbers
@@ -46,7 +49,10 @@ PART_LABEL["outcome"] = "only the outcome differs"
 # how an aligned call is marked: same, changed, only in A (deleted), only in B (inserted)
 MARK = {"same": "=", "changed": "~", "deleted": MINUS, "inserted": "+"}
 OP_LABEL = {"same": "same", "changed": "changed", "deleted": "only in A", "inserted": "only in B"}
-_RANK = {"diverged": 1, "only_a": 2, "only_b": 3, "identical": 4}
+CONTEXT = 2  # equal calls shown around a changed one
+Row = tuple[str, str, str]
+_WORD = {None: "—", True: "exceeds noise", False: "within noise"}  # noise exceeded?
+_ORDER = {"diverged": 1, "only_a": 2, "only_b": 3, "identical": 4}
 
 
 def fmt_reward(value: float | None, digits: int = 3) -> str:
@@ -62,18 +68,24 @@ def fmt_delta(value: float | None, digits: int = 3) -> str:
     return "0" if value == 0 else f"{value:+g}".replace("-", MINUS)
 
 
-def _fmt_cost(value: float | None, signed: bool = False) -> str:
-    """``$0.0021``; a difference is signed; "not recorded" when no call recorded a cost."""
-    if value is None:
-        return "-" if signed else "not recorded"
-    if round(value, 9) == 0:
-        return "0" if signed else "$0"
+def _dollars(value: float) -> str:
+    """``$0.0021`` (4 decimals from a cent up, else 6), a minus sign when negative."""
     text = f"${abs(value):.4f}" if abs(value) >= 0.01 else f"${abs(value):.6f}"
-    return (MINUS if value < 0 else "+" if signed else "") + text
+    return MINUS + text if value < 0 else text
 
 
-def _minus(a: float | None, b: float | None) -> float | None:
-    return None if a is None or b is None else b - a
+def _fmt_cost(value: float | None) -> str:
+    """A run's cost; "not recorded" when no call recorded one."""
+    if value is None:
+        return "not recorded"
+    return "$0" if round(value, 9) == 0 else _dollars(value)
+
+
+def _fmt_cost_delta(value: float | None) -> str:
+    """A difference of costs, signed; "-" when a run recorded none."""
+    if value is None:
+        return "-"
+    return "0" if round(value, 9) == 0 else "+" * (value > 0) + _dollars(value)
 
 
 def summary_rows(diff: RunDiff) -> dict[str, tuple[str, str, str]]:
@@ -83,11 +95,11 @@ def summary_rows(diff: RunDiff) -> dict[str, tuple[str, str, str]]:
     return {
         "episodes": (str(a.episodes), str(b.episodes), ""),
         "interactions": (f"{a.interactions:,}", f"{b.interactions:,}", ""),
-        "mean reward": (fmt_reward(ma), fmt_reward(mb), fmt_delta(_minus(ma, mb))),
+        "mean reward": (fmt_reward(ma), fmt_reward(mb), fmt_delta(minus(ma, mb))),
         "tokens": (f"{a.total_tokens:,}", f"{b.total_tokens:,}", fmt_delta(tokens)),
         "prompt": (f"{a.prompt_tokens:,}", f"{b.prompt_tokens:,}", ""),
         "completion": (f"{a.completion_tokens:,}", f"{b.completion_tokens:,}", ""),
-        "cost": (_fmt_cost(a.cost), _fmt_cost(b.cost), _fmt_cost(_minus(a.cost, b.cost), True)),
+        "cost": (_fmt_cost(a.cost), _fmt_cost(b.cost), _fmt_cost_delta(minus(a.cost, b.cost))),
     }
 
 
@@ -100,7 +112,7 @@ def value_of(d: Divergence, side: str, width: int = 60) -> str:
         text = orjson.dumps(value).decode().replace("\n", " ")
     except TypeError:
         text = repr(value).replace("\n", " ")
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return clip(text, width)
 
 
 def describe(d: Divergence) -> str:
@@ -111,34 +123,46 @@ def describe(d: Divergence) -> str:
     return f"{where}{PART_LABEL[d.part]} at {d.path}"
 
 
-def window(
-    calls: list[ToolCall], focus: int | None, limit: int = 8
-) -> tuple[int, list[ToolCall], int]:
-    """At most ``limit`` calls around step ``focus``: (left out before, shown, left out after)."""
+def _window(calls: list[ToolCall], focus: int | None, limit: int) -> tuple[int, int]:
+    """Where the at most ``limit`` calls around step ``focus`` start and end."""
     if len(calls) <= limit:
-        return 0, calls, 0
+        return 0, len(calls)
     at = len(calls) if focus is None else sum(1 for c in calls if c.step <= focus)
     start = max(0, min(at - (limit + 1) // 2, len(calls) - limit))
-    return start, calls[start : start + limit], len(calls) - start - limit
+    return start, start + limit
 
 
-def tool_line(calls: list[ToolCall], focus: int | None = None, width: int = 48) -> str:
-    """``name(args) → ...``, cut to the calls around step ``focus``."""
-    before, shown, after = window(calls, focus)
-    parts = [f"… {before} earlier"] * bool(before) + [c.signature(width) for c in shown]
-    return " → ".join(parts + [f"… {after} more"] * bool(after)) or "(none)"
+def tool_line(
+    calls: list[ToolCall],
+    focus: int | None = None,
+    *,
+    limit: int = 8,
+    sig: Callable[[ToolCall], str] = methodcaller("signature", 48),
+    sep: str = " → ",
+) -> str:
+    """``name(args) → ...``, cut to the ``limit`` calls around step ``focus``."""
+    start, end = _window(calls, focus, limit)
+    parts = [f"… {start} earlier"] * bool(start) + [sig(c) for c in calls[start:end]]
+    return sep.join(parts + [f"… {len(calls) - end} more"] * (end < len(calls))) or "(none)"
 
 
-def _rank(ep: EpisodeDiff) -> tuple[int, float]:
+def calls_by_side(ep: EpisodeDiff) -> list[tuple[str, list[ToolCall]]]:
+    """("A" or "B", tool calls) of each run that has the episode."""
+    sides = {"only_a": "A", "only_b": "B"}.get(ep.status, "AB")
+    return [(side, ep.tool_calls_a if side == "A" else ep.tool_calls_b) for side in sides]
+
+
+def rank(ep: EpisodeDiff) -> tuple[int, float]:
+    """Where ``ep`` comes in :func:`ordered`."""
     delta = ep.delta or 0.0
     if ep.change == "regressed":
         return (0, delta)
-    return (_RANK[ep.status], -delta if ep.status == "diverged" else 0.0)
+    return (_ORDER[ep.status], -delta if ep.status == "diverged" else 0.0)
 
 
 def ordered(diff: RunDiff) -> list[EpisodeDiff]:
     """Regressed first (worst first), other diverged, only in A, only in B, identical."""
-    return sorted(diff.episodes, key=_rank)
+    return sorted(diff.episodes, key=rank)
 
 
 def headline(diff: RunDiff) -> str:
@@ -149,7 +173,7 @@ def headline(diff: RunDiff) -> str:
     return "not equivalent: " + ", ".join(parts) + f" (of {total} episodes)"
 
 
-def fork_line(fork: Json) -> str:
+def fork_line(fork: dict[str, Any]) -> str:
     """``forked at llm step 3 (mismatch)``."""
     why = f" ({fork['why']})" if fork.get("why") else ""
     return f"forked at {fork.get('channel')} step {fork.get('step')}{why}"
@@ -162,40 +186,38 @@ def forks_line(diff: RunDiff) -> str | None:
     return f"{n} {noun} forked; first divergence at the fork point in {at}" if n else None
 
 
-def _fmt_p(p: float | None) -> str:
+def fmt_p(p: float | None) -> str:
     return "—" if p is None else "< 0.001" if p < 0.001 else f"{p:.3g}"
 
 
 def _p_text(p: float | None) -> str:
     """``p = 0.0312`` or ``p < 0.001``."""
-    text = _fmt_p(p)
+    text = fmt_p(p)
     return f"p {text}" if text.startswith("<") else f"p = {text}"
 
 
-def _ci(s: PairedStats | None) -> str:
-    if s is None or s.ci_low is None or s.ci_high is None:
+def fmt_ci(s: PairedStats) -> str:
+    if s.ci_low is None or s.ci_high is None:
         return "—"
     return f"[{fmt_delta(s.ci_low)}, {fmt_delta(s.ci_high)}]"
 
 
-def verdict(s: PairedStats | None) -> str:
+def verdict(s: PairedStats) -> str:
     """One sentence: is B's change in reward more than noise?"""
-    if s is None or not s.paired:
+    if not s.tests:
         return "no episode has a reward in both runs: nothing to test"
-    p, test = s.p_value, s.tests[0].name if s.tests else ""
-    if p is None:
-        return "no test"
+    p, test = s.tests[0].p_value, s.tests[0].name
     if p >= 0.05:
         return f"not significant at 0.05 ({_p_text(p)}, {test}): could be noise"
     way = "better" if (s.mean_delta or 0) > 0 else "worse"
     return f"B is {way} than A: significant at 0.05 ({_p_text(p)}, {test})"
 
 
-def stats_rows(s: PairedStats | None) -> list[tuple[str, str]]:
+def stats_rows(s: PairedStats) -> list[tuple[str, str]]:
     """(label, value) rows of the paired statistics."""
-    if s is None or not s.paired:
+    if not s.paired:
         return [("paired episodes", "0 (no episode has a reward in both runs)")]
-    ci = f"{_ci(s)} (bootstrap, {s.resamples:,} resamples, seed {s.seed})"
+    ci = f"{fmt_ci(s)} (bootstrap, {s.resamples:,} resamples, seed {s.seed})"
     rows = [
         ("paired episodes", f"{s.paired} (rewarded in both runs)"),
         ("improved / regressed", f"{s.improved} / {s.regressed}"),
@@ -210,10 +232,9 @@ def stats_rows(s: PairedStats | None) -> list[tuple[str, str]]:
     return [*rows, ("verdict", verdict(s))]
 
 
-def pass_k_rows(s: PairedStats | None) -> list[tuple[str, str, str, str]]:
+def pass_k_rows(s: PairedStats) -> list[tuple[str, str, str, str]]:
     """(pass^k, A, B, B - A) rows when the runs hold tau2 trials (2+ a task)."""
-    rows = s.pass_k if s is not None else []
-    return [(f"pass^{r.k}", fmt_reward(r.a), fmt_reward(r.b), fmt_delta(r.delta)) for r in rows]
+    return [(f"pass^{r.k}", fmt_reward(r.a), fmt_reward(r.b), fmt_delta(r.delta)) for r in s.pass_k]
 
 
 def cause_lines(diff: RunDiff) -> list[tuple[str, str]]:
@@ -221,46 +242,39 @@ def cause_lines(diff: RunDiff) -> list[tuple[str, str]]:
     return [(g.text, next(iter(g.paths), "")) for g in diff.causes]
 
 
-def _noise_value(m: NoiseMetric, value: float | None) -> str:
+def _noise_value(unit: str, value: float | None) -> str:
     if value is None:
         return "—"
-    if m.unit == "share":
+    if unit == "share":
         return f"{value:.1%}"
-    return f"{fmt_delta(value, 1)}%" if m.unit == "percent" else fmt_delta(value)
+    return f"{fmt_delta(value, 1)}%" if unit == "percent" else fmt_delta(value)
 
 
-def _noise_word(m: NoiseMetric) -> str:
-    return "—" if m.exceeds is None else "exceeds noise" if m.exceeds else "within noise"
-
-
-def noise_rows(diff: RunDiff) -> list[tuple[str, str, str, str]]:
+def noise_rows(noise: NoiseFloor) -> list[tuple[str, str, str, str]]:
     """(metric, A vs B, A vs A2, verdict) rows of the noise floor."""
-    metrics = diff.noise.metrics if diff.noise is not None else []
-    return [
-        (m.metric, _noise_value(m, m.observed), _noise_value(m, m.noise), _noise_word(m))
-        for m in metrics
-    ]
+    out = []
+    for m in noise.metrics:
+        observed, floor = (_noise_value(m.unit, v) for v in (m.observed, m.noise))
+        out.append((m.metric, observed, floor, _WORD[m.exceeds]))
+    return out
 
 
 def _sig(calls: list[ToolCall], i: int | None, width: int) -> str:
-    text = "" if i is None else calls[i].signature(width)
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return "" if i is None else clip(calls[i].signature(width), width)
 
 
-def _kept(ep: EpisodeDiff, context: int) -> set[int]:
-    """The rows within ``context`` of a change (the first ``context`` when none changed)."""
+def _kept(ep: EpisodeDiff) -> set[int]:
+    """The rows within ``CONTEXT`` of a change (the first ``CONTEXT`` when none changed)."""
     changed = [i for i, row in enumerate(ep.alignment) if row.op != "same"]
-    return {k for i in changed for k in range(i - context, i + context + 1)} or set(range(context))
+    return {k for i in changed for k in range(i - CONTEXT, i + CONTEXT + 1)} or set(range(CONTEXT))
 
 
-def aligned_rows(
-    ep: EpisodeDiff, *, width: int = 48, context: int = 2, limit: int = 40
-) -> list[tuple[str, str, str]]:
-    """(mark, call of A, call of B) rows; runs of more than 2 * ``context`` + 1 equal
-    calls are folded into one ``… n same calls`` row, and at most ``limit`` rows shown."""
+def aligned_rows(ep: EpisodeDiff, *, width: int = 48, limit: int = 40) -> list[Row]:
+    """(mark, call of A, call of B) rows; runs of more than 2 * ``CONTEXT`` + 1 equal calls
+    are folded into one ``… n same calls`` row, and at most ``limit`` rows shown."""
     al, ca, cb = ep.alignment, ep.tool_calls_a, ep.tool_calls_b
-    rows: list[tuple[str, str, str]] = []
-    for kept, run in groupby(range(len(al)), _kept(ep, context).__contains__):
+    rows: list[Row] = []
+    for kept, run in groupby(range(len(al)), _kept(ep).__contains__):
         if kept:
             rows += [
                 (MARK[al[i].op], _sig(ca, al[i].a, width), _sig(cb, al[i].b, width)) for i in run
@@ -270,51 +284,3 @@ def aligned_rows(
             rows.append(("", f"… {n} same call{'s' if n > 1 else ''}", ""))
     more = [("", f"… {len(rows) - limit} more rows", "")] if len(rows) > limit else []
     return rows[:limit] + more
-
-
-_MANY_HEAD = [
-    "run",
-    "episodes",
-    "reward",
-    "Δ vs A",
-    "95% CI",
-    "p",
-    "impr",
-    "regr",
-    "diverged",
-    "top cause",
-]
-
-
-def many_header(noise: bool) -> list[str]:
-    return [*_MANY_HEAD, "> noise"] if noise else list(_MANY_HEAD)
-
-
-def _beyond_noise(d: RunDiff) -> str:
-    """How far |mean reward delta| is beyond A vs A2's."""
-    m = d.noise.metrics[0] if d.noise is not None and d.noise.metrics else None
-    if m is None or m.exceeds is None:
-        return "—"
-    return f"by {fmt_reward(m.excess)}" if m.exceeds else "no"
-
-
-def _many_row(n: int, d: RunDiff) -> list[str]:
-    s, top = d.stats, d.causes[0] if d.causes else None
-    stats = ["—"] * 5
-    if s is not None:
-        ci = _ci(s) if s.paired else "—"
-        stats = [fmt_delta(s.mean_delta), ci, _fmt_p(s.p_value), str(s.improved), str(s.regressed)]
-    cause = f"{top.count} {SHORT.get(top.cause, top.cause)}" if top else ""
-    row = [f"{chr(65 + n)} {d.b.label}", str(d.b.episodes), fmt_reward(d.b.mean_reward)]
-    return [*row, *stats, str(d.counts["diverged"]), cause]
-
-
-def many_rows(diffs: list[RunDiff]) -> list[list[str]]:
-    """One row a run: the baseline first, then each run against it."""
-    first = diffs[0].a
-    rows = [[f"A {first.label}", str(first.episodes), fmt_reward(first.mean_reward)] + [""] * 7]
-    rows += [_many_row(n, d) for n, d in enumerate(diffs, 1)]
-    if any(d.noise is not None for d in diffs):
-        for row, d in zip(rows, [None, *diffs], strict=True):
-            row.append("" if d is None else _beyond_noise(d))
-    return rows

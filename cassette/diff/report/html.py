@@ -1,30 +1,23 @@
-"""The diff as one self-contained HTML file: inline CSS and JS, no network.
-
-The runs' summary, the statistics, a table of episodes sortable by reward delta (click a
-header, or open the file with ``?sort=delta&dir=asc``), then each episode's trajectories
-side by side with the first divergence highlighted (``id="ep-N-divergence"``).
-"""
+"""The diff as one self-contained HTML file (inline CSS and JS, no network): the runs'
+summary, the statistics, an episode table sortable by reward delta (click a header, or open
+``?sort=delta&dir=asc``), each episode's trajectories with the first divergence marked."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
 from importlib import resources
-from typing import Any
 
 from ...storage.gc import paused_gc
-from ..compare import group_by_episode, take_forks
 from ..types import EpisodeDiff, RunDiff
 from . import common as c
 from .trajectory import e, trajectories_html
 
 __all__ = ["analysis_html", "asset", "page_head", "render_html"]
 
-_NONE = "<span>no tool calls</span>"
+TAG = {s: f'<span class="tag {s}">{s.upper()}</span>' for s in "ab"}
 _NO_CALLS = '<div class="seqs">{}</div>'.format(
-    "".join(
-        f'<div class="seq {s}"><span class="tag {s}">{s.upper()}</span>{_NONE}</div>' for s in "ab"
-    )
+    "".join(f'<div class="seq {s}">{TAG[s]}<span>no tool calls</span></div>' for s in "ab")
 )
 _AB_HEAD = '<th class="num">A</th><th class="num">B</th>'
 
@@ -59,8 +52,7 @@ def _abd_table(table_id: str, head: str, rows: Iterable[tuple[str, str, str, str
 
 def _summary(diff: RunDiff) -> str:
     head = "".join(
-        f'<th class="num"><span class="tag {s}">{s.upper()}</span>{e(run.label)}</th>'
-        for s, run in (("a", diff.a), ("b", diff.b))
+        f'<th class="num">{TAG[s]}{e(run.label)}</th>' for s, run in (("a", diff.a), ("b", diff.b))
     )
     totals = c.summary_rows(diff)
     keys = ("episodes", "interactions", "mean reward", "tokens", "cost")
@@ -80,7 +72,7 @@ def _summary(diff: RunDiff) -> str:
 
 def _episode_row(n: int, ep: EpisodeDiff, drawn: set[int]) -> str:
     d, label = ep.divergence, e(ep.env_index)
-    cls = " ".join(x for x in ("ep", ep.status, ep.change or "") if x)
+    cls = " ".join(filter(None, ("ep", ep.status, ep.change)))
     link = f'<a href="#ep-{n}">{label}</a>' if n in drawn else label
     fork = "" if ep.fork is None else f'<span class="fork">{e(c.fork_line(ep.fork))}</span>; '
     return (
@@ -95,7 +87,7 @@ def _episode_row(n: int, ep: EpisodeDiff, drawn: set[int]) -> str:
     )
 
 
-def _episode_rows(episodes: list[tuple[int, EpisodeDiff]], drawn: set[int]) -> str:
+def _episode_rows(episodes: list[EpisodeDiff], drawn: set[int]) -> str:
     head = (
         '<table class="episodes" id="episodes"><thead><tr>'
         '<th data-sort="env">episode</th><th data-sort="status">status</th>'
@@ -104,7 +96,7 @@ def _episode_rows(episodes: list[tuple[int, EpisodeDiff]], drawn: set[int]) -> s
         '<th class="num" data-sort="delta" data-type="num">\u0394 reward</th>'
         "<th>first divergence</th></tr></thead><tbody>"
     )
-    rows = "".join(_episode_row(n, ep, drawn) for n, ep in episodes)
+    rows = "".join(_episode_row(n, ep, drawn) for n, ep in enumerate(episodes))
     return f"{head}{rows}</tbody></table>"
 
 
@@ -117,10 +109,7 @@ def _note(n: int, ep: EpisodeDiff) -> str:
     text = f"First divergence: {link}"
     if d.part != "step":
         where = f" at {link}" if d.step is not None else ""
-        values = "".join(
-            f'<span class="tag {s}">{s.upper()}</span><code>{e(c.value_of(d, s, 300))}</code>'
-            for s in "ab"
-        )
+        values = "".join(f"{TAG[s]}<code>{e(c.value_of(d, s, 300))}</code>" for s in "ab")
         text = (
             f"First divergence{where}: {c.PART_LABEL[d.part]} at <code>{e(d.path)}</code>"
             f'<div class="vals">{values}</div>'
@@ -128,7 +117,7 @@ def _note(n: int, ep: EpisodeDiff) -> str:
     return f'{fork}<div class="note">{text}</div>'
 
 
-def _episode(n: int, ep: EpisodeDiff, diff: RunDiff, groups: Any) -> str:
+def _episode(n: int, ep: EpisodeDiff, diff: RunDiff) -> str:
     rewards = f"reward {c.fmt_reward(ep.reward_a)} \u2192 {c.fmt_reward(ep.reward_b)}"
     rewards += f" ({c.fmt_delta(ep.delta)})" if ep.delta is not None else ""
     body = _note(n, ep)
@@ -136,7 +125,7 @@ def _episode(n: int, ep: EpisodeDiff, diff: RunDiff, groups: Any) -> str:
         body += aligned_html(n, ep)
     elif ep.status == "diverged":  # no alignment: neither run made a tool call
         body += _NO_CALLS
-    body += trajectories_html(n, ep, (diff.a.label, diff.b.label), groups) if groups else ""
+    body += trajectories_html(n, ep, (diff.a.label, diff.b.label), diff.steps) if diff.steps else ""
     return (
         f'<details class="episode {ep.status}" id="ep-{n}"{" open" * (ep.status != "identical")}>'
         f'<summary>episode {e(ep.env_index)} <span class="badge {ep.status}">'
@@ -154,23 +143,22 @@ def _stats_html(diff: RunDiff) -> str:
             f'<td id="stat-{_slug(label)}">{e(value)}</td></tr>'
         )
     out.append("</table>")
-    pk = c.pass_k_rows(diff.stats)
-    if pk and diff.stats is not None:
+    if diff.stats.pass_k:
         head = f"<th>{diff.stats.tasks} tasks</th>{_AB_HEAD}"
-        out.append(_abd_table("pass-k", head, [(k, _slug(k), a, b, d) for k, a, b, d in pk]))
+        pk = [(k, _slug(k), a, b, d) for k, a, b, d in c.pass_k_rows(diff.stats)]
+        out.append(_abd_table("pass-k", head, pk))
     return "".join(out) + "</section>"
 
 
 def _noise_html(diff: RunDiff) -> str:
-    rows = c.noise_rows(diff)
-    if not rows or diff.noise is None:
+    if diff.noise is None:
         return ""
     out = [
         f"<section><h2>Noise floor: A vs B against A vs {e(diff.noise.baseline)}</h2>"
         '<table class="summary" id="noise"><thead><tr><th>metric</th>'
         '<th class="num">A vs B</th><th class="num">A vs A2</th><th></th></tr></thead><tbody>'
     ]
-    for metric, observed, noise, word in rows:
+    for metric, observed, noise, word in c.noise_rows(diff.noise):
         cls = "exceeds" if word == "exceeds noise" else "within"
         out.append(
             f'<tr class="{cls}" id="noise-{_slug(metric)}"><th scope="row">{e(metric)}</th>'
@@ -182,19 +170,14 @@ def _noise_html(diff: RunDiff) -> str:
 
 def analysis_html(diff: RunDiff) -> str:
     """Statistics, pass^k, grouped causes and the noise floor, as sections."""
-    causes = [
-        f'<li id="cause-{group.cause}"><b>{e(text)}</b>'
-        + (f" <code>{e(path)}</code>" if path else "")
-        + "</li>"
-        for (text, path), group in zip(c.cause_lines(diff), diff.causes, strict=True)
-    ]
+    causes = "".join(
+        f'<li id="cause-{g.cause}"><b>{e(text)}</b>{f" <code>{e(path)}</code>" * bool(path)}</li>'
+        for (text, path), g in zip(c.cause_lines(diff), diff.causes, strict=True)
+    )
     if causes:
-        causes = [
-            '<section><h2>Why episodes diverged</h2><ul class="causes" id="causes">',
-            *causes,
-            "</ul></section>",
-        ]
-    return _stats_html(diff) + "".join(causes) + _noise_html(diff)
+        head = '<section><h2>Why episodes diverged</h2><ul class="causes" id="causes">'
+        causes = f"{head}{causes}</ul></section>"
+    return _stats_html(diff) + causes + _noise_html(diff)
 
 
 def aligned_html(n: int, ep: EpisodeDiff) -> str:
@@ -203,8 +186,7 @@ def aligned_html(n: int, ep: EpisodeDiff) -> str:
     ops = {v: k for k, v in c.MARK.items()}
     out = [
         f'<table class="aligned" id="ep-{n}-aligned"><thead><tr><th class="mark"></th>'
-        '<th><span class="tag a">A</span>tool calls</th>'
-        '<th><span class="tag b">B</span>tool calls</th></tr></thead><tbody>'
+        f"<th>{TAG['a']}tool calls</th><th>{TAG['b']}tool calls</th></tr></thead><tbody>"
     ]
     for k, (mark, a, b) in enumerate(c.aligned_rows(ep, width=90, limit=60)):
         op = ops.get(mark)
@@ -218,18 +200,9 @@ def aligned_html(n: int, ep: EpisodeDiff) -> str:
 
 def render_html(diff: RunDiff, *, max_episodes: int = 200) -> str:
     """The report page; trajectories are drawn for at most ``max_episodes`` episodes
-    (those that differ first) when the diff still holds both runs' indexes."""
-    with paused_gc():  # the indexes are millions of objects: no collector passes over them
+    (those that differ first) when the diff still holds both runs' steps."""
+    with paused_gc():  # the runs' steps are millions of objects: no collector passes over them
         return _page(diff, max_episodes)
-
-
-def _groups(diff: RunDiff) -> Any:
-    if diff.index_a is None or diff.index_b is None:
-        return None
-    groups = (group_by_episode(diff.index_a), group_by_episode(diff.index_b))
-    for group in groups:
-        take_forks(group)  # the fork records are shown as notes, not steps
-    return groups
 
 
 def page_head(title: str) -> str:
@@ -242,27 +215,23 @@ def page_head(title: str) -> str:
 
 
 def _page(diff: RunDiff, max_episodes: int) -> str:
-    numbered = list(enumerate(diff.episodes))
-    by_rank = {id(ep): i for i, ep in enumerate(c.ordered(diff))}
-    shown = sorted(numbered, key=lambda p: by_rank[id(p[1])])[:max_episodes]
-    groups, title = _groups(diff), f"cassette diff: {diff.a.label} vs {diff.b.label}"
+    eps = diff.episodes
+    shown = sorted(sorted(range(len(eps)), key=lambda n: c.rank(eps[n]))[:max_episodes])
+    title = f"cassette diff: {diff.a.label} vs {diff.b.label}"
     parts = [
         page_head(title),
         "<header><h1>cassette diff</h1>",
-        f'<p class="runs"><span class="tag a">A</span>{e(diff.a.label)} &nbsp; ',
-        f'<span class="tag b">B</span>{e(diff.b.label)}</p>',
+        f'<p class="runs">{TAG["a"]}{e(diff.a.label)} &nbsp; {TAG["b"]}{e(diff.b.label)}</p>',
         f'<p class="verdict {"ok" if diff.equivalent else "bad"}" id="verdict">'
         f"{e(c.headline(diff))}</p></header>",
         f"<section><h2>Runs</h2>{_summary(diff)}</section>",
         analysis_html(diff),
-        f"<section><h2>Episodes</h2>{_episode_rows(numbered, {n for n, _ in shown})}</section>",
+        f"<section><h2>Episodes</h2>{_episode_rows(eps, set(shown))}</section>",
         "<section><h2>Trajectories</h2>",
     ]
-    if len(numbered) > len(shown):
-        parts.append(
-            f"<p>{len(shown)} of {len(numbered)} episodes shown (those that differ first).</p>"
-        )
-    parts.extend(_episode(n, ep, diff, groups) for n, ep in sorted(shown))
+    if len(eps) > len(shown):
+        parts.append(f"<p>{len(shown)} of {len(eps)} episodes shown (those that differ first).</p>")
+    parts.extend(_episode(n, eps[n], diff) for n in shown)
     ignored = ", ".join(f"<code>{e(p)}</code>" for p in diff.volatile_seen) or "none"
     parts.append(
         f'</section><p class="ignored">Ignored as volatile (they differ between the runs): '

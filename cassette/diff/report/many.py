@@ -3,30 +3,80 @@ row a run, then each diff's statistics and causes; as text, Markdown or HTML."""
 
 from __future__ import annotations
 
-import io
 from html import escape
 
 from rich.console import Console
 from rich.text import Text
 
+from ..causes import SHORT
 from ..many import ManyDiff
-from .common import many_header, many_rows, verdict
+from ..types import RunDiff
+from .common import fmt_ci, fmt_delta, fmt_p, fmt_reward, verdict
 from .html import analysis_html, page_head
 from .markdown import analysis_lines, cell, code, fit, table_lines
-from .text import print_analysis, table, text_console
+from .text import print_analysis, rendered, table
 
 __all__ = ["render_many_html", "render_many_markdown", "render_many_text"]
+
+_HEAD = [
+    "run",
+    "episodes",
+    "reward",
+    "Δ vs A",
+    "95% CI",
+    "p",
+    "impr",
+    "regr",
+    "diverged",
+    "top cause",
+]
 
 
 def _name(n: int) -> str:
     return chr(65 + n)
 
 
+def _header(many: ManyDiff) -> list[str]:
+    return [*_HEAD, "> noise"] if many.noise is not None else _HEAD
+
+
+def _beyond_noise(d: RunDiff) -> str:
+    """How far |mean reward delta| is beyond A vs A2's."""
+    m = d.noise.metrics[0] if d.noise is not None and d.noise.metrics else None
+    if m is None or m.exceeds is None:
+        return "—"
+    return f"by {fmt_reward(m.excess)}" if m.exceeds else "no"
+
+
+def _row(n: int, d: RunDiff, noise: bool) -> list[str]:
+    s, top = d.stats, d.causes[0] if d.causes else None
+    stats = [
+        fmt_delta(s.mean_delta),
+        fmt_ci(s),
+        fmt_p(s.p_value),
+        str(s.improved),
+        str(s.regressed),
+    ]
+    cause = f"{top.count} {SHORT.get(top.cause, top.cause)}" if top else ""
+    row = [f"{_name(n)} {d.b.label}", str(d.b.episodes), fmt_reward(d.b.mean_reward)]
+    return [*row, *stats, str(d.counts["diverged"]), cause, *[_beyond_noise(d)] * noise]
+
+
+def _rows(many: ManyDiff) -> list[list[str]]:
+    """One row a run: the baseline first, then each run against it."""
+    first, noise = many.diffs[0].a, many.noise is not None
+    rows = [[f"A {first.label}", str(first.episodes), fmt_reward(first.mean_reward)]]
+    rows[0] += [""] * (len(_header(many)) - 3)
+    return rows + [_row(n, d, noise) for n, d in enumerate(many.diffs, 1)]
+
+
 def render_many_text(many: ManyDiff, *, color: bool = False, width: int = 100) -> str:
-    out = io.StringIO()
-    console = text_console(out, color, width)
+    return rendered(color, width, lambda console: _draw_text(many, console))
+
+
+def _draw_text(many: ManyDiff, console: Console) -> None:
     console.print(Text(f"cassette diff  {len(many.diffs) + 1} runs against A", style="bold"))
-    rows = many_rows(many.diffs)
+    rows = _rows(many)
     console.print("\n".join(f"  {row[0]}" for row in rows), markup=False)
     if many.noise is not None:
         console.print(f"  noise floor: A vs {many.noise.b.label}", markup=False)
@@ -37,12 +87,11 @@ def render_many_text(many: ManyDiff, *, color: bool = False, width: int = 100) -
     same = many.equivalent
     text = "equivalent: no run differs from A" if same else "not equivalent"
     console.print(Text(f"\n{text}", style="bold green" if same else "bold red"))
-    return "\n".join(line.rstrip() for line in out.getvalue().split("\n"))
 
 
 def _runs_table(many: ManyDiff, rows: list[list[str]], console: Console) -> None:
     """The runs' table; the top causes, too wide for a terminal table, listed below it."""
-    head = many_header(many.noise is not None)
+    head = _header(many)
     cause = head.index("top cause")
     runs = table(*head[:cause], *head[cause + 1 :])
     for row in rows:
@@ -54,11 +103,9 @@ def _runs_table(many: ManyDiff, rows: list[list[str]], console: Console) -> None
 
 
 def _render_markdown(many: ManyDiff, limit: int) -> str:
-    head = many_header(many.noise is not None)
+    head = _header(many)
     icon = "✅" if many.equivalent else "❌"
-    body = [
-        [f"{row[0][0]} {code(row[0][2:])}", *map(cell, row[1:])] for row in many_rows(many.diffs)
-    ]
+    body = [[f"{row[0][0]} {code(row[0][2:])}", *map(cell, row[1:])] for row in _rows(many)]
     rule = "|---|" + "---:|" * (len(head) - 1)
     lines = [f"## {icon} cassette diff: {len(many.diffs) + 1} runs against A", ""]
     lines += table_lines("| " + " | ".join(head) + " |", rule, body)
@@ -80,13 +127,13 @@ def render_many_markdown(many: ManyDiff, *, budget: int = 65_536) -> str:
 
 def render_many_html(many: ManyDiff) -> str:
     title = f"cassette diff: {len(many.diffs) + 1} runs"
-    head = "".join(f"<th>{escape(h)}</th>" for h in many_header(many.noise is not None))
+    head = "".join(f"<th>{escape(h)}</th>" for h in _header(many))
     parts = [
         page_head(title),
         f"<header><h1>{escape(title)}</h1></header><section><h2>Runs against A</h2>",
         f'<table class="summary" id="runs"><thead><tr>{head}</tr></thead><tbody>',
     ]
-    for i, row in enumerate(many_rows(many.diffs)):
+    for i, row in enumerate(_rows(many)):
         cells = "".join(f'<td class="num">{escape(c)}</td>' for c in row[1:])
         parts.append(f'<tr id="run-{i}"><th scope="row">{escape(row[0])}</th>{cells}</tr>')
     parts.append("</tbody></table></section>")

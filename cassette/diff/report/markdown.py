@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable, Sequence
+from itertools import groupby
 
-from ..types import Divergence, EpisodeDiff, RunDiff
+from ..types import Divergence, EpisodeDiff, RunDiff, ToolCall
 from . import common as c
 
 __all__ = [
@@ -97,19 +98,18 @@ def _first(d: Divergence) -> list[str]:
     return out
 
 
+def _signature(call: ToolCall) -> str:
+    return f"{call.step}:{code(call.signature(80))}"
+
+
 def _details(ep: EpisodeDiff) -> list[str]:
     d = ep.divergence
     out = ["<details>", f"<summary>episode {html.escape(str(ep.env_index))}: details</summary>"]
     out += [""] + ([f"- {cell(c.fork_line(ep.fork))}"] if ep.fork is not None else [])
     out += _first(d) if d is not None else []
-    for side, calls in (("A", ep.tool_calls_a), ("B", ep.tool_calls_b)):
-        if ep.status == f"only_{'b' if side == 'A' else 'a'}":
-            continue
-        before, shown, after = c.window(calls, d.step if d is not None else None, 12)
-        seq = [f"… {before} earlier"] * bool(before)
-        seq += [f"{call.step}:{code(call.signature(80))}" for call in shown]
-        seq += [f"… {after} more"] * bool(after)
-        out.append(f"- tool calls {side} ({len(calls)}): {', '.join(seq) or '(none)'}")
+    for side, calls in c.calls_by_side(ep):
+        seq = c.tool_line(calls, d.step if d else None, limit=12, sig=_signature, sep=", ")
+        out.append(f"- tool calls {side} ({len(calls)}): {seq}")
     return [*out, *_aligned_table(ep), "", "</details>"]
 
 
@@ -129,10 +129,10 @@ def analysis_lines(diff: RunDiff) -> list[str]:
     """Statistics (and pass^k), grouped causes, and the noise floor."""
     stats = [(cell(k), _bold(cell(v), k == "verdict")) for k, v in c.stats_rows(diff.stats)]
     out = ["", "### Statistics", "", *table_lines("| paired by env_index | |", "|---|---|", stats)]
-    pk, causes = c.pass_k_rows(diff.stats), c.cause_lines(diff)
-    if pk and diff.stats is not None:
+    causes = c.cause_lines(diff)
+    if diff.stats.pass_k:
         head = f"| {diff.stats.tasks} tasks | A | B | B {c.MINUS} A |"
-        out += ["", *table_lines(head, _NUM3, pk)]
+        out += ["", *table_lines(head, _NUM3, c.pass_k_rows(diff.stats))]
     if causes:
         out += ["", "### Why episodes diverged", ""]
         out += [f"- **{text}**" + f" (e.g. {code(path)})" * bool(path) for text, path in causes]
@@ -140,11 +140,11 @@ def analysis_lines(diff: RunDiff) -> list[str]:
 
 
 def _noise_lines(diff: RunDiff) -> list[str]:
-    noise = c.noise_rows(diff)
-    if not noise or diff.noise is None:
+    if diff.noise is None:
         return []
     head = ["", f"### Noise floor: A vs B against A vs {code(diff.noise.baseline)}", ""]
-    body = [(cell(m), o, n, _bold(w, w == "exceeds noise")) for m, o, n, w in noise]
+    rows = c.noise_rows(diff.noise)
+    body = [(cell(m), o, n, _bold(w, w == "exceeds noise")) for m, o, n, w in rows]
     return head + table_lines("| metric | A vs B | A vs A2 | |", "|---|---:|---:|---|", body)
 
 
@@ -186,13 +186,16 @@ def _only(episodes: list[EpisodeDiff], limit: int) -> list[str]:
     return ["", head, "", *table] if episodes else []
 
 
+def _kind(ep: EpisodeDiff) -> str:
+    return "regressed" if ep.change == "regressed" else ep.status
+
+
 def _episodes(diff: RunDiff, limit: int) -> list[str]:
     """The regressed episodes, the other diverged ones, those in one run only."""
-    eps = c.ordered(diff)
-    others = [e for e in eps if e.status == "diverged" and e.change != "regressed"]
-    lines = _section("Regressed", [e for e in eps if e.change == "regressed"], limit)
-    lines += _section("Other diverged episodes", others, limit)
-    return lines + _only([e for e in eps if e.status in ("only_a", "only_b")], limit)
+    kinds = {kind: list(eps) for kind, eps in groupby(c.ordered(diff), _kind)}
+    lines = _section("Regressed", kinds.get("regressed", []), limit)
+    lines += _section("Other diverged episodes", kinds.get("diverged", []), limit)
+    return lines + _only(kinds.get("only_a", []) + kinds.get("only_b", []), limit)
 
 
 def _render(diff: RunDiff, limit: int) -> str:

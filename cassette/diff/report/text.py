@@ -14,7 +14,7 @@ from rich.text import Text
 from ..types import Divergence, EpisodeDiff, RunDiff
 from . import common as c
 
-__all__ = ["print_analysis", "render_text", "table", "text_console"]
+__all__ = ["print_analysis", "render_text", "rendered", "table"]
 
 _STYLE = {"regressed": "red", "improved": "green", "only_a": "yellow", "only_b": "yellow"}
 _OP_STYLE = {"~": "yellow", "+": "magenta", c.MINUS: "blue", "=": "dim"}
@@ -42,6 +42,17 @@ def _summary(diff: RunDiff) -> Table:
     for key, (va, vb, delta) in c.summary_rows(diff).items():
         out.add_row(f"  {key}" if key in ("prompt", "completion") else key, va, vb, delta)
     return out
+
+
+def _counts(diff: RunDiff) -> str:
+    """The episodes by status and by change of reward, and the forks."""
+    n, forked = diff.counts, c.forks_line(diff)
+    return (
+        f"episodes: {len(diff.episodes)}  identical {n['identical']}, diverged {n['diverged']}, "
+        f"only in A {n['only_a']}, only in B {n['only_b']}\n"
+        f"reward:   improved {n['improved']}, regressed {n['regressed']}, "
+        f"unchanged {n['unchanged']}" + (f"\nforks:    {forked}" if forked else "")
+    )
 
 
 def _head(ep: EpisodeDiff) -> Text:
@@ -79,26 +90,20 @@ def _episode(ep: EpisodeDiff, console: Console) -> None:
 def _calls(ep: EpisodeDiff, grid: Table) -> None:
     """The tool calls of each run that has the episode, around its first divergence."""
     focus = ep.divergence.step if ep.divergence is not None else None
-    calls = {"A": ep.tool_calls_a, "B": ep.tool_calls_b}
-    for side in {"only_a": "A", "only_b": "B"}.get(ep.status, "AB"):
-        grid.add_row(f"  tool calls {side}", Text(c.tool_line(calls[side], focus), style="dim"))
+    for side, calls in c.calls_by_side(ep):
+        grid.add_row(f"  tool calls {side}", Text(c.tool_line(calls, focus), style="dim"))
 
 
 def render_text(diff: RunDiff, *, color: bool = False, width: int = 100, limit: int = 50) -> str:
     """The diff as terminal text; ``color`` adds ANSI styles. At most ``limit`` episodes that
     differ are detailed (regressed first); the rest are counted."""
-    out = io.StringIO()
-    console = text_console(out, color, width)
+    return rendered(color, width, lambda console: _draw(diff, console, limit))
+
+
+def _draw(diff: RunDiff, console: Console, limit: int) -> None:
     console.print(Text(f"cassette diff  A: {diff.a.label}  B: {diff.b.label}", style="bold"))
     console.print(_summary(diff))
-    n, forked = diff.counts, c.forks_line(diff)
-    console.print(
-        f"episodes: {len(diff.episodes)}  identical {n['identical']}, diverged {n['diverged']}, "
-        f"only in A {n['only_a']}, only in B {n['only_b']}\n"
-        f"reward:   improved {n['improved']}, regressed {n['regressed']}, "
-        f"unchanged {n['unchanged']}" + (f"\nforks:    {forked}" if forked else ""),
-        markup=False,
-    )
+    console.print(_counts(diff), markup=False)
     print_analysis(diff, console)
     differing = [ep for ep in c.ordered(diff) if ep.status != "identical"]
     for ep in differing[:limit]:
@@ -112,12 +117,12 @@ def render_text(diff: RunDiff, *, color: bool = False, width: int = 100, limit: 
         seen = ", ".join(diff.volatile_seen)
         console.print(Text(f"ignored as volatile (they differ between the runs): {seen}", "dim"))
     console.print(Text(c.headline(diff), "bold green" if diff.equivalent else "bold red"))
-    return "\n".join(line.rstrip() for line in out.getvalue().split("\n"))
 
 
-def text_console(out: io.StringIO, color: bool, width: int) -> Console:
-    """The rich Console a text report prints to ``out``: ANSI styles only with ``color``."""
-    return Console(
+def rendered(color: bool, width: int, draw: Callable[[Console], None]) -> str:
+    """What ``draw`` prints on a rich Console (ANSI styles only with ``color``), lines trimmed."""
+    out = io.StringIO()
+    console = Console(
         file=out,
         width=width,
         force_terminal=color,
@@ -126,6 +131,8 @@ def text_console(out: io.StringIO, color: bool, width: int) -> Console:
         highlight=False,
         emoji=False,
     )
+    draw(console)
+    return "\n".join(line.rstrip() for line in out.getvalue().split("\n"))
 
 
 def _stats(diff: RunDiff, console: Console) -> None:
@@ -135,10 +142,9 @@ def _stats(diff: RunDiff, console: Console) -> None:
     for label, value in c.stats_rows(diff.stats):
         grid.add_row(f"  {label}", Text(value, style="bold" if label == "verdict" else ""))
     console.print(grid)
-    pk = c.pass_k_rows(diff.stats)
-    if pk and diff.stats is not None:
-        out = table(f"  {diff.stats.tasks} tasks", "A", "B", "B \u2212 A")
-        for row in pk:
+    if diff.stats.pass_k:
+        out = table(f"  {diff.stats.tasks} tasks", "A", "B", f"B {c.MINUS} A")
+        for row in c.pass_k_rows(diff.stats):
             out.add_row(f"  {row[0]}", *row[1:])
         console.print(out)
 
@@ -157,12 +163,11 @@ def print_analysis(diff: RunDiff, console: Console) -> None:
 
 
 def _noise(diff: RunDiff, console: Console) -> None:
-    rows = c.noise_rows(diff)
-    if not rows or diff.noise is None:
+    if diff.noise is None:
         return
     console.print(Text(f"\nnoise floor: A vs B against A vs {diff.noise.baseline}", "bold"))
     out = table("metric", "A vs B", "A vs A2", "", right=lambda _, name: "vs" in name)
-    for metric, observed, noise, word in rows:
+    for metric, observed, noise, word in c.noise_rows(diff.noise):
         out.add_row(
             metric, observed, noise, Text(word, "bold" if word == "exceeds noise" else "dim")
         )

@@ -13,7 +13,7 @@ from ...dataset.inspect import content_text, item_call, message_calls, response_
 from ...format.entry import Rebuilder
 from ...storage.index import Entry
 from ...types import Json
-from ..compare import Channels
+from ..compare import Channels, in_file_order
 from ..types import EpisodeDiff
 
 __all__ = ["e", "trajectories_html"]
@@ -89,28 +89,28 @@ def _not_a_chat(full: Json) -> list[Message]:
     return [Message("request", _clip(_pretty(full)))]
 
 
-def _inputs(full: Json, prev: list[Any] | None, answered: bool) -> tuple[list[Message], Any]:
+def _inputs(full: Json, prev: list[Any] | None) -> tuple[list[Message], Any]:
     msgs = full.get("messages", full.get("input"))
     if not isinstance(msgs, list):
         return _not_a_chat(full), None
-    new = msgs
-    if prev is not None and msgs[: len(prev)] == prev:
-        new = msgs[len(prev) :]
-        if answered and new and isinstance(new[0], dict) and new[0].get("role") == "assistant":
-            new = new[1:]  # the previous answer, shown as the previous step's output
-    return [_message(m) for m in new], msgs
+    return [_message(m) for m in _new(msgs, prev)], msgs
+
+
+def _new(msgs: list[Any], prev: list[Any] | None) -> list[Any]:
+    """What ``msgs`` adds to the previous request's ``prev``, less the previous step's answer."""
+    if prev is None or msgs[: len(prev)] != prev:
+        return msgs
+    new = msgs[len(prev) :]
+    answer = new and isinstance(new[0], dict) and new[0].get("role") == "assistant"
+    return new[1:] if answer else new
 
 
 def _views(channels: Channels | None) -> Views:
     """Every step of one side of an episode, in file order."""
-    entries = [e for steps in (channels or {}).values() for e in steps.values()]
-    entries.sort(key=lambda e: (e.source, e.line))
+    entries = in_file_order(e for steps in (channels or {}).values() for e in steps.values())
     rebuilder, prev, views = Rebuilder(), dict[str, Any](), Views()
     for entry in entries:
-        answered = entry.channel in prev
-        inputs, prev[entry.channel] = _inputs(
-            rebuilder.full(entry), prev.get(entry.channel), answered
-        )
+        inputs, prev[entry.channel] = _inputs(rebuilder.full(entry), prev.get(entry.channel))
         views[(entry.channel, entry.step)] = StepView(inputs, _outputs(entry))
     return views
 
@@ -176,19 +176,20 @@ def trajectories_html(n: int, ep: EpisodeDiff, labels: tuple[str, str], groups: 
 def _grid(n: int, ep: EpisodeDiff, labels: tuple[str, str], va: Views, vb: Views) -> str:
     """Both runs side by side, step by step, the first divergence marked."""
     d = ep.divergence
-    first = (d.channel, d.step) if d is not None and d.step is not None else None
+    first, part = ((d.channel, d.step), d.part) if d is not None else (None, "")
     out = [
         '<div class="grid">',
         f'<div class="col-head a">A · {e(labels[0])}</div>',
         f'<div class="col-head b">B · {e(labels[1])}</div>',
     ]
-    cls = "step-row"
+    after = False
     for key in _merged_keys(va, vb):
         here = key == first
-        part = d.part if here and d is not None else ""
-        ident = f' id="ep-{n}-divergence"' if here else ""
-        out.append(f'<div class="{cls}{" divergence" * here}"{ident}>')
-        out.append(_step(va.get(key), "a", key, part) + _step(vb.get(key), "b", key, part))
-        out.append("</div>")
-        cls = "step-row after" if here or cls != "step-row" else cls
+        ident = f' id="ep-{n}-divergence"' * here
+        out.append(f'<div class="step-row{" after" * after}{" divergence" * here}"{ident}>')
+        steps = _step(va.get(key), "a", key, part * here) + _step(
+            vb.get(key), "b", key, part * here
+        )
+        out.append(f"{steps}</div>")
+        after = after or here
     return "".join(out) + "</div>"
