@@ -1,12 +1,7 @@
-"""Whether a line is valid: the one place that decides it.
-
-:func:`line_faults` gives every fault of a parsed line (header, interaction, outcome) as
-the models of :mod:`cassette.format.models` see it, strictly typed; an interaction that
-passes the hand-written :func:`interaction_ok` (the same rules, without pydantic) has
-none. :func:`head_ok` and :func:`delta_ok` are the parts of those rules the reader
-applies to a line whose head alone it parses (its body is checked when it is served,
-by :func:`body_ok` and the checksum). Pure: values in, booleans and strings out.
-"""
+"""Whether a line is valid, the one place that decides it: :func:`line_faults` gives every
+fault of a parsed line as the models of :mod:`cassette.format.models` see it; the
+hand-written :func:`interaction_ok`, :func:`head_ok`, :func:`delta_ok` and :func:`body_ok`
+apply the same rules to an interaction (or the parts of it the reader parses) fast."""
 
 from __future__ import annotations
 
@@ -40,17 +35,20 @@ def _count(value: Any) -> bool:
     return type(value) is int and value >= 0
 
 
+def _names(same: Any) -> bool:
+    return same == SAME_ALL or (type(same) is list and all(type(k) is str for k in same))
+
+
 def delta_ok(delta: Any) -> bool:
     """Whether ``delta`` is a line's delta: ``base`` and ``keep`` counts, a known
     ``field``, ``same`` a list of names or ``"*"``."""
-    if not isinstance(delta, dict) or not delta.keys() <= _DELTA_KEYS:
-        return False
-    same = delta.get("same", [])
     return (
-        _count(delta.get("base"))
+        isinstance(delta, dict)
+        and delta.keys() <= _DELTA_KEYS
+        and _count(delta.get("base"))
         and _count(delta.get("keep"))
         and delta.get("field", "messages") in ("messages", "input")
-        and (same == SAME_ALL or (type(same) is list and all(type(k) is str for k in same)))
+        and _names(delta.get("same", []))
     )
 
 
@@ -65,19 +63,22 @@ def head_ok(env: Any, channel: Any, step: Any, delta: Any) -> bool:
     )
 
 
-def body_ok(response: Any, error: Any, meta: Any) -> bool:
-    """Whether what a line serves is valid: a response dict or null, an error as
-    :class:`~cassette.format.models.ErrorInfo` or null, a meta dict (a str checksum)."""
-    if error is not None and not (
+def _error_ok(error: Any) -> bool:
+    return error is None or (
         isinstance(error, dict)
         and error.keys() <= _ERROR_KEYS
         and isinstance(error.get("type"), str)
         and isinstance(error.get("message"), str)
         and isinstance(error.get("data", {}), dict)
-    ):
-        return False
+    )
+
+
+def body_ok(response: Any, error: Any, meta: Any) -> bool:
+    """Whether what a line serves is valid: a response dict or null, an error as
+    :class:`~cassette.format.models.ErrorInfo` or null, a meta dict (a str checksum)."""
     return (
         isinstance(response, (dict, type(None)))
+        and _error_ok(error)
         and isinstance(meta, dict)
         and isinstance(meta.get(CHECKSUM_KEY, ""), str)
     )
@@ -111,6 +112,23 @@ def header_fault(obj: dict[str, Any]) -> str | None:
     return None
 
 
+def _model_faults(obj: dict[str, Any]) -> list[str]:
+    """The faults the line's model finds in ``obj``, each ``where: what``."""
+    from pydantic import ValidationError  # the models load on first use
+
+    from .models import LINE_ADAPTER
+
+    try:
+        LINE_ADAPTER.validate_python(obj, strict=True)
+    except ValidationError as exc:
+        found: dict[str, list[str]] = {}
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err["loc"][1:] if p not in ("int", "str"))
+            found.setdefault(loc or "line", []).append(err["msg"])
+        return [f"{loc}: {' or '.join(dict.fromkeys(msgs))}" for loc, msgs in found.items()]
+    return []
+
+
 def line_faults(obj: dict[str, Any]) -> list[str]:
     """Every fault of the parsed line ``obj`` (a header, an interaction or an outcome,
     as its ``type`` says), each ``where: what``; none for a valid line."""
@@ -119,18 +137,7 @@ def line_faults(obj: dict[str, Any]) -> list[str]:
         return []
     if kind == "header" and (found := header_fault(obj)) is not None:
         return [found]
-    from pydantic import ValidationError  # the models load on first use
-
-    from .models import LINE_ADAPTER
-
-    try:
-        LINE_ADAPTER.validate_python(obj, strict=True)
-    except ValidationError as exc:
-        found_at: dict[str, list[str]] = {}
-        for err in exc.errors():
-            loc = ".".join(str(p) for p in err["loc"][1:] if p not in ("int", "str"))
-            found_at.setdefault(loc or "line", []).append(err["msg"])
-        return [f"{loc}: {' or '.join(dict.fromkeys(msgs))}" for loc, msgs in found_at.items()]
-    if kind == "interaction":  # what the models do not say: meta.checksum is a string
+    faults = _model_faults(obj)
+    if kind == "interaction" and not faults:  # what the models do not say: a str checksum
         return ["meta.checksum: Input should be a valid string"]
-    return []
+    return faults

@@ -1,26 +1,8 @@
-"""The run id: a content-derived name of one recording, written in its header.
-
-Every header the recorder writes holds ``meta.run_id`` (16 hex digits), the first 16
-hex digits of a sha256 of what the header itself holds, so it can be recomputed from the
-file and stays the same when the file is copied, moved or uploaded:
-
-- the shards of one run (a shard directory recorded with ``$CASSETTE_RUN`` set, whose
-  headers hold it as ``meta.run``): ``sha256("run:" + meta.run)``, one id for the set;
-- any other header: ``sha256("header:" + [created_at, producer, meta.run_nonce])`` (the
-  compact JSON array), where ``meta.run_nonce`` is 16 random hex digits the recorder
-  writes, so two runs started in the same millisecond differ. ``meta`` is otherwise left
-  out: scrubbing a secret from it, or editing it, keeps the id.
-
-A run id passed in ``meta`` is kept as it is (``cassette merge``, and ``cassette import``
-of a shard set's export, pass the id of what they read; the import of one file's export
-writes that file's header as it was), if it is an id: 1 to 64 letters, digits, ``-``,
-``_``, ``.`` or ``:``. Anything else there (a number, a line break, terminal escapes, a
-megabyte of text) is no id: the recorder derives one in its place, and readers name such
-a header as one without an id, so it never reaches a report, a dataset card or a
-terminal. Appending to a file writes no header, so the file
-keeps its first header's id. A set of files (a shard directory) is named by
-:func:`set_run_id`.
-"""
+"""The run id, ``meta.run_id`` of every header the recorder writes: the first 16 hex digits
+of a sha256 of what the header holds (``"run:" + meta.run`` for the shards of a
+``$CASSETTE_RUN``, else ``"header:"`` + the JSON ``[created_at, producer, meta.run_nonce]``),
+so it survives a copy, a move or an upload. A run id passed in ``meta`` (1 to 64 letters,
+digits, ``-_.:``) is kept; anything else there is no id and is never shown."""
 
 from __future__ import annotations
 
