@@ -1,13 +1,10 @@
-"""One recorded interaction, :class:`Entry` (keyed by :data:`Key`): it keeps its line's
-bytes and decodes them when asked, or (a reader that keeps what it parsed) the parsed
-line. Its request may be delta-encoded; :meth:`Entry.full_request` rebuilds it along its
-chain of delta bases only when asked for, :class:`Rebuilder` a file's requests in turn.
-"""
+"""One recorded interaction, :class:`Entry` (keyed by :data:`Key`), decoded from its line
+when asked; a delta-encoded request is rebuilt along its chain of delta bases by
+:meth:`Entry.full_request`, or a file's requests in turn by :class:`Rebuilder`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -35,15 +32,10 @@ def format_error(path: str, line: int, why: str) -> CassetteFormatError:
 
 
 class Entry:
-    """One recorded interaction, as stored (the request may be delta-encoded).
-
-    It holds its key, hash and delta; the request, response, error and meta are decoded
-    from ``raw`` (the line's bytes; from ``tail`` on, where ``"response":`` starts, if
-    known) each time they are asked for, and not kept, so a loaded cassette stays near
-    its file's size; or read from ``kept``, the parsed line, where the reader kept it.
-    ``stop``: where the response's bytes end, set where the reader checked them against
-    ``meta.checksum`` as it loaded the line; such a line is served by decoding them alone.
-    """
+    """One recorded interaction, as stored (the request may be delta-encoded): its key,
+    hash and delta; the rest is decoded from ``raw``, the line's bytes (from ``tail``, where
+    ``"response":`` starts, if known; up to ``stop``, where the response ends, if checked
+    as loaded), each time it is asked for, or read from ``kept``, the parsed line."""
 
     __slots__ = (
         "base",
@@ -95,11 +87,14 @@ class Entry:
     def key(self) -> Key:
         return (self.env_index, self.channel, self.step)
 
+    def _error(self, why: str) -> CassetteFormatError:
+        return format_error(self.source, self.line, why)
+
     def _decode(self, data: bytes | memoryview) -> Any:
         try:
             return _loads(data)
         except orjson.JSONDecodeError:
-            raise format_error(self.source, self.line, "the line is not valid JSON") from None
+            raise self._error("the line is not valid JSON") from None
 
     def payload(self) -> Json:
         """The line's response, error and meta (and, where it was decoded whole, more)."""
@@ -116,53 +111,41 @@ class Entry:
 
     @property
     def request(self) -> Json:
-        request: Json = self.decoded()["request"]
-        return request
+        return cast("Json", self.decoded()["request"])
 
     @property
     def response(self) -> Json | None:
-        response: Json | None = self.payload().get("response")
-        return response
+        return cast("Json | None", self.payload().get("response"))
 
     @property
     def error(self) -> Json | None:
-        error: Json | None = self.payload().get("error")
-        return error
+        return cast("Json | None", self.payload().get("error"))
 
     @property
     def meta(self) -> Json:
-        meta: Json = self.payload().get("meta") or {}
-        return meta
+        return cast("Json", self.payload().get("meta") or {})
 
     def check(self) -> None:
-        """Raise :class:`CassetteFormatError` naming the line if it cannot be served: its
-        delta chain is broken, what it serves is malformed, or its response or error is
-        not what was recorded (its ``meta.checksum`` does not match). Checked once;
-        lines without a checksum pass."""
+        """Raise :class:`CassetteFormatError` naming the line if it cannot be served (a
+        broken delta chain, a malformed body, a ``meta.checksum`` that does not match)."""
         if self.broken is not None:
             raise self.broken
         if self.checked:
             return
-        payload = self.payload()
-        meta, response, error = (
-            payload.get("meta", {}),
-            payload.get("response"),
-            payload.get("error"),
-        )
+        get = self.payload().get
+        response, error, meta = get("response"), get("error"), get("meta", {})
         if not body_ok(response, error, meta):
-            raise format_error(self.source, self.line, "malformed interaction")
+            raise self._error("malformed interaction")
         want = meta.get(CHECKSUM_KEY)
         try:
             got = want if want is None else checksum(response, error)
         except NotJSONError as exc:
             got = str(exc)
         if got != want:
-            raise format_error(
-                self.source,
-                self.line,
-                "the response or error is not what was recorded (meta.checksum does "
-                "not match: the line was edited or damaged); restore the file, or "
-                "re-record this episode",
+            raise self._error(
+                "the response or error is not what was recorded (meta.checksum does not "
+                "match: the line was edited or damaged); restore the file, or re-record "
+                "this episode"
             )
         self.checked = True
 
@@ -172,12 +155,9 @@ class Entry:
         if not stop:
             payload = self.payload()
             return payload.get("response"), payload.get("error")
-        try:
-            response = _loads(memoryview(self.raw)[self.tail + _AFTER : stop])  # (no copy)
-        except orjson.JSONDecodeError:
-            raise format_error(self.source, self.line, "the line is not valid JSON") from None
+        response = self._decode(memoryview(self.raw)[self.tail + _AFTER : stop])  # (no copy)
         if response is not None and type(response) is not dict:
-            raise format_error(self.source, self.line, "malformed interaction")
+            raise self._error("malformed interaction")
         return response, None
 
     def param(self, key: str) -> Any:
@@ -188,7 +168,7 @@ class Entry:
             request = node.request
             if key in request:
                 return request[key]
-            same = node.delta.get("same", ()) if node.delta is not None else ()
+            same = (node.delta or {}).get("same", ())
             if same != SAME_ALL and key not in same:
                 return None
             node = node.base
@@ -210,28 +190,25 @@ class Entry:
 
     def rebuild(self, base_full: Json) -> Json:
         """This entry's full request, given the full request of its delta base."""
-        request = self.request
-        if self.delta is None:
-            return request
-        fld = self.delta.get("field", "messages")
-        same = self.delta.get("same", ())
-        if same == SAME_ALL:
-            out = {key: value for key, value in base_full.items() if key != fld}
-        else:
-            out = {key: base_full[key] for key in same if isinstance(key, str) and key in base_full}
+        request, delta = self.request, self.delta or {}
+        fld = delta.get("field", "messages")
+        out = _same_params(base_full, delta.get("same", ()), fld)
         out.update(request)
         out[fld] = decode_messages(
             _messages_of(request, fld),
-            int(self.delta.get("keep", 0)),
+            int(delta.get("keep", 0)),
             _messages_of(base_full, fld),
             self.base.response if self.base is not None else None,
-            _error_for(self),
+            self._error,
         )
         return out
 
 
-def _error_for(entry: Entry) -> Callable[[str], Exception]:
-    return lambda why: format_error(entry.source, entry.line, why)
+def _same_params(base_full: Json, same: Any, fld: str) -> Json:
+    """What a delta line's request takes from its base's: the keys ``same`` names."""
+    if same == SAME_ALL:
+        return {key: value for key, value in base_full.items() if key != fld}
+    return {key: base_full[key] for key in same if isinstance(key, str) and key in base_full}
 
 
 def _messages_of(request: Json, fld: str) -> list[Any]:
@@ -270,18 +247,12 @@ class Rebuilder:
 def ep_entry(obj: Json, path: str, line: int) -> Entry:
     """An eval-protocol line (``env_index``, ``step``, ``messages``) as an entry: its last
     assistant message is the response, the messages before it the request."""
-    messages = obj.get("messages")
-    env, step = obj.get("env_index"), obj.get("step")
-    if (
-        not isinstance(messages, list)
-        or not isinstance(env, (int, str))
-        or isinstance(env, bool)
-        or type(step) is not int
-    ):
+    messages, env, step = obj.get("messages"), obj.get("env_index"), obj.get("step")
+    if not (isinstance(messages, list) and type(env) in (int, str) and type(step) is int):
         raise format_error(
             path, line, "eval-protocol line needs env_index, an int step and messages"
         )
-    last = next((i for i in range(len(messages) - 1, -1, -1) if _is_assistant(messages[i])), None)
+    last = next((i for i in reversed(range(len(messages))) if _is_assistant(messages[i])), None)
     if last is None:
         raise format_error(path, line, "eval-protocol line has no assistant message to replay")
     kept = {
