@@ -1,29 +1,26 @@
 """Why two JSON values differ: :func:`first_difference` finds the first path where they
-part (keys in sorted order, lists in order; ``True`` is not ``1``, ``1`` is not ``1.0``),
-and :meth:`Difference.describe` shows both values there, shortened around where two long
-strings part. Used by :meth:`cassette.replay.matching.Matcher.verify` and ``cassette diff``.
-"""
+part (keys sorted, lists in order; ``True`` is not ``1``, ``1`` is not ``1.0``), and
+:meth:`Difference.describe` shows both values there, long strings around where they part."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from dataclasses import dataclass
+from itertools import zip_longest
+from typing import Any, ClassVar
 
 __all__ = ["Difference", "first_difference", "format_path"]
 
 
+@dataclass(slots=True, eq=False)
 class Difference:
     """Where two JSON values first part: a path and both values (``MISSING`` if absent)."""
 
-    MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
-
-    __slots__ = ("a", "b", "path")
-
-    def __init__(self, path: tuple[str | int, ...], a: Any, b: Any) -> None:
-        self.path = path
-        self.a = a
-        self.b = b
+    path: tuple[str | int, ...]
+    a: Any
+    b: Any
+    MISSING: ClassVar[Any] = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
 
     @property
     def where(self) -> str:
@@ -72,45 +69,35 @@ def _children(a: Any, b: Any) -> list[tuple[str | int, Any, Any]] | None:
     if isinstance(a, dict) and isinstance(b, dict):
         return [(k, a.get(k, gone), b.get(k, gone)) for k in sorted(set(a) | set(b), key=str)]
     if isinstance(a, list) and isinstance(b, list):
-        n = max(len(a), len(b))
-        return list(
-            zip(range(n), a + [gone] * (n - len(a)), b + [gone] * (n - len(b)), strict=True)
-        )
+        return [(i, *pair) for i, pair in enumerate(zip_longest(a, b, fillvalue=gone))]
     return None
 
 
-def _first(a: Any, b: Any, path: tuple[str | int, ...]) -> Difference | None:
+def first_difference(a: Any, b: Any, path: tuple[str | int, ...] = ()) -> Difference | None:
+    """The first path (keys in sorted order, lists in order) where ``a`` and ``b`` differ."""
     children = _children(a, b)
     if children is None:
         return None if _same(a, b) else Difference(path, a, b)
     for key, x, y in children:
-        if x is Difference.MISSING or y is Difference.MISSING or not _same(x, y):
-            return _first(x, y, (*path, key))
+        if not _same(x, y):  # (MISSING is the same as nothing else)
+            return first_difference(x, y, (*path, key))
     return None
 
 
-def first_difference(a: Any, b: Any) -> Difference | None:
-    """The first path (keys in sorted order, lists in order) where ``a`` and ``b`` differ."""
-    return _first(a, b, ())
-
-
 def _short(value: Any, width: int) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    text = repr(text) if isinstance(value, str) else text
+    text = repr(value)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _shorten(a: Any, b: Any, width: int) -> tuple[str, str]:
     """Both values shortened; two long strings are shown around where they part."""
-    if isinstance(a, str) and isinstance(b, str) and max(len(a), len(b)) > width - 2:
-        i = 0
-        while i < min(len(a), len(b)) and a[i] == b[i]:
-            i += 1
-        start = max(0, i - width // 3)
-        la, lb = a[start : start + width - 8], b[start : start + width - 8]
-        lead = "…" if start else ""
-        return (
-            lead + repr(la) + ("…" if start + len(la) < len(a) else ""),
-            lead + repr(lb) + ("…" if start + len(lb) < len(b) else ""),
-        )
-    return _short(a, width), _short(b, width)
+    if not (isinstance(a, str) and isinstance(b, str) and max(len(a), len(b)) > width - 2):
+        return _short(a, width), _short(b, width)
+    pairs = enumerate(zip(a, b, strict=False))
+    start = max(0, next((i for i, (x, y) in pairs if x != y), min(len(a), len(b))) - width // 3)
+    lead = "…" if start else ""
+    la, lb = a[start : start + width - 8], b[start : start + width - 8]
+    return (
+        lead + repr(la) + ("…" if start + len(la) < len(a) else ""),
+        lead + repr(lb) + ("…" if start + len(lb) < len(b) else ""),
+    )

@@ -39,12 +39,21 @@ def _digest(seed: bytes) -> str:
     return hashlib.sha256(seed).hexdigest()[:16]
 
 
+def _meta(header: Any) -> dict[str, Any]:
+    meta = header.get("meta") if isinstance(header, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
+def _run(meta: dict[str, Any]) -> str | None:
+    """The ``$CASSETTE_RUN`` a header's meta names, if any."""
+    run = meta.get("run")
+    return run if isinstance(run, str) and run else None
+
+
 def derive(header: dict[str, Any]) -> str:
     """The run id that ``header``'s own fields give (see the module docstring)."""
-    meta = header.get("meta")
-    meta = meta if isinstance(meta, dict) else {}
-    run = meta.get("run")
-    if isinstance(run, str) and run:
+    meta = _meta(header)
+    if run := _run(meta):
         return _digest(f"run:{run}".encode())
     fields = [header.get("created_at"), header.get("producer"), meta.get(NONCE)]
     return _digest(b"header:" + orjson.dumps(fields))
@@ -59,19 +68,16 @@ def stamp(header: dict[str, Any]) -> dict[str, Any]:
     """``header`` with ``meta.run_id`` set (and ``meta.run_nonce`` where no run is named),
     unless its meta holds a run id already."""
     meta = header["meta"]
-    if is_run_id(meta.get(RUN_ID)):
-        return header
-    run = meta.get("run")
-    if not (isinstance(run, str) and run):
-        meta[NONCE] = new_nonce()
-    meta[RUN_ID] = derive(header)
+    if not is_run_id(meta.get(RUN_ID)):
+        if _run(meta) is None:
+            meta[NONCE] = new_nonce()
+        meta[RUN_ID] = derive(header)
     return header
 
 
 def run_id_of(header: dict[str, Any]) -> str | None:
     """The run id a header holds, or None (a file written before run ids)."""
-    meta = header.get("meta") if isinstance(header, dict) else None
-    value = meta.get(RUN_ID) if isinstance(meta, dict) else None
+    value = _meta(header).get(RUN_ID)
     return value if is_run_id(value) else None
 
 
@@ -80,26 +86,23 @@ def set_run_id(headers: list[dict[str, Any]]) -> str:
     headers share; for shards of several runs, ``sha256("set:" + their sorted ids,
     comma-separated)``. Files without ids (written before them) are named as they were:
     by the ``$CASSETTE_RUN`` their headers share, else by a digest of the header lines."""
-    ids = [run_id_of(h) for h in headers]
-    if ids and all(ids):
-        distinct = sorted({i for i in ids if i})
-        return distinct[0] if len(distinct) == 1 else _digest(f"set:{','.join(distinct)}".encode())
-    run = _shared_run(headers)
-    if run:
-        return _digest(f"run:{run}".encode())
-    seed = b"\n".join(sorted(orjson.dumps(h, option=orjson.OPT_SORT_KEYS) for h in headers))
-    return _digest(seed)
+    ids = {run_id_of(h) for h in headers}
+    if not ids or None in ids:
+        return _id_before_ids(headers)
+    distinct = sorted(str(i) for i in ids)
+    return distinct[0] if len(distinct) == 1 else _digest(f"set:{','.join(distinct)}".encode())
 
 
-def _shared_run(headers: list[dict[str, Any]]) -> str | None:
-    """The ``$CASSETTE_RUN`` every header names, if they all name the same one."""
-    metas = [m if isinstance(m := h.get("meta"), dict) else {} for h in headers]
-    runs = {str(m.get("run")) for m in metas}
-    return runs.pop() if len(runs) == 1 and metas[0].get("run") else None
+def _id_before_ids(headers: list[dict[str, Any]]) -> str:
+    runs = {str(_meta(h).get("run")) for h in headers}
+    if len(runs) == 1 and _meta(headers[0]).get("run"):  # the run all shards name
+        return _digest(f"run:{runs.pop()}".encode())
+    return _digest(
+        b"\n".join(sorted(orjson.dumps(h, option=orjson.OPT_SORT_KEYS) for h in headers))
+    )
 
 
 def kept_run_id(headers: list[dict[str, Any]]) -> dict[str, str]:
-    """Header meta for a file made from cassettes whose headers are ``headers`` (a merge,
-    an import): their set's run id, so a run's shards merged into one file keep its id;
-    nothing if there are none (a new id is derived)."""
+    """Header meta for a file made from cassettes (a merge, an import) whose headers are
+    ``headers``: their set's run id; nothing if there are none (a new id is derived)."""
     return {RUN_ID: set_run_id(headers)} if headers else {}
