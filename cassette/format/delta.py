@@ -28,7 +28,7 @@ __all__ = [
 REF_KEY = "$ref"
 LIT_KEY = "$lit"  # escapes a literal message that would read as a reference
 SAME_ALL = "*"  # delta.same: every top-level key of the base that this line does not hold
-_EMPTY = (None, [], {}, "")
+_EMPTY: tuple[Any, ...] = (None, [], {}, "")
 
 Path = tuple[str | int, ...]
 _PLACES: tuple[Path, ...] = (("choices", 0, "message"), ("message",))

@@ -4,6 +4,7 @@ when asked; a delta-encoded request is rebuilt along its chain of delta bases by
 
 from __future__ import annotations
 
+from dataclasses import InitVar, dataclass, field
 from typing import Any, cast
 
 import orjson
@@ -31,51 +32,31 @@ def format_error(path: str, line: int, why: str) -> CassetteFormatError:
     )
 
 
+@dataclass(slots=True, eq=False)
 class Entry:
     """One recorded interaction, as stored (the request may be delta-encoded): its key,
     hash and delta; the rest is decoded from ``raw``, the line's bytes (from ``tail``, where
     ``"response":`` starts, if known; up to ``stop``, where the response ends, if checked
     as loaded), each time it is asked for, or read from ``kept``, the parsed line."""
 
-    __slots__ = (
-        "base",
-        "broken",
-        "channel",
-        "checked",
-        "delta",
-        "env_index",
-        "kept",
-        "line",
-        "raw",
-        "sha",
-        "source",
-        "step",
-        "stop",
-        "tail",
-    )
+    at: InitVar[Key]  # (env_index, channel, step)
+    sha: str | None  # None: an eval-protocol line, matched on messages alone
+    delta: Json | None
+    raw: bytes = b""
+    kept: Json | None = None
+    source: str = ""
+    line: int = 0
+    env_index: EnvIndex = field(init=False)
+    channel: str = field(init=False)
+    step: int = field(init=False)
+    tail: int = field(default=0, init=False)
+    stop: int = field(default=0, init=False)
+    base: Entry | None = field(default=None, init=False)
+    broken: CassetteFormatError | None = field(default=None, init=False)  # why it cannot be served
+    checked: bool = field(default=False, init=False)  # its meta.checksum was verified
 
-    def __init__(
-        self,
-        key: Key,
-        sha: str | None,  # None: an eval-protocol line, matched on messages alone
-        delta: Json | None,
-        raw: bytes = b"",
-        kept: Json | None = None,
-        source: str = "",
-        line: int = 0,
-    ) -> None:
-        self.env_index, self.channel, self.step = key
-        self.sha = sha
-        self.delta = delta
-        self.raw = raw
-        self.kept = kept
-        self.source = source
-        self.line = line
-        self.tail = 0
-        self.stop = 0
-        self.base: Entry | None = None
-        self.broken: CassetteFormatError | None = None  # set: it cannot be served (why)
-        self.checked = False  # its meta.checksum was verified
+    def __post_init__(self, at: Key) -> None:
+        self.env_index, self.channel, self.step = at
 
     @classmethod
     def of(cls, line: Json, source: str = "", lineno: int = 0) -> Entry:
@@ -248,7 +229,12 @@ def ep_entry(obj: Json, path: str, line: int) -> Entry:
     """An eval-protocol line (``env_index``, ``step``, ``messages``) as an entry: its last
     assistant message is the response, the messages before it the request."""
     messages, env, step = obj.get("messages"), obj.get("env_index"), obj.get("step")
-    if not (isinstance(messages, list) and type(env) in (int, str) and type(step) is int):
+    if (
+        not isinstance(messages, list)
+        or not isinstance(env, (int, str))
+        or isinstance(env, bool)
+        or type(step) is not int
+    ):
         raise format_error(
             path, line, "eval-protocol line needs env_index, an int step and messages"
         )
