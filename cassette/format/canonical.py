@@ -68,13 +68,18 @@ def _normal_json(params: dict[str, Any]) -> bytes:
     return raw if _FLOAT_TOKEN.search(raw) is None else dumps_sorted(normalise_numbers(params))
 
 
-def _params_parts(params: dict[str, Any], key: str, raw: bytes) -> tuple[bytes, bytes, bool]:
-    """(head, tail, whether ``raw`` holds a null (a NaN?)): the canonical JSON of
-    ``params`` (whose JSON is ``raw``) around ``key`` in sorted order, made and cached."""
+def _split(params: dict[str, Any], key: str) -> tuple[bytes, bytes]:
+    """(head, tail): the canonical JSON of ``params`` around ``key`` in sorted order."""
     before = _normal_json({k: v for k, v in params.items() if k < key})
     after = _normal_json({k: v for k, v in params.items() if k > key})
     head = before[:-1] + (b',"' if len(before) > 2 else b'"') + key.encode() + b'":'
-    parts = (head, b"," + after[1:] if len(after) > 2 else b"}", b"null" in raw)
+    return head, (b"," + after[1:] if len(after) > 2 else b"}")
+
+
+def _params_parts(params: dict[str, Any], key: str, raw: bytes) -> tuple[bytes, bytes, bool]:
+    """:func:`_split` and whether ``raw``, the JSON of ``params``, holds a null (a NaN?),
+    made and cached."""
+    parts = (*_split(params, key), b"null" in raw)
     if len(_PARAMS_CACHE) >= 512:
         _PARAMS_CACHE.clear()
     _PARAMS_CACHE[key, raw] = parts

@@ -103,11 +103,17 @@ def _non_finite(value: Any, where: str) -> tuple[float, str] | None:
         node, at = stack.pop()
         if isinstance(node, float) and not math.isfinite(node):
             return node, at
-        if isinstance(node, dict):
-            stack.extend((v, f"{at}.{k}") for k, v in node.items())
-        elif isinstance(node, (list, tuple)):
-            stack.extend((v, f"{at}[{i}]") for i, v in enumerate(node))
+        stack.extend(_inside(node, at))
     return None
+
+
+def _inside(node: Any, at: str) -> list[tuple[Any, str]]:
+    """The values in a container and where each is."""
+    if isinstance(node, dict):
+        return [(v, f"{at}.{k}") for k, v in node.items()]
+    if isinstance(node, (list, tuple)):
+        return [(v, f"{at}[{i}]") for i, v in enumerate(node)]
+    return []
 
 
 def check_finite(value: Any, where: str = "request") -> None:

@@ -12,6 +12,8 @@ from typing import Any, ClassVar
 
 __all__ = ["Difference", "first_difference", "format_path"]
 
+_WIDTH = 80  # of a value described
+
 
 @dataclass(slots=True, eq=False)
 class Difference:
@@ -26,17 +28,13 @@ class Difference:
     def where(self) -> str:
         return format_path(self.path)
 
-    def describe(self, a_label: str = "recorded", b_label: str = "live", width: int = 80) -> str:
-        a, b = _shorten(self.a, self.b, width)
+    def describe(self) -> str:
+        """Where, and both values (recorded, live) there, shortened to a line each."""
+        a, b = _shorten(self.a, self.b)
         if type(self.a) is not type(self.b) and self.a == self.b:  # True and 1: equal in
             a += f" ({type(self.a).__name__})"  # Python, not in JSON
             b += f" ({type(self.b).__name__})"
-        pad = max(len(a_label), len(b_label)) + 1
-        return (
-            f"first difference at {self.where or '<root>'}\n"
-            f"    {(a_label + ':').ljust(pad)} {a}\n"
-            f"    {(b_label + ':').ljust(pad)} {b}"
-        )
+        return f"first difference at {self.where or '<root>'}\n    recorded: {a}\n    live:     {b}"
 
 
 def format_path(path: Iterable[str | int]) -> str:
@@ -84,20 +82,21 @@ def first_difference(a: Any, b: Any, path: tuple[str | int, ...] = ()) -> Differ
     return None
 
 
-def _short(value: Any, width: int) -> str:
+def _short(value: Any) -> str:
     text = repr(value)
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return text if len(text) <= _WIDTH else text[: _WIDTH - 1] + "…"
 
 
-def _shorten(a: Any, b: Any, width: int) -> tuple[str, str]:
+def _shorten(a: Any, b: Any) -> tuple[str, str]:
     """Both values shortened; two long strings are shown around where they part."""
-    if not (isinstance(a, str) and isinstance(b, str) and max(len(a), len(b)) > width - 2):
-        return _short(a, width), _short(b, width)
-    pairs = enumerate(zip(a, b, strict=False))
-    start = max(0, next((i for i, (x, y) in pairs if x != y), min(len(a), len(b))) - width // 3)
-    lead = "…" if start else ""
-    la, lb = a[start : start + width - 8], b[start : start + width - 8]
-    return (
-        lead + repr(la) + ("…" if start + len(la) < len(a) else ""),
-        lead + repr(lb) + ("…" if start + len(lb) < len(b) else ""),
-    )
+    if isinstance(a, str) and isinstance(b, str) and max(len(a), len(b)) > _WIDTH - 2:
+        pairs = enumerate(zip(a, b, strict=False))
+        start = next((i for i, (x, y) in pairs if x != y), min(len(a), len(b))) - _WIDTH // 3
+        return _window(a, max(0, start)), _window(b, max(0, start))
+    return _short(a), _short(b)
+
+
+def _window(text: str, start: int) -> str:
+    """``text`` from ``start`` on, as much as fits, with "…" where it is cut."""
+    part = text[start : start + _WIDTH - 8]
+    return ("…" if start else "") + repr(part) + ("…" if start + len(part) < len(text) else "")

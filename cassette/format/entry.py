@@ -111,24 +111,21 @@ class Entry:
         broken delta chain, a malformed body, a ``meta.checksum`` that does not match)."""
         if self.broken is not None:
             raise self.broken
-        if self.checked:
-            return
+        if not self.checked:
+            self._check_body()
+            self.checked = True
+
+    def _check_body(self) -> None:
         get = self.payload().get
         response, error, meta = get("response"), get("error"), get("meta", {})
         if not body_ok(response, error, meta):
             raise self._error("malformed interaction")
-        want = meta.get(CHECKSUM_KEY)
-        try:
-            got = want if want is None else checksum(response, error)
-        except NotJSONError as exc:
-            got = str(exc)
-        if got != want:
+        if not _matches(response, error, meta.get(CHECKSUM_KEY)):
             raise self._error(
                 "the response or error is not what was recorded (meta.checksum does not "
                 "match: the line was edited or damaged); restore the file, or re-record "
                 "this episode"
             )
-        self.checked = True
 
     def served(self) -> tuple[Json | None, Json | None]:
         """(response, error), as replay serves them (one decode)."""
@@ -185,6 +182,14 @@ class Entry:
         return out
 
 
+def _matches(response: Json | None, error: Json | None, want: str | None) -> bool:
+    """Whether ``want``, a line's ``meta.checksum`` (None: it has none), is theirs."""
+    try:
+        return want is None or checksum(response, error) == want
+    except NotJSONError:
+        return False
+
+
 def _same_params(base_full: Json, same: Any, fld: str) -> Json:
     """What a delta line's request takes from its base's: the keys ``same`` names."""
     if same == SAME_ALL:
@@ -210,19 +215,18 @@ class Rebuilder:
         if entry.broken is not None:
             raise entry.broken
         base = entry.base
-        if entry.delta is None or base is None:
-            full = entry.request
-        else:
-            try:
-                base_full = self._kept.pop(base, None)
-                if base_full is None:  # a base used twice (a repeat of a key)
-                    base_full = base.full_request()
-                full = entry.rebuild(base_full)
-            except CassetteFormatError as exc:
-                entry.broken = exc
-                raise
+        full = entry.request if entry.delta is None or base is None else self._on(base, entry)
         self._kept[entry] = full
         return full
+
+    def _on(self, base: Entry, entry: Entry) -> Json:
+        """``entry`` rebuilt on ``base``'s full request (kept, or rebuilt again: a repeat)."""
+        try:
+            base_full = self._kept.pop(base, None)
+            return entry.rebuild(base.full_request() if base_full is None else base_full)
+        except CassetteFormatError as exc:
+            entry.broken = exc
+            raise
 
 
 def ep_entry(obj: Json, path: str, line: int) -> Entry:
