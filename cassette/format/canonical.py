@@ -77,8 +77,7 @@ def _split(params: dict[str, Any], key: str) -> tuple[bytes, bytes]:
 
 
 def _params_parts(params: dict[str, Any], key: str, raw: bytes) -> tuple[bytes, bytes, bool]:
-    """:func:`_split` and whether ``raw``, the JSON of ``params``, holds a null (a NaN?),
-    made and cached."""
+    """:func:`_split`, and whether ``raw`` (``params``' JSON) holds a null (a NaN?), cached."""
     parts = (*_split(params, key), b"null" in raw)
     if len(_PARAMS_CACHE) >= 512:
         _PARAMS_CACHE.clear()
@@ -111,10 +110,8 @@ def _whole(request: dict[str, Any], key: str | None, live: bool) -> Canonical:
 
 
 def canonical_parts(request: dict[str, Any], *, live: bool = False) -> Canonical:
-    """:func:`canonical_bytes` of ``request`` as :data:`Canonical` parts. A value that
-    JSON cannot hold raises :class:`~cassette.format.codec.NotJSONError`; ``live`` (a request
-    being made, not one read from a file) also refuses NaN and infinities outside the
-    conversation (the caller checks the conversation's new messages)."""
+    """:func:`canonical_bytes` as :data:`Canonical` parts; NotJSONError where JSON cannot
+    hold a value, and (``live``: a request being made) at a NaN outside the conversation."""
     key = conversation_field(request)
     if key is None or (key == "messages" and type(request.get("input")) is list):
         return _whole(request, key, live)

@@ -1,7 +1,5 @@
-"""Whether a line is valid, the one place that decides it: :func:`line_faults` gives every
-fault of a parsed line as the models of :mod:`cassette.format.models` see it; the
-hand-written :func:`interaction_ok`, :func:`head_ok`, :func:`delta_ok` and :func:`body_ok`
-apply the same rules to an interaction (or the parts of it the reader parses) fast."""
+"""Whether a line is valid: :func:`line_faults` as the models say; :func:`interaction_ok`,
+:func:`head_ok`, :func:`delta_ok` and :func:`body_ok`, the same rules by hand (fast)."""
 
 from __future__ import annotations
 
@@ -40,8 +38,7 @@ def _names(same: Any) -> bool:
 
 
 def delta_ok(delta: Any) -> bool:
-    """Whether ``delta`` is a line's delta: ``base`` and ``keep`` counts, a known
-    ``field``, ``same`` a list of names or ``"*"``."""
+    """Whether ``delta`` is valid: counts ``base``, ``keep``; ``same`` names or ``"*"``."""
     return (
         isinstance(delta, dict)
         and delta.keys() <= _DELTA_KEYS
@@ -53,8 +50,7 @@ def delta_ok(delta: Any) -> bool:
 
 
 def head_ok(env: Any, channel: Any, step: Any, delta: Any) -> bool:
-    """Whether a line's key and delta are valid: an int or str env_index, a str
-    channel, a step of 0 or more, no delta or a valid one."""
+    """Whether a line's key (int or str env_index, str channel, step >= 0) and delta are valid."""
     return (
         type(env) in (int, str)  # (parsed JSON: a bool is not an int here)
         and isinstance(channel, str)
@@ -86,21 +82,21 @@ def body_ok(response: Any, error: Any, meta: Any) -> bool:
 
 def interaction_ok(obj: dict[str, Any]) -> bool:
     """Whether the interaction line ``obj`` is valid (as its model says, strictly)."""
-    sha = obj.get("request_sha256")
     return (
         INTERACTION_KEYS >= obj.keys() >= _REQUIRED
         and head_ok(obj["env_index"], obj.get("channel", "llm"), obj["step"], obj.get("delta"))
         and isinstance(obj["request"], dict)
-        and isinstance(sha, str)
-        and len(sha) == 64
-        and not sha.strip(_HEX)
+        and _sha_ok(obj["request_sha256"])
         and body_ok(obj.get("response"), obj.get("error"), obj.get("meta", {}))
     )
 
 
+def _sha_ok(sha: Any) -> bool:
+    return isinstance(sha, str) and len(sha) == 64 and not sha.strip(_HEX)
+
+
 def header_fault(obj: dict[str, Any]) -> str | None:
-    """What makes the header ``obj`` unreadable before its fields are looked at: another
-    format, or a newer version; None if neither."""
+    """What makes the header ``obj`` unreadable (another format, a newer version), if anything."""
     version = obj.get("version")
     if obj.get("format") != FORMAT:
         return f"not a rollout-cassette header (format {obj.get('format')!r})"
@@ -123,15 +119,18 @@ def _model_faults(obj: dict[str, Any]) -> list[str]:
     except ValidationError as exc:
         found: dict[str, list[str]] = {}
         for err in exc.errors():
-            loc = ".".join(str(p) for p in err["loc"][1:] if p not in ("int", "str"))
-            found.setdefault(loc or "line", []).append(err["msg"])
+            found.setdefault(_where(err["loc"]), []).append(err["msg"])
         return [f"{loc}: {' or '.join(dict.fromkeys(msgs))}" for loc, msgs in found.items()]
     return []
 
 
+def _where(loc: tuple[int | str, ...]) -> str:
+    """A fault's place in the line (less the model's and the union's tags), or ``line``."""
+    return ".".join(str(p) for p in loc[1:] if p not in ("int", "str")) or "line"
+
+
 def line_faults(obj: dict[str, Any]) -> list[str]:
-    """Every fault of the parsed line ``obj`` (a header, an interaction or an outcome,
-    as its ``type`` says), each ``where: what``; none for a valid line."""
+    """Every fault of the parsed line ``obj`` (as its ``type`` says), each ``where: what``."""
     kind = obj.get("type")
     if kind == "interaction" and interaction_ok(obj):
         return []

@@ -61,8 +61,7 @@ def response_candidates(response: dict[str, Any] | None) -> list[tuple[Path, dic
 
 @dataclass
 class RefTarget:
-    """An object of a response that may reappear as a message of the next request, held
-    as JSON bytes taken when the response was recorded."""
+    """A response's object that may reappear as a message of the next request (as JSON)."""
 
     path: Path
     raw: bytes
@@ -98,8 +97,7 @@ class RefTarget:
 @dataclass
 class MessageBase:
     """What the next request's delta is relative to: the previous request's messages and
-    its response's reusable objects, as sorted-key JSON bytes (a snapshot: editing the
-    originals afterwards changes nothing; key order does not count, as in the hash)."""
+    its response's reusable objects, as sorted-key JSON bytes (a snapshot)."""
 
     count: int
     raw: bytes
@@ -117,8 +115,7 @@ class MessageBase:
         return cls(len(messages), _sorted(messages) if raw is None else raw, targets)
 
     def common_prefix(self, messages: Sequence[Any], raw: bytes) -> int:
-        """How many leading messages of ``messages`` (whose sorted-key JSON is ``raw``)
-        are, byte for byte, those of the base: one prefix test when the list was extended."""
+        """How many leading messages of ``messages`` (sorted-key JSON ``raw``) are the base's."""
         if self.count == 0:
             return 0
         end = len(self.raw) - 1  # the base list without its closing bracket
@@ -145,9 +142,8 @@ class MessageBase:
 def encode_messages(
     messages: Sequence[Any], base: MessageBase, raw: bytes | None = None
 ) -> tuple[list[Any], int]:
-    """Return (stored messages, keep): the messages after the common prefix with the base
-    request, copies of the base response's objects replaced by references. Messages
-    compare as sorted-key JSON (``raw``: that of ``messages``, if at hand)."""
+    """(stored messages, keep): the messages after the prefix shared with the base, copies
+    of its response's objects as references (``raw``: the sorted-key JSON of ``messages``)."""
     keep = base.common_prefix(messages, _sorted(messages) if raw is None else raw)
     return [_stored(msg, base) for msg in messages[keep:]], keep
 

@@ -49,17 +49,6 @@ def format_path(path: Iterable[str | int]) -> str:
     return out
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Equal as JSON: ``True`` is not ``1``, ``1`` is not ``1.0`` (Python says both are)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
-    if isinstance(a, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
-
-
 def _children(a: Any, b: Any) -> list[tuple[str | int, Any, Any]] | None:
     """(key, a's value, b's value) of two dicts (keys sorted) or two lists (in order), a
     side without the key holding ``Difference.MISSING``; None unless both are containers."""
@@ -74,11 +63,11 @@ def _children(a: Any, b: Any) -> list[tuple[str | int, Any, Any]] | None:
 def first_difference(a: Any, b: Any, path: tuple[str | int, ...] = ()) -> Difference | None:
     """The first path (keys in sorted order, lists in order) where ``a`` and ``b`` differ."""
     children = _children(a, b)
-    if children is None:
-        return None if _same(a, b) else Difference(path, a, b)
+    if children is None:  # equal as JSON: True is not 1, 1 is not 1.0 (Python says both are)
+        return None if type(a) is type(b) and a == b else Difference(path, a, b)
     for key, x, y in children:
-        if not _same(x, y):  # (MISSING is the same as nothing else)
-            return first_difference(x, y, (*path, key))
+        if (found := first_difference(x, y, (*path, key))) is not None:
+            return found
     return None
 
 

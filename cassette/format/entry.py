@@ -34,10 +34,9 @@ def format_error(path: str, line: int, why: str) -> CassetteFormatError:
 
 @dataclass(slots=True, eq=False)
 class Entry:
-    """One recorded interaction, as stored (the request may be delta-encoded): its key,
-    hash and delta; the rest is decoded from ``raw``, the line's bytes (from ``tail``, where
-    ``"response":`` starts, if known; up to ``stop``, where the response ends, if checked
-    as loaded), each time it is asked for, or read from ``kept``, the parsed line."""
+    """One recorded interaction: key, hash, delta; the rest read from ``kept`` (the parsed
+    line) or decoded when asked from ``raw``, its bytes (``tail``: where ``"response":``
+    starts; ``stop``: where the response ends, if it was checked as loaded)."""
 
     at: InitVar[Key]  # (env_index, channel, step)
     sha: str | None  # None: an eval-protocol line, matched on messages alone
@@ -139,8 +138,7 @@ class Entry:
         return response, None
 
     def param(self, key: str) -> Any:
-        """A top-level request value (``model``, ...), followed into the delta bases
-        without rebuilding messages; None if the request has no such key."""
+        """A top-level request value (``model``, ...), looked up along the delta bases; or None."""
         node: Entry | None = self
         while node is not None:
             request = node.request
@@ -210,8 +208,7 @@ class Rebuilder:
         self._kept: dict[Entry, Json] = {}
 
     def full(self, entry: Entry) -> Json:
-        """The full request of ``entry``; :class:`CassetteFormatError` (also set as its
-        ``broken``) where it cannot be rebuilt."""
+        """The full request of ``entry``; CassetteFormatError (set as its ``broken``) if none."""
         if entry.broken is not None:
             raise entry.broken
         base = entry.base

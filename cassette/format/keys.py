@@ -32,9 +32,8 @@ def _check_env(env: Any) -> None:
 
 
 def check_key(env: Any, channel: Any, step: Any) -> None:
-    """Raise :class:`CassetteError` unless (``env``, ``channel``, ``step``) can be written
-    as a line's key and read back: an int or str env_index, a str channel, an int step of
-    0 or more."""
+    """Raise :class:`CassetteError` unless (``env``, ``channel``, ``step``) can be a line's key:
+    an int or str env_index, a str channel, an int step of 0 or more."""
     _check_env(env)
     if not isinstance(channel, str):
         raise _wrong("channel", "a str", channel, "pass a str such as 'llm' or 'mcp'")

@@ -122,7 +122,7 @@ class Paths:
 
     def _dict(self, node: dict[str, Any]) -> dict[str, Any]:
         drops = self.drops
-        out = node if drops.isdisjoint(node) else {k: v for k, v in node.items() if k not in drops}
+        out = node if drops.isdisjoint(node) else _without(drops, node)
         for key, sub in self.walk:
             for k in self._at(key, out):
                 new = sub.apply(out[k])
@@ -162,8 +162,7 @@ class Paths:
     def _same_dict(self, a: dict[str, Any], b: dict[str, Any]) -> bool:
         drops = self.drops
         if drops and not (drops.isdisjoint(a) and drops.isdisjoint(b)):
-            a = {k: v for k, v in a.items() if k not in drops}
-            b = {k: v for k, v in b.items() if k not in drops}
+            a, b = _without(drops, a), _without(drops, b)
             if a == b:
                 return True
         return a.keys() == b.keys() and self._same_items(a.items(), b)
@@ -187,3 +186,7 @@ class Paths:
 
 def _all_kept(old: Iterable[Any], new: Iterable[Any]) -> bool:
     return all(a is b for a, b in zip(old, new, strict=True))
+
+
+def _without(drops: frozenset[Token], node: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in node.items() if k not in drops}

@@ -82,10 +82,8 @@ def run_id_of(header: dict[str, Any]) -> str | None:
 
 
 def set_run_id(headers: list[dict[str, Any]]) -> str:
-    """The run id of a cassette (one file, or the shards of a directory): the id its
-    headers share; for shards of several runs, ``sha256("set:" + their sorted ids,
-    comma-separated)``. Files without ids (written before them) are named as they were:
-    by the ``$CASSETTE_RUN`` their headers share, else by a digest of the header lines."""
+    """The run id of a cassette (a file, or shards): the id its headers share, or for several
+    runs ``sha256("set:" + their sorted ids, comma-separated)``; headers without ids: below."""
     ids = {run_id_of(h) for h in headers}
     if not ids or None in ids:
         return _id_before_ids(headers)
@@ -94,6 +92,7 @@ def set_run_id(headers: list[dict[str, Any]]) -> str:
 
 
 def _id_before_ids(headers: list[dict[str, Any]]) -> str:
+    """Files written before run ids: the ``$CASSETTE_RUN`` all name, or the headers' digest."""
     runs = {str(_meta(h).get("run")) for h in headers}
     if len(runs) == 1 and _meta(headers[0]).get("run"):  # the run all shards name
         return _digest(f"run:{runs.pop()}".encode())
