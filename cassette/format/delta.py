@@ -121,12 +121,7 @@ class MessageBase:
         end = len(self.raw) - 1  # the base list without its closing bracket
         if raw.startswith(self.raw[:end]) and raw[end : end + 1] in (b",", b"]"):
             return self.count
-        keep = 0  # the history was rewritten: message by message
-        for old, new in zip(orjson.loads(self.raw), messages, strict=False):
-            if _sorted(old) != _sorted(new):
-                break
-            keep += 1
-        return keep
+        return _shared(orjson.loads(self.raw), messages)  # the history was rewritten
 
     def ref(self, message: dict[str, Any]) -> dict[str, Any] | None:
         """The reference to the target that ``message`` copies, if any."""
@@ -137,6 +132,12 @@ class MessageBase:
                 if (ref := target.ref(message, raw)) is not None:
                     return ref
         return None
+
+
+def _shared(old: Sequence[Any], new: Sequence[Any]) -> int:
+    """How many leading messages of ``old`` and ``new`` are the same (as sorted-key JSON)."""
+    pairs = enumerate(zip(old, new, strict=False))
+    return next((i for i, (a, b) in pairs if _sorted(a) != _sorted(b)), min(len(old), len(new)))
 
 
 def encode_messages(

@@ -37,6 +37,10 @@ def check_key(env: Any, channel: Any, step: Any) -> None:
     _check_env(env)
     if not isinstance(channel, str):
         raise _wrong("channel", "a str", channel, "pass a str such as 'llm' or 'mcp'")
+    _check_step(step)
+
+
+def _check_step(step: Any) -> None:
     if type(step) is not int and (isinstance(step, bool) or not isinstance(step, int)):
         raise _wrong("step", "an int", step, _STEP_FIX)
     if step < 0:

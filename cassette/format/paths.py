@@ -112,19 +112,11 @@ class Paths:
             return node if _all_kept(node, items) else items
         return node
 
-    def _at(self, key: Token, node: dict[str, Any] | list[Any]) -> Iterable[Any]:
-        """The keys (or indices) of ``node`` that ``key`` selects."""
-        if key is ANY:
-            return list(node) if isinstance(node, dict) else range(len(node))
-        if isinstance(node, dict):
-            return (key,) if key in node else ()
-        return (key,) if isinstance(key, int) and 0 <= key < len(node) else ()
-
     def _dict(self, node: dict[str, Any]) -> dict[str, Any]:
         drops = self.drops
         out = node if drops.isdisjoint(node) else _without(drops, node)
         for key, sub in self.walk:
-            for k in self._at(key, out):
+            for k in _keys(key, out):
                 new = sub.apply(out[k])
                 if new is not out[k]:
                     out = dict(out) if out is node else out  # copied once
@@ -137,7 +129,7 @@ class Paths:
     def _list(self, node: list[Any]) -> list[Any]:
         out = node
         for key, sub in self.walk:
-            for i in self._at(key, node):
+            for i in _indices(key, node):
                 if out[i] is not _GONE and (new := sub.apply(out[i])) is not out[i]:
                     out = list(out) if out is node else out
                     out[i] = new
@@ -190,3 +182,17 @@ def _all_kept(old: Iterable[Any], new: Iterable[Any]) -> bool:
 
 def _without(drops: frozenset[Token], node: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in node.items() if k not in drops}
+
+
+def _keys(key: Token, node: dict[str, Any]) -> Iterable[Any]:
+    """The keys of ``node`` that ``key`` selects."""
+    if key is ANY:
+        return list(node)
+    return (key,) if key in node else ()
+
+
+def _indices(key: Token, node: list[Any]) -> Iterable[int]:
+    """The indices of ``node`` that ``key`` selects."""
+    if key is ANY:
+        return range(len(node))
+    return (key,) if isinstance(key, int) and 0 <= key < len(node) else ()
