@@ -37,12 +37,17 @@ Canonical = tuple[bytes, bytes, bytes, "str | None"]
 def normalise_numbers(value: Any) -> Any:
     """Integral floats become ints (1.0 -> 1, -0.0 -> 0); containers are copied."""
     if isinstance(value, float):
-        return int(value) if value.is_integer() and abs(value) < 2**63 else value
+        return _integral(value)
     if isinstance(value, dict):
         return {k: normalise_numbers(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [normalise_numbers(v) for v in value]
     return value
+
+
+def _integral(value: float) -> int | float:
+    """``value`` as an int if it is integral and fits 64 bits (JSON writes it so)."""
+    return int(value) if value.is_integer() and abs(value) < 2**63 else value
 
 
 def conversation_field(request: dict[str, Any]) -> str | None:
@@ -72,8 +77,17 @@ def _split(params: dict[str, Any], key: str) -> tuple[bytes, bytes]:
     """(head, tail): the canonical JSON of ``params`` around ``key`` in sorted order."""
     before = _normal_json({k: v for k, v in params.items() if k < key})
     after = _normal_json({k: v for k, v in params.items() if k > key})
-    head = before[:-1] + (b',"' if len(before) > 2 else b'"') + key.encode() + b'":'
-    return head, (b"," + after[1:] if len(after) > 2 else b"}")
+    return _open(before) + key.encode() + b'":', _close(after)
+
+
+def _open(before: bytes) -> bytes:
+    """An object's JSON ``before`` left open for one more key: ``{"a":1,"`` or ``{"``."""
+    return before[:-1] + (b',"' if len(before) > 2 else b'"')
+
+
+def _close(after: bytes) -> bytes:
+    """An object's JSON ``after`` as the rest of one with a key before: ``,"z":1}`` or ``}``."""
+    return b"," + after[1:] if len(after) > 2 else b"}"
 
 
 def _params_parts(params: dict[str, Any], key: str, raw: bytes) -> tuple[bytes, bytes, bool]:

@@ -42,13 +42,17 @@ def _default(obj: Any) -> Any:
     if callable(dump):
         return dump(mode="json", exclude_unset=True)
     if isinstance(obj, bytes):
-        try:
-            return obj.decode("utf-8")
-        except UnicodeDecodeError:
-            raise TypeError("bytes that are not UTF-8 (encode them, e.g. as base64 text)") from None
+        return _text(obj)
     if isinstance(obj, (set, frozenset)):
         raise TypeError("a set (JSON has no sets: pass a sorted list)")
     raise TypeError(f"a {type(obj).__name__}")
+
+
+def _text(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise TypeError("bytes that are not UTF-8 (encode them, e.g. as base64 text)") from None
 
 
 def _not_json(exc: TypeError) -> NotJSONError:

@@ -52,11 +52,16 @@ def response_candidates(response: dict[str, Any] | None) -> list[tuple[Path, dic
     """The objects of a response that may reappear as messages of the next request."""
     if not isinstance(response, dict):
         return []
-    found = [(path, _found(response, path)) for path in _PLACES]
-    output = response.get("output")
-    if isinstance(output, list):
-        found += [(("output", i), item) for i, item in enumerate(output)]
+    found = [(path, _found(response, path)) for path in _PLACES] + _outputs(response)
     return [(path, obj) for path, obj in found if isinstance(obj, dict)]
+
+
+def _outputs(response: dict[str, Any]) -> list[tuple[Path, Any]]:
+    """The items of a Responses API ``output`` list, each with its path."""
+    output = response.get("output")
+    return (
+        [(("output", i), item) for i, item in enumerate(output)] if isinstance(output, list) else []
+    )
 
 
 @dataclass
@@ -151,7 +156,7 @@ def encode_messages(
 
 def _stored(message: Any, base: MessageBase) -> Any:
     """``message`` as a delta line stores it: a reference, escaped, or as it is."""
-    ref = base.ref(message) if base.targets and isinstance(message, dict) else None
+    ref = base.ref(message) if isinstance(message, dict) else None
     if ref is not None:
         return ref
     return {LIT_KEY: message} if is_ref(message) or _is_lit(message) else message

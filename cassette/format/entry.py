@@ -154,15 +154,20 @@ class Entry:
         """The request as it was made, rebuilt along the chain of delta bases."""
         if self.broken is not None:
             raise self.broken
+        chain, root = self._chain()
+        full = root.request if root is not None else {}
+        for entry in reversed(chain):
+            full = entry.rebuild(full)
+        return full
+
+    def _chain(self) -> tuple[list[Entry], Entry | None]:
+        """The delta lines from this one down to (not with) the first whole request's."""
         chain: list[Entry] = []
         node: Entry | None = self
         while node is not None and node.delta is not None:
             chain.append(node)
             node = node.base
-        full = node.request if node is not None else {}
-        for entry in reversed(chain):
-            full = entry.rebuild(full)
-        return full
+        return chain, node
 
     def rebuild(self, base_full: Json) -> Json:
         """This entry's full request, given the full request of its delta base."""
@@ -192,7 +197,7 @@ def _same_params(base_full: Json, same: Any, fld: str) -> Json:
     """What a delta line's request takes from its base's: the keys ``same`` names."""
     if same == SAME_ALL:
         return {key: value for key, value in base_full.items() if key != fld}
-    return {key: base_full[key] for key in same if isinstance(key, str) and key in base_full}
+    return {key: base_full[key] for key in same if key in base_full}
 
 
 def _messages_of(request: Json, fld: str) -> list[Any]:

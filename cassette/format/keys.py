@@ -62,8 +62,10 @@ def _reward(reward: Any) -> float | None:
 
 
 def _terminated(terminated: Any) -> bool | None:
-    if terminated is None or type(terminated).__name__ in ("bool_", "bool"):
-        return None if terminated is None else bool(terminated)  # (numpy's bool too)
+    if terminated is None:
+        return None
+    if type(terminated).__name__ in ("bool_", "bool"):  # (numpy's bool too)
+        return bool(terminated)
     raise _wrong("terminated", "a bool or None", terminated, "pass True or False")
 
 

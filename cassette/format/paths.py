@@ -77,8 +77,7 @@ class Paths:
     def _index(self) -> None:
         """What the walks look up, worked out once a path is added."""
         kids = self.kids
-        # the keys dropped outright (``type``: neither an index nor ANY or DEEP, a _Wild)
-        self.drops = frozenset(k for k, v in kids.items() if v.act is _drop and type(k) is str)
+        self.drops = _dropped(kids)
         self.walk = tuple((k, v) for k, v in kids.items() if k not in (*self.drops, DEEP))
         self.star = kids.get(ANY)  # the rule of every key or item
         self.plain = self.act is None and DEEP not in kids and self._lone_star()
@@ -180,7 +179,7 @@ def _all_kept(old: Iterable[Any], new: Iterable[Any]) -> bool:
     return all(a is b for a, b in zip(old, new, strict=True))
 
 
-def _without(drops: frozenset[Token], node: dict[str, Any]) -> dict[str, Any]:
+def _without(drops: frozenset[str], node: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in node.items() if k not in drops}
 
 
@@ -196,3 +195,8 @@ def _indices(key: Token, node: list[Any]) -> Iterable[int]:
     if key is ANY:
         return range(len(node))
     return (key,) if isinstance(key, int) and 0 <= key < len(node) else ()
+
+
+def _dropped(kids: dict[Token, Paths]) -> frozenset[str]:
+    """The keys dropped outright (``type``: neither an index nor ANY or DEEP, a _Wild)."""
+    return frozenset(k for k, v in kids.items() if v.act is _drop and type(k) is str)
