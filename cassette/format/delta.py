@@ -92,11 +92,14 @@ class RefTarget:
         if not message.keys() <= view.keys():
             return None
         omit = [k for k in view if k not in message]
-        if any(view[k] not in _EMPTY for k in omit) or raw != _sorted(
-            {k: view[k] for k in message}
-        ):
-            return None
-        return omit
+        if _all_empty(view, omit) and raw == _sorted({k: view[k] for k in message}):
+            return omit
+        return None
+
+
+def _all_empty(obj: dict[str, Any], keys: list[str]) -> bool:
+    """Whether ``obj`` holds nothing at ``keys`` (null, ``[]``, ``{}`` or ``""``)."""
+    return all(obj[k] in _EMPTY for k in keys)
 
 
 @dataclass

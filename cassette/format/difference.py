@@ -56,8 +56,13 @@ def _children(a: Any, b: Any) -> list[tuple[str | int, Any, Any]] | None:
     if isinstance(a, dict) and isinstance(b, dict):
         return [(k, a.get(k, gone), b.get(k, gone)) for k in sorted(set(a) | set(b), key=str)]
     if isinstance(a, list) and isinstance(b, list):
-        return [(i, *pair) for i, pair in enumerate(zip_longest(a, b, fillvalue=gone))]
+        return _items(a, b)
     return None
+
+
+def _items(a: list[Any], b: list[Any]) -> list[tuple[str | int, Any, Any]]:
+    """(index, a's item, b's item) of two lists, the shorter padded with ``MISSING``."""
+    return [(i, *pair) for i, pair in enumerate(zip_longest(a, b, fillvalue=Difference.MISSING))]
 
 
 def first_difference(a: Any, b: Any, path: tuple[str | int, ...] = ()) -> Difference | None:

@@ -144,8 +144,7 @@ class Entry:
             request = node.request
             if key in request:
                 return request[key]
-            same = (node.delta or {}).get("same", ())
-            if same != SAME_ALL and key not in same:
+            if not _takes(node.delta, key):
                 return None
             node = node.base
         return None
@@ -183,6 +182,12 @@ class Entry:
             self._error,
         )
         return out
+
+
+def _takes(delta: Json | None, key: str) -> bool:
+    """Whether a line with ``delta`` takes the request's ``key`` from its base's."""
+    same = (delta or {}).get("same", ())
+    return same == SAME_ALL or key in same
 
 
 def _matches(response: Json | None, error: Json | None, want: str | None) -> bool:
@@ -247,12 +252,16 @@ def ep_entry(obj: Json, path: str, line: int) -> Entry:
     last = next((i for i in reversed(range(len(messages))) if _is_assistant(messages[i])), None)
     if last is None:
         raise format_error(path, line, "eval-protocol line has no assistant message to replay")
-    kept = {
+    return Entry((env, "llm", step), None, None, b"", _ep_kept(messages, last), path, line)
+
+
+def _ep_kept(messages: list[Any], last: int) -> Json:
+    """The interaction of an eval-protocol line whose last answer is ``messages[last]``."""
+    return {
         "request": {"messages": messages[:last]},
         "response": {"choices": [{"index": 0, "message": messages[last]}]},
         "meta": {"source": "eval-protocol"},
     }
-    return Entry((env, "llm", step), None, None, b"", kept, path, line)
 
 
 def _is_assistant(message: Any) -> bool:
