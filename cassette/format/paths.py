@@ -132,7 +132,7 @@ class Paths:
                 if out[i] is not _GONE and (new := sub.apply(out[i])) is not out[i]:
                     out = list(out) if out is node else out
                     out[i] = new
-        return out if out is node else [v for v in out if v is not _GONE]
+        return out if out is node else _present(out)
 
     def same(self, a: Any, b: Any) -> bool:
         """``apply(a) == apply(b)``, walking into (and copying) only what differs."""
@@ -200,3 +200,8 @@ def _indices(key: Token, node: list[Any]) -> Iterable[int]:
 def _dropped(kids: dict[Token, Paths]) -> frozenset[str]:
     """The keys dropped outright (``type``: neither an index nor ANY or DEEP, a _Wild)."""
     return frozenset(k for k, v in kids.items() if v.act is _drop and type(k) is str)
+
+
+def _present(items: list[Any]) -> list[Any]:
+    """``items`` less those dropped."""
+    return [v for v in items if v is not _GONE]
