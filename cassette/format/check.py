@@ -1,12 +1,5 @@
-"""Whether a line is valid: the one place that decides it.
-
-:func:`line_faults` gives every fault of a parsed line (header, interaction, outcome) as
-the models of :mod:`cassette.format.models` see it, strictly typed; an interaction that
-passes the hand-written :func:`interaction_ok` (the same rules, without pydantic) has
-none. :func:`head_ok` and :func:`delta_ok` are the parts of those rules the reader
-applies to a line whose head alone it parses (its body is checked when it is served,
-by :func:`body_ok` and the checksum). Pure: values in, booleans and strings out.
-"""
+"""Whether a line is valid: :func:`line_faults` as the models say; :func:`interaction_ok`,
+:func:`head_ok`, :func:`delta_ok` and :func:`body_ok`, the same rules by hand (fast)."""
 
 from __future__ import annotations
 
@@ -40,23 +33,24 @@ def _count(value: Any) -> bool:
     return type(value) is int and value >= 0
 
 
+def _names(same: Any) -> bool:
+    return same == SAME_ALL or (type(same) is list and all(type(k) is str for k in same))
+
+
 def delta_ok(delta: Any) -> bool:
-    """Whether ``delta`` is a line's delta: ``base`` and ``keep`` counts, a known
-    ``field``, ``same`` a list of names or ``"*"``."""
-    if not isinstance(delta, dict) or not delta.keys() <= _DELTA_KEYS:
-        return False
-    same = delta.get("same", [])
+    """Whether ``delta`` is valid: counts ``base``, ``keep``; ``same`` names or ``"*"``."""
     return (
-        _count(delta.get("base"))
+        isinstance(delta, dict)
+        and delta.keys() <= _DELTA_KEYS
+        and _count(delta.get("base"))
         and _count(delta.get("keep"))
         and delta.get("field", "messages") in ("messages", "input")
-        and (same == SAME_ALL or (type(same) is list and all(type(k) is str for k in same)))
+        and _names(delta.get("same", []))
     )
 
 
 def head_ok(env: Any, channel: Any, step: Any, delta: Any) -> bool:
-    """Whether a line's key and delta are valid: an int or str env_index, a str
-    channel, a step of 0 or more, no delta or a valid one."""
+    """Whether a line's key (int or str env_index, str channel, step >= 0) and delta are valid."""
     return (
         type(env) in (int, str)  # (parsed JSON: a bool is not an int here)
         and isinstance(channel, str)
@@ -65,19 +59,22 @@ def head_ok(env: Any, channel: Any, step: Any, delta: Any) -> bool:
     )
 
 
-def body_ok(response: Any, error: Any, meta: Any) -> bool:
-    """Whether what a line serves is valid: a response dict or null, an error as
-    :class:`~cassette.format.models.ErrorInfo` or null, a meta dict (a str checksum)."""
-    if error is not None and not (
+def _error_ok(error: Any) -> bool:
+    return error is None or (
         isinstance(error, dict)
         and error.keys() <= _ERROR_KEYS
         and isinstance(error.get("type"), str)
         and isinstance(error.get("message"), str)
         and isinstance(error.get("data", {}), dict)
-    ):
-        return False
+    )
+
+
+def body_ok(response: Any, error: Any, meta: Any) -> bool:
+    """Whether what a line serves is valid: a response dict or null, an error as
+    :class:`~cassette.format.models.ErrorInfo` or null, a meta dict (a str checksum)."""
     return (
         isinstance(response, (dict, type(None)))
+        and _error_ok(error)
         and isinstance(meta, dict)
         and isinstance(meta.get(CHECKSUM_KEY, ""), str)
     )
@@ -85,21 +82,21 @@ def body_ok(response: Any, error: Any, meta: Any) -> bool:
 
 def interaction_ok(obj: dict[str, Any]) -> bool:
     """Whether the interaction line ``obj`` is valid (as its model says, strictly)."""
-    sha = obj.get("request_sha256")
     return (
         INTERACTION_KEYS >= obj.keys() >= _REQUIRED
         and head_ok(obj["env_index"], obj.get("channel", "llm"), obj["step"], obj.get("delta"))
         and isinstance(obj["request"], dict)
-        and isinstance(sha, str)
-        and len(sha) == 64
-        and not sha.strip(_HEX)
+        and _sha_ok(obj["request_sha256"])
         and body_ok(obj.get("response"), obj.get("error"), obj.get("meta", {}))
     )
 
 
+def _sha_ok(sha: Any) -> bool:
+    return isinstance(sha, str) and len(sha) == 64 and not sha.strip(_HEX)
+
+
 def header_fault(obj: dict[str, Any]) -> str | None:
-    """What makes the header ``obj`` unreadable before its fields are looked at: another
-    format, or a newer version; None if neither."""
+    """What makes the header ``obj`` unreadable (another format, a newer version), if anything."""
     version = obj.get("version")
     if obj.get("format") != FORMAT:
         return f"not a rollout-cassette header (format {obj.get('format')!r})"
@@ -111,14 +108,8 @@ def header_fault(obj: dict[str, Any]) -> str | None:
     return None
 
 
-def line_faults(obj: dict[str, Any]) -> list[str]:
-    """Every fault of the parsed line ``obj`` (a header, an interaction or an outcome,
-    as its ``type`` says), each ``where: what``; none for a valid line."""
-    kind = obj.get("type")
-    if kind == "interaction" and interaction_ok(obj):
-        return []
-    if kind == "header" and (found := header_fault(obj)) is not None:
-        return [found]
+def _model_faults(obj: dict[str, Any]) -> list[str]:
+    """The faults the line's model finds in ``obj``, each ``where: what``."""
     from pydantic import ValidationError  # the models load on first use
 
     from .models import LINE_ADAPTER
@@ -126,11 +117,26 @@ def line_faults(obj: dict[str, Any]) -> list[str]:
     try:
         LINE_ADAPTER.validate_python(obj, strict=True)
     except ValidationError as exc:
-        found_at: dict[str, list[str]] = {}
+        found: dict[str, list[str]] = {}
         for err in exc.errors():
-            loc = ".".join(str(p) for p in err["loc"][1:] if p not in ("int", "str"))
-            found_at.setdefault(loc or "line", []).append(err["msg"])
-        return [f"{loc}: {' or '.join(dict.fromkeys(msgs))}" for loc, msgs in found_at.items()]
-    if kind == "interaction":  # what the models do not say: meta.checksum is a string
-        return ["meta.checksum: Input should be a valid string"]
+            found.setdefault(_where(err["loc"]), []).append(err["msg"])
+        return [f"{loc}: {' or '.join(dict.fromkeys(msgs))}" for loc, msgs in found.items()]
     return []
+
+
+def _where(loc: tuple[int | str, ...]) -> str:
+    """A fault's place in the line (less the model's and the union's tags), or ``line``."""
+    return ".".join(str(p) for p in loc[1:] if p not in ("int", "str")) or "line"
+
+
+def line_faults(obj: dict[str, Any]) -> list[str]:
+    """Every fault of the parsed line ``obj`` (as its ``type`` says), each ``where: what``."""
+    kind = obj.get("type")
+    if kind == "interaction" and interaction_ok(obj):
+        return []
+    if kind == "header" and (found := header_fault(obj)) is not None:
+        return [found]
+    faults = _model_faults(obj)
+    if kind == "interaction" and not faults:  # what the models do not say: a str checksum
+        return ["meta.checksum: Input should be a valid string"]
+    return faults

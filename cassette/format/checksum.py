@@ -1,22 +1,7 @@
-"""The checksum of what an interaction line serves: ``meta.checksum``.
-
-The CRC-32 (zlib's), as 8 hex digits, of the compact JSON ``[response, error]`` as the
-line holds them (orjson, keys in their written order; ``error`` null when the line has
-none). A CRC finds every change of up to 32 neighbouring bits and all but one in 4 billion
-other changes; it guards against damage, not forgery (anyone can recompute it), and costs
-a quarter of a sha256 on a typical response. The recorder adds it to every interaction
-line it writes, after secrets were scrubbed; replay checks it (as a lean line is loaded
-for a line laid out as the recorder writes it, else the first time the line is served)
-and :mod:`cassette.dataset.validate` checks every line, so a response changed on disk (a bit
-flip, an edit) is refused when it is asked for rather than served. Lines without it
-(files written before it existed) are served unchecked.
-
-Since the recorder writes the response compact, the checksum can be taken from bytes
-already at hand: :func:`crc_of_slices` from a line's bytes (the recorder's as it writes
-the line), :func:`checked_response` where a reader finds them; :func:`checksum` dumps the
-values again (a line with an error, any other layout). Pure: values in, strings and bytes
-out, no IO.
-"""
+"""``meta.checksum``, what guards an interaction line's response and error against damage:
+the CRC-32 (8 hex digits) of the compact JSON ``[response, error]`` as the line holds them
+(``error`` null when absent). :func:`crc_of_slices` and :func:`checked_response` take it
+from a line's bytes, :func:`checksum` from values. Pure: no IO."""
 
 from __future__ import annotations
 
@@ -51,16 +36,13 @@ def checksum(response: Any, error: Any) -> str:
 
 def crc_of_slices(raw: bytes, start: int, stop: int) -> int:
     """The CRC-32 of ``[`` + ``raw[start:stop]`` + ``,null]``: the checksum of a line
-    without an error whose response is written as those bytes (compact, as the recorder
-    dumps it), taken from the line's bytes without decoding and dumping them again."""
+    without an error whose response is those bytes (compact, as the recorder dumps it)."""
     return zlib.crc32(_NO_ERROR, zlib.crc32(raw[start:stop], _OPEN))
 
 
 def checked_response(raw: bytes, tail: int) -> int:
-    """Where the response's bytes end in the interaction line ``raw`` laid out as the
-    recorder writes it (``"response":`` at ``tail``, ``meta`` last, its checksum last,
-    a newline), if its ``meta.checksum`` is the CRC of those bytes; else 0 (any other
-    layout, an error, a changed byte: the line is checked by :func:`checksum`)."""
+    """Where the response's bytes end in the line ``raw`` laid out as the recorder writes it
+    (``"response":`` at ``tail``, ``meta.checksum`` last) if the checksum matches; else 0."""
     at = len(raw) - _CRC_END
     if not (raw.startswith(_CRC_KEY, at) and raw.endswith(b'"}}\n') and raw[at - 1] in b",{"):
         return 0

@@ -1,15 +1,7 @@
-"""The JSON codec: compact orjson bytes, pydantic models dumped in JSON mode.
-
-A cassette stores JSON only. What JSON cannot hold exactly is refused with
-:class:`NotJSONError` (a :class:`~cassette.errors.CassetteError` and a ``TypeError``)
-rather than stored as something else: dict keys that are not strings, ints beyond 64
-bits, nesting deeper than orjson writes (255 levels), sets, and bytes that are not UTF-8
-(bytes that are UTF-8 are stored as their text). NaN and infinities are refused where a
-request is hashed (:func:`cassette.format.canonical.canonical_parts`); orjson alone would write
-them as ``null``; :func:`check_finite` finds them.
-
-Pure: values in, bytes out, no IO.
-"""
+"""The JSON codec: compact orjson bytes, pydantic models dumped in JSON mode. What JSON
+cannot hold exactly (keys that are not strings, ints beyond 64 bits, nesting deeper than 254
+levels, sets, bytes that are not UTF-8; NaN and infinities, which :func:`check_finite`
+finds) is refused with :class:`NotJSONError`, never stored as something else. Pure."""
 
 from __future__ import annotations
 
@@ -32,6 +24,7 @@ __all__ = [
 ]
 
 MAX_DEPTH = 254  # containers nested deeper than this cannot be written (orjson's limit)
+_SCALARS = frozenset({str, int, bool, type(None)})  # what holds no float
 
 _WHY = {
     "Dict key must be str": "a dict key that is not a string (JSON keys are strings)",
@@ -49,13 +42,17 @@ def _default(obj: Any) -> Any:
     if callable(dump):
         return dump(mode="json", exclude_unset=True)
     if isinstance(obj, bytes):
-        try:
-            return obj.decode("utf-8")
-        except UnicodeDecodeError:
-            raise TypeError("bytes that are not UTF-8 (encode them, e.g. as base64 text)") from None
+        return _text(obj)
     if isinstance(obj, (set, frozenset)):
         raise TypeError("a set (JSON has no sets: pass a sorted list)")
     raise TypeError(f"a {type(obj).__name__}")
+
+
+def _text(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise TypeError("bytes that are not UTF-8 (encode them, e.g. as base64 text)") from None
 
 
 def _not_json(exc: TypeError) -> NotJSONError:
@@ -84,48 +81,56 @@ def dumps_sorted(obj: Any) -> bytes:
 
 
 def loads(data: bytes | str) -> Any:
+    """The value of JSON text (orjson)."""
     return orjson.loads(data)
 
 
 def all_finite(value: Any) -> bool:
-    """Whether ``value`` holds no NaN and no infinity (no paths: the common case is fast).
-    Called on values that were serialised already, so nesting is at most 255 levels."""
+    """Whether ``value`` (serialised already: nested 255 levels at most) holds no NaN and
+    no infinity (no paths: the common case is fast)."""
     if isinstance(value, float):
         return bool(value - value == 0)  # NaN and infinities only (inf - inf is NaN)
     if isinstance(value, dict):
         value = value.values()
     elif not isinstance(value, (list, tuple)):
         return True
-    for item in value:
-        kind = type(item)
-        if kind is str or item is None or kind is int or kind is bool:
-            continue
-        if not all_finite(item):
+    for item in value:  # noqa: SIM110 - a loop is faster than all() here
+        if type(item) not in _SCALARS and not all_finite(item):
             return False
     return True
 
 
-def check_finite(value: Any, where: str = "request") -> None:
-    """Raise :class:`~cassette.format.codec.NotJSONError` if ``value`` holds a NaN or an
-    infinity: JSON has neither, and orjson would write (and hash) them as ``null``."""
-    if all_finite(value):
-        return
-    stack: list[tuple[Any, str]] = [(value, where)]  # (a value, where it is)
+def _non_finite(value: Any, where: str) -> tuple[float, str] | None:
+    """The first NaN or infinity in ``value`` and where it is, if any."""
+    stack: list[tuple[Any, str]] = [(value, where)]
     while stack:
         node, at = stack.pop()
-        if isinstance(node, float):
-            if not math.isfinite(node):
-                raise NotJSONError(
-                    f"cannot store {node!r} at {at} in a cassette (JSON has no NaN or "
-                    "infinity, and it would read back as null); pass a finite number, or None"
-                )
-        elif isinstance(node, dict):
-            stack.extend((v, f"{at}.{k}") for k, v in node.items())
-        elif isinstance(node, (list, tuple)):
-            stack.extend((v, f"{at}[{i}]") for i, v in enumerate(node))
+        if isinstance(node, float) and not math.isfinite(node):
+            return node, at
+        stack.extend(_inside(node, at))
+    return None
+
+
+def _inside(node: Any, at: str) -> list[tuple[Any, str]]:
+    """The values in a container and where each is."""
+    if isinstance(node, dict):
+        return [(v, f"{at}.{k}") for k, v in node.items()]
+    if isinstance(node, (list, tuple)):
+        return [(v, f"{at}[{i}]") for i, v in enumerate(node)]
+    return []
+
+
+def check_finite(value: Any, where: str = "request") -> None:
+    """Raise :class:`NotJSONError` if ``value`` holds a NaN or an infinity: JSON has
+    neither, and orjson would write (and hash) them as ``null``."""
+    found = None if all_finite(value) else _non_finite(value, where)
+    if found is not None:
+        raise NotJSONError(
+            f"cannot store {found[0]!r} at {found[1]} in a cassette (JSON has no NaN or "
+            "infinity, and it would read back as null); pass a finite number, or None"
+        )
 
 
 def messages_finite(messages: Any, start: int, raw: bytes = b"", offset: int = 0) -> bool:
-    """Whether ``messages[start:]`` hold no NaN and no infinity. (``raw`` and ``offset``,
-    their JSON, are not looked at: a scan of its bytes for nulls measured no faster.)"""
+    """Whether ``messages[start:]`` hold no NaN and no infinity (``raw``, ``offset``: unused)."""
     return all(map(all_finite, messages[start:]))

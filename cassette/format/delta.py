@@ -1,15 +1,12 @@
-"""The message delta encoding: a request stored as what it adds to the one before.
-
-A request's conversation is stored as the count of leading messages it shares with the
-previous request of its episode and channel (``keep``) plus the messages after them, where
-a message that is an object of the previous response is a ``{"$ref": path}``. Pure: lists
-and dicts in and out, no IO.
-"""
+"""The message delta encoding: a request's conversation stored as the count of leading
+messages it shares with the previous request of its episode and channel (``keep``) plus the
+messages after them, a copy of an object of the previous response as ``{"$ref": path}``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import orjson
@@ -31,64 +28,84 @@ __all__ = [
 REF_KEY = "$ref"
 LIT_KEY = "$lit"  # escapes a literal message that would read as a reference
 SAME_ALL = "*"  # delta.same: every top-level key of the base that this line does not hold
+_EMPTY: tuple[Any, ...] = (None, [], {}, "")
 
 Path = tuple[str | int, ...]
+_PLACES: tuple[Path, ...] = (("choices", 0, "message"), ("message",))
+
+
+def _at(node: Any, path: Path) -> Any:
+    """The value at ``path`` in ``node``; KeyError, IndexError or TypeError if none."""
+    for part in path:
+        node = node[part]
+    return node
+
+
+def _found(response: dict[str, Any], path: Path) -> Any:
+    try:
+        return _at(response, path)
+    except (KeyError, IndexError, TypeError):
+        return None
 
 
 def response_candidates(response: dict[str, Any] | None) -> list[tuple[Path, dict[str, Any]]]:
     """The objects of a response that may reappear as messages of the next request."""
     if not isinstance(response, dict):
         return []
-    out: list[tuple[Path, dict[str, Any]]] = []
-    choices = response.get("choices")
-    if isinstance(choices, list) and choices:
-        msg = choices[0].get("message") if isinstance(choices[0], dict) else None
-        if isinstance(msg, dict):
-            out.append((("choices", 0, "message"), msg))
-    msg = response.get("message")
-    if isinstance(msg, dict):
-        out.append((("message",), msg))
+    found = [(path, _found(response, path)) for path in _PLACES] + _outputs(response)
+    return [(path, obj) for path, obj in found if isinstance(obj, dict)]
+
+
+def _outputs(response: dict[str, Any]) -> list[tuple[Path, Any]]:
+    """The items of a Responses API ``output`` list, each with its path."""
     output = response.get("output")
-    if isinstance(output, list):
-        out.extend((("output", i), item) for i, item in enumerate(output) if isinstance(item, dict))
-    return out
+    return (
+        [(("output", i), item) for i, item in enumerate(output)] if isinstance(output, list) else []
+    )
 
 
 @dataclass
 class RefTarget:
-    """An object of a response that may reappear as a message of the next request, held
-    as JSON bytes taken when the response was recorded."""
+    """A response's object that may reappear as a message of the next request (as JSON)."""
 
     path: Path
     raw: bytes
     kind: tuple[Any, Any]  # its (role, type): a message of another kind is not it
-    _view: dict[str, Any] | None = None
 
-    def ref(self, message: Any, raw: bytes) -> dict[str, Any] | None:
+    @cached_property
+    def view(self) -> dict[str, Any]:
+        """The object, parsed (once, when a message is compared field by field)."""
+        found: dict[str, Any] = orjson.loads(self.raw)
+        return found
+
+    def ref(self, message: dict[str, Any], raw: bytes) -> dict[str, Any] | None:
         """``{"$ref": path}`` if ``message`` (whose JSON is ``raw``) is this object, with
         ``"omit"`` if it is this object less some of its empty fields; else None."""
         if raw == self.raw:  # (both sorted-key JSON)
             return {REF_KEY: list(self.path)}
-        if not isinstance(message, dict):
+        omit = self._omitted(message, raw)
+        return None if omit is None else {REF_KEY: list(self.path), "omit": omit}
+
+    def _omitted(self, message: dict[str, Any], raw: bytes) -> list[str] | None:
+        """The empty fields of this object that ``message`` is it without; else None."""
+        view = self.view
+        if not message.keys() <= view.keys():
             return None
-        if self._view is None:
-            self._view = orjson.loads(self.raw)
-        cand = self._view
-        if not message.keys() <= cand.keys():
-            return None
-        omit = [k for k in cand if k not in message]
-        if any(cand[k] not in (None, [], {}, "") for k in omit):
-            return None
-        if raw != _sorted({k: cand[k] for k in message}):
-            return None
-        return {REF_KEY: list(self.path), "omit": omit} if omit else {REF_KEY: list(self.path)}
+        omit = [k for k in view if k not in message]
+        if _all_empty(view, omit) and raw == _sorted({k: view[k] for k in message}):
+            return omit
+        return None
+
+
+def _all_empty(obj: dict[str, Any], keys: list[str]) -> bool:
+    """Whether ``obj`` holds nothing at ``keys`` (null, ``[]``, ``{}`` or ``""``)."""
+    return all(obj[k] in _EMPTY for k in keys)
 
 
 @dataclass
 class MessageBase:
     """What the next request's delta is relative to: the previous request's messages and
-    its response's reusable objects, as sorted-key JSON bytes (a snapshot: editing the
-    originals afterwards changes nothing; key order does not count, as in the hash)."""
+    its response's reusable objects, as sorted-key JSON bytes (a snapshot)."""
 
     count: int
     raw: bytes
@@ -106,60 +123,46 @@ class MessageBase:
         return cls(len(messages), _sorted(messages) if raw is None else raw, targets)
 
     def common_prefix(self, messages: Sequence[Any], raw: bytes) -> int:
-        """How many leading messages of ``messages`` (whose sorted-key JSON is ``raw``)
-        are, byte for byte, those of the base: one prefix test when the list was extended."""
+        """How many leading messages of ``messages`` (sorted-key JSON ``raw``) are the base's."""
         if self.count == 0:
             return 0
         end = len(self.raw) - 1  # the base list without its closing bracket
         if raw.startswith(self.raw[:end]) and raw[end : end + 1] in (b",", b"]"):
             return self.count
-        keep = 0  # the history was rewritten: message by message
-        for old, new in zip(orjson.loads(self.raw), messages, strict=False):
-            if _sorted(old) != _sorted(new):
-                break
-            keep += 1
-        return keep
+        return _shared(orjson.loads(self.raw), messages)  # the history was rewritten
+
+    def ref(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        """The reference to the target that ``message`` copies, if any."""
+        kind, raw = (message.get("role"), message.get("type")), b""
+        for target in self.targets:
+            if target.kind == kind:
+                raw = raw or _sorted(message)
+                if (ref := target.ref(message, raw)) is not None:
+                    return ref
+        return None
+
+
+def _shared(old: Sequence[Any], new: Sequence[Any]) -> int:
+    """How many leading messages of ``old`` and ``new`` are the same (as sorted-key JSON)."""
+    pairs = enumerate(zip(old, new, strict=False))
+    return next((i for i, (a, b) in pairs if _sorted(a) != _sorted(b)), min(len(old), len(new)))
 
 
 def encode_messages(
-    messages: Sequence[Any], base: MessageBase | None, raw: bytes | None = None
+    messages: Sequence[Any], base: MessageBase, raw: bytes | None = None
 ) -> tuple[list[Any], int]:
-    """Return (stored messages, keep): the messages after the common prefix with the base
-    request, with copies of the base response's objects replaced by references.
-
-    Messages compare as sorted-key JSON bytes (``raw``: that of ``messages``, if it is at
-    hand), so what is kept rebuilds to the same hash."""
-    keep, targets = 0, []
-    if base is not None:
-        keep = base.common_prefix(messages, _sorted(messages) if raw is None else raw)
-        targets = base.targets
-    stored: list[Any] = []
-    for msg in messages[keep:]:
-        ref = None
-        if targets and isinstance(msg, dict):
-            kind, data = (msg.get("role"), msg.get("type")), b""
-            for target in targets:
-                if target.kind == kind:
-                    data = data or _sorted(msg)
-                    if (ref := target.ref(msg, data)) is not None:
-                        break
-        if ref is not None:
-            stored.append(ref)
-        elif is_ref(msg) or _is_lit(msg):
-            stored.append({LIT_KEY: msg})
-        else:
-            stored.append(msg)
-    return stored, keep
+    """(stored messages, keep): the messages after the prefix shared with the base, copies
+    of its response's objects as references (``raw``: the sorted-key JSON of ``messages``)."""
+    keep = base.common_prefix(messages, _sorted(messages) if raw is None else raw)
+    return [_stored(msg, base) for msg in messages[keep:]], keep
 
 
-def _resolve(ref: dict[str, Any], base_response: dict[str, Any] | None) -> Any:
-    node: Any = base_response
-    for part in ref[REF_KEY]:
-        node = node[part]  # KeyError/IndexError/TypeError: reported by the caller
-    if not isinstance(node, dict):
-        raise TypeError("reference does not point at an object")
-    omit = ref.get("omit") or ()
-    return {k: v for k, v in node.items() if k not in omit}
+def _stored(message: Any, base: MessageBase) -> Any:
+    """``message`` as a delta line stores it: a reference, escaped, or as it is."""
+    ref = base.ref(message) if isinstance(message, dict) else None
+    if ref is not None:
+        return ref
+    return {LIT_KEY: message} if is_ref(message) or _is_lit(message) else message
 
 
 def is_ref(message: Any) -> bool:
@@ -168,6 +171,20 @@ def is_ref(message: Any) -> bool:
 
 def _is_lit(message: Any) -> bool:
     return isinstance(message, dict) and len(message) == 1 and LIT_KEY in message
+
+
+def _resolve(ref: dict[str, Any], base_response: dict[str, Any] | None) -> Any:
+    node = _at(base_response, ref[REF_KEY])  # KeyError/IndexError/TypeError: for the caller
+    if not isinstance(node, dict):
+        raise TypeError("reference does not point at an object")
+    omit = ref.get("omit") or ()
+    return {k: v for k, v in node.items() if k not in omit}
+
+
+def _decoded(message: Any, base_response: dict[str, Any] | None) -> Any:
+    if is_ref(message):
+        return _resolve(message, base_response)
+    return message[LIT_KEY] if _is_lit(message) else message
 
 
 def decode_messages(
@@ -182,15 +199,8 @@ def decode_messages(
         raise on_error(f"delta keeps {keep} messages but its base request has {len(base_messages)}")
     out = list(base_messages[:keep])
     for msg in stored:
-        if is_ref(msg):
-            try:
-                out.append(_resolve(msg, base_response))
-            except (KeyError, IndexError, TypeError):
-                raise on_error(
-                    f"reference {msg[REF_KEY]!r} not found in the base response"
-                ) from None
-        elif _is_lit(msg):
-            out.append(msg[LIT_KEY])
-        else:
-            out.append(msg)
+        try:
+            out.append(_decoded(msg, base_response))
+        except (KeyError, IndexError, TypeError):
+            raise on_error(f"reference {msg[REF_KEY]!r} not found in the base response") from None
     return out

@@ -1,45 +1,40 @@
 """Why two JSON values differ: :func:`first_difference` finds the first path where they
-part (keys in sorted order, lists in order; ``True`` is not ``1``, ``1`` is not ``1.0``),
-and :meth:`Difference.describe` shows both values there, shortened around where two long
-strings part. Used by :meth:`cassette.replay.matching.Matcher.verify` and ``cassette diff``.
-"""
+part (keys sorted, lists in order; ``True`` is not ``1``, ``1`` is not ``1.0``), and
+:meth:`Difference.describe` shows both values there, long strings around where they part."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from dataclasses import dataclass
+from itertools import zip_longest
+from typing import Any, ClassVar
 
 __all__ = ["Difference", "first_difference", "format_path"]
 
+_WIDTH = 80  # of a value described
 
+
+@dataclass(slots=True, eq=False)
 class Difference:
     """Where two JSON values first part: a path and both values (``MISSING`` if absent)."""
 
-    MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
-
-    __slots__ = ("a", "b", "path")
-
-    def __init__(self, path: tuple[str | int, ...], a: Any, b: Any) -> None:
-        self.path = path
-        self.a = a
-        self.b = b
+    path: tuple[str | int, ...]
+    a: Any
+    b: Any
+    MISSING: ClassVar[Any] = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
 
     @property
     def where(self) -> str:
         return format_path(self.path)
 
-    def describe(self, a_label: str = "recorded", b_label: str = "live", width: int = 80) -> str:
-        a, b = _shorten(self.a, self.b, width)
+    def describe(self) -> str:
+        """Where, and both values (recorded, live) there, shortened to a line each."""
+        a, b = _shorten(self.a, self.b)
         if type(self.a) is not type(self.b) and self.a == self.b:  # True and 1: equal in
             a += f" ({type(self.a).__name__})"  # Python, not in JSON
             b += f" ({type(self.b).__name__})"
-        pad = max(len(a_label), len(b_label)) + 1
-        return (
-            f"first difference at {self.where or '<root>'}\n"
-            f"    {(a_label + ':').ljust(pad)} {a}\n"
-            f"    {(b_label + ':').ljust(pad)} {b}"
-        )
+        return f"first difference at {self.where or '<root>'}\n    recorded: {a}\n    live:     {b}"
 
 
 def format_path(path: Iterable[str | int]) -> str:
@@ -54,17 +49,6 @@ def format_path(path: Iterable[str | int]) -> str:
     return out
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Equal as JSON: ``True`` is not ``1``, ``1`` is not ``1.0`` (Python says both are)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
-    if isinstance(a, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
-
-
 def _children(a: Any, b: Any) -> list[tuple[str | int, Any, Any]] | None:
     """(key, a's value, b's value) of two dicts (keys sorted) or two lists (in order), a
     side without the key holding ``Difference.MISSING``; None unless both are containers."""
@@ -72,45 +56,41 @@ def _children(a: Any, b: Any) -> list[tuple[str | int, Any, Any]] | None:
     if isinstance(a, dict) and isinstance(b, dict):
         return [(k, a.get(k, gone), b.get(k, gone)) for k in sorted(set(a) | set(b), key=str)]
     if isinstance(a, list) and isinstance(b, list):
-        n = max(len(a), len(b))
-        return list(
-            zip(range(n), a + [gone] * (n - len(a)), b + [gone] * (n - len(b)), strict=True)
-        )
+        return _items(a, b)
     return None
 
 
-def _first(a: Any, b: Any, path: tuple[str | int, ...]) -> Difference | None:
-    children = _children(a, b)
-    if children is None:
-        return None if _same(a, b) else Difference(path, a, b)
-    for key, x, y in children:
-        if x is Difference.MISSING or y is Difference.MISSING or not _same(x, y):
-            return _first(x, y, (*path, key))
-    return None
+def _items(a: list[Any], b: list[Any]) -> list[tuple[str | int, Any, Any]]:
+    """(index, a's item, b's item) of two lists, the shorter padded with ``MISSING``."""
+    return [(i, *pair) for i, pair in enumerate(zip_longest(a, b, fillvalue=Difference.MISSING))]
 
 
-def first_difference(a: Any, b: Any) -> Difference | None:
+def first_difference(a: Any, b: Any, path: tuple[str | int, ...] = ()) -> Difference | None:
     """The first path (keys in sorted order, lists in order) where ``a`` and ``b`` differ."""
-    return _first(a, b, ())
+    children = _children(a, b)
+    if children is None:  # equal as JSON: True is not 1, 1 is not 1.0 (Python says both are)
+        return None if type(a) is type(b) and a == b else Difference(path, a, b)
+    for key, x, y in children:
+        if (found := first_difference(x, y, (*path, key))) is not None:
+            return found
+    return None
 
 
-def _short(value: Any, width: int) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    text = repr(text) if isinstance(value, str) else text
-    return text if len(text) <= width else text[: width - 1] + "…"
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= _WIDTH else text[: _WIDTH - 1] + "…"
 
 
-def _shorten(a: Any, b: Any, width: int) -> tuple[str, str]:
+def _shorten(a: Any, b: Any) -> tuple[str, str]:
     """Both values shortened; two long strings are shown around where they part."""
-    if isinstance(a, str) and isinstance(b, str) and max(len(a), len(b)) > width - 2:
-        i = 0
-        while i < min(len(a), len(b)) and a[i] == b[i]:
-            i += 1
-        start = max(0, i - width // 3)
-        la, lb = a[start : start + width - 8], b[start : start + width - 8]
-        lead = "…" if start else ""
-        return (
-            lead + repr(la) + ("…" if start + len(la) < len(a) else ""),
-            lead + repr(lb) + ("…" if start + len(lb) < len(b) else ""),
-        )
-    return _short(a, width), _short(b, width)
+    if isinstance(a, str) and isinstance(b, str) and max(len(a), len(b)) > _WIDTH - 2:
+        pairs = enumerate(zip(a, b, strict=False))
+        start = next((i for i, (x, y) in pairs if x != y), min(len(a), len(b))) - _WIDTH // 3
+        return _window(a, max(0, start)), _window(b, max(0, start))
+    return _short(a), _short(b)
+
+
+def _window(text: str, start: int) -> str:
+    """``text`` from ``start`` on, as much as fits, with "…" where it is cut."""
+    part = text[start : start + _WIDTH - 8]
+    return ("…" if start else "") + repr(part) + ("…" if start + len(part) < len(text) else "")

@@ -1,13 +1,11 @@
-"""One recorded interaction, :class:`Entry` (keyed by :data:`Key`): it keeps its line's
-bytes and decodes them when asked, or (a reader that keeps what it parsed) the parsed
-line. Its request may be delta-encoded; :meth:`Entry.full_request` rebuilds it along its
-chain of delta bases only when asked for, :class:`Rebuilder` a file's requests in turn.
-"""
+"""One recorded interaction, :class:`Entry` (keyed by :data:`Key`), decoded from its line
+when asked; a delta-encoded request is rebuilt along its chain of delta bases by
+:meth:`Entry.full_request`, or a file's requests in turn by :class:`Rebuilder`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from dataclasses import InitVar, dataclass, field
+from typing import Any, cast
 
 import orjson
 
@@ -34,56 +32,30 @@ def format_error(path: str, line: int, why: str) -> CassetteFormatError:
     )
 
 
+@dataclass(slots=True, eq=False)
 class Entry:
-    """One recorded interaction, as stored (the request may be delta-encoded).
+    """One recorded interaction: key, hash, delta; the rest read from ``kept`` (the parsed
+    line) or decoded when asked from ``raw``, its bytes (``tail``: where ``"response":``
+    starts; ``stop``: where the response ends, if it was checked as loaded)."""
 
-    It holds its key, hash and delta; the request, response, error and meta are decoded
-    from ``raw`` (the line's bytes; from ``tail`` on, where ``"response":`` starts, if
-    known) each time they are asked for, and not kept, so a loaded cassette stays near
-    its file's size; or read from ``kept``, the parsed line, where the reader kept it.
-    ``stop``: where the response's bytes end, set where the reader checked them against
-    ``meta.checksum`` as it loaded the line; such a line is served by decoding them alone.
-    """
+    at: InitVar[Key]  # (env_index, channel, step)
+    sha: str | None  # None: an eval-protocol line, matched on messages alone
+    delta: Json | None
+    raw: bytes = b""
+    kept: Json | None = None
+    source: str = ""
+    line: int = 0
+    env_index: EnvIndex = field(init=False)
+    channel: str = field(init=False)
+    step: int = field(init=False)
+    tail: int = field(default=0, init=False)
+    stop: int = field(default=0, init=False)
+    base: Entry | None = field(default=None, init=False)
+    broken: CassetteFormatError | None = field(default=None, init=False)  # why it cannot be served
+    checked: bool = field(default=False, init=False)  # its meta.checksum was verified
 
-    __slots__ = (
-        "base",
-        "broken",
-        "channel",
-        "checked",
-        "delta",
-        "env_index",
-        "kept",
-        "line",
-        "raw",
-        "sha",
-        "source",
-        "step",
-        "stop",
-        "tail",
-    )
-
-    def __init__(
-        self,
-        key: Key,
-        sha: str | None,  # None: an eval-protocol line, matched on messages alone
-        delta: Json | None,
-        raw: bytes = b"",
-        kept: Json | None = None,
-        source: str = "",
-        line: int = 0,
-    ) -> None:
-        self.env_index, self.channel, self.step = key
-        self.sha = sha
-        self.delta = delta
-        self.raw = raw
-        self.kept = kept
-        self.source = source
-        self.line = line
-        self.tail = 0
-        self.stop = 0
-        self.base: Entry | None = None
-        self.broken: CassetteFormatError | None = None  # set: it cannot be served (why)
-        self.checked = False  # its meta.checksum was verified
+    def __post_init__(self, at: Key) -> None:
+        self.env_index, self.channel, self.step = at
 
     @classmethod
     def of(cls, line: Json, source: str = "", lineno: int = 0) -> Entry:
@@ -95,11 +67,14 @@ class Entry:
     def key(self) -> Key:
         return (self.env_index, self.channel, self.step)
 
+    def _error(self, why: str) -> CassetteFormatError:
+        return format_error(self.source, self.line, why)
+
     def _decode(self, data: bytes | memoryview) -> Any:
         try:
             return _loads(data)
         except orjson.JSONDecodeError:
-            raise format_error(self.source, self.line, "the line is not valid JSON") from None
+            raise self._error("the line is not valid JSON") from None
 
     def payload(self) -> Json:
         """The line's response, error and meta (and, where it was decoded whole, more)."""
@@ -116,55 +91,40 @@ class Entry:
 
     @property
     def request(self) -> Json:
-        request: Json = self.decoded()["request"]
-        return request
+        return cast("Json", self.decoded()["request"])
 
     @property
     def response(self) -> Json | None:
-        response: Json | None = self.payload().get("response")
-        return response
+        return cast("Json | None", self.payload().get("response"))
 
     @property
     def error(self) -> Json | None:
-        error: Json | None = self.payload().get("error")
-        return error
+        return cast("Json | None", self.payload().get("error"))
 
     @property
     def meta(self) -> Json:
-        meta: Json = self.payload().get("meta") or {}
-        return meta
+        return cast("Json", self.payload().get("meta") or {})
 
     def check(self) -> None:
-        """Raise :class:`CassetteFormatError` naming the line if it cannot be served: its
-        delta chain is broken, what it serves is malformed, or its response or error is
-        not what was recorded (its ``meta.checksum`` does not match). Checked once;
-        lines without a checksum pass."""
+        """Raise :class:`CassetteFormatError` naming the line if it cannot be served (a
+        broken delta chain, a malformed body, a ``meta.checksum`` that does not match)."""
         if self.broken is not None:
             raise self.broken
-        if self.checked:
-            return
-        payload = self.payload()
-        meta, response, error = (
-            payload.get("meta", {}),
-            payload.get("response"),
-            payload.get("error"),
-        )
+        if not self.checked:
+            self._check_body()
+            self.checked = True
+
+    def _check_body(self) -> None:
+        get = self.payload().get
+        response, error, meta = get("response"), get("error"), get("meta", {})
         if not body_ok(response, error, meta):
-            raise format_error(self.source, self.line, "malformed interaction")
-        want = meta.get(CHECKSUM_KEY)
-        try:
-            got = want if want is None else checksum(response, error)
-        except NotJSONError as exc:
-            got = str(exc)
-        if got != want:
-            raise format_error(
-                self.source,
-                self.line,
-                "the response or error is not what was recorded (meta.checksum does "
-                "not match: the line was edited or damaged); restore the file, or "
-                "re-record this episode",
+            raise self._error("malformed interaction")
+        if not _matches(response, error, meta.get(CHECKSUM_KEY)):
+            raise self._error(
+                "the response or error is not what was recorded (meta.checksum does not "
+                "match: the line was edited or damaged); restore the file, or re-record "
+                "this episode"
             )
-        self.checked = True
 
     def served(self) -> tuple[Json | None, Json | None]:
         """(response, error), as replay serves them (one decode)."""
@@ -172,24 +132,19 @@ class Entry:
         if not stop:
             payload = self.payload()
             return payload.get("response"), payload.get("error")
-        try:
-            response = _loads(memoryview(self.raw)[self.tail + _AFTER : stop])  # (no copy)
-        except orjson.JSONDecodeError:
-            raise format_error(self.source, self.line, "the line is not valid JSON") from None
+        response = self._decode(memoryview(self.raw)[self.tail + _AFTER : stop])  # (no copy)
         if response is not None and type(response) is not dict:
-            raise format_error(self.source, self.line, "malformed interaction")
+            raise self._error("malformed interaction")
         return response, None
 
     def param(self, key: str) -> Any:
-        """A top-level request value (``model``, ...), followed into the delta bases
-        without rebuilding messages; None if the request has no such key."""
+        """A top-level request value (``model``, ...), looked up along the delta bases; or None."""
         node: Entry | None = self
         while node is not None:
             request = node.request
             if key in request:
                 return request[key]
-            same = node.delta.get("same", ()) if node.delta is not None else ()
-            if same != SAME_ALL and key not in same:
+            if not _takes(node.delta, key):
                 return None
             node = node.base
         return None
@@ -198,40 +153,56 @@ class Entry:
         """The request as it was made, rebuilt along the chain of delta bases."""
         if self.broken is not None:
             raise self.broken
+        chain, root = self._chain()
+        full = root.request if root is not None else {}
+        for entry in reversed(chain):
+            full = entry.rebuild(full)
+        return full
+
+    def _chain(self) -> tuple[list[Entry], Entry | None]:
+        """The delta lines from this one down to (not with) the first whole request's."""
         chain: list[Entry] = []
         node: Entry | None = self
         while node is not None and node.delta is not None:
             chain.append(node)
             node = node.base
-        full = node.request if node is not None else {}
-        for entry in reversed(chain):
-            full = entry.rebuild(full)
-        return full
+        return chain, node
 
     def rebuild(self, base_full: Json) -> Json:
         """This entry's full request, given the full request of its delta base."""
-        request = self.request
-        if self.delta is None:
-            return request
-        fld = self.delta.get("field", "messages")
-        same = self.delta.get("same", ())
-        if same == SAME_ALL:
-            out = {key: value for key, value in base_full.items() if key != fld}
-        else:
-            out = {key: base_full[key] for key in same if isinstance(key, str) and key in base_full}
+        request, delta = self.request, self.delta or {}
+        fld = delta.get("field", "messages")
+        out = _same_params(base_full, delta.get("same", ()), fld)
         out.update(request)
         out[fld] = decode_messages(
             _messages_of(request, fld),
-            int(self.delta.get("keep", 0)),
+            int(delta.get("keep", 0)),
             _messages_of(base_full, fld),
             self.base.response if self.base is not None else None,
-            _error_for(self),
+            self._error,
         )
         return out
 
 
-def _error_for(entry: Entry) -> Callable[[str], Exception]:
-    return lambda why: format_error(entry.source, entry.line, why)
+def _takes(delta: Json | None, key: str) -> bool:
+    """Whether a line with ``delta`` takes the request's ``key`` from its base's."""
+    same = (delta or {}).get("same", ())
+    return same == SAME_ALL or key in same
+
+
+def _matches(response: Json | None, error: Json | None, want: str | None) -> bool:
+    """Whether ``want``, a line's ``meta.checksum`` (None: it has none), is theirs."""
+    try:
+        return want is None or checksum(response, error) == want
+    except NotJSONError:
+        return False
+
+
+def _same_params(base_full: Json, same: Any, fld: str) -> Json:
+    """What a delta line's request takes from its base's: the keys ``same`` names."""
+    if same == SAME_ALL:
+        return {key: value for key, value in base_full.items() if key != fld}
+    return {key: base_full[key] for key in same if key in base_full}
 
 
 def _messages_of(request: Json, fld: str) -> list[Any]:
@@ -247,31 +218,28 @@ class Rebuilder:
         self._kept: dict[Entry, Json] = {}
 
     def full(self, entry: Entry) -> Json:
-        """The full request of ``entry``; :class:`CassetteFormatError` (also set as its
-        ``broken``) where it cannot be rebuilt."""
+        """The full request of ``entry``; CassetteFormatError (set as its ``broken``) if none."""
         if entry.broken is not None:
             raise entry.broken
         base = entry.base
-        if entry.delta is None or base is None:
-            full = entry.request
-        else:
-            try:
-                base_full = self._kept.pop(base, None)
-                if base_full is None:  # a base used twice (a repeat of a key)
-                    base_full = base.full_request()
-                full = entry.rebuild(base_full)
-            except CassetteFormatError as exc:
-                entry.broken = exc
-                raise
+        full = entry.request if entry.delta is None or base is None else self._on(base, entry)
         self._kept[entry] = full
         return full
+
+    def _on(self, base: Entry, entry: Entry) -> Json:
+        """``entry`` rebuilt on ``base``'s full request (kept, or rebuilt again: a repeat)."""
+        try:
+            base_full = self._kept.pop(base, None)
+            return entry.rebuild(base.full_request() if base_full is None else base_full)
+        except CassetteFormatError as exc:
+            entry.broken = exc
+            raise
 
 
 def ep_entry(obj: Json, path: str, line: int) -> Entry:
     """An eval-protocol line (``env_index``, ``step``, ``messages``) as an entry: its last
     assistant message is the response, the messages before it the request."""
-    messages = obj.get("messages")
-    env, step = obj.get("env_index"), obj.get("step")
+    messages, env, step = obj.get("messages"), obj.get("env_index"), obj.get("step")
     if (
         not isinstance(messages, list)
         or not isinstance(env, (int, str))
@@ -281,15 +249,19 @@ def ep_entry(obj: Json, path: str, line: int) -> Entry:
         raise format_error(
             path, line, "eval-protocol line needs env_index, an int step and messages"
         )
-    last = next((i for i in range(len(messages) - 1, -1, -1) if _is_assistant(messages[i])), None)
+    last = next((i for i in reversed(range(len(messages))) if _is_assistant(messages[i])), None)
     if last is None:
         raise format_error(path, line, "eval-protocol line has no assistant message to replay")
-    kept = {
+    return Entry((env, "llm", step), None, None, b"", _ep_kept(messages, last), path, line)
+
+
+def _ep_kept(messages: list[Any], last: int) -> Json:
+    """The interaction of an eval-protocol line whose last answer is ``messages[last]``."""
+    return {
         "request": {"messages": messages[:last]},
         "response": {"choices": [{"index": 0, "message": messages[last]}]},
         "meta": {"source": "eval-protocol"},
     }
-    return Entry((env, "llm", step), None, None, b"", kept, path, line)
 
 
 def _is_assistant(message: Any) -> bool:

@@ -1,7 +1,6 @@
 """What a line may hold as its key (env_index, channel, step) and as an episode's outcome,
-checked before anything is written: a value the file format cannot read back (an
-env_index of 1.5, a channel of 3, a step of -1, a reward of "high" or NaN) would make
-every later open of the cassette fail, so it is refused at the call, in one line."""
+checked before anything is written: a value the file format cannot read back (an env_index
+of 1.5, a step of -1, a reward of NaN) would make every later open fail, so it is refused."""
 
 from __future__ import annotations
 
@@ -16,6 +15,11 @@ from .codec import check_finite
 __all__ = ["check_key", "outcome_line"]
 
 _INT64 = 2**63
+_STEP_FIX = "pass an int of 0 or more, or leave step to the counter"
+
+
+def _wrong(name: str, want: str, value: Any, fix: str) -> CassetteError:
+    return CassetteError(f"{name} must be {want}, not {type(value).__name__} ({value!r}); {fix}")
 
 
 def _check_env(env: Any) -> None:
@@ -23,42 +27,31 @@ def _check_env(env: Any) -> None:
         return
     if isinstance(env, int) and not isinstance(env, bool) and -_INT64 <= env < _INT64:
         return
-    raise CassetteError(
-        f"env_index must be an int (64-bit) or a str, not {type(env).__name__} ({env!r}); "
-        "pass an int or a str (an episode's number or name)"
-    )
+    fix = "pass an int or a str (an episode's number or name)"
+    raise _wrong("env_index", "an int (64-bit) or a str", env, fix)
 
 
 def check_key(env: Any, channel: Any, step: Any) -> None:
-    """Raise :class:`CassetteError` unless (``env``, ``channel``, ``step``) can be written
-    as a line's key and read back: an int or str env_index, a str channel, an int step of
-    0 or more."""
+    """Raise :class:`CassetteError` unless (``env``, ``channel``, ``step``) can be a line's key:
+    an int or str env_index, a str channel, an int step of 0 or more."""
     _check_env(env)
-    if type(channel) is not str and not isinstance(channel, str):
-        raise CassetteError(
-            f"channel must be a str, not {type(channel).__name__} ({channel!r}); pass a str "
-            "such as 'llm' or 'mcp'"
-        )
+    if not isinstance(channel, str):
+        raise _wrong("channel", "a str", channel, "pass a str such as 'llm' or 'mcp'")
+    _check_step(step)
+
+
+def _check_step(step: Any) -> None:
     if type(step) is not int and (isinstance(step, bool) or not isinstance(step, int)):
-        raise CassetteError(
-            f"step must be an int, not {type(step).__name__} ({step!r}); pass an int of 0 or "
-            "more, or leave step to the counter"
-        )
+        raise _wrong("step", "an int", step, _STEP_FIX)
     if step < 0:
-        raise CassetteError(
-            f"step must be 0 or more, not {step}; pass an int of 0 or more, or leave step to "
-            "the counter"
-        )
+        raise CassetteError(f"step must be 0 or more, not {step}; {_STEP_FIX}")
 
 
 def _reward(reward: Any) -> float | None:
     if reward is None:
         return None
     if isinstance(reward, (bool, str, bytes)) or not isinstance(reward, numbers.Real):
-        raise CassetteError(
-            f"reward must be a number or None, not {type(reward).__name__} ({reward!r}); "
-            "pass a float"
-        )
+        raise _wrong("reward", "a number or None", reward, "pass a float")
     value = float(reward)
     if not math.isfinite(value):
         raise CassetteError(
@@ -71,12 +64,9 @@ def _reward(reward: Any) -> float | None:
 def _terminated(terminated: Any) -> bool | None:
     if terminated is None:
         return None
-    if type(terminated) is bool or type(terminated).__name__ in ("bool_", "bool"):
-        return bool(terminated)  # (numpy's bool too, as gym environments return)
-    raise CassetteError(
-        f"terminated must be a bool or None, not {type(terminated).__name__} "
-        f"({terminated!r}); pass True or False"
-    )
+    if type(terminated).__name__ in ("bool_", "bool"):  # (numpy's bool too)
+        return bool(terminated)
+    raise _wrong("terminated", "a bool or None", terminated, "pass True or False")
 
 
 def outcome_line(env: Any, reward: Any, terminated: Any, info: Any) -> dict[str, Any]:

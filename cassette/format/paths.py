@@ -1,11 +1,7 @@
-"""Paths into JSON values: ``messages[*].name``, ``metadata.trace_id``, ``**.timestamp``.
-
-:func:`parse_path` reads one path; :class:`Paths` holds many as one tree and applies
-them in one walk, copying only what changes: each path drops what it selects, or hands
-it to a function (the diff parses JSON-string tool arguments so that a path can go
-inside them). The ignore rules of :class:`cassette.Matcher` and of ``cassette diff``
-are both a :class:`Paths`.
-"""
+"""Paths into JSON values (``messages[*].name``, ``metadata.trace_id``, ``**.timestamp``):
+:func:`parse_path` reads one; :class:`Paths`, the ignore rules of :class:`cassette.Matcher`
+and ``cassette diff``, applies many in one walk that copies only what changes, each path
+dropping what it selects or handing it to a function."""
 
 from __future__ import annotations
 
@@ -28,10 +24,17 @@ ANY = _Wild("*")
 DEEP = _Wild("**")
 Token = str | int  # a key, an index, ANY or DEEP
 _GONE: Any = object()  # a dropped key or item
+_WILD = {"**": DEEP, "*": ANY}
 
 
 def _drop(value: Any) -> Any:
     return _GONE
+
+
+def _token(index: str | None, key: str) -> Token:
+    if index is None:
+        return _WILD.get(key, key)
+    return ANY if index == "*" else int(index)
 
 
 def parse_path(path: str) -> tuple[Token, ...]:
@@ -42,11 +45,7 @@ def parse_path(path: str) -> tuple[Token, ...]:
         m = _TOKEN.match(path, pos)
         if m is None or m.end() == pos:
             raise ValueError(f"cannot parse ignore path {path!r}; write e.g. 'messages[*].name'")
-        idx, key = m.group(1), m.group(2)
-        if idx is not None:
-            tokens.append(ANY if idx == "*" else int(idx))
-        else:
-            tokens.append({"**": DEEP, "*": ANY}.get(key, key))
+        tokens.append(_token(*m.groups()))
         pos = m.end()
     if not tokens or tokens[-1] is DEEP:
         raise ValueError(f"ignore path {path!r} must end in a key or index")
@@ -78,12 +77,15 @@ class Paths:
     def _index(self) -> None:
         """What the walks look up, worked out once a path is added."""
         kids = self.kids
-        # the keys dropped outright (``type``: neither an index nor ANY or DEEP, a _Wild)
-        self.drops = frozenset(k for k, v in kids.items() if v.act is _drop and type(k) is str)
+        self.drops = _dropped(kids)
         self.walk = tuple((k, v) for k, v in kids.items() if k not in (*self.drops, DEEP))
         self.star = kids.get(ANY)  # the rule of every key or item
-        lone = self.star is None or (len(kids) == 1 and self.star.act is not _drop)
-        self.plain = self.act is None and DEEP not in kids and lone
+        self.plain = self.act is None and DEEP not in kids and self._lone_star()
+
+    def _lone_star(self) -> bool:
+        """Whether ANY, if a kid, is the only one and keeps what it selects."""
+        star = self.star
+        return star is None or (len(self.kids) == 1 and star.act is not _drop)
 
     def apply(self, node: Any) -> Any:
         """``node`` without what the paths drop (shares what they leave alone)."""
@@ -103,25 +105,17 @@ class Paths:
         node = self.apply(node)
         if isinstance(node, dict):
             new = {k: self._deep(v) for k, v in node.items()}
-            return node if all(new[k] is v for k, v in node.items()) else new
+            return node if _all_kept(node.values(), new.values()) else new
         if isinstance(node, list):
             items = [self._deep(v) for v in node]
-            return node if all(a is b for a, b in zip(items, node, strict=True)) else items
+            return node if _all_kept(node, items) else items
         return node
-
-    def _at(self, key: Token, node: dict[str, Any] | list[Any]) -> Iterable[Any]:
-        """The keys (or indices) of ``node`` that ``key`` selects."""
-        if key is ANY:
-            return list(node) if isinstance(node, dict) else range(len(node))
-        if isinstance(node, dict):
-            return (key,) if key in node else ()
-        return (key,) if isinstance(key, int) and 0 <= key < len(node) else ()
 
     def _dict(self, node: dict[str, Any]) -> dict[str, Any]:
         drops = self.drops
-        out = node if drops.isdisjoint(node) else {k: v for k, v in node.items() if k not in drops}
+        out = node if drops.isdisjoint(node) else _without(drops, node)
         for key, sub in self.walk:
-            for k in self._at(key, out):
+            for k in _keys(key, out):
                 new = sub.apply(out[k])
                 if new is not out[k]:
                     out = dict(out) if out is node else out  # copied once
@@ -134,11 +128,11 @@ class Paths:
     def _list(self, node: list[Any]) -> list[Any]:
         out = node
         for key, sub in self.walk:
-            for i in self._at(key, node):
+            for i in _indices(key, node):
                 if out[i] is not _GONE and (new := sub.apply(out[i])) is not out[i]:
                     out = list(out) if out is node else out
                     out[i] = new
-        return out if out is node else [v for v in out if v is not _GONE]
+        return out if out is node else _present(out)
 
     def same(self, a: Any, b: Any) -> bool:
         """``apply(a) == apply(b)``, walking into (and copying) only what differs."""
@@ -159,8 +153,7 @@ class Paths:
     def _same_dict(self, a: dict[str, Any], b: dict[str, Any]) -> bool:
         drops = self.drops
         if drops and not (drops.isdisjoint(a) and drops.isdisjoint(b)):
-            a = {k: v for k, v in a.items() if k not in drops}
-            b = {k: v for k, v in b.items() if k not in drops}
+            a, b = _without(drops, a), _without(drops, b)
             if a == b:
                 return True
         return a.keys() == b.keys() and self._same_items(a.items(), b)
@@ -180,3 +173,35 @@ class Paths:
                 if sub is None or not sub._same(x, y):
                     return False
         return True
+
+
+def _all_kept(old: Iterable[Any], new: Iterable[Any]) -> bool:
+    return all(a is b for a, b in zip(old, new, strict=True))
+
+
+def _without(drops: frozenset[str], node: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in node.items() if k not in drops}
+
+
+def _keys(key: Token, node: dict[str, Any]) -> Iterable[Any]:
+    """The keys of ``node`` that ``key`` selects."""
+    if key is ANY:
+        return list(node)
+    return (key,) if key in node else ()
+
+
+def _indices(key: Token, node: list[Any]) -> Iterable[int]:
+    """The indices of ``node`` that ``key`` selects."""
+    if key is ANY:
+        return range(len(node))
+    return (key,) if isinstance(key, int) and 0 <= key < len(node) else ()
+
+
+def _dropped(kids: dict[Token, Paths]) -> frozenset[str]:
+    """The keys dropped outright (``type``: neither an index nor ANY or DEEP, a _Wild)."""
+    return frozenset(k for k, v in kids.items() if v.act is _drop and type(k) is str)
+
+
+def _present(items: list[Any]) -> list[Any]:
+    """``items`` less those dropped."""
+    return [v for v in items if v is not _GONE]

@@ -1,26 +1,8 @@
-"""The run id: a content-derived name of one recording, written in its header.
-
-Every header the recorder writes holds ``meta.run_id`` (16 hex digits), the first 16
-hex digits of a sha256 of what the header itself holds, so it can be recomputed from the
-file and stays the same when the file is copied, moved or uploaded:
-
-- the shards of one run (a shard directory recorded with ``$CASSETTE_RUN`` set, whose
-  headers hold it as ``meta.run``): ``sha256("run:" + meta.run)``, one id for the set;
-- any other header: ``sha256("header:" + [created_at, producer, meta.run_nonce])`` (the
-  compact JSON array), where ``meta.run_nonce`` is 16 random hex digits the recorder
-  writes, so two runs started in the same millisecond differ. ``meta`` is otherwise left
-  out: scrubbing a secret from it, or editing it, keeps the id.
-
-A run id passed in ``meta`` is kept as it is (``cassette merge``, and ``cassette import``
-of a shard set's export, pass the id of what they read; the import of one file's export
-writes that file's header as it was), if it is an id: 1 to 64 letters, digits, ``-``,
-``_``, ``.`` or ``:``. Anything else there (a number, a line break, terminal escapes, a
-megabyte of text) is no id: the recorder derives one in its place, and readers name such
-a header as one without an id, so it never reaches a report, a dataset card or a
-terminal. Appending to a file writes no header, so the file
-keeps its first header's id. A set of files (a shard directory) is named by
-:func:`set_run_id`.
-"""
+"""The run id, ``meta.run_id`` of every header the recorder writes: the first 16 hex digits
+of a sha256 of what the header holds (``"run:" + meta.run`` for the shards of a
+``$CASSETTE_RUN``, else ``"header:"`` + the JSON ``[created_at, producer, meta.run_nonce]``),
+so it survives a copy, a move or an upload. A run id passed in ``meta`` (1 to 64 letters,
+digits, ``-_.:``) is kept; anything else there is no id and is never shown."""
 
 from __future__ import annotations
 
@@ -57,12 +39,21 @@ def _digest(seed: bytes) -> str:
     return hashlib.sha256(seed).hexdigest()[:16]
 
 
+def _meta(header: Any) -> dict[str, Any]:
+    meta = header.get("meta") if isinstance(header, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
+def _run(meta: dict[str, Any]) -> str | None:
+    """The ``$CASSETTE_RUN`` a header's meta names, if any."""
+    run = meta.get("run")
+    return run if isinstance(run, str) and run else None
+
+
 def derive(header: dict[str, Any]) -> str:
     """The run id that ``header``'s own fields give (see the module docstring)."""
-    meta = header.get("meta")
-    meta = meta if isinstance(meta, dict) else {}
-    run = meta.get("run")
-    if isinstance(run, str) and run:
+    meta = _meta(header)
+    if run := _run(meta):
         return _digest(f"run:{run}".encode())
     fields = [header.get("created_at"), header.get("producer"), meta.get(NONCE)]
     return _digest(b"header:" + orjson.dumps(fields))
@@ -77,47 +68,40 @@ def stamp(header: dict[str, Any]) -> dict[str, Any]:
     """``header`` with ``meta.run_id`` set (and ``meta.run_nonce`` where no run is named),
     unless its meta holds a run id already."""
     meta = header["meta"]
-    if is_run_id(meta.get(RUN_ID)):
-        return header
-    run = meta.get("run")
-    if not (isinstance(run, str) and run):
-        meta[NONCE] = new_nonce()
-    meta[RUN_ID] = derive(header)
+    if not is_run_id(meta.get(RUN_ID)):
+        if _run(meta) is None:
+            meta[NONCE] = new_nonce()
+        meta[RUN_ID] = derive(header)
     return header
 
 
 def run_id_of(header: dict[str, Any]) -> str | None:
     """The run id a header holds, or None (a file written before run ids)."""
-    meta = header.get("meta") if isinstance(header, dict) else None
-    value = meta.get(RUN_ID) if isinstance(meta, dict) else None
+    value = _meta(header).get(RUN_ID)
     return value if is_run_id(value) else None
 
 
 def set_run_id(headers: list[dict[str, Any]]) -> str:
-    """The run id of a cassette (one file, or the shards of a directory): the id its
-    headers share; for shards of several runs, ``sha256("set:" + their sorted ids,
-    comma-separated)``. Files without ids (written before them) are named as they were:
-    by the ``$CASSETTE_RUN`` their headers share, else by a digest of the header lines."""
-    ids = [run_id_of(h) for h in headers]
-    if ids and all(ids):
-        distinct = sorted({i for i in ids if i})
-        return distinct[0] if len(distinct) == 1 else _digest(f"set:{','.join(distinct)}".encode())
-    run = _shared_run(headers)
-    if run:
-        return _digest(f"run:{run}".encode())
-    seed = b"\n".join(sorted(orjson.dumps(h, option=orjson.OPT_SORT_KEYS) for h in headers))
-    return _digest(seed)
+    """The run id of a cassette (a file, or shards): the id its headers share, or for several
+    runs ``sha256("set:" + their sorted ids, comma-separated)``; headers without ids: below."""
+    ids = {run_id_of(h) for h in headers}
+    if not ids or None in ids:
+        return _id_before_ids(headers)
+    distinct = sorted(str(i) for i in ids)
+    return distinct[0] if len(distinct) == 1 else _digest(f"set:{','.join(distinct)}".encode())
 
 
-def _shared_run(headers: list[dict[str, Any]]) -> str | None:
-    """The ``$CASSETTE_RUN`` every header names, if they all name the same one."""
-    metas = [m if isinstance(m := h.get("meta"), dict) else {} for h in headers]
-    runs = {str(m.get("run")) for m in metas}
-    return runs.pop() if len(runs) == 1 and metas[0].get("run") else None
+def _id_before_ids(headers: list[dict[str, Any]]) -> str:
+    """Files written before run ids: the ``$CASSETTE_RUN`` all name, or the headers' digest."""
+    runs = {str(_meta(h).get("run")) for h in headers}
+    if len(runs) == 1 and _meta(headers[0]).get("run"):  # the run all shards name
+        return _digest(f"run:{runs.pop()}".encode())
+    return _digest(
+        b"\n".join(sorted(orjson.dumps(h, option=orjson.OPT_SORT_KEYS) for h in headers))
+    )
 
 
 def kept_run_id(headers: list[dict[str, Any]]) -> dict[str, str]:
-    """Header meta for a file made from cassettes whose headers are ``headers`` (a merge,
-    an import): their set's run id, so a run's shards merged into one file keep its id;
-    nothing if there are none (a new id is derived)."""
+    """Header meta for a file made from cassettes (a merge, an import) whose headers are
+    ``headers``: their set's run id; nothing if there are none (a new id is derived)."""
     return {RUN_ID: set_run_id(headers)} if headers else {}
