@@ -1,10 +1,5 @@
-"""The in-memory index of a cassette: entries keyed by (env_index, channel, step)
-(:mod:`cassette.format.entry`), loaded from files and shard directories.
-
-Loading parses each line once and checks its structure; full requests are rebuilt from
-the delta encoding only when asked for (a mismatch, ``show``, ``diff``), so replay stays
-O(1) a call and memory stays linear in the file.
-"""
+"""The in-memory index of a cassette: entries keyed by (env_index, channel, step), loaded
+from files and shard directories; full requests are rebuilt only when asked for."""
 
 from __future__ import annotations
 
@@ -50,18 +45,12 @@ class Index:
             eps = self.episodes()
             shown = ", ".join(repr(e) for e in eps[:8]) + (", …" if len(eps) > 8 else "")
             return f"it holds no episode {env_index!r} (episodes: {shown or 'none'})"
-        parts = []
-        for channel, got in sorted(steps.items()):
-            got.sort()
-            span = f"step {got[0]}" if len(got) == 1 else f"steps {got[0]}-{got[-1]}"
-            parts.append(f"{channel}: {len(got)} ({span})")
+        parts = (_steps(channel, sorted(got)) for channel, got in sorted(steps.items()))
         return f"episode {env_index!r} holds " + ", ".join(parts)
 
     def iter_full(self) -> Iterator[tuple[Entry, Json]]:
-        """Every entry with its full request, in file order (rebuilt incrementally).
-
-        Entries that cannot be rebuilt (a broken delta chain) are left out, each with a
-        :class:`CassetteWarning` naming its line; so are the delta lines built on them."""
+        """Every entry with its full request, in file order; those that cannot be rebuilt
+        are left out, each with a :class:`CassetteWarning`."""
         rebuilder = Rebuilder()
         for entry in self.entries.values():
             if entry.broken is not None:  # found on load, and warned about then
@@ -74,6 +63,11 @@ class Index:
             yield entry, full
 
 
+def _steps(channel: str, got: list[int]) -> str:
+    span = f"step {got[0]}" if len(got) == 1 else f"steps {got[0]}-{got[-1]}"
+    return f"{channel}: {len(got)} ({span})"
+
+
 def reason_of(exc: CassetteFormatError) -> str:
     """The reason of a reader error, without its path:line prefix and its advice."""
     text = str(exc).removeprefix(f"{exc.path}:{exc.line}: ")
@@ -81,8 +75,7 @@ def reason_of(exc: CassetteFormatError) -> str:
 
 
 def warn_left_out(entry: Entry, exc: CassetteFormatError, stacklevel: int) -> None:
-    """Warn that ``entry`` is left out of a walk of full requests, as ``exc`` says why
-    (``stacklevel``: as the caller's own ``warnings.warn`` would take it)."""
+    """Warn that ``entry`` is left out of a walk of full requests, as ``exc`` says why."""
     warnings.warn(
         f"{entry.source}:{entry.line}: left out, its request cannot be rebuilt "
         f"({reason_of(exc)}); run `cassette validate {entry.source}`",
@@ -152,14 +145,8 @@ def _warn_damage(spath: str, broken: list[Entry], twice: list[tuple[Entry, Entry
 
 @reporting_paths
 def load_index(paths: Iterable[Path], *, lean: bool = False) -> Index:
-    """Load one or more files (or shard directories) into one index.
-
-    The garbage collector is paused meanwhile: loading allocates millions of containers
-    that all stay alive, and the collector's passes over them were most of the time.
-    ``lean`` (replay): interactions keep their line's bytes, decoded when served, so
-    memory stays near the file's size (:class:`~cassette.storage.reader.Reader`). A
-    path that cannot be read raises :class:`~cassette.errors.CassettePathError`.
-    """
+    """Load files (or shard directories) into one index; ``lean`` (replay): interactions
+    keep their line's bytes, decoded when served."""
     index = Index()
     with paused_gc():
         for path in paths:

@@ -1,5 +1,4 @@
-"""The lock a ``record`` run holds on its cassette file for its whole life: one recording
-of a file at a time, so that no process's calls are lost to another's rename."""
+"""The lock a ``record`` run holds on its cassette file: one recording of a file at a time."""
 
 from __future__ import annotations
 
@@ -27,8 +26,7 @@ _FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_
 
 class RecordLock:
     """An exclusive ``flock`` on ``<target>.lock``, taken at once or refused with
-    :class:`CassetteModeError`; the lock file is removed on :meth:`release` (and the lock
-    dropped by the kernel if the process dies)."""
+    :class:`CassetteModeError`; its file is removed on :meth:`release`."""
 
     def __init__(self, target: Path) -> None:
         self.path = target.with_name(target.name + ".lock")

@@ -1,12 +1,6 @@
-"""Appending whole lines to a cassette file: across threads and processes, through kills
-and full disks, never through a planted symbolic link.
-
-A line is one ``write`` on an ``O_APPEND`` descriptor under a thread lock and, for a file
-other processes may share, a ``flock``. A write that fails (a full disk, a size limit) is
-cut back, so the file always ends on a whole line. A rewrite in place (``cassette
-redact``, ``merge``) renames a new file over the old one while it holds the old one's
-lock; a writer that waited for it appends to the new file. Lines are plain: a ``.gz``
-cassette is compressed whole (:func:`cassette.storage.store.publish`).
+"""Appending whole lines to a cassette file, across threads and processes (one ``write``
+on an ``O_APPEND`` descriptor under a lock and a ``flock``), never through a symbolic link.
+A failed write is cut back; a writer follows a file a rewrite in place renamed over its own.
 """
 
 from __future__ import annotations
@@ -32,8 +26,7 @@ _APPEND = os.O_WRONLY | os.O_CREAT | os.O_APPEND | _NOFOLLOW | _CLOEXEC
 
 
 def private_mode(target: Path) -> int:
-    """Permission bits for a new file that holds ``target``'s transcript: the mode of
-    ``target`` if it is a regular file (re-recording keeps 0600 or 0640), else 0600."""
+    """Permission bits for a file replacing ``target``: its mode if it is a file, else 0600."""
     try:
         st = os.lstat(target)
     except OSError:
@@ -109,8 +102,8 @@ class Writer:
         exclusive: bool = False,
         mode: int = 0o600,
     ) -> None:
-        """``shared=False``: a file of this writer's alone (a side file): no ``flock``.
-        ``exclusive``: create it (it must not exist) with permission bits ``mode``."""
+        """``shared=False``: a file of this writer's alone (no ``flock``); ``exclusive``:
+        create it (it must not exist) with permission bits ``mode``."""
         self.path = path
         self.fsync = fsync
         self.shared = shared
@@ -128,8 +121,7 @@ class Writer:
         return self._fd is None
 
     def write(self, line: bytes) -> None:
-        """Write one line (without its newline) and flush it to the OS; on failure the
-        file is cut back to its last whole line and :class:`CassetteError` is raised."""
+        """Write one line (without its newline); a failed write is cut back and raises."""
         with self._lock:
             fd = self._fd if self._fd is not None else self._open_fd()
             if not self._flock:
@@ -153,8 +145,7 @@ class Writer:
         raise CassetteError(f"{self.path}: writer is closed; open the cassette again")
 
     def _follow(self) -> int:
-        """The locked descriptor of the file at the path (a rewrite in place may have
-        renamed a new one over it); a new one that cannot be opened (a link) raises."""
+        """The locked descriptor of the file now at the path (a rewrite may have replaced it)."""
         while self._fd is not None and not _is_at(self.path, self._held):
             new = _open(self.path, 0)
             os.close(self._fd)  # (and its lock)
