@@ -42,11 +42,20 @@ class Index:
             if env == env_index and type(env) is type(env_index):
                 steps[channel].append(step)
         if not steps:
-            eps = self.episodes()
-            shown = ", ".join(repr(e) for e in eps[:8]) + (", …" if len(eps) > 8 else "")
-            return f"it holds no episode {env_index!r} (episodes: {shown or 'none'})"
+            return f"it holds no episode {env_index!r} (episodes: {self._shown()})"
         parts = (_steps(channel, sorted(got)) for channel, got in sorted(steps.items()))
         return f"episode {env_index!r} holds " + ", ".join(parts)
+
+    def add_line(self, line: Json) -> None:
+        """Keep a header or outcome line."""
+        if line["type"] == "outcome":
+            self.outcomes[line["env_index"]] = line
+        else:
+            self.headers.append(line)
+
+    def _shown(self) -> str:
+        eps = self.episodes()
+        return ", ".join(repr(e) for e in eps[:8]) + (", …" if len(eps) > 8 else "") or "none"
 
     def iter_full(self) -> Iterator[tuple[Entry, Json]]:
         """Every entry with its full request, in file order; those that cannot be rebuilt
@@ -89,10 +98,7 @@ def _load_file(index: Index, path: Path, lean: bool) -> None:
     twice: list[tuple[Entry, Entry]] = []
     for _, record in reader:
         if not isinstance(record, Entry):
-            if record["type"] == "outcome":
-                index.outcomes[record["env_index"]] = record
-            else:
-                index.headers.append(record)
+            index.add_line(record)
             continue
         prior = index.entries.setdefault(record.key, record)
         if prior is not record and not reader.eval_protocol:  # (eval-protocol: the first)

@@ -56,13 +56,7 @@ class RecordLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
-            os.close(fd)
-            raise CassetteModeError(
-                f"{target} is being recorded by another process (pid {holder}), and one "
-                "file has one recorder at a time: give each process its own shard (a "
-                "directory path ending in '/')" + ("" if is_gzip_path(target) else _OR_APPEND)
-            ) from None
+            raise _held(target, fd) from None
         return fd
 
     def release(self) -> None:
@@ -72,6 +66,17 @@ class RecordLock:
             with contextlib.suppress(OSError):
                 self.path.unlink()  # before unlocking: a waiter then sees a new file
             self._finalizer()
+
+
+def _held(target: Path, fd: int) -> CassetteModeError:
+    """The refusal of a second recorder of ``target`` (``fd``: its lock file, closed)."""
+    holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
+    os.close(fd)
+    return CassetteModeError(
+        f"{target} is being recorded by another process (pid {holder}), and one "
+        "file has one recorder at a time: give each process its own shard (a "
+        "directory path ending in '/')" + ("" if is_gzip_path(target) else _OR_APPEND)
+    )
 
 
 def _is_at(path: Path, fd: int) -> bool:

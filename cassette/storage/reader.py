@@ -129,27 +129,30 @@ class Reader:
         channel), or the latest earlier line of the step its delta names; without one, the
         entry is broken, as every later one built on it."""
         chan = (entry.env_index, entry.channel)
-        delta = entry.delta
-        if delta is not None:
-            previous = self._last.get(chan)
-            step = delta["base"]
-            base = previous
-            if previous is not None and previous.step != step and previous.step >= 0:
-                base = self._lines.get((*chan, step))
-            entry.base = base
-            if base is None:
-                entry.broken = format_error(self.spath, entry.line, self._lost(entry, previous))
-            elif base.broken is not None:
-                entry.broken = format_error(
-                    self.spath,
-                    entry.line,
-                    f"its delta base (line {base.line}) cannot be rebuilt; this step "
-                    "cannot be served: re-record it",
-                )
+        if entry.delta is not None:
+            entry.base = self._base(entry, self._last.get(chan))
             if entry.broken is not None:
                 self.broken.append(entry)
         self._last[chan] = self._lines[entry.key] = entry
         return entry
+
+    def _base(self, entry: Entry, previous: Entry | None) -> Entry | None:
+        """The delta base of ``entry`` (``previous`` is its channel's last line); without
+        one, or with a broken one, ``entry`` is marked broken."""
+        step = entry.delta["base"]  # type: ignore[index]
+        base = previous
+        if previous is not None and previous.step != step and previous.step >= 0:
+            base = self._lines.get((entry.env_index, entry.channel, step))
+        if base is None:
+            entry.broken = format_error(self.spath, entry.line, self._lost(entry, previous))
+        elif base.broken is not None:
+            entry.broken = format_error(
+                self.spath,
+                entry.line,
+                f"its delta base (line {base.line}) cannot be rebuilt; this step "
+                "cannot be served: re-record it",
+            )
+        return base
 
     def _lost(self, entry: Entry, previous: Entry | None) -> str:
         env, channel, step = entry.env_index, entry.channel, entry.delta["base"]  # type: ignore[index]
@@ -172,18 +175,13 @@ class Reader:
         cut = line.find(_REQ)
         if cut < 0 or not line.endswith(b"\n"):  # a last line cut short is parsed, and warned of
             return None
-        at = line.find(_SHA, cut)
-        if at < 0 or line.find(_SHA, at + 1) >= 0:
-            return None
-        start = at + len(_SHA)
-        sha = line[start : start + 64]
-        if line[start + 64 : start + 66] != b'",' or sha.translate(None, _HEX):
-            return None
-        head = self._plain_head(line, cut) or _head(line, cut)
+        start = _sha_at(line, cut)
+        head = None if start < 0 else self._plain_head(line, cut) or _head(line, cut)
         if head is None:
             return None
         env, channel, step, delta = head
-        entry = Entry((env, channel, step), sha.decode(), delta, line, None, self.spath, lineno)
+        sha = line[start : start + 64].decode()
+        entry = Entry((env, channel, step), sha, delta, line, None, self.spath, lineno)
         entry.tail = tail = start + 66
         # a CRC of the response's bytes while in the CPU's cache (else checked when served)
         entry.stop = stop = checked_response(line, tail)
@@ -219,6 +217,17 @@ class Reader:
         if len(self._deltas) < 1 << 14:
             self._deltas[raw] = parsed
         return parsed
+
+
+def _sha_at(line: bytes, cut: int) -> int:
+    """Where the one well-formed request hash after ``cut`` begins; -1 if there is none."""
+    at = line.find(_SHA, cut)
+    if at < 0 or line.find(_SHA, at + 1) >= 0:
+        return -1
+    start = at + len(_SHA)
+    if line[start + 64 : start + 66] != b'",' or line[start : start + 64].translate(None, _HEX):
+        return -1
+    return start
 
 
 def _head(line: bytes, cut: int) -> Head | None:

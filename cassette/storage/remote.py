@@ -79,16 +79,20 @@ def filesystem(url: str) -> tuple[Any, str]:
     try:
         fs, root = url_to_fs(url)
     except ImportError as exc:  # fsspec knows the scheme, its package is missing (gcsfs)
-        missing = getattr(exc.__cause__, "name", None) or exc.name
-        package = str(missing).partition(".")[0] if missing else "s3fs"
-        hint = INSTALL_HINT if package in {"fsspec", "s3fs"} else f"pip install {package}"
-        raise CassetteError(f"cannot open {url} ({exc}); {hint}") from None
+        raise CassetteError(f"cannot open {url} ({exc}); {_install(exc)}") from None
     except ValueError as exc:  # a scheme fsspec does not know (Protocol not known: foo)
         raise CassetteError(
             f"cannot open {url} ({exc}); check the URL: a local path, or a store fsspec "
             "knows (s3://, gs://, memory://, file://, ...)"
         ) from None
     return fs, str(root).rstrip("/")
+
+
+def _install(exc: ImportError) -> str:
+    """How to install the package whose import failed."""
+    missing = getattr(exc.__cause__, "name", None) or exc.name
+    package = str(missing).partition(".")[0] if missing else "s3fs"
+    return INSTALL_HINT if package in {"fsspec", "s3fs"} else f"pip install {package}"
 
 
 def described(exc: BaseException) -> str:
@@ -225,7 +229,7 @@ def _file(shards: dict[str, Shard], full: str, only: str | None) -> None:
     name = full.rstrip("/").rsplit("/", 1)[-1]
     part = _PART.match(name)
     shard = part.group("shard") if part else name
-    if shard != (only or shard) or not (part or only or shard.endswith(_SHARD_SUFFIXES)):
+    if not (shard == only if only else part or shard.endswith(_SHARD_SUFFIXES)):
         return
     entry = shards.setdefault(shard, Shard(shard))
     if part:

@@ -142,7 +142,7 @@ class RemoteSink:
         keep_run = _kept_for_run(found, record)
         own = found.shards.get(self._name)
         self._seq = self._first = self._sent = self._copied = 0
-        if own is not None and (not record or bool(set(own.paths()) & keep_run)):
+        if own is not None and (not record or not keep_run.isdisjoint(own.paths())):
             self._continue(found, own)
             return False
         shards = found.shards.values() if record else ()

@@ -86,8 +86,7 @@ class Sink:
 
     def _open(self) -> Recorder:
         if self.side is not None:  # this process's alone: no flock
-            mode = private_mode(self.target)
-            writer = Writer(self.side, fsync=self._fsync, shared=False, exclusive=True, mode=mode)
+            writer = Writer(self.side, fsync=self._fsync, mode=private_mode(self.target))
             recorder = Recorder(writer, self._redactor)
             recorder.header(self._meta)
             return recorder

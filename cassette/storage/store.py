@@ -133,9 +133,7 @@ def replacing(out: Path, mode: int | None = None) -> Iterator[Writer]:
     appending to ``out`` wait (:func:`holding`), then append to the new file."""
     side = partial_path(out)
     with holding(out):
-        writer = Writer(
-            side, shared=False, exclusive=True, mode=private_mode(out) if mode is None else mode
-        )
+        writer = Writer(side, mode=private_mode(out) if mode is None else mode)
         try:
             yield writer
             writer.close()

@@ -93,27 +93,18 @@ def _is_at(path: Path, held: tuple[int, int]) -> bool:
 class Writer:
     """Appends whole lines to one file; safe across threads, tasks and processes."""
 
-    def __init__(
-        self,
-        path: Path,
-        *,
-        fsync: bool = False,
-        shared: bool = True,
-        exclusive: bool = False,
-        mode: int = 0o600,
-    ) -> None:
-        """``shared=False``: a file of this writer's alone (no ``flock``); ``exclusive``:
-        create it (it must not exist) with permission bits ``mode``."""
+    def __init__(self, path: Path, *, fsync: bool = False, mode: int | None = None) -> None:
+        """``mode``: create a file of this writer's alone (a side file: it must not exist,
+        no ``flock``) with these permission bits."""
         self.path = path
         self.fsync = fsync
-        self.shared = shared
         self.failed: str | None = None  # why a write failed, if one did
         # the header line: written before the first line if the file is empty then
         self.preamble: bytes | None = None
-        self._flock = fcntl is not None and shared
+        self._flock = fcntl is not None and mode is None
         self._lock = threading.Lock()
         make_parent(path)
-        self._fd: int | None = create_exclusive(path, mode) if exclusive else _open(path, 0)
+        self._fd: int | None = _open(path, 0) if mode is None else create_exclusive(path, mode)
         self._held = _identity(self._fd)
 
     @property
