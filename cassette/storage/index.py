@@ -105,7 +105,10 @@ def _load_file(index: Index, path: Path, lean: bool) -> None:
             twice.append((prior, record))
     index.eval_protocol = index.eval_protocol or reader.eval_protocol
     index.duplicates += twice
-    _warn_damage(str(path), reader.broken, twice)
+    if twice:  # a kind of damage readers tolerate: one warning for the file
+        _warn_twice(str(path), twice)
+    if reader.broken:
+        _warn_broken(str(path), reader.broken)
 
 
 def _where(old: Entry, new: Entry) -> str:
@@ -126,7 +129,7 @@ def _warn_twice(spath: str, twice: list[tuple[Entry, Entry]]) -> None:
         f"{shown}{more}; the first line of each is served. `cassette merge OUT {cassette} "
         "--on-conflict first` writes a copy without the repeats",
         CassetteWarning,
-        stacklevel=5,
+        stacklevel=4,
     )
 
 
@@ -137,16 +140,8 @@ def _warn_broken(spath: str, broken: list[Entry]) -> None:
         f"broken delta chain cannot be served (lines {shown}); the other steps replay. "
         f"Run `cassette validate {spath}`; re-record those episodes",
         CassetteWarning,
-        stacklevel=5,
+        stacklevel=4,
     )
-
-
-def _warn_damage(spath: str, broken: list[Entry], twice: list[tuple[Entry, Entry]]) -> None:
-    """One CassetteWarning per kind of damage that a file holds and readers tolerate."""
-    if twice:
-        _warn_twice(spath, twice)
-    if broken:
-        _warn_broken(spath, broken)
 
 
 @reporting_paths

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..errors import CassetteError, CassetteModeError
 from .store import is_gzip_path
-from .writer import make_parent
+from .writer import identity, is_at, make_parent
 
 try:
     import fcntl
@@ -35,7 +35,7 @@ class RecordLock:
             return
         make_parent(target)
         fd = self._take(target)
-        while not _is_at(self.path, fd):  # the holder before removed it after our open
+        while not is_at(self.path, identity(fd)):  # the holder before removed it after our open
             os.close(fd)
             fd = self._take(target)
         os.ftruncate(fd, 0)
@@ -77,13 +77,3 @@ def _held(target: Path, fd: int) -> CassetteModeError:
         "file has one recorder at a time: give each process its own shard (a "
         "directory path ending in '/')" + ("" if is_gzip_path(target) else _OR_APPEND)
     )
-
-
-def _is_at(path: Path, fd: int) -> bool:
-    """Whether ``fd`` is the file at ``path`` (never a link)."""
-    try:
-        now = os.stat(path, follow_symlinks=False)
-    except FileNotFoundError:
-        return False
-    held = os.fstat(fd)
-    return (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino)

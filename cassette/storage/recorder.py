@@ -8,6 +8,7 @@ and later lines keep its message by reference, so size stays linear.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from dataclasses import dataclass
@@ -36,7 +37,14 @@ _META_KEY = b',"meta":'
 def now_iso() -> str:
     """UTC now as ISO-8601 with milliseconds, e.g. ``2026-11-29T20:19:39.788Z``."""
     now = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"
+    sec = int(now)
+    return f"{_second(sec)}.{int((now - sec) * 1000):03d}Z"
+
+
+@functools.lru_cache(maxsize=1)
+def _second(sec: int) -> str:
+    """A second's ISO-8601 text, formatted once (strftime is most of a record call's clock)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec))
 
 
 def header_line(meta: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -48,7 +48,7 @@ _UNREACHABLE = {
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _SHARD_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
 _PART = re.compile(r"^(?P<shard>.+)\.(?P<session>[0-9a-f]{12})\.(?P<seq>\d{6})\.part$")
-_TEMP: list[str] = []
+_TEMP: set[Path] = set()  # private directories, removed at exit
 
 
 def is_url(path: object) -> bool:
@@ -125,6 +125,7 @@ def _unreachable(exc: BaseException) -> bool:
     return any(c.__name__ in _UNREACHABLE for e in seen for c in type(e).__mro__)
 
 
+@atexit.register
 def _remove_private_dirs() -> None:
     for path in _TEMP:
         shutil.rmtree(path, ignore_errors=True)
@@ -132,31 +133,28 @@ def _remove_private_dirs() -> None:
 
 def private_dir() -> Path:
     """A new private directory, removed when the process exits (unless :func:`keep`)."""
-    path = tempfile.mkdtemp(prefix="cassette-url-")
-    if not _TEMP:
-        atexit.register(_remove_private_dirs)
-    _TEMP.append(path)
-    return Path(path)
-
-
-def _private_root(path: Path) -> str | None:
-    return next((p for p in _TEMP if path == Path(p) or Path(p) in path.parents), None)
+    path = Path(tempfile.mkdtemp(prefix="cassette-url-"))
+    _TEMP.add(path)
+    return path
 
 
 def discard(path: Path) -> None:
     """Remove the private directory that holds ``path`` now, not at exit."""
-    root = _private_root(path)
-    if root is not None:
-        _TEMP.remove(root)
+    for root in _roots(path):
         shutil.rmtree(root, ignore_errors=True)
 
 
 def keep(path: Path) -> Path:
     """Keep the private directory that holds ``path`` when the process exits; ``path``."""
-    root = _private_root(path)
-    if root is not None:
-        _TEMP.remove(root)
+    _roots(path)
     return path
+
+
+def _roots(path: Path) -> list[Path]:
+    """The private directories that hold ``path``, no longer removed at exit."""
+    roots = [p for p in _TEMP if p == path or p in path.parents]
+    _TEMP.difference_update(roots)
+    return roots
 
 
 @dataclass
@@ -240,12 +238,10 @@ def _file(shards: dict[str, Shard], full: str, only: str | None) -> None:
 
 def remote_exists(found: Listing) -> bool:
     """Whether the listing holds a recording (a non-empty object, or parts)."""
-    for shard in found.shards.values():
-        if shard.sessions:
-            return True
-        if shard.whole is not None and found.sizes.get(shard.whole, 1):
-            return True
-    return False
+    return any(
+        s.sessions or (s.whole is not None and found.sizes.get(s.whole, 1))
+        for s in found.shards.values()
+    )
 
 
 def _plain(data: bytes, url: str) -> bytes:

@@ -34,11 +34,9 @@ _WRITING: set[tuple[str, str]] = set()  # (protocol, object) of the shards open 
 _WRITING_LOCK = threading.Lock()
 
 
-def _head(data: Any, end: int | None) -> dict[str, Any] | bool:
+def _head(data: bytes, end: int | None) -> dict[str, Any] | bool:
     """The header in an object's first ``end`` bytes; True if it goes on past them, False
     if there is none (a shard to replace)."""
-    if not isinstance(data, bytes):
-        return False
     cut = end is not None and len(data) >= end
     try:
         if data[:2] == b"\x1f\x8b":
@@ -51,7 +49,7 @@ def _head(data: Any, end: int | None) -> dict[str, Any] | bool:
     return obj if isinstance(obj, dict) else False
 
 
-def _cat(found: Listing, paths: list[str], end: int | None) -> dict[str, Any]:
+def _cat(found: Listing, paths: list[str], end: int | None) -> dict[str, bytes]:
     try:
         got = found.fs.cat(paths, start=0, end=end, on_error="omit")
     except Exception as exc:  # OSError, or a storage library's own
@@ -66,7 +64,7 @@ def _heads(found: Listing) -> dict[str, dict[str, Any]]:
     end: int | None = _HEAD_BYTES
     while firsts:
         got = _cat(found, list(firsts.values()), end)
-        heads = {n: _head(got.get(p), end) for n, p in firsts.items()}
+        heads = {n: _head(got.get(p, b""), end) for n, p in firsts.items()}
         out.update((n, h) for n, h in heads.items() if isinstance(h, dict))
         firsts = {n: firsts[n] for n, h in heads.items() if h is True}
         end = None

@@ -110,7 +110,7 @@ class Sink:
                 self._record_lock.release()
 
     def _publish(self, side: Path) -> None:
-        failed = self._recorder.writer.failed if self._recorder is not None else None
+        failed = self.recorder().writer.failed  # (record mode opened its recorder at once)
         try:
             if failed is None:
                 publish(side, self.target)

@@ -21,7 +21,7 @@ import orjson
 from ..errors import CassetteModeError
 from .lines import is_gzip_file
 from .lines import read_records as iter_records
-from .writer import Writer, create_exclusive, private_mode
+from .writer import Writer, create_exclusive, identity, is_at, private_mode
 
 try:
     import fcntl
@@ -94,17 +94,13 @@ def holding(path: Path) -> Iterator[None]:
     if fd is None:  # none (yet), a link, unreadable, held here: nothing to wait for
         yield
         return
-    key = _key(os.fstat(fd))
+    key = identity(fd)
     _HELD.add(key)
     try:
         yield
     finally:
         _HELD.discard(key)
         os.close(fd)
-
-
-def _key(st: os.stat_result) -> tuple[int, int]:
-    return st.st_dev, st.st_ino
 
 
 def _locked(path: Path) -> int | None:
@@ -116,13 +112,12 @@ def _locked(path: Path) -> int | None:
         except OSError:
             return None
         st = os.fstat(fd)
-        if fcntl is None or _key(st) in _HELD or not stat.S_ISREG(st.st_mode):
+        if fcntl is None or (st.st_dev, st.st_ino) in _HELD or not stat.S_ISREG(st.st_mode):
             os.close(fd)
             return None
         fcntl.flock(fd, fcntl.LOCK_EX)
-        with contextlib.suppress(OSError):
-            if _key(os.stat(path)) == _key(st):
-                return fd
+        if is_at(path, (st.st_dev, st.st_ino)):
+            return fd
         os.close(fd)  # replaced meanwhile: lock the new one
 
 

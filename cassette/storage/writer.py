@@ -18,7 +18,7 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["Writer", "create_exclusive", "make_parent", "private_mode"]
+__all__ = ["Writer", "create_exclusive", "identity", "is_at", "make_parent", "private_mode"]
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -76,18 +76,20 @@ def create_exclusive(path: Path, mode: int = 0o600) -> int:
     return fd
 
 
-def _identity(fd: int) -> tuple[int, int]:
+def identity(fd: int) -> tuple[int, int]:
+    """(device, inode) of the open file ``fd``."""
     held = os.fstat(fd)
-    return held.st_ino, held.st_dev
+    return held.st_dev, held.st_ino
 
 
-def _is_at(path: Path, held: tuple[int, int]) -> bool:
-    """Whether the file ``held`` (inode, device) is the one at ``path`` (or none is)."""
+def is_at(path: Path, held: tuple[int, int], missing: bool = False) -> bool:
+    """Whether the file ``held`` (:func:`identity`) is the one at ``path``, never a link;
+    ``missing`` if there is none."""
     try:
-        now = os.stat(path)
+        now = os.lstat(path)
     except OSError:
-        return True
-    return (now.st_ino, now.st_dev) == held
+        return missing
+    return (now.st_dev, now.st_ino) == held
 
 
 class Writer:
@@ -105,7 +107,7 @@ class Writer:
         self._lock = threading.Lock()
         make_parent(path)
         self._fd: int | None = _open(path, 0) if mode is None else create_exclusive(path, mode)
-        self._held = _identity(self._fd)
+        self._held = identity(self._fd)
 
     @property
     def closed(self) -> bool:
@@ -137,10 +139,10 @@ class Writer:
 
     def _follow(self) -> int:
         """The locked descriptor of the file now at the path (a rewrite may have replaced it)."""
-        while self._fd is not None and not _is_at(self.path, self._held):
+        while self._fd is not None and not is_at(self.path, self._held, missing=True):
             new = _open(self.path, 0)
             os.close(self._fd)  # (and its lock)
-            self._fd, self._held = new, _identity(new)
+            self._fd, self._held = new, identity(new)
             fcntl.flock(new, fcntl.LOCK_EX)
         return self._open_fd()
 
