@@ -133,17 +133,15 @@ def parse_line(path: Path, lineno: int, line: bytes, stacklevel: int = 2) -> dic
                 stacklevel=stacklevel + 1,
             )
             return None
-        raise CassetteFormatError(
-            f"{path}:{lineno}: not valid JSON ({exc}); fix or delete the line, then run "
-            f"`cassette validate {path}`",
-            path=str(path),
-            line=lineno,
-        ) from None
+        raise _bad_line(path, lineno, f"not valid JSON ({exc})") from None
     if not isinstance(obj, dict):
-        raise CassetteFormatError(
-            f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}; fix or "
-            f"delete the line, then run `cassette validate {path}`",
-            path=str(path),
-            line=lineno,
-        )
+        raise _bad_line(path, lineno, f"expected a JSON object, got {type(obj).__name__}")
     return obj
+
+
+def _bad_line(path: Path, lineno: int, what: str) -> CassetteFormatError:
+    return CassetteFormatError(
+        f"{path}:{lineno}: {what}; fix or delete the line, then run `cassette validate {path}`",
+        path=str(path),
+        line=lineno,
+    )
