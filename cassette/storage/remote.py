@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import CassetteError, CassetteStorageError
 from .lines import gunzip
+from .store import SHARD_SUFFIXES
 
 __all__ = [
     "CHECK",
@@ -46,7 +47,6 @@ _UNREACHABLE = {
     "TimeoutError",
 }
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-_SHARD_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
 _PART = re.compile(r"^(?P<shard>.+)\.(?P<session>[0-9a-f]{12})\.(?P<seq>\d{6})\.part$")
 _TEMP: set[Path] = set()  # private directories, removed at exit
 
@@ -227,7 +227,7 @@ def _file(shards: dict[str, Shard], full: str, only: str | None) -> None:
     name = full.rstrip("/").rsplit("/", 1)[-1]
     part = _PART.match(name)
     shard = part.group("shard") if part else name
-    if not (shard == only if only else part or shard.endswith(_SHARD_SUFFIXES)):
+    if not (shard == only if only else part or shard.endswith(SHARD_SUFFIXES)):
         return
     entry = shards.setdefault(shard, Shard(shard))
     if part:

@@ -29,6 +29,7 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 __all__ = [
+    "SHARD_SUFFIXES",
     "Writer",
     "continues_run",
     "header_run",
@@ -45,7 +46,7 @@ __all__ = [
     "written_whole",
 ]
 
-_SHARD_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
+SHARD_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
 _SHARD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,199}")
 _READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _HELD: set[tuple[int, int]] = set()  # (device, inode) of the files this process holds
@@ -62,9 +63,7 @@ def written_whole(path: Path) -> bool:
 
 def shard_files(directory: Path) -> list[Path]:
     """The shard files of a cassette directory, in name order (side files excluded)."""
-    return sorted(
-        p for p in directory.iterdir() if p.is_file() and p.name.endswith(_SHARD_SUFFIXES)
-    )
+    return sorted(p for p in directory.iterdir() if p.is_file() and p.name.endswith(SHARD_SUFFIXES))
 
 
 def shard_name() -> str:
