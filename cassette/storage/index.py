@@ -1,10 +1,5 @@
-"""The in-memory index of a cassette: entries keyed by (env_index, channel, step)
-(:mod:`cassette.format.entry`), loaded from files and shard directories.
-
-Loading parses each line once and checks its structure; full requests are rebuilt from
-the delta encoding only when asked for (a mismatch, ``show``, ``diff``), so replay stays
-O(1) a call and memory stays linear in the file.
-"""
+"""The in-memory index of a cassette: entries keyed by (env_index, channel, step), loaded
+from files and shard directories; full requests are rebuilt only when asked for."""
 
 from __future__ import annotations
 
@@ -47,21 +42,24 @@ class Index:
             if env == env_index and type(env) is type(env_index):
                 steps[channel].append(step)
         if not steps:
-            eps = self.episodes()
-            shown = ", ".join(repr(e) for e in eps[:8]) + (", …" if len(eps) > 8 else "")
-            return f"it holds no episode {env_index!r} (episodes: {shown or 'none'})"
-        parts = []
-        for channel, got in sorted(steps.items()):
-            got.sort()
-            span = f"step {got[0]}" if len(got) == 1 else f"steps {got[0]}-{got[-1]}"
-            parts.append(f"{channel}: {len(got)} ({span})")
+            return f"it holds no episode {env_index!r} (episodes: {self._shown()})"
+        parts = (_steps(channel, sorted(got)) for channel, got in sorted(steps.items()))
         return f"episode {env_index!r} holds " + ", ".join(parts)
 
-    def iter_full(self) -> Iterator[tuple[Entry, Json]]:
-        """Every entry with its full request, in file order (rebuilt incrementally).
+    def add_line(self, line: Json) -> None:
+        """Keep a header or outcome line."""
+        if line["type"] == "outcome":
+            self.outcomes[line["env_index"]] = line
+        else:
+            self.headers.append(line)
 
-        Entries that cannot be rebuilt (a broken delta chain) are left out, each with a
-        :class:`CassetteWarning` naming its line; so are the delta lines built on them."""
+    def _shown(self) -> str:
+        eps = self.episodes()
+        return ", ".join(repr(e) for e in eps[:8]) + (", …" if len(eps) > 8 else "") or "none"
+
+    def iter_full(self) -> Iterator[tuple[Entry, Json]]:
+        """Every entry with its full request, in file order; those that cannot be rebuilt
+        are left out, each with a :class:`CassetteWarning`."""
         rebuilder = Rebuilder()
         for entry in self.entries.values():
             if entry.broken is not None:  # found on load, and warned about then
@@ -74,6 +72,11 @@ class Index:
             yield entry, full
 
 
+def _steps(channel: str, got: list[int]) -> str:
+    span = f"step {got[0]}" if len(got) == 1 else f"steps {got[0]}-{got[-1]}"
+    return f"{channel}: {len(got)} ({span})"
+
+
 def reason_of(exc: CassetteFormatError) -> str:
     """The reason of a reader error, without its path:line prefix and its advice."""
     text = str(exc).removeprefix(f"{exc.path}:{exc.line}: ")
@@ -81,8 +84,7 @@ def reason_of(exc: CassetteFormatError) -> str:
 
 
 def warn_left_out(entry: Entry, exc: CassetteFormatError, stacklevel: int) -> None:
-    """Warn that ``entry`` is left out of a walk of full requests, as ``exc`` says why
-    (``stacklevel``: as the caller's own ``warnings.warn`` would take it)."""
+    """Warn that ``entry`` is left out of a walk of full requests, as ``exc`` says why."""
     warnings.warn(
         f"{entry.source}:{entry.line}: left out, its request cannot be rebuilt "
         f"({reason_of(exc)}); run `cassette validate {entry.source}`",
@@ -96,17 +98,17 @@ def _load_file(index: Index, path: Path, lean: bool) -> None:
     twice: list[tuple[Entry, Entry]] = []
     for _, record in reader:
         if not isinstance(record, Entry):
-            if record["type"] == "outcome":
-                index.outcomes[record["env_index"]] = record
-            else:
-                index.headers.append(record)
+            index.add_line(record)
             continue
         prior = index.entries.setdefault(record.key, record)
         if prior is not record and not reader.eval_protocol:  # (eval-protocol: the first)
             twice.append((prior, record))
     index.eval_protocol = index.eval_protocol or reader.eval_protocol
     index.duplicates += twice
-    _warn_damage(str(path), reader.broken, twice)
+    if twice:  # a kind of damage readers tolerate: one warning for the file
+        _warn_twice(str(path), twice)
+    if reader.broken:
+        _warn_broken(str(path), reader.broken)
 
 
 def _where(old: Entry, new: Entry) -> str:
@@ -127,7 +129,7 @@ def _warn_twice(spath: str, twice: list[tuple[Entry, Entry]]) -> None:
         f"{shown}{more}; the first line of each is served. `cassette merge OUT {cassette} "
         "--on-conflict first` writes a copy without the repeats",
         CassetteWarning,
-        stacklevel=5,
+        stacklevel=4,
     )
 
 
@@ -138,28 +140,14 @@ def _warn_broken(spath: str, broken: list[Entry]) -> None:
         f"broken delta chain cannot be served (lines {shown}); the other steps replay. "
         f"Run `cassette validate {spath}`; re-record those episodes",
         CassetteWarning,
-        stacklevel=5,
+        stacklevel=4,
     )
-
-
-def _warn_damage(spath: str, broken: list[Entry], twice: list[tuple[Entry, Entry]]) -> None:
-    """One CassetteWarning per kind of damage that a file holds and readers tolerate."""
-    if twice:
-        _warn_twice(spath, twice)
-    if broken:
-        _warn_broken(spath, broken)
 
 
 @reporting_paths
 def load_index(paths: Iterable[Path], *, lean: bool = False) -> Index:
-    """Load one or more files (or shard directories) into one index.
-
-    The garbage collector is paused meanwhile: loading allocates millions of containers
-    that all stay alive, and the collector's passes over them were most of the time.
-    ``lean`` (replay): interactions keep their line's bytes, decoded when served, so
-    memory stays near the file's size (:class:`~cassette.storage.reader.Reader`). A
-    path that cannot be read raises :class:`~cassette.errors.CassettePathError`.
-    """
+    """Load files (or shard directories) into one index; ``lean`` (replay): interactions
+    keep their line's bytes, decoded when served."""
     index = Index()
     with paused_gc():
         for path in paths:

@@ -1,16 +1,12 @@
-"""The lines of a cassette file (plain or gzip), numbered, blank lines skipped cheaply.
-
-A file of millions of blank lines (a 20 KB ``.gz`` of 20 MB of newlines) is skipped at
-the speed of a byte scan: the reader looks for the next byte that is not whitespace and
-counts the newlines it passed, instead of handling each blank line in Python.
-"""
+"""The lines of a cassette file (plain or gzip), numbered; runs of blank lines are
+skipped at the speed of a byte scan (a 20 KB ``.gz`` of 20 MB of newlines is cheap)."""
 
 from __future__ import annotations
 
 import re
 import warnings
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +14,7 @@ import orjson
 
 from ..errors import CassetteFormatError, CassetteWarning
 
-__all__ = ["is_gzip_file", "numbered_lines", "parse_line", "read_records"]
+__all__ = ["gunzip", "is_gzip_file", "numbered_lines", "parse_line", "read_records"]
 
 _INK = re.compile(rb"\S")  # a byte that is not ASCII whitespace (what bytes.strip() keeps)
 _BLOCK = 1 << 20
@@ -31,42 +27,37 @@ def is_gzip_file(path: Path) -> bool:
         return f.read(2) == _GZIP_MAGIC
 
 
-def _gzip_chunks(path: Path, state: dict[str, bool]) -> Iterator[bytes]:
-    """Decompressed bytes of every gzip member; ``state['closed']`` is False if the last
-    member ends without its trailer (a writer that was killed)."""
-    with open(path, "rb") as f:
-        dec = zlib.decompressobj(wbits=31)
-        state["closed"] = True
-        while True:
-            block = f.read(_BLOCK)
-            if not block:
-                break
-            view, pos = memoryview(block), 0
-            while pos < len(block):
-                # fed in small pieces: what follows a member's end is copied (unused_data),
-                # and a file of many small members must stay linear
-                piece = view[pos : pos + _FEED]
-                state["closed"] = False
-                try:
-                    out = dec.decompress(piece)
-                except zlib.error as exc:
-                    raise CassetteFormatError(
-                        f"{path}: gzip data is corrupt ({exc}); restore the file from a copy",
-                        path=str(path),
-                    ) from None
-                if out:
-                    yield out
-                pos += len(piece)
-                if dec.eof:
-                    state["closed"] = True
-                    pos -= len(dec.unused_data)
-                    dec = zlib.decompressobj(wbits=31)
-        tail = dec.flush()
-        if tail:
-            yield tail
+def gunzip(blocks: Iterable[bytes], where: object, state: dict[str, bool]) -> Iterator[bytes]:
+    """Decompressed bytes of every gzip member in ``blocks``; ``state['closed']`` is False
+    if the last member ends without its trailer (a writer that was killed)."""
+    dec = zlib.decompressobj(wbits=31)
+    state["closed"] = True
+    for block in blocks:
+        view, pos = memoryview(block), 0
+        while pos < len(block):
+            # fed in small pieces: what follows a member's end is copied (unused_data),
+            # and a file of many small members must stay linear
+            piece = view[pos : pos + _FEED]
+            state["closed"] = False
+            try:
+                out = dec.decompress(piece)
+            except zlib.error as exc:
+                raise CassetteFormatError(
+                    f"{where}: gzip data is corrupt ({exc}); restore the file from a copy",
+                    path=str(where),
+                ) from None
+            if out:
+                yield out
+            pos += len(piece)
+            if dec.eof:
+                state["closed"] = True
+                pos -= len(dec.unused_data)
+                dec = zlib.decompressobj(wbits=31)
+    if tail := dec.flush():
+        yield tail
 
 
-def _plain_chunks(path: Path) -> Iterator[bytes]:
+def _blocks(path: Path) -> Iterator[bytes]:
     with open(path, "rb") as f:
         while block := f.read(_BLOCK):
             yield block
@@ -102,14 +93,14 @@ def _numbered(chunks: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
 
 
 def numbered_lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    """(line number, line) of each line that is not blank; a line keeps its newline, the
-    last one lacks it if the file was cut short. A gzip stream that was not closed is read
-    up to its end, with a :class:`CassetteWarning`."""
+    """(line number, line) of each line that is not blank, with its newline (which the
+    last one lacks if the file was cut short); an unclosed gzip stream is read to its end,
+    with a :class:`CassetteWarning`."""
     if not is_gzip_file(path):
-        yield from _numbered(_plain_chunks(path))
+        yield from _numbered(_blocks(path))
         return
     state: dict[str, bool] = {}
-    yield from _numbered(_gzip_chunks(path, state))
+    yield from _numbered(gunzip(_blocks(path), path, state))
     if not state.get("closed", True):
         warnings.warn(
             f"{path}: gzip stream was not closed (the writer was stopped); read every "
@@ -120,12 +111,7 @@ def numbered_lines(path: Path) -> Iterator[tuple[int, bytes]]:
 
 
 def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, parsed object) for each line; blank lines are skipped. This is the
-    one record reader (:func:`cassette.storage.store.iter_records` is this function).
-
-    A last line cut short by a crash is skipped with a :class:`CassetteWarning`; any
-    other line that is not a JSON object raises :class:`CassetteFormatError`.
-    """
+    """(line number, parsed object) of each line that is not blank (:func:`parse_line`)."""
     for lineno, line in numbered_lines(path):
         obj = parse_line(path, lineno, line, stacklevel=2)
         if obj is None:
@@ -135,8 +121,7 @@ def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def parse_line(path: Path, lineno: int, line: bytes, stacklevel: int = 2) -> dict[str, Any] | None:
     """One line as a JSON object; None (with a :class:`CassetteWarning`) for a last line
-    cut short by a crash (the beginning of a record, ``{``, with no newline: not a binary
-    file's bytes); :class:`CassetteFormatError` for any other line that is not."""
+    cut short by a crash, :class:`CassetteFormatError` for any other that is not one."""
     try:
         obj = orjson.loads(line)
     except orjson.JSONDecodeError as exc:
@@ -148,17 +133,15 @@ def parse_line(path: Path, lineno: int, line: bytes, stacklevel: int = 2) -> dic
                 stacklevel=stacklevel + 1,
             )
             return None
-        raise CassetteFormatError(
-            f"{path}:{lineno}: not valid JSON ({exc}); fix or delete the line, then run "
-            f"`cassette validate {path}`",
-            path=str(path),
-            line=lineno,
-        ) from None
+        raise _bad_line(path, lineno, f"not valid JSON ({exc})") from None
     if not isinstance(obj, dict):
-        raise CassetteFormatError(
-            f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}; fix or "
-            f"delete the line, then run `cassette validate {path}`",
-            path=str(path),
-            line=lineno,
-        )
+        raise _bad_line(path, lineno, f"expected a JSON object, got {type(obj).__name__}")
     return obj
+
+
+def _bad_line(path: Path, lineno: int, what: str) -> CassetteFormatError:
+    return CassetteFormatError(
+        f"{path}:{lineno}: {what}; fix or delete the line, then run `cassette validate {path}`",
+        path=str(path),
+        line=lineno,
+    )

@@ -1,5 +1,4 @@
-"""The lock a ``record`` run holds on its cassette file for its whole life: one recording
-of a file at a time, so that no process's calls are lost to another's rename."""
+"""The lock a ``record`` run holds on its cassette file: one recording of a file at a time."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ from pathlib import Path
 
 from ..errors import CassetteError, CassetteModeError
 from .store import is_gzip_path
-from .writer import make_parent
+from .writer import identity, is_at, make_parent
 
 try:
     import fcntl
@@ -27,8 +26,7 @@ _FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_
 
 class RecordLock:
     """An exclusive ``flock`` on ``<target>.lock``, taken at once or refused with
-    :class:`CassetteModeError`; the lock file is removed on :meth:`release` (and the lock
-    dropped by the kernel if the process dies)."""
+    :class:`CassetteModeError`; its file is removed on :meth:`release`."""
 
     def __init__(self, target: Path) -> None:
         self.path = target.with_name(target.name + ".lock")
@@ -37,7 +35,7 @@ class RecordLock:
             return
         make_parent(target)
         fd = self._take(target)
-        while not _is_at(self.path, fd):  # the holder before removed it after our open
+        while not is_at(self.path, identity(fd)):  # the holder before removed it after our open
             os.close(fd)
             fd = self._take(target)
         os.ftruncate(fd, 0)
@@ -58,13 +56,7 @@ class RecordLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
-            os.close(fd)
-            raise CassetteModeError(
-                f"{target} is being recorded by another process (pid {holder}), and one "
-                "file has one recorder at a time: give each process its own shard (a "
-                "directory path ending in '/')" + ("" if is_gzip_path(target) else _OR_APPEND)
-            ) from None
+            raise _held(target, fd) from None
         return fd
 
     def release(self) -> None:
@@ -76,11 +68,12 @@ class RecordLock:
             self._finalizer()
 
 
-def _is_at(path: Path, fd: int) -> bool:
-    """Whether ``fd`` is the file at ``path`` (never a link)."""
-    try:
-        now = os.stat(path, follow_symlinks=False)
-    except FileNotFoundError:
-        return False
-    held = os.fstat(fd)
-    return (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino)
+def _held(target: Path, fd: int) -> CassetteModeError:
+    """The refusal of a second recorder of ``target`` (``fd``: its lock file, closed)."""
+    holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
+    os.close(fd)
+    return CassetteModeError(
+        f"{target} is being recorded by another process (pid {holder}), and one "
+        "file has one recorder at a time: give each process its own shard (a "
+        "directory path ending in '/')" + ("" if is_gzip_path(target) else _OR_APPEND)
+    )

@@ -1,16 +1,10 @@
 """The one line reader: a cassette file's lines as headers, outcomes and entries, their
-delta bases linked, every line checked (:mod:`cassette.format.check`).
+delta bases linked, every line checked; a bad line raises
+:class:`~cassette.errors.CassetteFormatError` or goes to a ``fault`` hook (``validate``).
 
-A line that is not valid raises :class:`~cassette.errors.CassetteFormatError` (path:line,
-what is wrong), or, where a ``fault`` hook is given (``cassette validate``), is handed to
-it and reading goes on. A last line cut short by a crash is skipped with a warning.
-
-``lean`` (replay): an interaction line laid out as the recorder writes it is not parsed
-whole: its head (type, env_index, channel, step, delta) is read by one regex and its
-hash found in place, and its response is checked against ``meta.checksum`` by a CRC of
-its bytes (:func:`~cassette.format.checksum.checked_response`) while they are in the
-CPU's cache; the entry keeps the line's bytes. Any other line is parsed and checked
-whole; without ``lean`` every line is, and its entry keeps the parsed line.
+``lean`` (replay): an interaction line as the recorder writes it is not parsed whole: its
+head is read by a regex, its hash found in place and its response's CRC checked; the
+entry keeps the line's bytes. Other lines are parsed and checked whole.
 """
 
 from __future__ import annotations
@@ -40,8 +34,8 @@ _HEAD_KEYS = frozenset({"type", "env_index", "channel", "step", "delta"})  # bef
 _REQ = b',"request":{'
 _SHA = b',"request_sha256":"'
 _HEX = b"0123456789abcdef"
-# a head as the recorder writes it: keys in its order, strings without escapes, ints
-# as JSON writes them (no leading zeros), the delta an object of one level
+_BAD: Json = {}  # a head's delta that is not valid
+# a head as the recorder writes it: its key order, plain strings and ints, a flat delta
 _TEXT = rb'"([^"\\\x00-\x1f]*)"'
 _HEAD = re.compile(
     rb'\{"type":"interaction","env_index":(?:(-?(?:0|[1-9]\d{0,17}))|' + _TEXT + rb"),"
@@ -51,8 +45,8 @@ _HEAD = re.compile(
 
 class Reader:
     """Reads one file: iterate it for ``(line number, record)``, a record being an
-    :class:`Entry` (an interaction or an eval-protocol line) or a header or outcome
-    line's dict. ``broken``: the entries whose delta chain is broken, in file order."""
+    :class:`Entry` or a header or outcome line's dict; ``broken``: entries whose delta
+    chain is broken."""
 
     def __init__(self, path: Path, *, lean: bool = False, fault: Fault | None = None) -> None:
         self.path, self.spath = path, str(path)
@@ -122,8 +116,7 @@ class Reader:
         return self._link(entry)
 
     def _spoil(self, obj: Json, lineno: int, why: str) -> None:
-        """An interaction line that is not valid: later delta lines on its (env_index,
-        channel) cannot be rebuilt (collecting faults, they are not reported again)."""
+        """An invalid interaction line: later delta lines on its (env_index, channel) are broken."""
         env, channel = obj.get("env_index"), obj.get("channel", "llm")
         kind = obj.get("type")
         if kind == "interaction" and isinstance(env, (int, str)) and isinstance(channel, str):
@@ -133,31 +126,33 @@ class Reader:
 
     def _link(self, entry: Entry) -> Entry:
         """Link ``entry`` to its delta base: the previous interaction of its (env_index,
-        channel) in this file, if that is the step its delta names; where a key was
-        recorded twice (two writers of one episode), the latest earlier line of that
-        step. Without one, the entry is broken, as every later one built on it."""
+        channel), or the latest earlier line of the step its delta names; without one, the
+        entry is broken, as every later one built on it."""
         chan = (entry.env_index, entry.channel)
-        delta = entry.delta
-        if delta is not None:
-            previous = self._last.get(chan)
-            step = delta["base"]
-            base = previous
-            if previous is not None and previous.step != step and previous.step >= 0:
-                base = self._lines.get((*chan, step))
-            entry.base = base
-            if base is None:
-                entry.broken = format_error(self.spath, entry.line, self._lost(entry, previous))
-            elif base.broken is not None:
-                entry.broken = format_error(
-                    self.spath,
-                    entry.line,
-                    f"its delta base (line {base.line}) cannot be rebuilt; this step "
-                    "cannot be served: re-record it",
-                )
+        if entry.delta is not None:
+            entry.base = self._base(entry, self._last.get(chan))
             if entry.broken is not None:
                 self.broken.append(entry)
         self._last[chan] = self._lines[entry.key] = entry
         return entry
+
+    def _base(self, entry: Entry, previous: Entry | None) -> Entry | None:
+        """The delta base of ``entry`` (``previous`` is its channel's last line); without
+        one, or with a broken one, ``entry`` is marked broken."""
+        step = entry.delta["base"]  # type: ignore[index]
+        base = previous
+        if previous is not None and previous.step != step and previous.step >= 0:
+            base = self._lines.get((entry.env_index, entry.channel, step))
+        if base is None:
+            entry.broken = format_error(self.spath, entry.line, self._lost(entry, previous))
+        elif base.broken is not None:
+            entry.broken = format_error(
+                self.spath,
+                entry.line,
+                f"its delta base (line {base.line}) cannot be rebuilt; this step "
+                "cannot be served: re-record it",
+            )
+        return base
 
     def _lost(self, entry: Entry, previous: Entry | None) -> str:
         env, channel, step = entry.env_index, entry.channel, entry.delta["base"]  # type: ignore[index]
@@ -175,55 +170,64 @@ class Reader:
         return what + "; this step and the later ones built on it cannot be served: re-record them"
 
     def _lean(self, line: bytes, lineno: int) -> Entry | None:
-        """An interaction line as an entry that keeps its bytes, parsing only its head
-        and finding its hash; None where the line is not laid out as the recorder
-        writes it (it is then parsed whole)."""
+        """An interaction line as an entry that keeps its bytes, its head and hash read in
+        place; None where the line is not laid out as the recorder writes it."""
         cut = line.find(_REQ)
         if cut < 0 or not line.endswith(b"\n"):  # a last line cut short is parsed, and warned of
             return None
-        at = line.find(_SHA, cut)
-        if at < 0 or line.find(_SHA, at + 1) >= 0:
-            return None
-        start = at + len(_SHA)
-        sha = line[start : start + 64]
-        if line[start + 64 : start + 66] != b'",' or sha.translate(None, _HEX):
-            return None
-        head = self._plain_head(line, cut) or _head(line, cut)
+        start = _sha_at(line, cut)
+        head = None if start < 0 else self._plain_head(line, cut) or _head(line, cut)
         if head is None:
             return None
         env, channel, step, delta = head
-        entry = Entry((env, channel, step), sha.decode(), delta, line, None, self.spath, lineno)
+        sha = line[start : start + 64].decode()
+        entry = Entry((env, channel, step), sha, delta, line, None, self.spath, lineno)
         entry.tail = tail = start + 66
-        # the fast check, now that the line is in the CPU's cache: a CRC of the response's
-        # bytes in place; where it fails, check() decodes and checks the line when served
+        # a CRC of the response's bytes while in the CPU's cache (else checked when served)
         entry.stop = stop = checked_response(line, tail)
         entry.checked = stop > 0
         return entry
 
     def _plain_head(self, line: bytes, cut: int) -> Head | None:
-        """The head of a line as the recorder writes it, read by one regex; None for
-        any other head."""
+        """The head of a line as the recorder writes it, read by one regex; else None."""
         found = _HEAD.fullmatch(line, 0, cut)
         if found is None:
             return None
         number, text, channel, step, raw_delta = found.groups()
-        delta = None
-        if raw_delta is not None:
-            delta = self._deltas.get(raw_delta)
-            if delta is None:
-                try:
-                    delta = orjson.loads(raw_delta)
-                except orjson.JSONDecodeError:
-                    return None
-                if not delta_ok(delta):
-                    return None
-                if len(self._deltas) < 1 << 14:
-                    self._deltas[raw_delta] = delta
+        delta = None if raw_delta is None else self._delta(raw_delta)
+        if delta is _BAD:
+            return None
         try:
             env: EnvIndex = int(number) if number is not None else text.decode()
             return env, channel.decode(), int(step), delta
         except UnicodeDecodeError:
             return None
+
+    def _delta(self, raw: bytes) -> Json:
+        """A head's delta, parsed once per file; :data:`_BAD` if it is not a valid one."""
+        delta = self._deltas.get(raw)
+        if delta is not None:
+            return delta
+        try:
+            parsed: Json = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return _BAD
+        if not delta_ok(parsed):
+            return _BAD
+        if len(self._deltas) < 1 << 14:
+            self._deltas[raw] = parsed
+        return parsed
+
+
+def _sha_at(line: bytes, cut: int) -> int:
+    """Where the one well-formed request hash after ``cut`` begins; -1 if there is none."""
+    at = line.find(_SHA, cut)
+    if at < 0 or line.find(_SHA, at + 1) >= 0:
+        return -1
+    start = at + len(_SHA)
+    if line[start + 64 : start + 66] != b'",' or line[start : start + 64].translate(None, _HEX):
+        return -1
+    return start
 
 
 def _head(line: bytes, cut: int) -> Head | None:
@@ -239,8 +243,7 @@ def _head(line: bytes, cut: int) -> Head | None:
 
 
 def irregular(path: Path) -> bool:
-    """Whether ``path`` is neither a file nor a directory (a pipe, a socket, a device:
-    reading it could block); False where it cannot be looked at (reading it says why)."""
+    """Whether ``path`` is a pipe, socket or device (reading it could block)."""
     try:
         mode = path.stat().st_mode
     except OSError:

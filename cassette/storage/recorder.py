@@ -1,18 +1,14 @@
 """Turns finished calls into lines (delta-encoded, redacted) and hands them to a Writer.
 
-Per (env_index, channel) the recorder keeps the previous request as JSON bytes taken
-when its line was written (so a caller that edits its messages in place afterwards
-cannot skew the next delta): the message list, each other top-level key, and the
-response objects that the next request may repeat. A request that extends the previous
-one is recognised by one byte-prefix test.
-
-Deltas are taken against what the caller sent, not against the scrubbed line: a secret
-in message 3 is scrubbed once, on the line that first holds it, and later lines keep
-message 3 by reference (a reader rebuilds it scrubbed), so size stays linear.
+Per (env_index, channel) the previous request is kept as JSON bytes taken when its line
+was written, so a caller that edits it in place later cannot skew the next delta. Deltas
+are taken against what the caller sent, not the scrubbed line: a secret is scrubbed once
+and later lines keep its message by reference, so size stays linear.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from dataclasses import dataclass
@@ -27,12 +23,12 @@ from ..format.delta import SAME_ALL, MessageBase, encode_messages
 from ..format.runid import stamp
 from ..format.version import FORMAT, VERSION
 from ..redact import Redactor
+from ..types import Json
 from .store import Writer
 
 __all__ = ["BASES", "Recorder", "header_line", "line_meta", "now_iso"]
 
-# (env_index, channel) keys whose previous request is kept as a delta base: memory stays
-# bounded however many episodes a recording holds; more run at once than this is rare
+# (env_index, channel) keys whose previous request is kept as a delta base (bounded memory)
 BASES = 1024
 
 _META_KEY = b',"meta":'
@@ -41,7 +37,14 @@ _META_KEY = b',"meta":'
 def now_iso() -> str:
     """UTC now as ISO-8601 with milliseconds, e.g. ``2026-11-29T20:19:39.788Z``."""
     now = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"
+    sec = int(now)
+    return f"{_second(sec)}.{int((now - sec) * 1000):03d}Z"
+
+
+@functools.lru_cache(maxsize=1)
+def _second(sec: int) -> str:
+    """A second's ISO-8601 text, formatted once (strftime is most of a record call's clock)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec))
 
 
 def header_line(meta: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -80,14 +83,14 @@ class Recorder:
         self._bases: dict[tuple[Any, str], _Base] = {}
         self._lock = threading.Lock()
 
-    def _emit(self, line: dict[str, Any]) -> None:
-        """Write a header or outcome line (interactions: :meth:`_emit_interaction`)."""
+    def dumped(self, line: dict[str, Any]) -> bytes:
+        """A header or outcome line as the bytes to write, redacted (and counted)."""
         raw = dumps(line)
         clean, count = self.redactor.redact_line(line, raw, dumps)
         if count:
             self.redacted += count
             raw = dumps(clean)
-        self.writer.write(raw)
+        return raw
 
     def _emit_interaction(
         self,
@@ -96,11 +99,9 @@ class Recorder:
         error: dict[str, Any] | None,
         meta: dict[str, Any],
     ) -> None:
-        """Write an interaction line: ``line`` (its keys up to ``request_sha256``) with
-        ``response``, ``error`` (if any) and ``meta``. The checksum of a line without an
-        error is the CRC of the response's bytes as the line holds them (found after the
-        request's hash, which the request itself cannot hold, and before ``meta``); a line
-        with an error, or that redaction changes, is checksummed by dumping again."""
+        """Write ``line`` (keys up to ``request_sha256``) with response, error and meta; the
+        checksum is the CRC of the response's bytes in place, unless the line has an error
+        or redaction changed it (then it is dumped again)."""
         sha = line["request_sha256"]
         line["response"] = response
         if error is not None:
@@ -123,11 +124,11 @@ class Recorder:
 
     def header(self, meta: dict[str, Any] | None = None) -> None:
         with self._lock:
-            self._emit(header_line(meta))
+            self.writer.write(self.dumped(header_line(meta)))
 
     def outcome(self, line: dict[str, Any]) -> None:
         with self._lock:
-            self._emit(line)
+            self.writer.write(self.dumped(line))
             self.written += 1
 
     def interaction(
@@ -144,14 +145,9 @@ class Recorder:
     ) -> None:
         """Write one interaction line. ``conversation``: the sorted-key JSON of the
         request's message list if the caller has it (hashing made it), else made here."""
+        key = (env_index, channel)
         try:
-            fld = conversation_field(request) if self.delta else None
-            snapshot: _Base | None = None
-            if fld is not None:  # taken now: the caller may edit its request later
-                messages = request[fld]
-                rest = dumps({k: v for k, v in request.items() if k != fld})
-                base_of = MessageBase.of(messages, response, conversation)
-                snapshot = _Base(step, fld, base_of, rest)
+            snapshot = self._snapshot(step, request, response, conversation)
             line: dict[str, Any] = {
                 "type": "interaction",
                 "env_index": env_index,
@@ -159,7 +155,7 @@ class Recorder:
                 "step": step,
             }
             with self._lock:
-                base = self._bases.pop((env_index, channel), None)
+                base = self._bases.pop(key, None)
                 if snapshot is None or base is None or base.field != snapshot.field:
                     line["request"] = request
                 else:
@@ -168,7 +164,7 @@ class Recorder:
                 self._emit_interaction(line, response, error, meta)
                 self.written += 1
                 if snapshot is not None:  # kept last: the dict's order is least recent first
-                    self._bases[(env_index, channel)] = snapshot
+                    self._bases[key] = snapshot
                     if len(self._bases) > BASES:  # an episode that long idle is written whole
                         del self._bases[next(iter(self._bases))]
         except TypeError as exc:
@@ -176,6 +172,16 @@ class Recorder:
                 f"cannot record step {step} of ({env_index!r}, {channel!r}): {exc}; the "
                 "adapter must pass JSON-able request and response dicts"
             ) from None
+
+    def _snapshot(
+        self, step: int, request: dict[str, Any], response: Any, conversation: bytes | None
+    ) -> _Base | None:
+        """The request as the next one's delta base, taken now (the caller may edit it)."""
+        fld = conversation_field(request) if self.delta else None
+        if fld is None:
+            return None
+        rest = dumps({k: v for k, v in request.items() if k != fld})
+        return _Base(step, fld, MessageBase.of(request[fld], response, conversation), rest)
 
 
 def _delta(
@@ -190,16 +196,28 @@ def _delta(
     stored: dict[str, Any] = {fld: new}
     if now.rest == base.rest:  # the usual case: only the conversation changed
         delta["same"] = SAME_ALL
-        return delta, stored
-    old = loads(base.rest)
-    equal = {k for k, v in old.items() if k in request and dumps(request[k]) == dumps(v)}
-    keys = [k for k in request if k != fld]
-    stored.update((k, request[k]) for k in keys if k not in equal)
-    if old.keys() <= set(keys):  # every other key of the base is still there
-        delta["same"] = SAME_ALL
-    elif equal:
-        delta["same"] = [k for k in keys if k in equal]
+    else:
+        _other_keys(request, fld, loads(base.rest), delta, stored)
     return delta, stored
+
+
+def _other_keys(
+    request: dict[str, Any], fld: str, old: dict[str, Any], delta: Json, stored: Json
+) -> None:
+    """Store the keys besides ``fld`` that differ from ``old``; name the equal ones in
+    ``delta["same"]``."""
+    same = []
+    for key, value in request.items():
+        if key == fld:
+            continue
+        if key in old and dumps(value) == dumps(old[key]):
+            same.append(key)
+        else:
+            stored[key] = value
+    if old.keys() <= request.keys():  # every other key of the base is still there
+        delta["same"] = SAME_ALL
+    elif same:
+        delta["same"] = same
 
 
 def line_meta(
@@ -209,10 +227,8 @@ def line_meta(
     response: Any,
     extra: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    """The ``meta`` of an interaction line for a call that took ``seconds`` and ended at
-    ``recorded_at`` (:func:`now_iso`). What the request and response already hold is not
-    repeated: ``model`` is the model that answered where it differs from the one asked
-    for; ``extra`` (a stream's ``usage``, ``incomplete``) is added."""
+    """The ``meta`` of an interaction line: latency, end time, the model that answered
+    where it differs from the one asked for, and ``extra`` (a stream's usage)."""
     meta: dict[str, Any] = {"latency_ms": round(seconds * 1000, 3), "recorded_at": recorded_at}
     answered = response.get("model") if isinstance(response, dict) else None
     if answered is not None and answered != request.get("model"):

@@ -1,17 +1,7 @@
-"""Cassettes at any fsspec URL (``s3://bucket/runs/a/``, ``gs://...``, ``memory://...``).
-
-Object stores have no append, so a URL is read and written through local copies:
-
-* reading lists the cassette once (its shard objects and any part objects) and fetches
-  them in parallel (``fs.cat`` of all paths) into a private temporary directory, which
-  the local readers then use (:func:`materialize`);
-* writing goes to a local spool file whose completed lines are uploaded as numbered part
-  objects, and the whole shard on a clean close (:class:`RemoteSink`, in
-  :mod:`cassette.storage.remote_sink`); readers append a shard's parts to it.
-
-``file://`` URLs are plain local paths. fsspec (and s3fs for ``s3://``) is the
-``cloud`` extra.
-"""
+"""Cassettes at any fsspec URL (``s3://``, ``gs://``, ``memory://``; ``file://`` is a local
+path): object stores have no append, so reading lists the cassette once and fetches its
+shard and part objects in parallel into a private local copy (:func:`materialize`);
+writing is :mod:`cassette.storage.remote_sink`'s."""
 
 from __future__ import annotations
 
@@ -21,12 +11,13 @@ import os
 import re
 import shutil
 import tempfile
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import CassetteError, CassetteStorageError
+from .lines import gunzip
+from .store import SHARD_SUFFIXES
 
 __all__ = [
     "CHECK",
@@ -56,9 +47,8 @@ _UNREACHABLE = {
     "TimeoutError",
 }
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-_SHARD_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
 _PART = re.compile(r"^(?P<shard>.+)\.(?P<session>[0-9a-f]{12})\.(?P<seq>\d{6})\.part$")
-_TEMP: list[str] = []
+_TEMP: set[Path] = set()  # private directories, removed at exit
 
 
 def is_url(path: object) -> bool:
@@ -89,16 +79,20 @@ def filesystem(url: str) -> tuple[Any, str]:
     try:
         fs, root = url_to_fs(url)
     except ImportError as exc:  # fsspec knows the scheme, its package is missing (gcsfs)
-        missing = getattr(exc.__cause__, "name", None) or exc.name
-        package = str(missing).partition(".")[0] if missing else "s3fs"
-        hint = INSTALL_HINT if package in {"fsspec", "s3fs"} else f"pip install {package}"
-        raise CassetteError(f"cannot open {url} ({exc}); {hint}") from None
+        raise CassetteError(f"cannot open {url} ({exc}); {_install(exc)}") from None
     except ValueError as exc:  # a scheme fsspec does not know (Protocol not known: foo)
         raise CassetteError(
             f"cannot open {url} ({exc}); check the URL: a local path, or a store fsspec "
             "knows (s3://, gs://, memory://, file://, ...)"
         ) from None
     return fs, str(root).rstrip("/")
+
+
+def _install(exc: ImportError) -> str:
+    """How to install the package whose import failed."""
+    missing = getattr(exc.__cause__, "name", None) or exc.name
+    package = str(missing).partition(".")[0] if missing else "s3fs"
+    return INSTALL_HINT if package in {"fsspec", "s3fs"} else f"pip install {package}"
 
 
 def described(exc: BaseException) -> str:
@@ -110,23 +104,28 @@ def described(exc: BaseException) -> str:
 def failed(
     doing: str, url: str, exc: BaseException, fix: str = CHECK, *, kept: Path | None = None
 ) -> CassetteStorageError:
-    """The one-line error for a store that failed while ``doing`` (``cannot upload``)
-    ``url``; :data:`CHECK` in ``fix`` becomes what to check (the endpoint when the store
-    could not be reached, else the URL and its credentials)."""
+    """The one-line error for a store that failed while ``doing`` ``url``; :data:`CHECK` in
+    ``fix`` becomes what to check (the endpoint if unreachable, else URL and credentials)."""
     if isinstance(exc, CassetteStorageError):
         return exc
-    seen: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and all(current is not e for e in seen):
-        seen.append(current)
-        current = current.__cause__ or current.__context__
-    unreachable = any(c.__name__ in _UNREACHABLE for e in seen for c in type(e).__mro__)
+    unreachable = _unreachable(exc)
     fix = fix.replace(CHECK, _CHECK_ENDPOINT if unreachable else _CHECK_STORE)
     return CassetteStorageError(
         f"{doing} {url}: {described(exc)}; {fix}", url=url, unreachable=unreachable, kept=kept
     )
 
 
+def _unreachable(exc: BaseException) -> bool:
+    """Whether ``exc``, or one it came from, is a failure to reach the store."""
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not e for e in seen):
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return any(c.__name__ in _UNREACHABLE for e in seen for c in type(e).__mro__)
+
+
+@atexit.register
 def _remove_private_dirs() -> None:
     for path in _TEMP:
         shutil.rmtree(path, ignore_errors=True)
@@ -134,43 +133,38 @@ def _remove_private_dirs() -> None:
 
 def private_dir() -> Path:
     """A new private directory, removed when the process exits (unless :func:`keep`)."""
-    path = tempfile.mkdtemp(prefix="cassette-url-")
-    if not _TEMP:
-        atexit.register(_remove_private_dirs)
-    _TEMP.append(path)
-    return Path(path)
-
-
-def _private_root(path: Path) -> str | None:
-    return next((p for p in _TEMP if path == Path(p) or Path(p) in path.parents), None)
+    path = Path(tempfile.mkdtemp(prefix="cassette-url-"))
+    _TEMP.add(path)
+    return path
 
 
 def discard(path: Path) -> None:
     """Remove the private directory that holds ``path`` now, not at exit."""
-    root = _private_root(path)
-    if root is not None:
-        _TEMP.remove(root)
+    for root in _roots(path):
         shutil.rmtree(root, ignore_errors=True)
 
 
 def keep(path: Path) -> Path:
     """Keep the private directory that holds ``path`` when the process exits; ``path``."""
-    root = _private_root(path)
-    if root is not None:
-        _TEMP.remove(root)
+    _roots(path)
     return path
 
 
+def _roots(path: Path) -> list[Path]:
+    """The private directories that hold ``path``, no longer removed at exit."""
+    roots = [p for p in _TEMP if p == path or p in path.parents]
+    _TEMP.difference_update(roots)
+    return roots
+
+
 @dataclass
-class _Shard:
+class Shard:
     name: str
     whole: str | None = None  # the compacted object's path
     sessions: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
 
     def paths(self) -> list[str]:
-        """Its object, then each session's parts in order: the sessions in the order they
-        were written (a session that continues a shard numbers its parts on from the last
-        one it found, so its first part sorts after theirs)."""
+        """Its object, then each session's parts, sessions in the order they were written."""
         ordered = sorted(sorted(parts) for parts in self.sessions.values())
         return ([self.whole] if self.whole else []) + [p for parts in ordered for _, p in parts]
 
@@ -187,7 +181,7 @@ class Listing:
     fs: Any
     root: str
     directory: bool
-    shards: dict[str, _Shard]
+    shards: dict[str, Shard]
     sizes: dict[str, int] = field(default_factory=dict)
 
     def paths(self) -> list[str]:
@@ -195,29 +189,29 @@ class Listing:
 
 
 def listing(url: str) -> Listing:
-    """One listing of ``url``: a directory (trailing ``/`` or a prefix holding objects) or
-    one object, with the part objects of writers that have not closed yet."""
+    """One listing of ``url`` (a directory or one object) with unclosed writers' parts."""
     fs, root = filesystem(url)
     try:
         directory = url.endswith("/") or _is_dir(fs, root)
-        info = _find(fs, root if directory else root.rsplit("/", 1)[0] if "/" in root else root)
+        sizes = _sizes(fs, root if directory else root.rsplit("/", 1)[0] if "/" in root else root)
     except Exception as exc:  # a storage library's own (botocore's)
         raise failed("cannot list", url, exc) from exc
-    sizes = {
-        str(k): int(v.get("size") or 0) for k, v in info.items() if v.get("type") != "directory"
-    }
-    shards: dict[str, _Shard] = {}
+    shards: dict[str, Shard] = {}
     for full in sizes:
         _file(shards, full, None if directory else root.rsplit("/", 1)[-1])
     return Listing(url, fs, root, directory, shards, sizes)
 
 
-def _find(fs: Any, parent: str) -> dict[str, Any]:
-    fs.invalidate_cache(parent)  # other processes write here: list afresh
+def _sizes(fs: Any, parent: str) -> dict[str, int]:
+    """The size of each object under ``parent``, listed afresh (others write there)."""
+    fs.invalidate_cache(parent)
     try:
-        return dict(fs.find(parent, maxdepth=1, detail=True))
+        info = fs.find(parent, maxdepth=1, detail=True)
     except OSError:  # no such bucket or prefix (yet): nothing there
         return {}
+    return {
+        str(k): int(v.get("size") or 0) for k, v in info.items() if v.get("type") != "directory"
+    }
 
 
 def _is_dir(fs: Any, root: str) -> bool:
@@ -227,16 +221,15 @@ def _is_dir(fs: Any, root: str) -> bool:
         return False
 
 
-def _file(shards: dict[str, _Shard], full: str, only: str | None) -> None:
-    """File the object ``full`` under its shard, as its whole object or as a part; of a
-    single object's listing (``only``: its name) nothing else, of a directory's only
-    shard files and parts."""
+def _file(shards: dict[str, Shard], full: str, only: str | None) -> None:
+    """File the object ``full`` under its shard as its whole object or a part (in the
+    listing of the single object ``only``, nothing else)."""
     name = full.rstrip("/").rsplit("/", 1)[-1]
     part = _PART.match(name)
     shard = part.group("shard") if part else name
-    if shard != (only or shard) or not (part or only or shard.endswith(_SHARD_SUFFIXES)):
+    if not (shard == only if only else part or shard.endswith(SHARD_SUFFIXES)):
         return
-    entry = shards.setdefault(shard, _Shard(shard))
+    entry = shards.setdefault(shard, Shard(shard))
     if part:
         entry.sessions.setdefault(part.group("session"), []).append((int(part.group("seq")), full))
     else:
@@ -245,33 +238,22 @@ def _file(shards: dict[str, _Shard], full: str, only: str | None) -> None:
 
 def remote_exists(found: Listing) -> bool:
     """Whether the listing holds a recording (a non-empty object, or parts)."""
-    for shard in found.shards.values():
-        if shard.sessions:
-            return True
-        if shard.whole is not None and found.sizes.get(shard.whole, 1):
-            return True
-    return False
+    return any(
+        s.sessions or (s.whole is not None and found.sizes.get(s.whole, 1))
+        for s in found.shards.values()
+    )
 
 
-def _plain(data: bytes) -> bytes:
-    if data[:2] != b"\x1f\x8b":
-        return data
-    out, dec = [], zlib.decompressobj(wbits=31)
-    while data:
-        out.append(dec.decompress(data))
-        data = dec.unused_data if dec.eof else b""
-        if dec.eof:
-            dec = zlib.decompressobj(wbits=31)
-    return b"".join(out) + dec.flush()
+def _plain(data: bytes, url: str) -> bytes:
+    return b"".join(gunzip([data], url, {})) if data[:2] == b"\x1f\x8b" else data
 
 
 def shard_bytes(found: Listing, name: str, blobs: dict[str, bytes]) -> bytes:
     """A shard's lines: its object (decompressed), then each unclosed session's parts."""
     shard = found.shards[name]
-    pieces = [_plain(blobs[shard.whole])] if shard.whole is not None else []
+    pieces = [_plain(blobs[shard.whole], found.url)] if shard.whole is not None else []
     pieces += [blobs[p] for p in shard.paths()[1 if shard.whole is not None else 0 :]]
-    # each object ends on a line of its own: a part cut short (damaged) spoils its last
-    # line alone, not the first line of the next one too
+    # each object ends its own line: a part cut short spoils its last line alone
     return b"".join(p if not p or p.endswith(b"\n") else p + b"\n" for p in pieces)
 
 
@@ -288,9 +270,8 @@ def fetch_all(found: Listing) -> dict[str, bytes]:
 
 
 def materialize(url: str | Listing) -> Path:
-    """A private local copy of the cassette at ``url`` (a file, or a directory of shards;
-    parts of unclosed writers appended to their shard). Missing: a path that does not
-    exist, so callers report it as they would a local one."""
+    """A private local copy of the cassette at ``url``, parts appended to their shard (a
+    path that does not exist if it is missing)."""
     found = listing(url) if isinstance(url, str) else url
     local = private_dir()
     blobs = fetch_all(found)
@@ -308,12 +289,8 @@ def materialize(url: str | Listing) -> Path:
 
 
 def upload(local: Path, url: str) -> None:
-    """Copy a local file, or a directory's files, to ``url`` (objects replaced).
-
-    Each object is written whole or not at all (a store's put). When a directory's upload
-    fails, the objects it had added are removed again (those it replaced stay replaced).
-    Raises :class:`~cassette.errors.CassetteStorageError`.
-    """
+    """Copy a local file, or a directory's files, to ``url`` (objects replaced; those a
+    failed upload added are removed again); :class:`CassetteStorageError` if it fails."""
     fs, root = filesystem(url)
     if local.is_dir():
         _upload_dir(fs, root, local, url)

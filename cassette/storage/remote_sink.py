@@ -1,13 +1,7 @@
-"""The write side of a cassette at an fsspec URL (:mod:`cassette.storage.remote` reads).
-
-Object stores have no append: :class:`RemoteSink` writes to a local spool file, whose
-completed lines a background thread uploads as numbered part objects
-``<shard>.<session>.<seq>.part`` every :data:`PART_SECONDS` or :data:`PART_BYTES`; a clean
-close uploads the whole shard object (compressed for a ``.gz`` name) and deletes the
-parts. A worker killed with SIGKILL loses only the lines not yet in a part; readers
-append a shard's parts to it. In record mode the objects the recording replaces are
-deleted on close, except the shards of this run's other workers (``$CASSETTE_RUN``).
-When the store cannot be written, the spool file is kept and the error names it.
+"""The write side of a cassette at an fsspec URL: a local spool file whose completed lines
+a thread uploads as part objects ``<shard>.<session>.<seq>.part``; a clean close uploads
+the whole shard and deletes the parts (and, recording, what it replaces). When the store
+cannot be written, the spool file is kept and the error names it.
 """
 
 from __future__ import annotations
@@ -27,7 +21,7 @@ import orjson
 from ..errors import CassetteError, CassetteModeError, CassetteStorageError
 from ..redact import Redactor
 from .recorder import Recorder
-from .remote import CHECK, Listing, failed, fetch_all, keep, private_dir, shard_bytes
+from .remote import CHECK, Listing, Shard, failed, fetch_all, keep, private_dir, shard_bytes
 from .sink import Sink
 from .store import header_run, shard_name
 
@@ -40,11 +34,9 @@ _WRITING: set[tuple[str, str]] = set()  # (protocol, object) of the shards open 
 _WRITING_LOCK = threading.Lock()
 
 
-def _head(data: Any, end: int | None) -> dict[str, Any] | bool:
-    """The first line of an object's first ``end`` bytes as a header: the object, True if
-    the line goes on past them, False if it is no header (a shard to replace)."""
-    if not isinstance(data, bytes):
-        return False
+def _head(data: bytes, end: int | None) -> dict[str, Any] | bool:
+    """The header in an object's first ``end`` bytes; True if it goes on past them, False
+    if there is none (a shard to replace)."""
     cut = end is not None and len(data) >= end
     try:
         if data[:2] == b"\x1f\x8b":
@@ -57,7 +49,7 @@ def _head(data: Any, end: int | None) -> dict[str, Any] | bool:
     return obj if isinstance(obj, dict) else False
 
 
-def _cat(found: Listing, paths: list[str], end: int | None) -> dict[str, Any]:
+def _cat(found: Listing, paths: list[str], end: int | None) -> dict[str, bytes]:
     try:
         got = found.fs.cat(paths, start=0, end=end, on_error="omit")
     except Exception as exc:  # OSError, or a storage library's own
@@ -66,14 +58,13 @@ def _cat(found: Listing, paths: list[str], end: int | None) -> dict[str, Any]:
 
 
 def _heads(found: Listing) -> dict[str, dict[str, Any]]:
-    """Each shard's first line (its header), from the first 64 KiB of its first object,
-    or from all of it where the line is longer (a header with a large meta)."""
+    """Each shard's header, from the first 64 KiB of its first object (or all of it)."""
     firsts = {n: s.paths()[0] for n, s in found.shards.items() if s.paths()}
     out: dict[str, dict[str, Any]] = {}
     end: int | None = _HEAD_BYTES
     while firsts:
         got = _cat(found, list(firsts.values()), end)
-        heads = {n: _head(got.get(p), end) for n, p in firsts.items()}
+        heads = {n: _head(got.get(p, b""), end) for n, p in firsts.items()}
         out.update((n, h) for n, h in heads.items() if isinstance(h, dict))
         firsts = {n: firsts[n] for n, h in heads.items() if h is True}
         end = None
@@ -81,9 +72,8 @@ def _heads(found: Listing) -> dict[str, dict[str, Any]]:
 
 
 def _claim(found: Listing, target: str) -> tuple[str, str]:
-    """Mark the shard object ``target`` as written by this process until :func:`_release`;
-    refuse a second writer of it here (each uploads the whole shard on close, so a second
-    one would replace the first one's calls)."""
+    """Mark ``target`` as written by this process until :func:`_release`; a second writer
+    of it here is refused (it would replace the first one's calls on close)."""
     key = (str(found.fs.protocol), target)
     with _WRITING_LOCK:
         if key in _WRITING:
@@ -113,20 +103,21 @@ def _kept_for_run(found: Listing, record: bool) -> set[str]:
 
 
 class RemoteSink:
-    """The write side of a cassette at a URL: a local :class:`Sink` on a spool file whose
-    completed lines are uploaded as numbered parts, and the whole shard on close."""
+    """The write side of a cassette at a URL: a local :class:`Sink` on a spool file."""
 
     def __init__(
         self, found: Listing, *, record: bool, redactor: Redactor, meta: dict[str, Any], fsync: bool
     ) -> None:
         self._fs, self._directory = found.fs, found.directory
-        name = shard_name() if found.directory else found.root.rsplit("/", 1)[-1]
-        self.target = f"{found.root}/{name}" if found.directory else found.root
-        self._shown = f"{found.url.rstrip('/')}/{name}" if found.directory else found.url
-        self._name, self._session = name, secrets.token_hex(6)
+        self._name, self.target, self._shown = found.root.rsplit("/", 1)[-1], found.root, found.url
+        if found.directory:
+            self._name = shard_name()
+            self.target = f"{found.root}/{self._name}"
+            self._shown = f"{found.url.rstrip('/')}/{self._name}"
+        self._session = secrets.token_hex(6)
         self._claim = _claim(found, self.target)
         try:
-            self._spool = private_dir() / name.removesuffix(".gz")
+            self._spool = private_dir() / self._name.removesuffix(".gz")
             record = self._begin(found, record)
             if record and found.directory and os.environ.get("CASSETTE_RUN"):
                 meta.setdefault("run", os.environ["CASSETTE_RUN"])
@@ -144,22 +135,25 @@ class RemoteSink:
         self._thread.start()
 
     def _begin(self, found: Listing, record: bool) -> bool:
-        """Decide what close replaces, fill the spool with this shard's lines when it is
-        continued (append mode, or a worker of this run that opens its shard again), and
+        """Decide what close replaces, copy a continued shard's lines into the spool, and
         say whether the local sink records (from scratch) or appends."""
         keep_run = _kept_for_run(found, record)
         own = found.shards.get(self._name)
         self._seq = self._first = self._sent = self._copied = 0
-        if own is not None and (not record or bool(set(own.paths()) & keep_run)):
-            only = Listing(found.url, found.fs, found.root, found.directory, {self._name: own})
-            self._spool.write_bytes(shard_bytes(only, self._name, fetch_all(only)))
-            self._sent = self._copied = self._spool.stat().st_size
-            self._seq = self._first = own.next_seq()  # (its parts sort after those found)
-            self._replaced = own.paths()
+        if own is not None and (not record or not keep_run.isdisjoint(own.paths())):
+            self._continue(found, own)
             return False
         shards = found.shards.values() if record else ()
         self._replaced = [p for s in shards for p in s.paths() if p not in keep_run]
         return record
+
+    def _continue(self, found: Listing, own: Shard) -> None:
+        """Go on with the shard ``own``: its lines copied into the spool, replaced on close."""
+        only = Listing(found.url, found.fs, found.root, found.directory, {self._name: own})
+        self._spool.write_bytes(shard_bytes(only, self._name, fetch_all(only)))
+        self._sent = self._copied = self._spool.stat().st_size
+        self._seq = self._first = own.next_seq()  # (its parts sort after those found)
+        self._replaced = own.paths()
 
     @property
     def side(self) -> Path | None:
@@ -178,8 +172,7 @@ class RemoteSink:
             with contextlib.suppress(OSError):
                 size = self._grow.stat().st_size - self._sent
                 if size > 0 and (time.monotonic() - last >= PART_SECONDS or size >= PART_BYTES):
-                    # a store that fails: the lines stay in the spool file, and a later
-                    # part or the close uploads them (or says where they are kept)
+                    # a store that fails: a later part or the close uploads the lines
                     with contextlib.suppress(Exception):
                         self.flush_part()
                     last = time.monotonic()
@@ -203,16 +196,15 @@ class RemoteSink:
                 self._sent += cut
 
     def _kept(self, path: Path, exc: BaseException) -> CassetteStorageError:
-        """The error for a store that failed: ``path`` (what was recorded) stays on disk."""
+        """The error for a store that failed: ``path`` (the recording) is kept."""
         kept = keep(path)
         fix = f"what this run recorded is kept in {kept}; {CHECK}, then copy that file to "
         fix += self._shown
         return failed("cannot upload", self._shown, exc, fix, kept=kept)
 
     def close(self) -> None:
-        """Upload the whole shard, then delete the parts (and, in record mode, what the
-        recording replaces). Raises :class:`~cassette.errors.CassetteStorageError`, naming
-        the local file that keeps the recording, when the store cannot be written."""
+        """Upload the whole shard, then delete the parts and what it replaces; raises
+        :class:`CassetteStorageError`, naming the kept local file, if the store fails."""
         try:
             self._stop.set()
             self._thread.join()
@@ -235,20 +227,21 @@ class RemoteSink:
         except Exception as exc:  # OSError, or a storage library's own
             raise self._kept(self._spool, exc) from exc
         parts = map(self._part, range(self._first, self._seq))
-        gone = [p for p in [*replaced, *parts] if p != self.target]
+        self._delete([p for p in [*replaced, *parts] if p != self.target])
+
+    def _delete(self, gone: list[str]) -> None:
+        """Delete the parts and what the recording replaces, once it is uploaded."""
         try:
             if gone:
                 self._fs.rm(gone)
-        except Exception as exc:  # as above
+        except Exception as exc:  # OSError, or a storage library's own
             left = ", ".join(map(self._fs.unstrip_protocol, gone))
             fix = f"the recording is uploaded; delete what it replaces: {left}"
             raise failed("cannot delete objects next to", self._shown, exc, fix) from exc
 
     def _free_target(self) -> str:
-        """Where the whole shard goes: its object, unless another process wrote that
-        object since this one listed it (two processes that share a shard name): then,
-        in a directory, an object of this session's own (readers take every shard);
-        for a single object, nowhere (:class:`CassetteError` names the local copy)."""
+        """Where the whole shard goes: its object, unless another process wrote it since
+        the listing (then, in a directory, an object of this session's own)."""
         try:
             self._fs.invalidate_cache(self.target)  # (the listing's, which may be cached)
             now = self._fs.info(self.target).get("size")
@@ -268,9 +261,8 @@ class RemoteSink:
         )
 
     def abort(self, exc: BaseException | None) -> None:
-        """Stop; what was recorded stays as parts (readers include them), or, if the store
-        cannot be written, in a local file that ``exc`` gains a note about (raised when
-        ``exc`` is None)."""
+        """Stop; what was recorded stays as parts, or, if the store fails, in a local file
+        named by a note on ``exc`` (raised when ``exc`` is None)."""
         try:
             self._stop.set()
             self._thread.join()

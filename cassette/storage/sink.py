@@ -1,12 +1,7 @@
 """Where a cassette writes: its file (or this process's shard of a directory), and in
-``record`` mode the side file that replaces it, atomically, only on a clean close.
-
-A ``record`` run holds a :class:`~cassette.storage.locks.RecordLock` on its file from open to
-close, so a second recorder of the same file is refused at open time. Side files are
-created ``O_EXCL | O_NOFOLLOW`` under an unpredictable name, with the mode of the
-cassette they replace (0600 for a new one). A ``.gz`` cassette is written whole: in
-``record`` mode its side file holds plain lines, compressed when it replaces the
-cassette; ``append`` to one is refused at open (a shard directory is the fix)."""
+``record`` mode a side file (held under a :class:`~cassette.storage.locks.RecordLock`)
+that replaces it atomically on a clean close; a ``.gz`` cassette is written whole, and
+``append`` to one is refused at open."""
 
 from __future__ import annotations
 
@@ -16,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CassetteError, CassetteModeError
-from ..format.codec import dumps
 from ..redact import Redactor
 from .locks import RecordLock
 from .recorder import Recorder, header_line
@@ -36,13 +30,9 @@ __all__ = ["Sink"]
 
 
 class Sink:
-    """The write side of one open cassette (``record`` and ``append`` modes).
-
-    ``target`` is the file the recording belongs in; ``side`` (record mode only) is where
-    it is written until :meth:`close` renames it over ``target``. The recorder opens on
-    first use (at once in record mode, so that a run that records nothing still replaces
-    the cassette with an empty one).
-    """
+    """The write side of one open cassette (``record`` and ``append`` modes): ``target``
+    is the file the recording belongs in, ``side`` (record mode) where it is written until
+    :meth:`close`. The recorder opens on first use (at once in record mode)."""
 
     def __init__(
         self,
@@ -55,10 +45,7 @@ class Sink:
         fsync: bool,
     ) -> None:
         self.target = path / shard_name() if directory else path
-        if record and directory and continues_run(self.target):
-            record = False  # a worker of this run opening its shard again: it goes on
-        if not record and written_whole(self.target):
-            raise CassetteModeError(_no_append(self.target))
+        record = _records(self.target, directory, record)
         self.side: Path | None = None
         self._stale: list[Path] = []
         self._redactor = redactor
@@ -71,15 +58,19 @@ class Sink:
         if run and directory:  # a run's shards share one run id (record or append)
             meta.setdefault("run", run)
         if record:
-            self._record_lock = RecordLock(self.target)
-            if directory and path.is_dir():
-                self._stale = stale_shards(path, self.target)
-            self.side = partial_path(self.target)
-            try:
-                self.recorder()
-            except BaseException:
-                self._record_lock.release()
-                raise
+            self._start(path, directory)
+
+    def _start(self, path: Path, directory: bool) -> None:
+        """Record mode: lock the cassette, list the shards it replaces, open the side file."""
+        self._record_lock = lock = RecordLock(self.target)
+        if directory and path.is_dir():
+            self._stale = stale_shards(path, self.target)
+        self.side = partial_path(self.target)
+        try:
+            self.recorder()
+        except BaseException:
+            lock.release()
+            raise
 
     @property
     def redacted(self) -> int:
@@ -95,27 +86,20 @@ class Sink:
 
     def _open(self) -> Recorder:
         if self.side is not None:  # this process's alone: no flock
-            mode = private_mode(self.target)
-            writer = Writer(self.side, fsync=self._fsync, shared=False, exclusive=True, mode=mode)
+            writer = Writer(self.side, fsync=self._fsync, mode=private_mode(self.target))
             recorder = Recorder(writer, self._redactor)
             recorder.header(self._meta)
             return recorder
         writer = Writer(self.target, fsync=self._fsync)  # refuses a link
-        if repair_tail(self.target) or self.target.stat().st_size:
-            return Recorder(writer, self._redactor)
-        writer.preamble = self._header()  # several processes may be appending to a new file
-        return Recorder(writer, self._redactor)
-
-    def _header(self) -> bytes:
-        line = header_line(self._meta)
-        raw = dumps(line)
-        clean, count = self._redactor.redact_line(line, raw, dumps)  # as Recorder.header
-        return dumps(clean) if count else raw
+        recorder = Recorder(writer, self._redactor)
+        if not (repair_tail(self.target) or self.target.stat().st_size):
+            # several processes may be appending to a new file: written if still empty
+            writer.preamble = recorder.dumped(header_line(self._meta))
+        return recorder
 
     def close(self) -> None:
-        """Finish: the side file replaces the cassette now, atomically, unless a write to
-        it failed (then the cassette is left as it was and :class:`CassetteError` says
-        where the side file is)."""
+        """Finish: the side file replaces the cassette atomically, unless a write to it
+        failed (then :class:`CassetteError` says where it is)."""
         try:
             if self._recorder is not None:
                 self._recorder.writer.close()
@@ -126,7 +110,7 @@ class Sink:
                 self._record_lock.release()
 
     def _publish(self, side: Path) -> None:
-        failed = self._recorder.writer.failed if self._recorder is not None else None
+        failed = self.recorder().writer.failed  # (record mode opened its recorder at once)
         try:
             if failed is None:
                 publish(side, self.target)
@@ -142,9 +126,8 @@ class Sink:
         )
 
     def abort(self, exc: BaseException | None) -> None:
-        """Stop without replacing the cassette; ``exc`` gets a note naming the side file.
-        A side file that holds nothing but its header (the run failed before its first
-        call) is removed instead: there is nothing in it to inspect."""
+        """Stop without replacing the cassette; ``exc`` gets a note naming the side file
+        (removed instead if it holds only its header)."""
         try:
             if self._recorder is not None:
                 self._recorder.writer.close()
@@ -161,8 +144,16 @@ class Sink:
                 f"cassette: {self.target} was left untouched; what this run recorded is in "
                 f"{self.side} (open it with mode='replay' to inspect)"
             )
-            # BaseException.add_note is Python 3.11+; on 3.10 the same attribute it fills
             setattr(exc, "__notes__", [*getattr(exc, "__notes__", []), note])  # noqa: B010
+
+
+def _records(target: Path, directory: bool, record: bool) -> bool:
+    """Whether the sink records from scratch (else it appends); a ``.gz`` is refused."""
+    if record and directory and continues_run(target):
+        record = False  # a worker of this run opening its shard again: it goes on
+    if not record and written_whole(target):
+        raise CassetteModeError(_no_append(target))
+    return record
 
 
 def _no_append(target: Path) -> str:

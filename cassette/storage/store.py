@@ -1,12 +1,11 @@
-"""Files around a cassette: shard and side file names, the lock a rewrite in place
-holds, the side file that replaces a cassette on a clean close (compressed whole for a
-``.gz``), and the repair of a last line a crash cut short. Lines are written by
-:class:`~cassette.storage.writer.Writer` and read by :func:`iter_records`."""
+"""Files around a cassette: shard and side file names, the lock a rewrite in place holds,
+publishing a side file, and the repair of a last line a crash cut short."""
 
 from __future__ import annotations
 
 import contextlib
 import gzip
+import mmap
 import os
 import re
 import secrets
@@ -15,14 +14,14 @@ import socket
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
 
 from ..errors import CassetteModeError
 from .lines import is_gzip_file
 from .lines import read_records as iter_records
-from .writer import Writer, create_exclusive, private_mode
+from .writer import Writer, create_exclusive, identity, is_at, private_mode
 
 try:
     import fcntl
@@ -30,6 +29,7 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 __all__ = [
+    "SHARD_SUFFIXES",
     "Writer",
     "continues_run",
     "header_run",
@@ -46,7 +46,7 @@ __all__ = [
     "written_whole",
 ]
 
-_SHARD_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
+SHARD_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
 _SHARD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,199}")
 _READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _HELD: set[tuple[int, int]] = set()  # (device, inode) of the files this process holds
@@ -57,21 +57,17 @@ def is_gzip_path(path: Path) -> bool:
 
 
 def written_whole(path: Path) -> bool:
-    """Whether ``path`` is a ``.gz`` cassette (by its name, or its bytes if it exists):
-    written whole (record, merge, convert), never appended to."""
+    """Whether ``path`` is a ``.gz`` cassette (by name or bytes): never appended to."""
     return is_gzip_path(path) or (path.is_file() and is_gzip_file(path))
 
 
 def shard_files(directory: Path) -> list[Path]:
     """The shard files of a cassette directory, in name order (side files excluded)."""
-    return sorted(
-        p for p in directory.iterdir() if p.is_file() and p.name.endswith(_SHARD_SUFFIXES)
-    )
+    return sorted(p for p in directory.iterdir() if p.is_file() and p.name.endswith(SHARD_SUFFIXES))
 
 
 def shard_name() -> str:
-    """This process's shard file name: ``$CASSETTE_SHARD`` or ``<host>-<pid>``. A shard
-    name is one plain file name: no separator, no leading dot, no ``..``."""
+    """This process's shard file name: ``$CASSETTE_SHARD`` (a plain name) or ``<host>-<pid>``."""
     base = os.environ.get("CASSETTE_SHARD")
     if not base:
         base = f"{socket.gethostname()}-{os.getpid()}".replace(os.sep, "_")
@@ -85,22 +81,19 @@ def shard_name() -> str:
 
 
 def partial_path(path: Path) -> Path:
-    """A new, unpredictable name for a side file that will replace ``path``:
-    ``<name>.<pid>.<random>.partial`` (created ``O_EXCL``, so nothing planted at a
-    guessed name is written to)."""
+    """A new, unpredictable side file name for ``path``: ``<name>.<pid>.<random>.partial``."""
     return path.with_name(f"{path.name}.{os.getpid()}.{secrets.token_hex(6)}.partial")
 
 
 @contextlib.contextmanager
 def holding(path: Path) -> Iterator[None]:
-    """Hold the append lock of the file ``path`` (if it is one) until the block ends, so
-    processes appending to it wait, then follow the file that replaced it (see
-    :class:`~cassette.storage.writer.Writer`). Re-entrant in a process."""
+    """Hold the append lock of the file ``path`` (if any) until the block ends, so that
+    appending processes wait, then follow the file that replaced it. Re-entrant."""
     fd = _locked(path)
     if fd is None:  # none (yet), a link, unreadable, held here: nothing to wait for
         yield
         return
-    key = _key(os.fstat(fd))
+    key = identity(fd)
     _HELD.add(key)
     try:
         yield
@@ -109,13 +102,8 @@ def holding(path: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def _key(st: os.stat_result) -> tuple[int, int]:
-    return st.st_dev, st.st_ino
-
-
 def _locked(path: Path) -> int | None:
-    """A locked descriptor of the regular file at ``path`` (locked once it is still the
-    one there: another rewrite may have replaced it meanwhile); None if there is none to
+    """A locked descriptor of the regular file still at ``path``; None if there is none to
     lock, or this process holds it already."""
     while True:
         try:
@@ -123,27 +111,23 @@ def _locked(path: Path) -> int | None:
         except OSError:
             return None
         st = os.fstat(fd)
-        if fcntl is None or _key(st) in _HELD or not stat.S_ISREG(st.st_mode):
+        if fcntl is None or (st.st_dev, st.st_ino) in _HELD or not stat.S_ISREG(st.st_mode):
             os.close(fd)
             return None
         fcntl.flock(fd, fcntl.LOCK_EX)
-        with contextlib.suppress(OSError):
-            if _key(os.stat(path)) == _key(st):
-                return fd
+        if is_at(path, (st.st_dev, st.st_ino)):
+            return fd
         os.close(fd)  # replaced meanwhile: lock the new one
 
 
 @contextlib.contextmanager
 def replacing(out: Path, mode: int | None = None) -> Iterator[Writer]:
-    """A writer of a side file that replaces ``out`` when the block ends cleanly
-    (:func:`publish`); after an exception it is removed and ``out`` is left as it was.
-    ``mode``: its permission bits (default :func:`private_mode` of ``out``). Processes
+    """A writer of a side file (permission bits ``mode``, default those of ``out``) that
+    replaces ``out`` when the block ends cleanly, removed after an exception; processes
     appending to ``out`` wait (:func:`holding`), then append to the new file."""
     side = partial_path(out)
     with holding(out):
-        writer = Writer(
-            side, shared=False, exclusive=True, mode=private_mode(out) if mode is None else mode
-        )
+        writer = Writer(side, mode=private_mode(out) if mode is None else mode)
         try:
             yield writer
             writer.close()
@@ -155,8 +139,7 @@ def replacing(out: Path, mode: int | None = None) -> Iterator[Writer]:
 
 
 def publish(side: Path, target: Path) -> None:
-    """Put the finished side file ``side`` in place of ``target`` atomically (a rename);
-    for a ``.gz`` target, its lines compressed whole into a second side file first."""
+    """Rename the finished ``side`` over ``target`` (for a ``.gz``, compressed first)."""
     if not is_gzip_path(target):
         os.replace(side, target)
         return
@@ -176,40 +159,26 @@ def publish(side: Path, target: Path) -> None:
 
 
 def repair_tail(path: Path) -> bool:
-    """Make the plain file ``path`` end on a whole line before appending, under its lock
-    (a writer in another process may be mid-line): a cut-short last line is cut off, a
-    whole one gains its newline. True if it changed anything."""
+    """Make ``path`` end on a whole line (under its lock): a cut-short last line is cut
+    off, a whole one gains its newline. True if it changed anything."""
     if not path.exists() or path.stat().st_size == 0:
         return False
     with open(path, "r+b") as f:
         if fcntl is not None:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX)
-        end = f.seek(0, os.SEEK_END)
-        f.seek(end - 1)
-        if f.read(1) == b"\n":
-            return False
-        start = _last_line(f, end)
-        f.seek(start)
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            if data[-1:] == b"\n":
+                return False
+            start = data.rfind(b"\n") + 1
+            last = data[start:]
         try:
-            orjson.loads(f.read())
+            orjson.loads(last)
         except orjson.JSONDecodeError:
             f.truncate(start)
         else:
+            f.seek(0, os.SEEK_END)
             f.write(b"\n")
         return True
-
-
-def _last_line(f: IO[bytes], end: int) -> int:
-    """Where the last line of ``f`` (``end`` bytes long) begins."""
-    pos = end
-    while pos > 0:
-        step = min(1 << 16, pos)
-        pos -= step
-        f.seek(pos)
-        nl = f.read(step).rfind(b"\n")
-        if nl >= 0:
-            return pos + nl + 1
-    return 0
 
 
 def header_run(header: dict[str, Any]) -> Any:
@@ -219,15 +188,13 @@ def header_run(header: dict[str, Any]) -> Any:
 
 
 def stale_shards(directory: Path, own: Path) -> list[Path]:
-    """Shards a record run in ``directory`` replaces on a clean close: those present now,
-    except this process's and those of the same ``$CASSETTE_RUN`` (workers of one run)."""
+    """Shards a record run replaces on close: all but its own and its ``$CASSETTE_RUN``'s."""
     run = os.environ.get("CASSETTE_RUN")
     return [s for s in shard_files(directory) if s != own and not (run and _of_run(s, run))]
 
 
 def continues_run(shard: Path) -> bool:
-    """Whether a record run's own ``shard`` is one this ``$CASSETTE_RUN`` started (a worker
-    of the run opening its shard again): it is continued, not replaced."""
+    """Whether ``shard`` is one this ``$CASSETTE_RUN`` started (continued, not replaced)."""
     run = os.environ.get("CASSETTE_RUN")
     return bool(run) and shard.is_file() and _of_run(shard, str(run))
 

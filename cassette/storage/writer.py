@@ -1,12 +1,6 @@
-"""Appending whole lines to a cassette file: across threads and processes, through kills
-and full disks, never through a planted symbolic link.
-
-A line is one ``write`` on an ``O_APPEND`` descriptor under a thread lock and, for a file
-other processes may share, a ``flock``. A write that fails (a full disk, a size limit) is
-cut back, so the file always ends on a whole line. A rewrite in place (``cassette
-redact``, ``merge``) renames a new file over the old one while it holds the old one's
-lock; a writer that waited for it appends to the new file. Lines are plain: a ``.gz``
-cassette is compressed whole (:func:`cassette.storage.store.publish`).
+"""Appending whole lines to a cassette file, across threads and processes (one ``write``
+on an ``O_APPEND`` descriptor under a lock and a ``flock``), never through a symbolic link.
+A failed write is cut back; a writer follows a file a rewrite in place renamed over its own.
 """
 
 from __future__ import annotations
@@ -24,7 +18,7 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["Writer", "create_exclusive", "make_parent", "private_mode"]
+__all__ = ["Writer", "create_exclusive", "identity", "is_at", "make_parent", "private_mode"]
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -32,8 +26,7 @@ _APPEND = os.O_WRONLY | os.O_CREAT | os.O_APPEND | _NOFOLLOW | _CLOEXEC
 
 
 def private_mode(target: Path) -> int:
-    """Permission bits for a new file that holds ``target``'s transcript: the mode of
-    ``target`` if it is a regular file (re-recording keeps 0600 or 0640), else 0600."""
+    """Permission bits for a file replacing ``target``: its mode if it is a file, else 0600."""
     try:
         st = os.lstat(target)
     except OSError:
@@ -83,53 +76,45 @@ def create_exclusive(path: Path, mode: int = 0o600) -> int:
     return fd
 
 
-def _identity(fd: int) -> tuple[int, int]:
+def identity(fd: int) -> tuple[int, int]:
+    """(device, inode) of the open file ``fd``."""
     held = os.fstat(fd)
-    return held.st_ino, held.st_dev
+    return held.st_dev, held.st_ino
 
 
-def _is_at(path: Path, held: tuple[int, int]) -> bool:
-    """Whether the file ``held`` (inode, device) is the one at ``path`` (or none is)."""
+def is_at(path: Path, held: tuple[int, int], missing: bool = False) -> bool:
+    """Whether the file ``held`` (:func:`identity`) is the one at ``path``, never a link;
+    ``missing`` if there is none."""
     try:
-        now = os.stat(path)
+        now = os.lstat(path)
     except OSError:
-        return True
-    return (now.st_ino, now.st_dev) == held
+        return missing
+    return (now.st_dev, now.st_ino) == held
 
 
 class Writer:
     """Appends whole lines to one file; safe across threads, tasks and processes."""
 
-    def __init__(
-        self,
-        path: Path,
-        *,
-        fsync: bool = False,
-        shared: bool = True,
-        exclusive: bool = False,
-        mode: int = 0o600,
-    ) -> None:
-        """``shared=False``: a file of this writer's alone (a side file): no ``flock``.
-        ``exclusive``: create it (it must not exist) with permission bits ``mode``."""
+    def __init__(self, path: Path, *, fsync: bool = False, mode: int | None = None) -> None:
+        """``mode``: create a file of this writer's alone (a side file: it must not exist,
+        no ``flock``) with these permission bits."""
         self.path = path
         self.fsync = fsync
-        self.shared = shared
         self.failed: str | None = None  # why a write failed, if one did
         # the header line: written before the first line if the file is empty then
         self.preamble: bytes | None = None
-        self._flock = fcntl is not None and shared
+        self._flock = fcntl is not None and mode is None
         self._lock = threading.Lock()
         make_parent(path)
-        self._fd: int | None = create_exclusive(path, mode) if exclusive else _open(path, 0)
-        self._held = _identity(self._fd)
+        self._fd: int | None = _open(path, 0) if mode is None else create_exclusive(path, mode)
+        self._held = identity(self._fd)
 
     @property
     def closed(self) -> bool:
         return self._fd is None
 
     def write(self, line: bytes) -> None:
-        """Write one line (without its newline) and flush it to the OS; on failure the
-        file is cut back to its last whole line and :class:`CassetteError` is raised."""
+        """Write one line (without its newline); a failed write is cut back and raises."""
         with self._lock:
             fd = self._fd if self._fd is not None else self._open_fd()
             if not self._flock:
@@ -153,12 +138,11 @@ class Writer:
         raise CassetteError(f"{self.path}: writer is closed; open the cassette again")
 
     def _follow(self) -> int:
-        """The locked descriptor of the file at the path (a rewrite in place may have
-        renamed a new one over it); a new one that cannot be opened (a link) raises."""
-        while self._fd is not None and not _is_at(self.path, self._held):
+        """The locked descriptor of the file now at the path (a rewrite may have replaced it)."""
+        while self._fd is not None and not is_at(self.path, self._held, missing=True):
             new = _open(self.path, 0)
             os.close(self._fd)  # (and its lock)
-            self._fd, self._held = new, _identity(new)
+            self._fd, self._held = new, identity(new)
             fcntl.flock(new, fcntl.LOCK_EX)
         return self._open_fd()
 

@@ -125,11 +125,11 @@ def test_exclusive_writer_refuses_an_existing_file_or_link(tmp_path: Path) -> No
     link = tmp_path / "side.partial"
     link.symlink_to(victim)
     with pytest.raises(cassette.CassetteError, match=r"already exists.*remove it"):
-        store.Writer(link, exclusive=True)
+        store.Writer(link, mode=0o600)
     dangling = tmp_path / "dangling.partial"
     dangling.symlink_to(tmp_path / "nowhere")
     with pytest.raises(cassette.CassetteError, match="already exists"):
-        store.Writer(dangling, exclusive=True)
+        store.Writer(dangling, mode=0o600)
     assert not (tmp_path / "nowhere").exists()
     assert victim.read_text() == "keep me\n"
 
