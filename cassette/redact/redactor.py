@@ -19,7 +19,6 @@ from typing import Any
 import orjson
 
 from ..errors import CassetteError
-from .context import assigned, is_told_value, is_value, keyword, told, user_keyword
 from .gates import Gates, line_gates
 from .patterns import (
     DEFAULT_KEYS,
@@ -27,8 +26,14 @@ from .patterns import (
     HEADER_KEYS,
     SAFE_HEADERS,
     Rule,
+    assigned,
     compile_rule,
+    is_told_value,
+    is_value,
+    keyword,
+    told,
     truncated_tail,
+    user_keyword,
 )
 from .streams import is_token_list, scrub_chunks
 
