@@ -25,8 +25,7 @@ from ..storage.gc import paused_gc
 from ..storage.index import load_index
 from ..storage.recorder import Recorder
 from ..storage.store import replacing
-from .export_rows import interaction_rows
-from .export_table import EPISODES, Rows, make_table
+from .export_table import EPISODES, Rows, interaction_rows, json_bytes, make_table
 from .import_rows import checked_calls, checked_headers, checked_outcomes
 
 __all__ = ["Exported", "export_parquet", "import_parquet"]
@@ -50,10 +49,6 @@ def _pyarrow() -> Any:
     except ImportError:
         raise CassetteError(f"Parquet export and import need pyarrow: {INSTALL_HINT}") from None
     return pyarrow
-
-
-def _json(value: Any) -> bytes | None:
-    return None if value is None else orjson.dumps(value)
 
 
 @reporting_paths
@@ -97,10 +92,10 @@ def _export(src: Path, out: Path) -> Exported:
         outcome = found or {}  # (no outcome: its fields are null)
         for key, value in (
             ("env_index", str(env).encode()),
-            ("env_index_json", _json(env)),
+            ("env_index_json", json_bytes(env)),
             ("reward", outcome.get("reward")),
             ("terminated", outcome.get("terminated")),
-            ("info", _json(outcome.get("info"))),
+            ("info", json_bytes(outcome.get("info"))),
             ("steps", steps.get(env, 0)),
             ("has_outcome", found is not None),
             ("run_id", run_id.encode()),

@@ -150,8 +150,9 @@ def _usage(entry: Entry) -> Json:
     (the last chunk or Responses API event that carries one)."""
     resp = _dict(entry.response)
     chunks = reversed(_list(resp.get("chunks")))
-    holders = [entry.meta, resp, *(h for c in chunks for h in (_dict(c), _dict(c).get("response")))]
-    return next((h["usage"] for h in holders if isinstance(_dict(h).get("usage"), dict)), {})
+    holders = [entry.meta, resp, *(h for c in chunks for h in (c, _dict(c).get("response")))]
+    found = (_dict(h).get("usage") for h in holders)
+    return next((usage for usage in found if isinstance(usage, dict)), {})
 
 
 def _count(usage: Any, *keys: str) -> int:

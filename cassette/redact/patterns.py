@@ -23,6 +23,7 @@ __all__ = [
     "DEFAULT_PATTERNS",
     "HEADER_KEYS",
     "SAFE_HEADERS",
+    "Check",
     "Rule",
     "assigned",
     "compile_rule",
@@ -117,6 +118,7 @@ _PLACEHOLDER = re.compile(
 )
 _WORDS = re.compile(r"(?:[A-Za-z][a-z]*|[A-Z]+)(?:['\-][a-z]+)*[.,;:!?]?")  # a word of prose
 _VERSION = re.compile(r"(?ai)v?\d+(?:\.\w+)+|(?:sha\d*|md5)\b")  # v1.2.3, sha256:...
+_MIXED = re.compile(r"(?=.*[A-Z])(?=.*[a-z])(?=.*[0-9+/])", re.DOTALL)  # (the value is ASCII)
 _NAMED = re.compile(r"(?i)pass|pwd|secret|token|key|auth|cred")  # password=passwd, token=tok...
 # a name in code: a word, a dotted name, a call, a CamelCase type; or a number
 _CODE = re.compile(
@@ -131,15 +133,22 @@ def is_value(value: str, before: str = "") -> bool:
     prose, a name in code (``self.token``, ``get_password()``, ``api_key``) or a number;
     a word alone (``letmein``) only where code puts no name: quoted, or right after an
     ``=`` with no space before it (``DB_PASSWORD=letmein``)."""
-    if len(value.strip()) < 4 or not any(c.isalnum() for c in value):
-        return False
-    if _PLACEHOLDER.search(value):
+    if _placeholder(value):
         return False
     if value.isalpha() and value.isascii():
         return _given(before) and _NAMED.search(value) is None
+    return not (_prose(value) or _CODE.fullmatch(value))
+
+
+def _placeholder(value: str) -> bool:
+    """Whether ``value`` is too short, holds no letter or digit, or is a placeholder."""
+    short = len(value.strip()) < 4 or not any(map(str.isalnum, value))
+    return short or _PLACEHOLDER.search(value) is not None
+
+
+def _prose(value: str) -> bool:
     words = value.split()
-    prose = len(words) > 1 and all(_WORDS.fullmatch(w) for w in words)
-    return not (prose or _CODE.fullmatch(value))
+    return len(words) > 1 and all(map(_WORDS.fullmatch, words))
 
 
 def _given(before: str) -> bool:
@@ -150,9 +159,9 @@ def _given(before: str) -> bool:
 def is_told_value(value: str, before: str = "") -> bool:
     """A value told in prose: one word of 6+ characters holding a letter and a digit or a
     symbol (``hunter2!``, a hex token), so ``the token limit is`` keeps its words."""
-    if len(value) < 6 or not is_value(value) or not any(c.isalpha() for c in value):
-        return False
-    return any(not c.isalpha() for c in value) and _VERSION.match(value) is None
+    letters = sum(map(str.isalpha, value))
+    mixed = len(value) >= 6 and 0 < letters < len(value)
+    return mixed and is_value(value) and _VERSION.match(value) is None
 
 
 def is_random(value: str, before: str = "") -> bool:
@@ -166,11 +175,7 @@ def is_random(value: str, before: str = "") -> bool:
 def is_aws_secret(value: str, before: str = "") -> bool:
     """A 40-character base64 token with upper and lower case letters and a digit (an AWS
     secret access key; a git SHA has no upper case)."""
-    return (
-        any(c.isupper() for c in value)
-        and any(c.islower() for c in value)
-        and any(c.isdigit() or c in "+/" for c in value)
-    )
+    return _MIXED.match(value) is not None
 
 
 # Keys whose value is replaced whatever it holds. Compared lowered, ``-`` read as ``_``;
