@@ -41,13 +41,12 @@ def _returns(value: Json | None) -> Callable[[], Json]:
 
 @reporting_paths
 def from_eval_protocol(src: Path, out: Path, *, progress: Progress | None = None) -> Index:
-    """Write the eval-protocol playback file ``src`` as the cassette ``out``: each line
-    becomes an interaction whose request is the messages before the last assistant message
-    and whose response is that message as a chat completion. Returns the index of ``src``."""
+    """Write the eval-protocol playback file ``src`` as the cassette ``out`` (a line's last
+    assistant message becomes the response to the messages before it); ``src``'s index."""
     index = load_index([src])
-    if not index.eval_protocol and not (index.entries or index.outcomes or index.headers):
-        raise CassetteError(f"{src} holds no line; name an eval-protocol playback file")
     if not index.eval_protocol:
+        if not (index.entries or index.outcomes or index.headers):
+            raise CassetteError(f"{src} holds no line; name an eval-protocol playback file")
         raise CassetteError(
             f"{src} is not an eval-protocol playback file (lines of env_index, step, "
             f"messages); it is a cassette already: use it as it is (`cassette show {src}`)"
@@ -64,13 +63,11 @@ def from_eval_protocol(src: Path, out: Path, *, progress: Progress | None = None
 
 
 def _scrub(obj: Json, raw: bytes, redactor: Redactor) -> tuple[Json, int]:
-    # streamed chunks as the text they make together, request headers, then the walk
     out, count = redactor.redact_line(obj, raw, dumps)
     if not count or out == obj:  # nothing changed
         return obj, 0
     if obj.get("type") == "interaction":
-        found = out.get("meta")
-        meta: Json = found if isinstance(found, dict) else {}
+        meta = _meta(out)
         out["meta"] = {**meta, "redacted": int(meta.get("redacted") or 0) + count}
         if CHECKSUM_KEY in meta:  # of what the line serves now
             out["meta"][CHECKSUM_KEY] = checksum(out.get("response"), out.get("error"))
@@ -105,9 +102,8 @@ def redact(
     redactor: Redactor | None = None,
     progress: Progress | None = None,
 ) -> Counter[str]:
-    """Scrub secrets from the cassette ``src`` (a file or a shard directory) into ``dst``
-    (default: in place). Interactions keep their request_sha256 and gain ``meta.redacted``.
-    Returns the number of values replaced per line type."""
+    """Scrub secrets from the cassette ``src`` (a file or shard directory) into ``dst`` (default:
+    in place); interactions gain ``meta.redacted``. Values replaced, per line type."""
     redactor = redactor or Redactor()
     if not src.is_dir():
         return _redact_file(src, dst or src, redactor, progress)
@@ -149,10 +145,12 @@ def _stem(path: Path) -> str:
 def _prefixes(paths: Sequence[Path]) -> list[str]:
     out: list[str] = []
     for path in paths:
-        stem, n = _stem(path), 1
-        while (stem if n == 1 else f"{stem}-{n}") in out:
+        stem = name = _stem(path)
+        n = 1
+        while name in out:
             n += 1
-        out.append(stem if n == 1 else f"{stem}-{n}")
+            name = f"{stem}-{n}"
+        out.append(name)
     return out
 
 
@@ -195,14 +193,22 @@ def _plan(
     merged.repeats += sum(_repeats(path, index, on_conflict) for path, index in indexes)
     if on_conflict == "renumber":
         return skip
+    _drop(indexes, _clashing(indexes, on_conflict), on_conflict == "first", skip, merged)
+    return skip
+
+
+def _drop(
+    indexes: Sequence[tuple[Path, Index]], clashing: list[EnvIndex], first: bool,
+    skip: list[set[EnvIndex]], merged: Merged,
+) -> None:  # fmt: skip
+    """Leave each clashing episode out of every input but the first (or last) holding it."""
     held = [set(index.episodes()) for _, index in indexes]
-    for env in _clashing(indexes, on_conflict):
+    for env in clashing:
         holders = [i for i, envs in enumerate(held) if env in envs]
-        holders.pop(0 if on_conflict == "first" else -1)  # the one that keeps it
+        holders.pop(0 if first else -1)  # the one that keeps it
         for i in holders:
             skip[i].add(env)
             merged.dropped.append((env, str(indexes[i][0])))
-    return skip
 
 
 def _clashing(indexes: Sequence[tuple[Path, Index]], on_conflict: str) -> list[EnvIndex]:
@@ -232,8 +238,8 @@ def _shared_meta(headers: list[Json]) -> Json:
     return shared
 
 
-def _meta(header: Json) -> Json:
-    meta = header.get("meta")
+def _meta(line: Json) -> Json:
+    meta = line.get("meta")
     return meta if isinstance(meta, dict) else {}
 
 
@@ -260,11 +266,7 @@ def merge(
         indexes = [(path, load_index([path])) for path in inputs]
         merged = Merged()
         skip = _plan(indexes, on_conflict, merged)
-        prefixes: list[str | None] = [None] * len(indexes)
-        if on_conflict == "renumber":
-            names = _prefixes(inputs)
-            merged.prefixes = dict(zip(map(str, inputs), names, strict=True))
-            prefixes = [*names]
+        prefixes = _renumbering(inputs, merged, on_conflict)
         with replacing(out) as writer:  # 0600, or the mode of the file it replaces
             copy = _Copy(Recorder(writer, Redactor()), merged, progress)
             headers = [h for _, index in indexes for h in index.headers]  # one run, one id
@@ -274,6 +276,15 @@ def merge(
                 copy.input(index, left_out, prefix)
         merged.episodes = len(copy.episodes)
         return merged
+
+
+def _renumbering(inputs: Sequence[Path], merged: Merged, on_conflict: str) -> list[str | None]:
+    """The env_index prefix of each input when renumbering (noted in ``merged``)."""
+    if on_conflict != "renumber":
+        return [None] * len(inputs)
+    names = _prefixes(inputs)
+    merged.prefixes = dict(zip(map(str, inputs), names, strict=True))
+    return [*names]
 
 
 def _renamed(env: EnvIndex, prefix: str | None) -> EnvIndex:

@@ -95,7 +95,7 @@ def number_array(pa: Any, values: list[Any], kind: str) -> Any:
     count, nulls = len(values), values.count(None)
     validity = pa.py_buffer(_bits([v is not None for v in values])) if nulls else None
     if kind == "?":
-        data = pa.py_buffer(_bits([bool(v) for v in values]))
+        data = pa.py_buffer(_bits(list(map(bool, values))))
         return pa.Array.from_buffers(pa.bool_(), count, [validity, data], null_count=nulls)
     numbers = array(kind, [0 if v is None else v for v in values] if nulls else values)
     typ = pa.int64() if kind == "q" else pa.float64()

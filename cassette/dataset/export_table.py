@@ -70,17 +70,19 @@ def make_table(
     numbers or flags, typed as declared, or of UTF-8 bytes or None)."""
     if list(values) != list(columns):
         raise TypeError(f"the columns {list(values)} are not the declared {list(columns)}")
-    arrays = []
-    for name, value in values.items():
-        typ = columns[name]
-        if isinstance(value, list):
-            kind = _KINDS.get(typ)
-            value = number_array(pa, value, kind) if kind else text_array(pa, value)
-        declared = getattr(pa, typ)()
-        if value.type != declared and not (typ == "string" and value.type == pa.large_string()):
-            raise TypeError(f"column {name} is {value.type}, declared {declared}")
-        arrays.append(value)
+    arrays = [_array(pa, name, columns[name], value) for name, value in values.items()]
     return pa.Table.from_arrays(arrays, names=list(columns), metadata=metadata)
+
+
+def _array(pa: Any, name: str, typ: str, value: Any) -> Any:
+    """The column ``name`` as an Arrow array of its declared type ``typ``."""
+    if isinstance(value, list):
+        kind = _KINDS.get(typ)
+        value = number_array(pa, value, kind) if kind else text_array(pa, value)
+    declared = getattr(pa, typ)()
+    if value.type != declared and not (typ == "string" and value.type == pa.large_string()):
+        raise TypeError(f"column {name} is {value.type}, declared {declared}")
+    return value
 
 
 def _repeated(pa: Any, texts: list[bytes], ids: list[int | None]) -> Any:
