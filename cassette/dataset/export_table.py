@@ -16,6 +16,7 @@ from ..errors import CassetteFormatError, CassetteWarning
 from ..storage.index import Entry, Index, reason_of
 from ..types import EnvIndex, Json
 from .export_arrays import TextColumn, number_array, text_array
+from .inspect import number
 
 __all__ = [
     "EPISODES",
@@ -95,15 +96,10 @@ def json_bytes(value: Any) -> bytes | None:
     return None if value is None else orjson.dumps(value)
 
 
-def _number(value: Any) -> float | None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    return float(value) if ok else None
-
-
 def _without_chunks(response: dict[str, Any] | None) -> tuple[dict[str, Any] | None, bytes | None]:
     """A streamed response without its ``chunks``, and those as JSON text (None: no stream)."""
-    chunks = response.get("chunks") if response is not None else None
-    if response is None or not isinstance(chunks, list):
+    chunks = (response or {}).get("chunks")
+    if not isinstance(chunks, list):
         return response, None
     return {k: v for k, v in response.items() if k != "chunks"}, orjson.dumps(chunks)
 
@@ -153,7 +149,7 @@ class Rows:
         self.error.add(json_bytes(error))
         self.response.add(json_bytes(response))
         self.usage.add(json_bytes((response or {}).get("usage") or meta.get("usage")))
-        self.latency.append(_number(meta.get("latency_ms")))
+        self.latency.append(number(meta.get("latency_ms")))
         self.meta.add(orjson.dumps(meta))
         self.steps[env] += 1
 

@@ -19,6 +19,7 @@ __all__ = [
     "item_call",
     "json_text",
     "message_calls",
+    "number",
     "parse_args",
     "response_calls",
     "response_message",
@@ -42,7 +43,8 @@ def _first(value: Any) -> Json:
     return _dict(items[0]) if items else {}
 
 
-def _number(value: Any) -> float | None:
+def number(value: Any) -> float | None:
+    """``value`` as a float if it is a JSON number (not a bool); else None."""
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
@@ -156,7 +158,7 @@ def _usage(entry: Entry) -> Json:
 
 
 def _count(usage: Any, *keys: str) -> int:
-    numbers = (_number(_dict(usage).get(key)) for key in keys)
+    numbers = (number(_dict(usage).get(key)) for key in keys)
     return int(next((n for n in numbers if n is not None), 0))
 
 
@@ -210,7 +212,7 @@ def cost_of(entry: Entry) -> float | None:
     the usage's ``cost``, else litellm's ``_hidden_params.response_cost`` (a 0 counts)."""
     hidden = _dict(_dict(entry.response).get("_hidden_params")).get("response_cost")
     given = (entry.meta.get("cost"), entry.meta.get("cost_usd"), _usage(entry).get("cost"), hidden)
-    return next((c for c in map(_number, given) if c is not None), None)
+    return next((c for c in map(number, given) if c is not None), None)
 
 
 def usage_totals(entry: Entry) -> tuple[float, float, float, float | None]:

@@ -32,6 +32,10 @@ __all__ = ["Fault", "Report", "validate"]
 _MARK = REDACTED.encode()
 _PROGRESS_EVERY = 4096
 _KINDS = ("header", "interaction", "outcome")
+_SIDE_FILE = (
+    "side file of an interrupted record run; delete it, or open it with mode='replay' to see "
+    "what it holds"
+)
 Progress = Callable[[int], None]
 
 
@@ -268,25 +272,14 @@ def _files(path: Path, report: Report) -> list[Path]:
     else:
         files = [path]
         leftovers = sorted(path.parent.glob(f"{path.name}.*.partial"))
-    for side in leftovers:
-        report.warnings.append(
-            Fault(
-                str(side),
-                0,
-                "side file of an interrupted record run; delete it, or open it "
-                "with mode='replay' to see what it holds",
-            )
-        )
+    report.warnings += [Fault(str(side), 0, _SIDE_FILE) for side in leftovers]
     return files
 
 
 @reporting_paths
 def validate(path: Path, *, ignore: Iterable[str] = (), progress: Progress | None = None) -> Report:
-    """Check every line of a cassette file or shard directory; see the module docstring.
-
-    ``ignore``: the ignore rules the cassette was recorded with (they change the hash).
-    ``progress(n)`` is called now and then with the number of lines read since last time.
-    """
+    """Check every line of a cassette file or shard directory (``ignore``: the ignore rules
+    it was recorded with); ``progress(n)`` is called with the lines read since last time."""
     report = Report()
     seen: dict[Key, str] = {}
     matcher = Matcher(ignore)

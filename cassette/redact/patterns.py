@@ -129,10 +129,8 @@ _CODE = re.compile(
 
 def is_value(value: str, before: str = "") -> bool:
     """Whether a keyword's value (``before``: the two characters before it) looks like a
-    secret: not a placeholder (``<token>``, ``${TOKEN}``, ``your-api-key``, ``None``),
-    prose, a name in code (``self.token``, ``get_password()``, ``api_key``) or a number;
-    a word alone (``letmein``) only where code puts no name: quoted, or right after an
-    ``=`` with no space before it (``DB_PASSWORD=letmein``)."""
+    secret: not a placeholder, prose, a name in code or a number; a word alone only where
+    code puts no name: quoted, or right after an ``=`` (``DB_PASSWORD=letmein``)."""
     if _placeholder(value):
         return False
     if value.isalpha() and value.isascii():
@@ -202,18 +200,15 @@ SAFE_HEADERS: tuple[str, ...] = (
 
 
 def _word(head: str) -> str:
-    """``head`` (a fixed-width literal or class) where it does not go on a word: what
-    precedes it is no letter or digit (``_`` may be: ``key_sk-...``), or is an escape such
-    as ``\n`` in JSON held in a string (tool-call arguments). The look back comes after
-    the head, so the regex engine can jump to the head."""
+    """``head`` (fixed width) not going on a word: after no letter or digit, or after an
+    escape of JSON held in a string; the look back follows it, so the engine jumps to it."""
     return (
         f"{head}(?:(?<![A-Za-z0-9]{head})|(?<=\\\\[nrtbf]{head})|(?<=\\\\u[0-9A-Fa-f]{{4}}{head}))"
     )
 
 
 def _anycase(word: str) -> str:
-    """``word`` in any case, spelled with classes (the engine jumps to those, not to an
-    ``(?i:...)`` group)."""
+    """``word`` in any case, spelled with classes (which the engine jumps to)."""
     return "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else c for c in word)
 
 
@@ -258,11 +253,22 @@ DEFAULT_PATTERNS: tuple[str, ...] = (
     AWS_BEFORE_ID,
     AWS_AFTER_WORD,
 )
+
+
+def _basic(token: str, before: str = "") -> bool:
+    """Whether ``token`` is base64 of a printable ``user:password`` (not a prose word)."""
+    try:
+        text = base64.b64decode(token + "=" * (-len(token) % 4), validate=True).decode()
+    except (binascii.Error, ValueError):
+        return False
+    return ":" in text and text.isprintable()
+
+
 # what a default pattern's find must also be to be replaced
 Check = Callable[[str, str], bool]  # (a find, the two characters before it) -> a secret?
 CHECKS: dict[str, Check] = {
     ASSIGNMENT: is_value, TOLD: is_told_value, NAMED_AFTER: is_random, AWS_AFTER_ID: is_aws_secret,
-    AWS_BEFORE_ID: is_aws_secret, AWS_AFTER_WORD: is_aws_secret,
+    AWS_BEFORE_ID: is_aws_secret, AWS_AFTER_WORD: is_aws_secret, BASIC: _basic,
 }  # fmt: skip
 
 # the start of a secret at the very end of a text: what a stream cut short (closed early,
@@ -286,15 +292,6 @@ def truncated_tail(text: str) -> tuple[int, int] | None:
     return (start, len(text)) if start < len(text) else None
 
 
-def _basic(token: str, before: str = "") -> bool:
-    """Whether ``token`` is base64 of a printable ``user:password`` (not a prose word)."""
-    try:
-        text = base64.b64decode(token + "=" * (-len(token) % 4), validate=True).decode()
-    except (binascii.Error, ValueError):
-        return False
-    return ":" in text and text.isprintable()
-
-
 class Rule(NamedTuple):
     """A compiled pattern: ``group`` names the part to replace (else the whole match);
     ``check`` rejects a find it leaves alone; ``gated``: a default pattern, which the line
@@ -311,5 +308,5 @@ def compile_rule(source: str, check: Check | None = None) -> Rule:
     own check if not given)."""
     find = re.compile(source)
     group = "secret" if "secret" in find.groupindex else None
-    check = check or (_basic if source == BASIC else CHECKS.get(source))
+    check = check or CHECKS.get(source)
     return Rule(find, group, check, source in DEFAULT_PATTERNS)
