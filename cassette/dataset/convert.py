@@ -27,6 +27,7 @@ from ..types import EnvIndex, Json
 __all__ = ["CONFLICT_POLICIES", "MergeConflict", "Merged", "from_eval_protocol", "merge", "redact"]
 
 Progress = Callable[[int], None]
+Clash = tuple[EnvIndex, str]  # (episode, message)
 CONFLICT_POLICIES = ("error", "first", "last", "renumber")
 
 
@@ -104,12 +105,12 @@ def redact(
 ) -> Counter[str]:
     """Scrub secrets from the cassette ``src`` (a file or shard directory) into ``dst`` (default:
     in place); interactions gain ``meta.redacted``. Values replaced, per line type."""
-    redactor = redactor or Redactor()
+    redactor, dst = redactor or Redactor(), dst or src
     if not src.is_dir():
-        return _redact_file(src, dst or src, redactor, progress)
+        return _redact_file(src, dst, redactor, progress)
     counts: Counter[str] = Counter()
     for shard in shard_files(src):
-        target = (dst or src) / shard.name
+        target = dst / shard.name
         target.parent.mkdir(parents=True, exist_ok=True)
         counts.update(_redact_file(shard, target, redactor, progress))
     return counts
@@ -154,22 +155,27 @@ def _prefixes(paths: Sequence[Path]) -> list[str]:
     return out
 
 
-def _conflicts(indexes: Sequence[tuple[Path, Index]]) -> Iterator[tuple[EnvIndex, str]]:
+def _conflicts(indexes: Sequence[tuple[Path, Index]]) -> Iterator[Clash]:
     """(episode, message) for each key or outcome held by two inputs."""
     owners: dict[Key, str] = {}
-    outcome_owner: dict[EnvIndex, Path] = {}
+    outcome_owners: dict[EnvIndex, Path] = {}
     for path, index in indexes:
-        for key, entry in index.entries.items():
-            where = f"{entry.source or path}:{entry.line}"
-            first = owners.setdefault(key, where)
-            if first != where:
-                env, channel, step = key
-                what = f"key (env_index={env!r}, channel={channel!r}, step={step})"
-                yield env, f"{what} is in both {first} and {where}"
+        yield from _key_clashes(path, index, owners)
         for env in index.outcomes:
-            first_path = outcome_owner.setdefault(env, path)
-            if first_path != path:
-                yield env, f"the outcome of env_index={env!r} is in both {first_path} and {path}"
+            first = outcome_owners.setdefault(env, path)
+            if first != path:
+                yield env, f"the outcome of env_index={env!r} is in both {first} and {path}"
+
+
+def _key_clashes(path: Path, index: Index, owners: dict[Key, str]) -> Iterator[Clash]:
+    """(episode, message) for each key of ``index`` that ``owners`` held first elsewhere."""
+    for key, entry in index.entries.items():
+        where = f"{entry.source or path}:{entry.line}"
+        first = owners.setdefault(key, where)
+        if first != where:
+            env, channel, step = key
+            what = f"key (env_index={env!r}, channel={channel!r}, step={step})"
+            yield env, f"{what} is in both {first} and {where}"
 
 
 def _repeats(path: Path, index: Index, on_conflict: str) -> int:
@@ -307,11 +313,8 @@ class _Copy:
         for entry, request in index.iter_full():
             if entry.env_index not in left_out and self.intact(entry):
                 self.call(entry, request, _renamed(entry.env_index, prefix))
-        self.merged.unusable += [
-            str(e.broken).split("; ")[0]
-            for e in index.entries.values()
-            if e.broken and e.env_index not in left_out
-        ]
+        broken = [e for e in index.entries.values() if e.broken and e.env_index not in left_out]
+        self.merged.unusable += [str(e.broken).split("; ")[0] for e in broken]
         self.outcomes(index, left_out, prefix)
 
     def outcomes(self, index: Index, left_out: set[EnvIndex], prefix: str | None) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 __all__ = ["TextColumn", "number_array", "string_array", "text_array"]
 
+_TYPES = {"q": "int64", "d": "float64", "?": "bool_"}
 _INT32 = (1 << 31) - 1  # beyond this many bytes a column takes 64-bit offsets
 
 
@@ -78,9 +79,7 @@ def number_array(pa: Any, values: list[Any], kind: str) -> Any:
     """An int64 (``kind`` "q"), float64 ("d") or bool ("?") array of ``values`` (None: null)."""
     count, nulls = len(values), values.count(None)
     validity = pa.py_buffer(_bits([v is not None for v in values])) if nulls else None
-    if kind == "?":
-        data = pa.py_buffer(_bits(list(map(bool, values))))
-        return pa.Array.from_buffers(pa.bool_(), count, [validity, data], null_count=nulls)
-    numbers = array(kind, [0 if v is None else v for v in values] if nulls else values)
-    typ = pa.int64() if kind == "q" else pa.float64()
-    return pa.Array.from_buffers(typ, count, [validity, pa.py_buffer(numbers)], null_count=nulls)
+    filled = [0 if v is None else v for v in values] if nulls else values
+    data = pa.py_buffer(_bits(list(map(bool, values))) if kind == "?" else array(kind, filled))
+    typ = getattr(pa, _TYPES[kind])()
+    return pa.Array.from_buffers(typ, count, [validity, data], null_count=nulls)

@@ -99,7 +99,7 @@ def json_bytes(value: Any) -> bytes | None:
 def _without_chunks(response: dict[str, Any] | None) -> tuple[dict[str, Any] | None, bytes | None]:
     """A streamed response without its ``chunks``, and those as JSON text (None: no stream)."""
     chunks = (response or {}).get("chunks")
-    if not isinstance(chunks, list):
+    if response is None or not isinstance(chunks, list):
         return response, None
     return {k: v for k, v in response.items() if k != "chunks"}, orjson.dumps(chunks)
 

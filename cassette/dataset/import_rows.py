@@ -22,6 +22,7 @@ from ..format.models import ErrorInfo, Header
 __all__ = ["ImportedCall", "ImportedOutcome", "checked_calls", "checked_headers",
            "checked_outcomes"]  # fmt: skip
 
+_NONE = object()
 _AGAIN = "export the cassette again with `cassette export`"
 _FIX = f"{_AGAIN}, or fix the row"
 
@@ -110,7 +111,7 @@ class _Row:
 
     def error(self) -> dict[str, Any] | None:
         """The error column, a valid error of the cassette format or null."""
-        error = self.json("error", dict, "a JSON object or null")
+        error: dict[str, Any] | None = self.json("error", dict, "a JSON object or null")
         if error is None:
             return None
         try:
@@ -174,22 +175,25 @@ def _call(r: _Row, env: int | str) -> ImportedCall:
 
 
 def _as_recorded(r: _Row, want: Any, response: Any, error: Any) -> Any:
-    """``response`` as it was recorded, its ``meta.checksum`` (``want``) verified: a
-    response or error changed since (a damaged file, an edit) is refused, so the import
-    never writes it with a new checksum that would let replay serve it."""
+    """``response`` as it was recorded, its ``meta.checksum`` (``want``) verified: one
+    changed since (damage, an edit) is refused, never given a new checksum."""
     tries = [response]
     if isinstance(response, dict) and "chunks" in response:  # (also with chunks last)
         tries.append({k: v for k, v in response.items() if k != "chunks"} | response)
-    for made in tries:
-        try:
-            if checksum(made, error) == want:
-                return made
-        except NotJSONError:
-            break
+    found = next((made for made in tries if _sums_to(made, error, want)), _NONE)
+    if found is not _NONE:
+        return found
     raise r.bad(
         "response or error is not what was recorded (meta.checksum does not match: the row "
         "was edited or damaged)"
     )
+
+
+def _sums_to(response: Any, error: Any, want: Any) -> bool:
+    try:
+        return bool(checksum(response, error) == want)
+    except NotJSONError:
+        return False
 
 
 def checked_outcomes(pa: Any, table: Any, src: Path) -> Iterator[ImportedOutcome]:
@@ -203,24 +207,22 @@ def checked_outcomes(pa: Any, table: Any, src: Path) -> Iterator[ImportedOutcome
 
 
 def checked_headers(metadata: dict[bytes, bytes] | None, key: bytes, src: Path) -> list[Any]:
-    """The header lines kept in the interactions table's ``metadata`` under ``key``:
-    none if it holds none; the ones that are not header lines are left out."""
+    """The header lines kept in the interactions table's ``metadata`` under ``key`` (the
+    ones that are not header lines left out)."""
     raw = (metadata or {}).get(key)
-    if raw is None:
-        return []
     try:
-        headers = orjson.loads(raw)
+        headers = [] if raw is None else orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise CassetteError(
             f"{src / 'interactions.parquet'}: its metadata {key.decode()} is not JSON "
             f"({exc}); {_AGAIN}"
         ) from None
-    if not isinstance(headers, list):
-        headers = []
-    kept = []
-    for head in headers:
-        try:
-            kept.append(Header.model_validate(head).model_dump())
-        except ValidationError:
-            continue
-    return kept
+    kept = map(_header, headers if isinstance(headers, list) else [])
+    return [head for head in kept if head is not None]
+
+
+def _header(head: Any) -> dict[str, Any] | None:
+    try:
+        return Header.model_validate(head).model_dump()
+    except ValidationError:
+        return None

@@ -146,14 +146,8 @@ class _FileCheck:
             self.junk += 1
             self.fault(line, reason_of(exc))
             return
-        kind = self.kind(line, obj)
-        if kind not in _KINDS:
-            self.fault(line, reason_of(exc))
-        elif kind == "header" and (why := header_fault(obj)) is not None:
-            self.fault(line, why)
-        else:
-            for problem in line_faults(obj):
-                self.fault(line, f"{kind} {problem}")
+        for problem in _refused(self.kind(line, obj), obj, exc):
+            self.fault(line, problem)
 
     def line(self, lineno: int, record: Entry | Json) -> None:
         if not isinstance(record, Entry):
@@ -243,6 +237,15 @@ class _FileCheck:
         except CassetteError as exc:
             self.fault(lineno, f"the request cannot be hashed: {exc}")
             return None
+
+
+def _refused(kind: str, obj: Json, exc: CassetteFormatError) -> list[str]:
+    """Every fault of a line the reader refused, parsed as ``obj`` and counted as ``kind``."""
+    if kind not in _KINDS:
+        return [reason_of(exc)]
+    if kind == "header" and (why := header_fault(obj)) is not None:
+        return [why]
+    return [f"{kind} {problem}" for problem in line_faults(obj)]
 
 
 def _json(value: Json) -> bytes:
