@@ -32,7 +32,7 @@ from .patterns import (
     truncated_tail,
     user_keyword,
 )
-from .streams import is_token_list, scrub_chunks
+from .streams import is_token_list, respell, scrub_chunks
 
 __all__ = ["IDENTITY", "REDACTED", "Redactor"]
 
@@ -93,8 +93,10 @@ def _merge(found: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def _between_blobs(text: str) -> list[tuple[int, int]]:
-    """The parts of ``text`` around its long runs of base64 (images, data URLs), where no
+    """The parts of a long ``text`` around its runs of base64 (images, data URLs), where no
     default pattern can match and which the keyword patterns would crawl through."""
+    if len(text) <= _BLOBS:
+        return [(0, len(text))]
     parts, pos = [], 0
     for m in _BLOB.finditer(text):
         parts.append((pos, m.start()))
@@ -137,6 +139,13 @@ def _added(given: Iterable[str], extra: Iterable[str], defaults: tuple[str, ...]
 def _safe_header(name: str) -> bool:
     low = name.lower()  # (a line's keys are str: it was dumped before it is redacted)
     return any(low.startswith(s[:-1]) if s.endswith("*") else low == s for s in SAFE_HEADERS)
+
+
+def _cut_short(line: dict[str, Any]) -> bool:
+    """Whether a line's stream was cut short: it failed, or was closed early."""
+    meta = line.get("meta")
+    incomplete = isinstance(meta, dict) and bool(meta.get("incomplete"))
+    return incomplete or line.get("error") is not None
 
 
 def _hidden_headers(given: Any) -> list[str]:
@@ -237,7 +246,7 @@ class Redactor:
         rules = self._ungated
         if len(text) < _LONG or self.hits(orjson.dumps(text)):
             rules = self._rules  # (the gates are far cheaper than the patterns)
-        parts = _between_blobs(text) if len(text) > _BLOBS else [(0, len(text))]
+        parts = _between_blobs(text)
         found = [span for rule in rules for span in self._finds(rule, text, parts)]
         return _merge(found) if len(found) > 1 else found
 
@@ -334,9 +343,7 @@ class Redactor:
         response = line.get("response")
         if not isinstance(response, dict) or not isinstance(response.get("chunks"), list):
             return line, 0
-        meta = line.get("meta")
-        cut = line.get("error") is not None or (isinstance(meta, dict) and meta.get("incomplete"))
-        tail = truncated_tail if cut else None
+        tail = truncated_tail if _cut_short(line) else None
         chunks, n = scrub_chunks(response["chunks"], self.spans, self.replacement, tail)
         return ({**line, "response": {**response, "chunks": chunks}}, n) if n else (line, 0)
 
@@ -381,8 +388,8 @@ class Redactor:
             key, n = self._key(k, value, out)
             out[key], m = (self.replacement, 1) if self._secret_value(k, v) else self._walk(v)
             total += n + m
-        if total and type(out.get("token")) is str and isinstance(out.get("bytes"), list):
-            out["bytes"] = list(out["token"].encode())  # a logprob's bytes spell its token
+        if total:
+            respell(out)
         return (out, total) if total else (value, 0)
 
     def _secret_value(self, key: Any, value: Any) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["is_token_list", "scrub_chunks"]
+__all__ = ["is_token_list", "respell", "scrub_chunks"]
 
 Path = tuple[Any, ...]
 Spans = Callable[[str], list[tuple[int, int]]]
@@ -73,9 +73,15 @@ def _set(node: Any, path: Path, value: str) -> Any:
         return value
     copy: Any = dict(node) if isinstance(node, dict) else list(node)
     copy[path[0]] = _set(node[path[0]], path[1:], value)
-    if path == ("token",) and isinstance(copy.get("bytes"), list):
-        copy["bytes"] = list(value.encode())  # a logprob's bytes spell its token
+    if path == ("token",):
+        respell(copy)
     return copy
+
+
+def respell(logprob: dict[str, Any]) -> None:
+    """A logprob's ``bytes`` spell its ``token``: set them anew after the token changed."""
+    if type(logprob.get("token")) is str and isinstance(logprob.get("bytes"), list):
+        logprob["bytes"] = list(logprob["token"].encode())
 
 
 def is_token_list(value: list[Any]) -> bool:
