@@ -124,14 +124,6 @@ def _allowances(allow: Iterable[str | re.Pattern[str]]) -> tuple[frozenset[str],
     )
 
 
-def _passes(gates: Gates, data: bytes) -> bool:
-    """Whether ``data`` passes one of the ``gates``."""
-    for byte, search in gates:  # noqa: SIM110 (a loop is cheaper than any())
-        if byte in data and search(data) is not None:
-            return True
-    return False
-
-
 def _added(given: Iterable[str], extra: Iterable[str], defaults: tuple[str, ...]) -> list[str]:
     return [x for x in (*given, *extra) if x not in defaults]
 
@@ -233,7 +225,14 @@ class Redactor:
     def hits(self, raw: bytes) -> bool:
         """Whether the JSON bytes may hold a secret key or a default pattern's match (a
         fast, loose test; the user's patterns are not part of it)."""
-        return _passes(self._raw, raw) or _passes(self._folded, raw.lower().replace(b"-", b"_"))
+        for byte, search in self._raw:
+            if byte in raw and search(raw) is not None:
+                return True
+        folded = raw.lower().replace(b"-", b"_")
+        for byte, search in self._folded:  # noqa: SIM110 (a loop is cheaper than any())
+            if byte in folded and search(folded) is not None:
+                return True
+        return False
 
     def is_secret_key(self, key: Any) -> bool:
         """Whether the value of ``key`` is replaced whatever it holds."""
