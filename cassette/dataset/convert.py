@@ -1,16 +1,14 @@
-"""Cassettes made from other files, as functions that print nothing: eval-protocol playback
-files to cassettes, secret scrubbing of existing files, and merging shards or runs.
-
-Everything that writes interactions goes through the real recorder, so what comes out is
-delta-encoded and redacted like any recording, and every output replaces its target
-atomically (a side file and ``os.replace``) only when it is complete.
+"""Cassettes made from other files, printing nothing: eval-protocol playback files to
+cassettes, secret scrubbing of existing files, and merging shards or runs. Interactions
+are written through the real recorder (delta-encoded and redacted like any recording),
+and each output replaces its target atomically only when it is complete.
 """
 
 from __future__ import annotations
 
 import stat
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +27,7 @@ from ..types import EnvIndex, Json
 __all__ = ["CONFLICT_POLICIES", "MergeConflict", "Merged", "from_eval_protocol", "merge", "redact"]
 
 Progress = Callable[[int], None]
+Clash = tuple[EnvIndex, str]  # (episode, message)
 CONFLICT_POLICIES = ("error", "first", "last", "renumber")
 
 
@@ -43,13 +42,12 @@ def _returns(value: Json | None) -> Callable[[], Json]:
 
 @reporting_paths
 def from_eval_protocol(src: Path, out: Path, *, progress: Progress | None = None) -> Index:
-    """Write the eval-protocol playback file ``src`` as the cassette ``out``: each line
-    becomes an interaction whose request is the messages before the last assistant message
-    and whose response is that message as a chat completion. Returns the index of ``src``."""
+    """Write the eval-protocol playback file ``src`` as the cassette ``out`` (a line's last
+    assistant message becomes the response to the messages before it); ``src``'s index."""
     index = load_index([src])
-    if not index.eval_protocol and not (index.entries or index.outcomes or index.headers):
-        raise CassetteError(f"{src} holds no line; name an eval-protocol playback file")
     if not index.eval_protocol:
+        if not (index.entries or index.outcomes or index.headers):
+            raise CassetteError(f"{src} holds no line; name an eval-protocol playback file")
         raise CassetteError(
             f"{src} is not an eval-protocol playback file (lines of env_index, step, "
             f"messages); it is a cassette already: use it as it is (`cassette show {src}`)"
@@ -66,13 +64,11 @@ def from_eval_protocol(src: Path, out: Path, *, progress: Progress | None = None
 
 
 def _scrub(obj: Json, raw: bytes, redactor: Redactor) -> tuple[Json, int]:
-    # streamed chunks as the text they make together, request headers, then the walk
     out, count = redactor.redact_line(obj, raw, dumps)
     if not count or out == obj:  # nothing changed
         return obj, 0
     if obj.get("type") == "interaction":
-        found = out.get("meta")
-        meta: Json = found if isinstance(found, dict) else {}
+        meta = _meta(out)
         out["meta"] = {**meta, "redacted": int(meta.get("redacted") or 0) + count}
         if CHECKSUM_KEY in meta:  # of what the line serves now
             out["meta"][CHECKSUM_KEY] = checksum(out.get("response"), out.get("error"))
@@ -107,15 +103,14 @@ def redact(
     redactor: Redactor | None = None,
     progress: Progress | None = None,
 ) -> Counter[str]:
-    """Scrub secrets from the cassette ``src`` (a file or a shard directory) into ``dst``
-    (default: in place). Interactions keep their request_sha256 and gain ``meta.redacted``.
-    Returns the number of values replaced per line type."""
-    redactor = redactor or Redactor()
+    """Scrub secrets from the cassette ``src`` (a file or shard directory) into ``dst`` (default:
+    in place); interactions gain ``meta.redacted``. Values replaced, per line type."""
+    redactor, dst = redactor or Redactor(), dst or src
     if not src.is_dir():
-        return _redact_file(src, dst or src, redactor, progress)
+        return _redact_file(src, dst, redactor, progress)
     counts: Counter[str] = Counter()
     for shard in shard_files(src):
-        target = (dst or src) / shard.name
+        target = dst / shard.name
         target.parent.mkdir(parents=True, exist_ok=True)
         counts.update(_redact_file(shard, target, redactor, progress))
     return counts
@@ -151,29 +146,36 @@ def _stem(path: Path) -> str:
 def _prefixes(paths: Sequence[Path]) -> list[str]:
     out: list[str] = []
     for path in paths:
-        stem, n = _stem(path), 1
-        while (stem if n == 1 else f"{stem}-{n}") in out:
+        stem = name = _stem(path)
+        n = 1
+        while name in out:
             n += 1
-        out.append(stem if n == 1 else f"{stem}-{n}")
+            name = f"{stem}-{n}"
+        out.append(name)
     return out
 
 
-def _conflicts(indexes: Sequence[tuple[Path, Index]]) -> Iterator[tuple[EnvIndex, str]]:
+def _conflicts(indexes: Sequence[tuple[Path, Index]]) -> Iterator[Clash]:
     """(episode, message) for each key or outcome held by two inputs."""
     owners: dict[Key, str] = {}
-    outcome_owner: dict[EnvIndex, Path] = {}
+    outcome_owners: dict[EnvIndex, Path] = {}
     for path, index in indexes:
-        for key, entry in index.entries.items():
-            where = f"{entry.source or path}:{entry.line}"
-            first = owners.setdefault(key, where)
-            if first != where:
-                env, channel, step = key
-                what = f"key (env_index={env!r}, channel={channel!r}, step={step})"
-                yield env, f"{what} is in both {first} and {where}"
+        yield from _key_clashes(path, index, owners)
         for env in index.outcomes:
-            first_path = outcome_owner.setdefault(env, path)
-            if first_path != path:
-                yield env, f"the outcome of env_index={env!r} is in both {first_path} and {path}"
+            first = outcome_owners.setdefault(env, path)
+            if first != path:
+                yield env, f"the outcome of env_index={env!r} is in both {first} and {path}"
+
+
+def _key_clashes(path: Path, index: Index, owners: dict[Key, str]) -> Iterator[Clash]:
+    """(episode, message) for each key of ``index`` that ``owners`` held first elsewhere."""
+    for key, entry in index.entries.items():
+        where = f"{entry.source or path}:{entry.line}"
+        first = owners.setdefault(key, where)
+        if first != where:
+            env, channel, step = key
+            what = f"key (env_index={env!r}, channel={channel!r}, step={step})"
+            yield env, f"{what} is in both {first} and {where}"
 
 
 def _repeats(path: Path, index: Index, on_conflict: str) -> int:
@@ -191,12 +193,32 @@ def _repeats(path: Path, index: Index, on_conflict: str) -> int:
 def _plan(
     indexes: Sequence[tuple[Path, Index]], on_conflict: str, merged: Merged
 ) -> list[set[EnvIndex]]:
-    """Per input, the episodes to leave out (first/last keep each conflicting episode
-    whole, from the first or last input that holds it)."""
+    """Per input, the episodes to leave out: first/last keep each conflicting episode
+    whole, from the first or last input that holds it."""
     skip: list[set[EnvIndex]] = [set() for _ in indexes]
     merged.repeats += sum(_repeats(path, index, on_conflict) for path, index in indexes)
     if on_conflict == "renumber":
         return skip
+    _drop(indexes, _clashing(indexes, on_conflict), on_conflict == "first", skip, merged)
+    return skip
+
+
+def _drop(
+    indexes: Sequence[tuple[Path, Index]], clashing: list[EnvIndex], first: bool,
+    skip: list[set[EnvIndex]], merged: Merged,
+) -> None:  # fmt: skip
+    """Leave each clashing episode out of every input but the first (or last) holding it."""
+    held = [set(index.episodes()) for _, index in indexes]
+    for env in clashing:
+        holders = [i for i, envs in enumerate(held) if env in envs]
+        holders.pop(0 if first else -1)  # the one that keeps it
+        for i in holders:
+            skip[i].add(env)
+            merged.dropped.append((env, str(indexes[i][0])))
+
+
+def _clashing(indexes: Sequence[tuple[Path, Index]], on_conflict: str) -> list[EnvIndex]:
+    """The episodes held by two inputs (under ``error``, the first is a MergeConflict)."""
     clashing: dict[EnvIndex, None] = {}
     for env, message in _conflicts(indexes):
         if on_conflict == "error":
@@ -204,40 +226,27 @@ def _plan(
                 f"{message}; pass --on-conflict first|last|renumber to say which to keep"
             )
         clashing.setdefault(env, None)
-    _drop(indexes, clashing, on_conflict, skip, merged)
-    return skip
-
-
-def _drop(
-    indexes: Sequence[tuple[Path, Index]], clashing: Iterable[EnvIndex], on_conflict: str,
-    skip: list[set[EnvIndex]], merged: Merged,
-) -> None:  # fmt: skip
-    """Leave each clashing episode out of every input but the first or last that holds it."""
-    held = [set(index.episodes()) for _, index in indexes]
-    for env in clashing:
-        holders = [i for i, envs in enumerate(held) if env in envs]
-        keep = holders[0] if on_conflict == "first" else holders[-1]
-        for i in holders:
-            if i != keep:
-                skip[i].add(env)
-                merged.dropped.append((env, str(indexes[i][0])))
+    return list(clashing)
 
 
 # header meta that names one file's run, not what its calls were recorded with
 _OWN_META = frozenset({"run_nonce", "run_id", "run", "merged_from"})
+_NONE = object()
 
 
 def _shared_meta(headers: list[Json]) -> Json:
-    """The header meta every input agrees on (the ignore rules the hashes were made with,
-    tau2's settings, the caller's own keys), so a merged file keeps what they recorded."""
-    metas: list[Json] = [m if isinstance(m := h.get("meta"), dict) else {} for h in headers]
-    if not metas:
-        return {}
-    return {
-        key: value
-        for key, value in metas[0].items()
-        if key not in _OWN_META and all(key in m and m[key] == value for m in metas[1:])
-    }
+    """The header meta every input agrees on (ignore rules, tau2's settings, the caller's
+    own keys), so a merged file keeps what they recorded."""
+    first, *rest = [_meta(h) for h in headers] or [{}]
+    shared = {k: v for k, v in first.items() if k not in _OWN_META}
+    for meta in rest:
+        shared = {k: v for k, v in shared.items() if meta.get(k, _NONE) == v}
+    return shared
+
+
+def _meta(line: Json) -> Json:
+    meta = line.get("meta")
+    return meta if isinstance(meta, dict) else {}
 
 
 @reporting_paths
@@ -257,79 +266,79 @@ def merge(
 
     Processes appending to ``out`` wait until it is written (so an input that is ``out``
     too, a merge in place, loses none of the lines they add meanwhile)."""
-    with holding(out):
-        return _merge(out, inputs, on_conflict, progress)
-
-
-def _merge(
-    out: Path, inputs: Sequence[Path], on_conflict: str, progress: Progress | None
-) -> Merged:
     if on_conflict not in CONFLICT_POLICIES:
         raise CassetteError(f"unknown on_conflict {on_conflict!r}; use one of {CONFLICT_POLICIES}")
-    indexes = [(path, load_index([path])) for path in inputs]
-    merged = Merged()
-    skip = _plan(indexes, on_conflict, merged)
-    prefixes: list[str | None] = [None] * len(indexes)
-    if on_conflict == "renumber":
-        names = _prefixes([path for path, _ in indexes])
-        merged.prefixes = {str(path): p for (path, _), p in zip(indexes, names, strict=True)}
-        prefixes = [*names]
-    episodes: set[EnvIndex] = set()
-    with replacing(out) as writer:  # 0600, or the mode of the file it replaces
-        recorder = Recorder(writer, Redactor())
-        headers = [h for _, index in indexes for h in index.headers]  # one run stays one id
-        sources = {"merged_from": [str(path) for path in inputs], **kept_run_id(headers)}
-        recorder.header({**_shared_meta(headers), **sources})
-        for (_, index), left_out, prefix in zip(indexes, skip, prefixes, strict=True):
-            episodes |= _copy(recorder, index, left_out, prefix, merged, progress)
-    merged.episodes = len(episodes)
-    return merged
+    with holding(out):
+        indexes = [(path, load_index([path])) for path in inputs]
+        merged = Merged()
+        skip = _plan(indexes, on_conflict, merged)
+        prefixes = _renumbering(inputs, merged, on_conflict)
+        with replacing(out) as writer:  # 0600, or the mode of the file it replaces
+            copy = _Copy(Recorder(writer, Redactor()), merged, progress)
+            headers = [h for _, index in indexes for h in index.headers]  # one run, one id
+            sources = {"merged_from": [str(path) for path in inputs], **kept_run_id(headers)}
+            copy.recorder.header({**_shared_meta(headers), **sources})
+            for (_, index), left_out, prefix in zip(indexes, skip, prefixes, strict=True):
+                copy.input(index, left_out, prefix)
+        merged.episodes = len(copy.episodes)
+        return merged
+
+
+def _renumbering(inputs: Sequence[Path], merged: Merged, on_conflict: str) -> list[str | None]:
+    """The env_index prefix of each input when renumbering (noted in ``merged``)."""
+    if on_conflict != "renumber":
+        return [None] * len(inputs)
+    names = _prefixes(inputs)
+    merged.prefixes = dict(zip(map(str, inputs), names, strict=True))
+    return [*names]
 
 
 def _renamed(env: EnvIndex, prefix: str | None) -> EnvIndex:
     return env if prefix is None else f"{prefix}/{env}"
 
 
-def _damaged(entry: Entry, merged: Merged) -> bool:
-    """Whether ``entry``'s response fails its checksum (noted in ``merged``): a damaged
-    response is left out, not given a new checksum."""
-    try:
-        entry.check()
-    except CassetteError as exc:
-        merged.unusable.append(str(exc).split("; run `cassette validate")[0])
+@dataclass
+class _Copy:
+    """Records the inputs of a merge, counting in ``merged``."""
+
+    recorder: Recorder
+    merged: Merged
+    progress: Progress | None
+    matcher: Matcher = field(default_factory=Matcher)
+    episodes: set[EnvIndex] = field(default_factory=set)
+
+    def input(self, index: Index, left_out: set[EnvIndex], prefix: str | None) -> None:
+        """Record the interactions and outcomes of one input, but the episodes
+        ``left_out`` (env_index renamed ``<prefix>/<env_index>`` when renumbering)."""
+        for entry, request in index.iter_full():
+            if entry.env_index not in left_out and self.intact(entry):
+                self.call(entry, request, _renamed(entry.env_index, prefix))
+        broken = [e for e in index.entries.values() if e.broken and e.env_index not in left_out]
+        self.merged.unusable += [str(e.broken).split("; ")[0] for e in broken]
+        self.outcomes(index, left_out, prefix)
+
+    def outcomes(self, index: Index, left_out: set[EnvIndex], prefix: str | None) -> None:
+        kept = [(_renamed(e, prefix), o) for e, o in index.outcomes.items() if e not in left_out]
+        for env, outcome in kept:
+            self.recorder.outcome({**outcome, "env_index": env})
+            self.episodes.add(env)
+        self.merged.outcomes += len(kept)
+
+    def intact(self, entry: Entry) -> bool:
+        """Whether ``entry``'s response passes its checksum (a damaged one is left out,
+        noted in ``merged``, not given a new checksum)."""
+        try:
+            entry.check()
+        except CassetteError as exc:
+            self.merged.unusable.append(str(exc).split("; run `cassette validate")[0])
+            return False
         return True
-    return False
 
-
-def _copy(
-    recorder: Recorder, index: Index, left_out: set[EnvIndex], prefix: str | None,
-    merged: Merged, progress: Progress | None,
-) -> set[EnvIndex]:  # fmt: skip
-    """Record the interactions and outcomes of one input, but the episodes ``left_out``
-    (env_index renamed ``<prefix>/<env_index>`` when renumbering); its episodes."""
-    episodes: set[EnvIndex] = set()
-    matcher = Matcher()
-    for entry, request in index.iter_full():
-        if entry.env_index in left_out or _damaged(entry, merged):
-            continue
-        sha = entry.sha or matcher.digest(request)
+    def call(self, entry: Entry, request: Json, env: EnvIndex) -> None:
+        sha = entry.sha or self.matcher.digest(request)
         meta = {k: v for k, v in entry.meta.items() if k != CHECKSUM_KEY}
-        env = _renamed(entry.env_index, prefix)
-        recorder.interaction(env, entry.channel, entry.step, request, sha, entry.response,
-                             entry.error, meta)  # fmt: skip
-        episodes.add(env)
-        merged.interactions += 1
-        _tick(progress)
-    broken = [e for e in index.entries.values() if e.broken and e.env_index not in left_out]
-    merged.unusable += [str(e.broken).split("; ")[0] for e in broken]
-    return episodes | _copy_outcomes(recorder, index, left_out, prefix, merged)
-
-
-def _copy_outcomes(
-    recorder: Recorder, index: Index, left_out: set[EnvIndex], prefix: str | None, merged: Merged
-) -> set[EnvIndex]:
-    outcomes = [(_renamed(e, prefix), o) for e, o in index.outcomes.items() if e not in left_out]
-    for env, outcome in outcomes:
-        recorder.outcome({**outcome, "env_index": env})
-    merged.outcomes += len(outcomes)
-    return {env for env, _ in outcomes}
+        self.recorder.interaction(env, entry.channel, entry.step, request, sha, entry.response,
+                                  entry.error, meta)  # fmt: skip
+        self.episodes.add(env)
+        self.merged.interactions += 1
+        _tick(self.progress)

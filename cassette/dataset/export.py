@@ -1,12 +1,8 @@
-"""A cassette as a publishable dataset: two Parquet tables and a dataset card.
-
-``export_parquet(src, out)`` writes ``out/interactions.parquet`` (one row per recorded
-call: env_index, channel, step, request_sha256, the full request and the response as
-JSON, stream chunks, usage, latency), ``out/episodes.parquet`` (one row per episode:
-reward, terminated, info, steps, run id) and ``out/README.md``, a dataset card whose
-YAML names both tables, so ``datasets.load_dataset(out)``, duckdb and pandas read them.
-``import_parquet(out, dst)`` turns the export back into a cassette that replays the
-same. pyarrow is the ``export`` extra.
+"""A cassette as a publishable dataset: ``export_parquet(src, out)`` writes
+``interactions.parquet`` (one row per call), ``episodes.parquet`` (one row per episode)
+and a dataset card ``README.md`` naming both, for ``datasets``, duckdb and pandas;
+``import_parquet(out, dst)`` turns it back into a cassette that replays the same.
+pyarrow is the ``export`` extra.
 """
 
 from __future__ import annotations
@@ -25,9 +21,8 @@ from ..storage.gc import paused_gc
 from ..storage.index import load_index
 from ..storage.recorder import Recorder
 from ..storage.store import replacing
-from .export_rows import interaction_rows
-from .export_table import EPISODES, Rows, make_table
-from .import_rows import checked_calls, checked_headers, checked_outcomes
+from .export_table import EPISODES, Rows, interaction_rows, json_bytes, make_table
+from .import_rows import ImportedCall, checked_calls, checked_headers, checked_outcomes
 
 __all__ = ["Exported", "export_parquet", "import_parquet"]
 
@@ -50,10 +45,6 @@ def _pyarrow() -> Any:
     except ImportError:
         raise CassetteError(f"Parquet export and import need pyarrow: {INSTALL_HINT}") from None
     return pyarrow
-
-
-def _json(value: Any) -> bytes | None:
-    return None if value is None else orjson.dumps(value)
 
 
 @reporting_paths
@@ -97,10 +88,10 @@ def _export(src: Path, out: Path) -> Exported:
         outcome = found or {}  # (no outcome: its fields are null)
         for key, value in (
             ("env_index", str(env).encode()),
-            ("env_index_json", _json(env)),
+            ("env_index_json", json_bytes(env)),
             ("reward", outcome.get("reward")),
             ("terminated", outcome.get("terminated")),
-            ("info", _json(outcome.get("info"))),
+            ("info", json_bytes(outcome.get("info"))),
             ("steps", steps.get(env, 0)),
             ("has_outcome", found is not None),
             ("run_id", run_id.encode()),
@@ -186,26 +177,34 @@ def import_parquet(src: Path, out: Path) -> Exported:
             "`cassette export`"
         ) from None
     run_id = set_run_id(headers)
-    matcher = Matcher()
     with replacing(out) as writer:
         recorder = Recorder(writer, Redactor())
-        if len(headers) == 1:  # the run's own header: its run id stays recomputable
-            head = {**headers[0], "meta": {**headers[0]["meta"], RUN_ID: run_id}}
-            recorder.writer.write(orjson.dumps(recorder.redactor.redact(head)[0]))
-        else:  # the shards of a run, or none: their set's id
-            recorder.header(kept_run_id(headers))
-        for c in calls:
-            sha = c.sha or matcher.digest(c.request)
-            try:
-                recorder.interaction(c.env_index, c.channel, c.step, c.request, sha, c.response,
-                                     c.error, c.meta)  # fmt: skip
-            except CassetteError:
-                raise CassetteError(
-                    f"{src}: the call (env_index={c.env_index!r}, channel={c.channel!r}, "
-                    f"step={c.step}) holds a value a cassette cannot store (JSON nested "
-                    "deeper than 254 levels, say); fix that row of interactions.parquet"
-                ) from None
+        _header(recorder, headers, run_id)
+        _calls(recorder, calls, src)
         for o in outcomes:
             recorder.outcome({"type": "outcome", "env_index": o.env_index, "reward": o.reward,
                               "terminated": o.terminated, "info": o.info})  # fmt: skip
     return Exported(len(calls), eps.num_rows, run_id, out.stat().st_size)
+
+
+def _header(recorder: Recorder, headers: list[Any], run_id: str) -> None:
+    if len(headers) == 1:  # the run's own header: its run id stays recomputable
+        head = {**headers[0], "meta": {**headers[0]["meta"], RUN_ID: run_id}}
+        recorder.writer.write(orjson.dumps(recorder.redactor.redact(head)[0]))
+    else:  # the shards of a run, or none: their set's id
+        recorder.header(kept_run_id(headers))
+
+
+def _calls(recorder: Recorder, calls: list[ImportedCall], src: Path) -> None:
+    matcher = Matcher()
+    for c in calls:
+        sha = c.sha or matcher.digest(c.request)
+        try:
+            recorder.interaction(c.env_index, c.channel, c.step, c.request, sha, c.response,
+                                 c.error, c.meta)  # fmt: skip
+        except CassetteError:
+            raise CassetteError(
+                f"{src}: the call (env_index={c.env_index!r}, channel={c.channel!r}, "
+                f"step={c.step}) holds a value a cassette cannot store (JSON nested "
+                "deeper than 254 levels, say); fix that row of interactions.parquet"
+            ) from None

@@ -1,21 +1,16 @@
-"""Arrow arrays of ``cassette export``'s columns, built from buffers.
-
-``pa.array`` of a Python list converts value by value (and imports pandas on first use,
-a second or so). Here a text column (:class:`TextColumn`) grows one ``bytearray`` and an
-array of end offsets as rows are added, so a row leaves no object behind (a hundred
-thousand retained ``bytes`` objects cost more in allocation than making them), and the
-Arrow array is made from those buffers without a copy; a number column is an
-``array.array`` handed over the same way.
+"""Arrow arrays of ``cassette export``'s columns, made from buffers without a copy: a
+text column grows one ``bytearray`` and its end offsets, so a row leaves no object behind,
+and ``pa.array`` (value by value, importing pandas) is never called.
 """
 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable
 from typing import Any
 
 __all__ = ["TextColumn", "number_array", "string_array", "text_array"]
 
+_TYPES = {"q": "int64", "d": "float64", "?": "bool_"}
 _INT32 = (1 << 31) - 1  # beyond this many bytes a column takes 64-bit offsets
 
 
@@ -36,9 +31,6 @@ class TextColumn:
             self.buf += value
         self.ends.append(len(self.buf))
 
-    def __len__(self) -> int:
-        return len(self.ends)
-
     def array(self, pa: Any) -> Any:
         """The column as a ``string`` array (``large_string`` past 2 GiB of text)."""
         count = len(self.ends)
@@ -53,28 +45,22 @@ class TextColumn:
 
 
 def string_array(
-    pa: Any, data: bytes | bytearray, ends: Iterable[int], validity: bytearray | None, nulls: int
+    pa: Any, data: bytes | bytearray, ends: list[int], validity: bytearray | None, nulls: int
 ) -> Any:
-    """The one way a string array is made here: the UTF-8 ``data`` cut at ``ends`` (the
-    end offset of each value), null where the bit of ``validity`` is clear (``nulls`` of
-    them; None: no null), from buffers with no copy; ``large_string`` past 2 GiB."""
+    """The UTF-8 ``data`` cut at ``ends`` (each value's end), null where the bit of
+    ``validity`` is clear (``nulls`` of them); ``large_string`` past 2 GiB."""
     wide = len(data) > _INT32
     offsets = array("q" if wide else "i", [0])
-    if isinstance(ends, list):
-        offsets.fromlist(ends)
-    else:
-        offsets.extend(ends)
-    count = len(offsets) - 1
+    offsets.fromlist(ends)
+    count = len(ends)
     buffers = [None if validity is None else pa.py_buffer(validity)]
     buffers += [pa.py_buffer(offsets), pa.py_buffer(data)]
     typ = pa.large_string() if wide else pa.string()
     return pa.Array.from_buffers(typ, count, buffers, null_count=nulls)
 
 
-def text_array(pa: Any, values: list[bytes | None] | TextColumn) -> Any:
+def text_array(pa: Any, values: list[bytes | None]) -> Any:
     """A string array of UTF-8 ``values`` (None: null)."""
-    if isinstance(values, TextColumn):
-        return values.array(pa)
     column = TextColumn()
     for value in values:
         column.add(value)
@@ -90,13 +76,10 @@ def _bits(flags: list[bool]) -> bytearray:
 
 
 def number_array(pa: Any, values: list[Any], kind: str) -> Any:
-    """An int64 (``kind`` "q"), float64 ("d") or bool ("?") array of ``values`` (None:
-    null), from buffers."""
+    """An int64 (``kind`` "q"), float64 ("d") or bool ("?") array of ``values`` (None: null)."""
     count, nulls = len(values), values.count(None)
     validity = pa.py_buffer(_bits([v is not None for v in values])) if nulls else None
-    if kind == "?":
-        data = pa.py_buffer(_bits([bool(v) for v in values]))
-        return pa.Array.from_buffers(pa.bool_(), count, [validity, data], null_count=nulls)
-    numbers = array(kind, [0 if v is None else v for v in values] if nulls else values)
-    typ = pa.int64() if kind == "q" else pa.float64()
-    return pa.Array.from_buffers(typ, count, [validity, pa.py_buffer(numbers)], null_count=nulls)
+    filled = [0 if v is None else v for v in values] if nulls else values
+    data = pa.py_buffer(_bits(list(map(bool, values))) if kind == "?" else array(kind, filled))
+    typ = getattr(pa, _TYPES[kind])()
+    return pa.Array.from_buffers(typ, count, [validity, data], null_count=nulls)

@@ -1,27 +1,35 @@
-"""The rows of ``cassette export``'s interactions table, gathered with as little work a
-row as can be: repeated values (episode, channel, model) are kept as small ints and
-expanded when the table is made; JSON texts go into growing buffers
-(:class:`~cassette.dataset.export_arrays.TextColumn`); rare ones (errors, stream chunks) are
-kept only where present. The columns of both tables of an export, with their types, are
-declared here once (:data:`INTERACTIONS`, :data:`EPISODES`), and :func:`make_table` makes
-either table from them.
+"""The rows of ``cassette export``'s interactions table (:class:`Rows`, gathered with
+little work a row: repeated values as small ints, JSON texts in growing buffers), and the
+one declaration of both tables' columns (:data:`INTERACTIONS`, :data:`EPISODES`) from
+which :func:`make_table` makes either table.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from typing import Any
 
 import orjson
 
-from ..types import EnvIndex
+from ..errors import CassetteFormatError, CassetteWarning
+from ..storage.index import Entry, Index, reason_of
+from ..types import EnvIndex, Json
 from .export_arrays import TextColumn, number_array, text_array
+from .inspect import number
 
-__all__ = ["EPISODES", "INTERACTIONS", "Rows", "make_table", "schema"]
+__all__ = [
+    "EPISODES",
+    "INTERACTIONS",
+    "Rows",
+    "interaction_rows",
+    "json_bytes",
+    "make_table",
+    "schema",
+]
 
-# The columns of the two tables of an export, in order: name -> Arrow type (the name of
-# pyarrow's factory). The one list of them: the tables are made by make_table, which
-# refuses any other column or type, and the written files' schemas are tested against it.
+# The columns of the two tables, in order: name -> Arrow type (pyarrow's factory name);
+# make_table refuses any other column or type.
 INTERACTIONS = {
     "seq": "int64",
     "env_index": "string",
@@ -63,17 +71,19 @@ def make_table(
     numbers or flags, typed as declared, or of UTF-8 bytes or None)."""
     if list(values) != list(columns):
         raise TypeError(f"the columns {list(values)} are not the declared {list(columns)}")
-    arrays = []
-    for name, value in values.items():
-        typ = columns[name]
-        if isinstance(value, list):
-            kind = _KINDS.get(typ)
-            value = number_array(pa, value, kind) if kind else text_array(pa, value)
-        declared = getattr(pa, typ)()
-        if value.type != declared and not (typ == "string" and value.type == pa.large_string()):
-            raise TypeError(f"column {name} is {value.type}, declared {declared}")
-        arrays.append(value)
+    arrays = [_array(pa, name, columns[name], value) for name, value in values.items()]
     return pa.Table.from_arrays(arrays, names=list(columns), metadata=metadata)
+
+
+def _array(pa: Any, name: str, typ: str, value: Any) -> Any:
+    """The column ``name`` as an Arrow array of its declared type ``typ``."""
+    if isinstance(value, list):
+        kind = _KINDS.get(typ)
+        value = number_array(pa, value, kind) if kind else text_array(pa, value)
+    declared = getattr(pa, typ)()
+    if value.type != declared and not (typ == "string" and value.type == pa.large_string()):
+        raise TypeError(f"column {name} is {value.type}, declared {declared}")
+    return value
 
 
 def _repeated(pa: Any, texts: list[bytes], ids: list[int | None]) -> Any:
@@ -81,18 +91,14 @@ def _repeated(pa: Any, texts: list[bytes], ids: list[int | None]) -> Any:
     return text_array(pa, [None if i is None else texts[i] for i in ids])
 
 
-def _text(value: Any) -> bytes | None:
+def json_bytes(value: Any) -> bytes | None:
+    """``value`` as JSON bytes (None: null)."""
     return None if value is None else orjson.dumps(value)
-
-
-def _number(value: Any) -> float | None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    return float(value) if ok else None
 
 
 def _without_chunks(response: dict[str, Any] | None) -> tuple[dict[str, Any] | None, bytes | None]:
     """A streamed response without its ``chunks``, and those as JSON text (None: no stream)."""
-    chunks = response.get("chunks") if response is not None else None
+    chunks = (response or {}).get("chunks")
     if response is None or not isinstance(chunks, list):
         return response, None
     return {k: v for k, v in response.items() if k != "chunks"}, orjson.dumps(chunks)
@@ -125,32 +131,25 @@ class Rows:
         seen.update(dict.fromkeys(self.outcomes))
         return list(seen)
 
-    def add(
-        self,
-        env: EnvIndex,
-        channel: str,
-        step: int,
-        sha: str | None,
-        request: bytes,
-        model: Any,
-        response: dict[str, Any] | None,
-        error: dict[str, Any] | None,
-        meta: dict[str, Any],
-    ) -> None:
+    def add(self, entry: Entry, full: Json) -> None:
+        """One row: ``entry`` with its request rebuilt in ``full``."""
+        line = entry.decoded()
+        env, channel, model = entry.env_index, entry.channel, full.get("model")
+        response, error, meta = line.get("response"), line.get("error"), line.get("meta") or {}
         key = (type(env), env, channel)
         self.slot.append(self._slots.setdefault(key, len(self._slots)))
-        self.step.append(step)
-        self.sha.append(sha)
+        self.step.append(entry.step)
+        self.sha.append(entry.sha)
         self.model.append(
             self._models.setdefault(model, len(self._models)) if isinstance(model, str) else None
         )
-        self.request.add(request)
+        self.request.add(orjson.dumps(full))
         response, chunks = _without_chunks(response)
         self.chunks.add(chunks)
-        self.error.add(_text(error))
-        self.response.add(_text(response))
-        self.usage.add(_text((response or {}).get("usage") or meta.get("usage")))
-        self.latency.append(_number(meta.get("latency_ms")))
+        self.error.add(json_bytes(error))
+        self.response.add(json_bytes(response))
+        self.usage.add(json_bytes((response or {}).get("usage") or meta.get("usage")))
+        self.latency.append(number(meta.get("latency_ms")))
         self.meta.add(orjson.dumps(meta))
         self.steps[env] += 1
 
@@ -176,3 +175,24 @@ class Rows:
             "meta": self.meta.array(pa),
         }
         return make_table(pa, INTERACTIONS, columns, metadata)
+
+
+def interaction_rows(index: Index) -> Rows:
+    """One row per interaction of the lean ``index`` that can be served, in file order,
+    its request rebuilt in full; a damaged response is left out, with a warning."""
+    rows = Rows()
+    rows.headers, rows.outcomes = index.headers, index.outcomes
+    for env in index.episodes():  # (in the index's order; counted below)
+        rows.steps[env] = 0
+    for entry, full in index.iter_full():
+        try:
+            entry.check()  # its meta.checksum: a damaged response is never exported
+        except CassetteFormatError as exc:
+            warnings.warn(
+                f"{entry.source}:{entry.line}: left out of the export: {reason_of(exc)}",
+                CassetteWarning,
+                stacklevel=2,
+            )
+            continue
+        rows.add(entry, full)
+    return rows

@@ -1,12 +1,7 @@
-"""The rows of a ``cassette export`` read back, checked before a line is written.
-
-An export may come from elsewhere (a dataset downloaded from the Hub, a table edited in
-pandas), so :func:`cassette.dataset.export.import_parquet` trusts none of it: each table must
-hold the columns the import reads, of the types the export writes (nulls only where the
-export writes them); each JSON text must parse to what the cassette format takes there,
-a key (env_index, channel, step) may appear once, and the headers kept in the table's
-metadata must be header lines. What is not raises a :class:`CassetteError` naming the
-table, the row and the column, so no bad line reaches the cassette.
+"""The rows of a ``cassette export`` read back, each checked before a line is written: an
+export may come from elsewhere (the Hub, pandas), so columns, types, nulls, JSON texts,
+keys and headers are checked, and what does not fit raises a :class:`CassetteError`
+naming the table, the row and the column.
 """
 
 from __future__ import annotations
@@ -27,6 +22,7 @@ from ..format.models import ErrorInfo, Header
 __all__ = ["ImportedCall", "ImportedOutcome", "checked_calls", "checked_headers",
            "checked_outcomes"]  # fmt: skip
 
+_NONE = object()
 _AGAIN = "export the cassette again with `cassette export`"
 _FIX = f"{_AGAIN}, or fix the row"
 
@@ -63,6 +59,11 @@ class ImportedOutcome:
     info: dict[str, Any]
 
 
+def _fits(got: str, kind: str, nullable: bool) -> bool:
+    """Whether a column of ``got`` values holds what the export writes as ``kind``."""
+    return got == kind or (kind, got) == ("number", "int") or (nullable and got == "null")
+
+
 def _kind_of(pa: Any, typ: Any) -> str:
     t = pa.types
     text = t.is_string(typ) or t.is_large_string(typ) or getattr(t, "is_string_view", bool)(typ)
@@ -80,8 +81,7 @@ def _check_schema(pa: Any, table: Any, name: str, columns: dict[str, tuple[str, 
         )
     for column, (kind, nullable) in columns.items():
         got = _kind_of(pa, table.schema.field(column).type)
-        fits = got == kind or (kind, got) == ("number", "int") or (nullable and got == "null")
-        if not fits:
+        if not _fits(got, kind, nullable):
             raise CassetteError(
                 f"{name} column {column} holds {got} values, where `cassette export` writes "
                 f"{kind}; {_AGAIN}"
@@ -108,6 +108,24 @@ class _Row:
         if value is None or isinstance(value, want):
             return value
         raise self.bad(f"{column} is {type(value).__name__}, not {what}")
+
+    def error(self) -> dict[str, Any] | None:
+        """The error column, a valid error of the cassette format or null."""
+        error: dict[str, Any] | None = self.json("error", dict, "a JSON object or null")
+        if error is None:
+            return None
+        try:
+            ErrorInfo.model_validate(error)
+        except ValidationError as exc:
+            why = exc.errors()[0]
+            raise self.bad(f"error {'.'.join(str(p) for p in why['loc'])}: {why['msg']}") from None
+        return error
+
+    def response(self) -> dict[str, Any] | None:
+        """The response, its stream chunks (kept in their own column) back in it, first."""
+        response = self.json("response", dict, "a JSON object or null")
+        chunks = self.json("stream_chunks", list, "a JSON array or null")
+        return response if chunks is None else {"chunks": chunks, **(response or {})}
 
     def env(self) -> int | str:
         env = self.json("env_index_json")
@@ -148,17 +166,7 @@ def _call(r: _Row, env: int | str) -> ImportedCall:
     if sha is not None and len(sha) != 64:  # (as readers check it; validate: hex)
         raise r.bad("request_sha256 is not 64 characters (leave it null to compute it)")
     request = r.json("request", dict, "a JSON object")
-    response = r.json("response", dict, "a JSON object or null")
-    chunks = r.json("stream_chunks", list, "a JSON array or null")
-    if chunks is not None:  # where a stream's response holds them: first
-        response = {"chunks": chunks, **(response or {})}
-    error = r.json("error", dict, "a JSON object or null")
-    try:
-        if error is not None:
-            ErrorInfo.model_validate(error)
-    except ValidationError as exc:
-        why = exc.errors()[0]
-        raise r.bad(f"error {'.'.join(str(p) for p in why['loc'])}: {why['msg']}") from None
+    response, error = r.response(), r.error()
     meta = r.json("meta", dict, "a JSON object or null") or {}
     if CHECKSUM_KEY in meta:
         response = _as_recorded(r, meta[CHECKSUM_KEY], response, error)
@@ -167,22 +175,25 @@ def _call(r: _Row, env: int | str) -> ImportedCall:
 
 
 def _as_recorded(r: _Row, want: Any, response: Any, error: Any) -> Any:
-    """``response`` as it was recorded, its ``meta.checksum`` (``want``) verified: a
-    response or error changed since (a damaged file, an edit) is refused, so the import
-    never writes it with a new checksum that would let replay serve it."""
+    """``response`` as it was recorded, its ``meta.checksum`` (``want``) verified: one
+    changed since (damage, an edit) is refused, never given a new checksum."""
     tries = [response]
     if isinstance(response, dict) and "chunks" in response:  # (also with chunks last)
         tries.append({k: v for k, v in response.items() if k != "chunks"} | response)
-    for made in tries:
-        try:
-            if checksum(made, error) == want:
-                return made
-        except NotJSONError:
-            break
+    found = next((made for made in tries if _sums_to(made, error, want)), _NONE)
+    if found is not _NONE:
+        return found
     raise r.bad(
         "response or error is not what was recorded (meta.checksum does not match: the row "
         "was edited or damaged)"
     )
+
+
+def _sums_to(response: Any, error: Any, want: Any) -> bool:
+    try:
+        return bool(checksum(response, error) == want)
+    except NotJSONError:
+        return False
 
 
 def checked_outcomes(pa: Any, table: Any, src: Path) -> Iterator[ImportedOutcome]:
@@ -196,24 +207,22 @@ def checked_outcomes(pa: Any, table: Any, src: Path) -> Iterator[ImportedOutcome
 
 
 def checked_headers(metadata: dict[bytes, bytes] | None, key: bytes, src: Path) -> list[Any]:
-    """The header lines kept in the interactions table's ``metadata`` under ``key``:
-    none if it holds none; the ones that are not header lines are left out."""
+    """The header lines kept in the interactions table's ``metadata`` under ``key`` (the
+    ones that are not header lines left out)."""
     raw = (metadata or {}).get(key)
-    if raw is None:
-        return []
     try:
-        headers = orjson.loads(raw)
+        headers = [] if raw is None else orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise CassetteError(
             f"{src / 'interactions.parquet'}: its metadata {key.decode()} is not JSON "
             f"({exc}); {_AGAIN}"
         ) from None
-    if not isinstance(headers, list):
-        headers = []
-    kept = []
-    for head in headers:
-        try:
-            kept.append(Header.model_validate(head).model_dump())
-        except ValidationError:
-            continue
-    return kept
+    kept = map(_header, headers if isinstance(headers, list) else [])
+    return [head for head in kept if head is not None]
+
+
+def _header(head: Any) -> dict[str, Any] | None:
+    try:
+        return Header.model_validate(head).model_dump()
+    except ValidationError:
+        return None

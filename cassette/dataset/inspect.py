@@ -1,7 +1,5 @@
-"""What a recorded response says: its message, its tool calls, its token usage and cost
-(as ``cassette diff``, ``show`` and ``stats`` count them). Pure functions over the
-entries of a loaded :class:`~cassette.storage.index.Index`; nothing here prints.
-"""
+"""What a recorded response says: its message, tool calls, token usage and cost (as
+``cassette diff``, ``show`` and ``stats`` count them); pure functions, nothing prints."""
 
 from __future__ import annotations
 
@@ -21,6 +19,7 @@ __all__ = [
     "item_call",
     "json_text",
     "message_calls",
+    "number",
     "parse_args",
     "response_calls",
     "response_message",
@@ -30,30 +29,43 @@ __all__ = [
 ]
 
 
-# --- what a message or a response says --------------------------------------------------
+def _dict(value: Any) -> Json:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _first(value: Any) -> Json:
+    """The first item of a list, if it is a dict; else {}."""
+    items = _list(value)
+    return _dict(items[0]) if items else {}
+
+
+def number(value: Any) -> float | None:
+    """``value`` as a float if it is a JSON number (not a bool); else None."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _part_text(part: Any) -> str:
+    if isinstance(part, str):
+        return part
+    text = part.get("text")
+    return text if isinstance(text, str) else f"[{part.get('type', 'part')}]"
 
 
 def content_text(content: Any) -> str:
     """The text of a message's content: a string, a list of parts, or anything JSON-able."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
+    if content is None or isinstance(content, str):
+        return content or ""
     if isinstance(content, list):
-        parts = []
-        for part in content:
-            if isinstance(part, str):
-                parts.append(part)
-            elif isinstance(part, dict):
-                text = part.get("text")
-                parts.append(text if isinstance(text, str) else f"[{part.get('type', 'part')}]")
-        return " ".join(parts)
+        return " ".join(_part_text(p) for p in content if isinstance(p, (str, dict)))
     return json_text(content)
 
 
 def json_text(value: Any) -> str:
-    """``value`` as compact JSON text; what JSON cannot write (nesting deeper than 254
-    levels, ints beyond 64 bits: a damaged file) as a short note instead."""
+    """``value`` as compact JSON text, or a short note where JSON cannot write it."""
     try:
         return dumps(value).decode()
     except CassetteError as exc:
@@ -61,10 +73,9 @@ def json_text(value: Any) -> str:
 
 
 def _call_of(call: Any) -> tuple[str, str] | None:
-    if not isinstance(call, dict):
-        return None
+    call = _dict(call)
     inner = call.get("function")
-    fn: Json = inner if isinstance(inner, dict) else call
+    fn = inner if isinstance(inner, dict) else call
     name = fn.get("name")
     if not isinstance(name, str):
         return None
@@ -73,17 +84,7 @@ def _call_of(call: Any) -> tuple[str, str] | None:
 
 
 def _text(value: Any) -> str:
-    if value is None:
-        return ""
     return value if isinstance(value, str) else content_text(value)
-
-
-def _delta(chunk: Any) -> Json:
-    """The ``choices[0].delta`` of a chat.completion.chunk, or {}."""
-    choices = chunk.get("choices") if isinstance(chunk, dict) else None
-    first = choices[0] if isinstance(choices, list) and choices else None
-    delta = first.get("delta") if isinstance(first, dict) else None
-    return delta if isinstance(delta, dict) else {}
 
 
 def _add_call_part(calls: dict[int, Json], part: Any) -> None:
@@ -91,8 +92,7 @@ def _add_call_part(calls: dict[int, Json], part: Any) -> None:
         return
     index = part.get("index")
     slot = calls.setdefault(index if type(index) is int else len(calls), {"name": "", "args": ""})
-    fn = part.get("function")
-    fn = fn if isinstance(fn, dict) else {}
+    fn = _dict(part.get("function"))
     slot["name"] += _text(fn.get("name"))
     slot["args"] += _text(fn.get("arguments"))
 
@@ -101,42 +101,39 @@ def _from_chunks(chunks: list[Any]) -> Json:
     """The message a chat.completion.chunk stream adds up to (content and tool calls)."""
     text: list[str] = []
     calls: dict[int, Json] = {}
-    for delta in map(_delta, chunks):
+    for chunk in chunks:
+        delta = _dict(_first(_dict(chunk).get("choices")).get("delta"))
         if isinstance(delta.get("content"), str):
             text.append(delta["content"])
-        parts = delta.get("tool_calls")
-        for part in parts if isinstance(parts, list) else ():
+        for part in _list(delta.get("tool_calls")):
             _add_call_part(calls, part)
-    message: Json = {"role": "assistant", "content": "".join(text) or None}
+    found = [{"function": {"name": c["name"], "arguments": c["args"]}} for c in calls.values()]
+    return _message("".join(text), found)
+
+
+def _message(text: str, calls: list[Json]) -> Json:
+    message: Json = {"role": "assistant", "content": text or None}
     if calls:
-        message["tool_calls"] = [
-            {"function": {"name": c["name"], "arguments": c["args"]}} for c in calls.values()
-        ]
+        message["tool_calls"] = calls
     return message
 
 
 def _from_output(output: list[Any]) -> Json:
     """The message a Responses API ``output`` list says: its text and function calls."""
-    items = [item for item in output if isinstance(item, dict)]
+    items = [_dict(item) for item in output]
     texts = [content_text(i.get("content")) for i in items if i.get("type") == "message"]
     calls = [{"function": i} for i in items if i.get("type") == "function_call"]
-    built: Json = {"role": "assistant", "content": " ".join(texts) or None}
-    if calls:
-        built["tool_calls"] = calls
-    return built
+    return _message(" ".join(texts), calls)
 
 
 def response_message(response: Json | None) -> Json | None:
     """The assistant message of a response: a chat completion, an assembled or raw stream,
     or a Responses API ``output`` list; None if the response holds none."""
-    if not isinstance(response, dict):
-        return None
-    choices = response.get("choices")
-    first = choices[0] if isinstance(choices, list) and choices else None
-    message = first.get("message") if isinstance(first, dict) else None
-    message = message if isinstance(message, dict) else response.get("message")
-    if isinstance(message, dict):
-        return message
+    response = _dict(response)
+    message = _first(response.get("choices")).get("message")
+    for found in (message, response.get("message")):
+        if isinstance(found, dict):
+            return found
     if isinstance(response.get("output"), list):
         return _from_output(response["output"])
     if isinstance(response.get("chunks"), list):
@@ -146,35 +143,23 @@ def response_message(response: Json | None) -> Json | None:
 
 def tool_calls(response: Json | None) -> list[tuple[str, str]]:
     """(name, arguments) of each tool call that a response asks for, in order."""
-    message = response_message(response)
-    calls = (message or {}).get("tool_calls")
-    calls = calls if isinstance(calls, list) else []
-    return [c for c in (_call_of(call) for call in calls) if c is not None]
+    calls = _list(_dict(response_message(response)).get("tool_calls"))
+    return [c for c in map(_call_of, calls) if c is not None]
 
 
 def _usage(entry: Entry) -> Json:
     """The usage dict of one interaction: ``meta.usage``, the response's, or a stream's
     (the last chunk or Responses API event that carries one)."""
-    resp = entry.response if isinstance(entry.response, dict) else {}
-    for usage in (entry.meta.get("usage"), resp.get("usage")):
-        if isinstance(usage, dict):
-            return usage
-    chunks = resp.get("chunks")
-    for chunk in reversed(chunks if isinstance(chunks, list) else []):
-        inner = chunk.get("response") if isinstance(chunk, dict) else None
-        for holder in (chunk, inner):
-            usage = holder.get("usage") if isinstance(holder, dict) else None
-            if isinstance(usage, dict):
-                return usage
-    return {}
+    resp = _dict(entry.response)
+    chunks = reversed(_list(resp.get("chunks")))
+    holders = [entry.meta, resp, *(h for c in chunks for h in (c, _dict(c).get("response")))]
+    found = (_dict(h).get("usage") for h in holders)
+    return next((usage for usage in found if isinstance(usage, dict)), {})
 
 
 def _count(usage: Any, *keys: str) -> int:
-    for key in keys:
-        value = usage.get(key) if isinstance(usage, dict) else None
-        if (number := _number(value)) is not None:
-            return int(number)
-    return 0
+    numbers = (number(_dict(usage).get(key)) for key in keys)
+    return int(next((n for n in numbers if n is not None), 0))
 
 
 def usage_of(entry: Entry) -> dict[str, int]:
@@ -206,9 +191,8 @@ def parse_args(value: Any) -> Any:
 
 def message_calls(message: Json) -> Iterator[tuple[str, Any]]:
     """(name, parsed arguments) of each ``tool_calls[*].function`` of a chat message."""
-    calls = message.get("tool_calls")
-    for call in calls if isinstance(calls, list) else ():
-        fn = call.get("function") if isinstance(call, dict) else None
+    for call in _list(message.get("tool_calls")):
+        fn = _dict(call).get("function")
         if isinstance(fn, dict):
             yield str(fn.get("name")), parse_args(fn.get("arguments"))
 
@@ -223,25 +207,15 @@ def response_calls(response: Any) -> list[tuple[str, Any]]:
     return [(name, parse_args(args)) for name, args in tool_calls(response)]
 
 
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
 def cost_of(entry: Entry) -> float | None:
-    """The cost recorded for one interaction, or None if none was: ``meta.cost``,
-    ``meta.cost_usd``, the usage's ``cost``, else litellm's ``_hidden_params.response_cost``
-    (the first that is a number; a recorded 0 counts)."""
-    meta = entry.meta
-    for value in (meta.get("cost"), meta.get("cost_usd"), _usage(entry).get("cost")):
-        if (cost := _number(value)) is not None:
-            return cost
-    resp = entry.response if isinstance(entry.response, dict) else {}
-    hidden = resp.get("_hidden_params")
-    return _number(hidden.get("response_cost")) if isinstance(hidden, dict) else None
+    """The cost recorded for one interaction, or None: ``meta.cost``, ``meta.cost_usd``,
+    the usage's ``cost``, else litellm's ``_hidden_params.response_cost`` (a 0 counts)."""
+    hidden = _dict(_dict(entry.response).get("_hidden_params")).get("response_cost")
+    given = (entry.meta.get("cost"), entry.meta.get("cost_usd"), _usage(entry).get("cost"), hidden)
+    return next((c for c in map(number, given) if c is not None), None)
 
 
 def usage_totals(entry: Entry) -> tuple[float, float, float, float | None]:
-    """(prompt, completion, total tokens, :func:`cost_of`) of one interaction; tokens are 0
-    where unknown."""
+    """(prompt, completion, total tokens, :func:`cost_of`) of one interaction (0: unknown)."""
     usage = usage_of(entry)
     return usage.get("input", 0), usage.get("output", 0), usage.get("total", 0), cost_of(entry)

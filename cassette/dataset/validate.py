@@ -1,18 +1,19 @@
 """Every fault of a cassette, as data: the checks behind ``cassette validate``.
 
-The one reader (:class:`~cassette.storage.reader.Reader`) reads every line and hands
-each fault to this module instead of raising, so every fault is collected: lines that
-are not JSON, lines that do not fit the schema, a missing or misplaced header, a newer
-format version, delta references that do not resolve, responses that do not match their
-checksum, request hashes that do not match the rebuilt request, and keys recorded twice
-(across the shards of a directory too).
+The one reader (:class:`~cassette.storage.reader.Reader`) hands each fault of a line to
+this module instead of raising, so all are collected: lines that are not JSON or do not
+fit the schema, a missing or misplaced header, a newer format version, delta references
+that do not resolve, responses that fail their checksum, request hashes that do not match
+the rebuilt request, and keys recorded twice (across the shards of a directory too).
 """
 
 from __future__ import annotations
 
 import re
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import CassetteError, CassetteFormatError, CassetteWarning, reporting_paths
@@ -24,14 +25,63 @@ from ..replay.matching import Matcher
 from ..storage.index import reason_of
 from ..storage.reader import Reader, irregular
 from ..storage.store import shard_files
-from ..types import Json
-from .validate_report import Fault, Report
+from ..types import EnvIndex, Json
 
 __all__ = ["Fault", "Report", "validate"]
 
 _MARK = REDACTED.encode()
 _PROGRESS_EVERY = 4096
 _KINDS = ("header", "interaction", "outcome")
+_SIDE_FILE = (
+    "side file of an interrupted record run; delete it, or open it with mode='replay' to see "
+    "what it holds"
+)
+Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One problem at ``path:line`` (line 0: the file as a whole)."""
+
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.message}"
+
+
+def _many(count: int, what: str) -> str:
+    return f"{count} {what}{'s' if count != 1 else ''}"
+
+
+@dataclass
+class Report:
+    """What ``validate`` found: faults (the file is broken) and warnings (tolerated)."""
+
+    faults: list[Fault] = field(default_factory=list)
+    warnings: list[Fault] = field(default_factory=list)
+    files: int = 0
+    lines: Counter[str] = field(default_factory=Counter)
+    episodes: set[EnvIndex] = field(default_factory=set)
+
+    @property
+    def ok(self) -> bool:
+        return not self.faults
+
+    def summary(self) -> str:
+        kinds = ", ".join(_many(n, kind) for kind, n in self.lines.items())
+        total = sum(self.lines.values())
+        episodes = _many(len(self.episodes), "episode")
+        return f"{_many(self.files, 'file')}, {total} lines ({kinds or 'none'}), {episodes}"
+
+
+def _kind_name(kind: object, eval_protocol: bool) -> str:
+    """What a line is counted as."""
+    if eval_protocol:
+        return "eval-protocol line"
+    return str(kind) if kind in _KINDS else "unknown-type line"
 
 
 class _FileCheck:
@@ -53,35 +103,41 @@ class _FileCheck:
     def warn(self, line: int, message: str) -> None:
         self.report.warnings.append(Fault(self.spath, line, message))
 
-    def run(self) -> Iterable[int]:
-        """Check every line; yields the number of each line read."""
-        lineno = 0
+    def run(self, tick: Progress) -> None:
+        """Check every line, calling ``tick`` now and then with the lines read since."""
+        lineno = done = 0
         try:
             for lineno, record in self.reader:
                 self.line(lineno, record)
-                yield lineno
+                if lineno - done >= _PROGRESS_EVERY:
+                    tick(lineno - done)
+                    done = lineno
         except CassetteFormatError as exc:  # corrupt gzip data
             self.fault(lineno, reason_of(exc))
+        if lineno > done:
+            tick(lineno - done)
 
     def kind(self, lineno: int, obj: Json) -> str:
         """Count a line that is a JSON object by its kind; the first one must be a header."""
         kind = obj.get("type")
+        self.placed(lineno, kind)
+        name = _kind_name(kind, self.reader.eval_protocol)
+        self.report.lines[name] += 1
+        env = obj.get("env_index")
+        if name != "header" and isinstance(env, (int, str)) and not isinstance(env, bool):
+            self.report.episodes.add(env)
+        return name
+
+    def placed(self, lineno: int, kind: object) -> None:
+        """A header is the first line of a file (but an eval-protocol file), and only it."""
         if not self.first:
             self.first = lineno
             if not self.reader.eval_protocol and kind != "header":
                 self.fault(
                     lineno, 'no header: a cassette file starts with a {"type":"header"} line'
                 )
-        name = kind if kind in _KINDS else "unknown-type line"
-        if self.reader.eval_protocol:
-            name = "eval-protocol line"
-        self.report.lines[name] += 1
-        env = obj.get("env_index")
-        if name != "header" and isinstance(env, (int, str)) and not isinstance(env, bool):
-            self.report.episodes.add(env)
-        if kind == "header" and lineno != self.first:
+        elif kind == "header" and lineno != self.first:
             self.fault(lineno, "a header after the first line; a file has one, on its first line")
-        return name
 
     def bad_line(self, exc: CassetteFormatError, obj: Json | None) -> None:
         """A line the reader refused: every fault of it."""
@@ -90,14 +146,8 @@ class _FileCheck:
             self.junk += 1
             self.fault(line, reason_of(exc))
             return
-        kind = self.kind(line, obj)
-        if kind not in _KINDS:
-            self.fault(line, reason_of(exc))
-        elif kind == "header" and (why := header_fault(obj)) is not None:
-            self.fault(line, why)
-        else:
-            for problem in line_faults(obj):
-                self.fault(line, f"{kind} {problem}")
+        for problem in _refused(self.kind(line, obj), obj, exc):
+            self.fault(line, problem)
 
     def line(self, lineno: int, record: Entry | Json) -> None:
         if not isinstance(record, Entry):
@@ -143,21 +193,19 @@ class _FileCheck:
         )
 
     def interaction(self, entry: Entry) -> None:
+        self.checksummed(entry)
+        full = self.rebuilt(entry)
+        if full is not None:
+            self.hashed(entry, full)
+
+    def checksummed(self, entry: Entry) -> None:
         try:
             entry.check()
         except CassetteFormatError as exc:
-            if entry.broken is None:  # (a broken chain: reported below)
+            if entry.broken is None:  # (a broken chain: reported by rebuilt)
                 self.fault(entry.line, reason_of(exc))
-        if entry.broken is not None:
-            base = entry.base
-            if base is None or base.broken is None:  # (else reported on its base)
-                self.fault(entry.line, reason_of(entry.broken))
-            return
-        try:
-            full = self.rebuilder.full(entry)
-        except CassetteFormatError as exc:
-            self.fault(entry.line, reason_of(exc))
-            return
+
+    def hashed(self, entry: Entry, full: Json) -> None:
         # a scrubbed line, and a delta line that inherits scrubbed values from its base,
         # rebuild with the secrets replaced: their hash was of the live request
         if entry.meta.get("redacted") or (entry.base in self.scrubbed and _MARK in _json(full)):
@@ -170,6 +218,18 @@ class _FileCheck:
                 "with --ignore); re-record this episode",
             )
 
+    def rebuilt(self, entry: Entry) -> Json | None:
+        """The full request of ``entry`` (None, with a fault, if it cannot be rebuilt)."""
+        if entry.broken is not None:
+            if entry.base is None or entry.base.broken is None:  # (else reported on its base)
+                self.fault(entry.line, reason_of(entry.broken))
+            return None
+        try:
+            return self.rebuilder.full(entry)
+        except CassetteFormatError as exc:
+            self.fault(entry.line, reason_of(exc))
+            return None
+
     def digest(self, lineno: int, full: Json) -> str | None:
         """The hash of a rebuilt request (None, with a fault, if it cannot be hashed)."""
         try:
@@ -177,6 +237,15 @@ class _FileCheck:
         except CassetteError as exc:
             self.fault(lineno, f"the request cannot be hashed: {exc}")
             return None
+
+
+def _refused(kind: str, obj: Json, exc: CassetteFormatError) -> list[str]:
+    """Every fault of a line the reader refused, parsed as ``obj`` and counted as ``kind``."""
+    if kind not in _KINDS:
+        return [reason_of(exc)]
+    if kind == "header" and (why := header_fault(obj)) is not None:
+        return [why]
+    return [f"{kind} {problem}" for problem in line_faults(obj)]
 
 
 def _json(value: Json) -> bytes:
@@ -206,51 +275,28 @@ def _files(path: Path, report: Report) -> list[Path]:
     else:
         files = [path]
         leftovers = sorted(path.parent.glob(f"{path.name}.*.partial"))
-    for side in leftovers:
-        report.warnings.append(
-            Fault(
-                str(side),
-                0,
-                "side file of an interrupted record run; delete it, or open it "
-                "with mode='replay' to see what it holds",
-            )
-        )
+    report.warnings += [Fault(str(side), 0, _SIDE_FILE) for side in leftovers]
     return files
 
 
 @reporting_paths
-def validate(
-    path: Path,
-    *,
-    ignore: Iterable[str] = (),
-    progress: Callable[[int], None] | None = None,
-) -> Report:
-    """Check every line of a cassette file or shard directory; see the module docstring.
-
-    ``ignore``: the ignore rules the cassette was recorded with (they change the hash).
-    ``progress(n)`` is called now and then with the number of lines read since last time.
-    """
+def validate(path: Path, *, ignore: Iterable[str] = (), progress: Progress | None = None) -> Report:
+    """Check every line of a cassette file or shard directory (``ignore``: the ignore rules
+    it was recorded with); ``progress(n)`` is called with the lines read since last time."""
     report = Report()
     seen: dict[Key, str] = {}
     matcher = Matcher(ignore)
     for file in _files(path, report):
         report.files += 1
-        _check_file(_FileCheck(file, report, seen, matcher), progress)
+        _check_file(_FileCheck(file, report, seen, matcher), progress or (lambda n: None))
     report.faults.sort(key=lambda f: (f.path, f.line))
     return report
 
 
-def _check_file(check: _FileCheck, progress: Callable[[int], None] | None) -> None:
-    tick = progress or (lambda n: None)
-    done = last = 0
+def _check_file(check: _FileCheck, tick: Progress) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", CassetteWarning)
-        for last in check.run():
-            if last - done >= _PROGRESS_EVERY:
-                tick(last - done)
-                done = last
-    if last > done:
-        tick(last - done)
+        check.run(tick)
     if not check.first:  # with junk, each of its lines is a fault of its own
         junk = "no line is a JSON object: not a cassette; check the file name"
         check.fault(0, junk if check.junk else "empty file; record into it, or delete it")

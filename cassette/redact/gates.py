@@ -54,21 +54,26 @@ def _key_looks(keys: list[str]) -> bytes | None:
     words = {(k[1:] if k[0] == "*" else '"' + k)[-5:] for k in keys}
     if not words:
         return None
-    by_width: dict[int, list[bytes]] = {}
-    for word in sorted(words):
-        by_width.setdefault(len(word), []).append(re.escape(word.encode()))
-    looks = b"|".join(b"(?<=(?:" + b"|".join(alts) + b')":)' for alts in by_width.values())
+    looks = _by_width(words)
     if min(map(len, words)) < 2:
         return looks
     ends = b"|".join(sorted({re.escape(w[-2:].encode()) for w in words}))
     return b"(?<=(?:" + ends + b')":)(?:' + looks + b")"
 
 
+def _by_width(words: set[str]) -> bytes:
+    """Look backs for ``words`` from ``":``, one per width (a look back has one width)."""
+    by_width: dict[int, list[bytes]] = {}
+    for word in sorted(words):
+        by_width.setdefault(len(word), []).append(re.escape(word.encode()))
+    return b"|".join(b"(?<=(?:" + b"|".join(alts) + b')":)' for alts in by_width.values())
+
+
 def line_gates(keys: list[str], defaults: bool) -> tuple[Gates, Gates]:
     """The gates (on the raw bytes, on the folded copy) of the secret ``keys`` (folded
     names) and, if ``defaults``, of the default patterns; the scan led by ``:`` looks for
     both ``name: value`` and the keys."""
-    looks = list(filter(None, [_key_looks(keys)]))
-    colon = [(b":", re.compile(b":(?:" + b"|".join(looks) + b")"))] if looks else []
+    look = _key_looks(keys)
+    colon = [(b":", re.compile(b":(?:" + look + b")"))] if look else []
     raw, folded = (RAW, (*FOLDED, *colon)) if defaults else ((), tuple(colon))
     return tuple((b, g.search) for b, g in raw), tuple((b, g.search) for b, g in folded)

@@ -1,12 +1,8 @@
-"""The Redactor: scrubs a line before it touches disk.
-
-Three rules: the value of a key that names a secret (``api_key``, ``Authorization``,
-``db_password``, ``X-Custom-Token``, ...) is replaced whatever it holds; any string (or
-dict key) that a pattern matches is replaced where it stands; and the values of a
-request's ``headers`` are replaced unless harmless. A recorded stream is also scrubbed
-as the text its chunks make together (:mod:`.streams`). The default patterns run only on
-a line that passes one of the gates of :mod:`.gates`, a user's on every string (and the
-line is walked if one finds something); then the user's hook sees the line.
+"""The Redactor: scrubs a line before it touches disk. The value of a key that names a
+secret is replaced whatever it holds, any string (or dict key) a pattern matches is
+replaced where it stands, request headers unless harmless, and a stream as the text its
+chunks make together (:mod:`.streams`). The default patterns run only on a line that
+passes a gate of :mod:`.gates`, a user's on every string; then the user's hook sees it.
 """
 
 from __future__ import annotations
@@ -19,18 +15,24 @@ from typing import Any
 import orjson
 
 from ..errors import CassetteError
-from .context import assigned, is_told_value, is_value, keyword, told, user_keyword
 from .gates import Gates, line_gates
 from .patterns import (
     DEFAULT_KEYS,
     DEFAULT_PATTERNS,
     HEADER_KEYS,
     SAFE_HEADERS,
+    Check,
     Rule,
+    assigned,
     compile_rule,
+    is_told_value,
+    is_value,
+    keyword,
+    told,
     truncated_tail,
+    user_keyword,
 )
-from .streams import is_token_list, scrub_chunks
+from .streams import is_token_list, respell, scrub_chunks
 
 __all__ = ["IDENTITY", "REDACTED", "Redactor"]
 
@@ -50,6 +52,7 @@ _LONG = 200  # a text this long is gated (as its JSON bytes) before the default 
 _ASCII = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 Hook = Callable[[dict[str, Any]], "dict[str, Any] | None"]
+Span = tuple[int, int]
 
 
 def _fold(key: str) -> str:
@@ -90,8 +93,10 @@ def _merge(found: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def _between_blobs(text: str) -> list[tuple[int, int]]:
-    """The parts of ``text`` around its long runs of base64 (images, data URLs), where no
+    """The parts of a long ``text`` around its runs of base64 (images, data URLs), where no
     default pattern can match and which the keyword patterns would crawl through."""
+    if len(text) <= _BLOBS:
+        return [(0, len(text))]
     parts, pos = [], 0
     for m in _BLOB.finditer(text):
         parts.append((pos, m.start()))
@@ -100,14 +105,23 @@ def _between_blobs(text: str) -> list[tuple[int, int]]:
     return parts
 
 
-def _keyword_rules(words: Iterable[str]) -> tuple[Rule, ...]:
-    """The rules of a user's ``words`` (plain text: ``"pin"``, ``"session id"``): a value
-    assigned to a name ending with one, or told after one, as for the defaults."""
+def _rules(patterns: Iterable[str], words: Iterable[str]) -> tuple[Rule, ...]:
+    """The compiled ``patterns``, and the rules of a user's keywords ``words`` (plain
+    text: ``"pin"``): a value assigned to a name ending with one, or told after one."""
+    rules = tuple(map(compile_rule, filter(None, patterns)))
     kws = [user_keyword(w) for w in words if w.strip()]
     if not kws:
-        return ()
+        return rules
     kw = keyword(kws)
-    return compile_rule(assigned(kw), is_value), compile_rule(told(kw), is_told_value)
+    return (*rules, compile_rule(assigned(kw), is_value), compile_rule(told(kw), is_told_value))
+
+
+def _allowances(allow: Iterable[str | re.Pattern[str]]) -> tuple[frozenset[str], tuple[Any, ...]]:
+    """(the allowed strings, the allowed regexes)."""
+    given = [*allow]
+    return frozenset(a for a in given if isinstance(a, str)), tuple(
+        a for a in given if isinstance(a, re.Pattern)
+    )
 
 
 def _added(given: Iterable[str], extra: Iterable[str], defaults: tuple[str, ...]) -> list[str]:
@@ -117,6 +131,20 @@ def _added(given: Iterable[str], extra: Iterable[str], defaults: tuple[str, ...]
 def _safe_header(name: str) -> bool:
     low = name.lower()  # (a line's keys are str: it was dumped before it is redacted)
     return any(low.startswith(s[:-1]) if s.endswith("*") else low == s for s in SAFE_HEADERS)
+
+
+def _cut_short(line: dict[str, Any]) -> bool:
+    """Whether a line's stream was cut short: it failed, or was closed early."""
+    meta = line.get("meta")
+    incomplete = isinstance(meta, dict) and bool(meta.get("incomplete"))
+    return incomplete or line.get("error") is not None
+
+
+def _hidden_headers(given: Any) -> list[str]:
+    """The names of the headers ``given`` whose values are replaced."""
+    if not isinstance(given, dict):
+        return []
+    return [k for k, v in given.items() if v not in _EMPTY and not _safe_header(k)]
 
 
 @dataclass(frozen=True)
@@ -157,9 +185,9 @@ class Redactor:
         for name in ("keys", "patterns", "extra_keys", "extra_patterns", "extra_keywords", "allow"):
             object.__setattr__(self, name, tuple(getattr(self, name)))  # (read more than once)
         names, keys, suffixes = _key_names((*self.keys, *self.extra_keys))
-        rules = tuple(map(compile_rule, filter(None, (*self.patterns, *self.extra_patterns))))
-        rules += _keyword_rules(self.extra_keywords)
+        rules = _rules((*self.patterns, *self.extra_patterns), self.extra_keywords)
         raw, folded = line_gates(names, any(rule.gated for rule in rules))
+        allowed, allowed_re = _allowances(self.allow)
         setup = {
             "_keys": keys,
             "_suffixes": suffixes,
@@ -168,8 +196,8 @@ class Redactor:
             "_raw": raw,
             "_folded": folded,
             "_checked": set(),
-            "_allowed": frozenset(a for a in self.allow if isinstance(a, str)),
-            "_allowed_re": tuple(a for a in self.allow if isinstance(a, re.Pattern)),
+            "_allowed": allowed,
+            "_allowed_re": allowed_re,
         }
         for name, value in setup.items():
             object.__setattr__(self, name, value)
@@ -217,25 +245,25 @@ class Redactor:
         rules = self._ungated
         if len(text) < _LONG or self.hits(orjson.dumps(text)):
             rules = self._rules  # (the gates are far cheaper than the patterns)
-        whole = [(0, len(text))]
-        parts = _between_blobs(text) if len(text) > _BLOBS else whole
-        found = [
-            span
-            for rule in rules
-            for part in (parts if rule.gated else whole)
-            for span in self._finds(rule, text, part)
-        ]
+        parts = _between_blobs(text)
+        found = [span for rule in rules for span in self._finds(rule, text, parts)]
         return _merge(found) if len(found) > 1 else found
 
-    def _finds(self, rule: Rule, text: str, part: tuple[int, int]) -> Iterator[tuple[int, int]]:
-        find, group, check, _ = rule
-        for m in find.finditer(text, *part):
-            start, end = m.span(group) if group and m.group(group) is not None else m.span()
-            secret = text[start:end]
-            if not secret or secret == self.replacement or self.allowed(secret):
-                continue
-            if check is None or check(secret, text[max(0, start - 2) : start]):
-                yield start, end
+    def _finds(self, rule: Rule, text: str, parts: list[tuple[int, int]]) -> Iterator[Span]:
+        """The finds of ``rule`` in ``text`` (a default pattern's: in ``parts`` of it)."""
+        find, group, check, gated = rule
+        for part in parts if gated else [(0, len(text))]:
+            for m in find.finditer(text, *part):
+                start, end = m.span(group) if group and m.group(group) is not None else m.span()
+                if self._kept(text[start:end], check, text[max(0, start - 2) : start]):
+                    yield start, end
+
+    def _kept(self, secret: str, check: Check | None, before: str) -> bool:
+        """Whether a find is replaced: not empty, replaced or allowed already, and passing
+        its rule's check (``before``: the two characters before it)."""
+        if not secret or secret == self.replacement or self.allowed(secret):
+            return False
+        return check is None or check(secret, before)
 
     def check_key(self, what: str, value: Any) -> None:
         """Refuse an ``env_index`` or ``channel`` that looks like a secret: it is written as
@@ -275,13 +303,9 @@ class Redactor:
         chunks and request headers are scrubbed first; then the line is walked (its
         identity fields left alone) if it passes a gate or a user's pattern finds
         something in one of its strings; then the hook sees it."""
-        out, count = line, 0
-        response, request = line.get("response"), line.get("request")
-        if isinstance(response, dict) and isinstance(response.get("chunks"), list):
-            out, count = self._chunks(line, response)
-        if isinstance(request, dict) and not HEADER_KEYS.isdisjoint(request):
-            out, n = self._headers(out, request)
-            count += n
+        out, count = self._chunks(line)
+        out, n = self._headers(out)
+        count += n
         if self.hits(dumps(out) if count else raw) or (self._ungated and self._user_hits(out)):
             out, n = self._walk_line(out)
             count += n
@@ -312,24 +336,27 @@ class Redactor:
             return line, count
         return {**new, **{k: line[k] for k in IDENTITY if k in line}}, count + 1
 
-    def _chunks(self, line: dict[str, Any], response: dict[str, Any]) -> tuple[Any, int]:
+    def _chunks(self, line: dict[str, Any]) -> tuple[Any, int]:
         """A streamed response's chunks, scrubbed as the texts they make together (a
         stream cut short also loses a secret's start at its end)."""
-        meta = line.get("meta")
-        cut = line.get("error") is not None or (isinstance(meta, dict) and meta.get("incomplete"))
-        tail = truncated_tail if cut else None
+        response = line.get("response")
+        if not isinstance(response, dict) or not isinstance(response.get("chunks"), list):
+            return line, 0
+        tail = truncated_tail if _cut_short(line) else None
         chunks, n = scrub_chunks(response["chunks"], self.spans, self.replacement, tail)
         return ({**line, "response": {**response, "chunks": chunks}}, n) if n else (line, 0)
 
-    def _headers(self, line: dict[str, Any], request: dict[str, Any]) -> tuple[Any, int]:
+    def _headers(self, line: dict[str, Any]) -> tuple[Any, int]:
         """Every value of a request's headers replaced, unless harmless or empty."""
+        request = line.get("request")
+        if not isinstance(request, dict) or HEADER_KEYS.isdisjoint(request):
+            return line, 0
         count = 0
         headers = {}
         for name in HEADER_KEYS & request.keys():
-            given = request[name] if isinstance(request[name], dict) else {}
-            hide = [k for k, v in given.items() if v not in _EMPTY and not _safe_header(k)]
+            hide = _hidden_headers(request[name])
             if hide:
-                headers[name] = {**given, **dict.fromkeys(hide, self.replacement)}
+                headers[name] = {**request[name], **dict.fromkeys(hide, self.replacement)}
                 count += len(hide)
         return ({**line, "request": {**request, **headers}}, count) if count else (line, 0)
 
@@ -358,13 +385,17 @@ class Redactor:
         out: dict[Any, Any] = {}
         for k, v in value.items():
             key, n = self._key(k, value, out)
-            secret = self.is_secret_key(k) and v not in _EMPTY
-            secret = secret and not (isinstance(v, str) and self.allowed(v))
-            out[key], m = (self.replacement, 1) if secret else self._walk(v)
+            out[key], m = (self.replacement, 1) if self._secret_value(k, v) else self._walk(v)
             total += n + m
-        if total and type(out.get("token")) is str and isinstance(out.get("bytes"), list):
-            out["bytes"] = list(out["token"].encode())  # a logprob's bytes spell its token
+        if total:
+            respell(out)
         return (out, total) if total else (value, 0)
+
+    def _secret_value(self, key: Any, value: Any) -> bool:
+        """Whether ``value`` is replaced whole, as the value of the secret ``key``."""
+        if value in _EMPTY or not self.is_secret_key(key):
+            return False
+        return not (isinstance(value, str) and self.allowed(value))
 
     def _key(self, k: Any, value: dict[Any, Any], out: dict[Any, Any]) -> Any:
         """(``k`` scrubbed, secrets in it), a new key kept distinct from the others."""

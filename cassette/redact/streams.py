@@ -1,14 +1,9 @@
-"""Scrubbing a recorded stream: a secret split across chunks (``"sk-pr"`` | ``"oj-..."``,
-``"Bearer"`` | ``" <token>"``) is found in the text the chunks make together.
-
-Each string field of the chunks belongs to one *text stream*, named by where it stands:
-its path, list items named by their ``index`` (chat choices and tool calls), and the
-chunk's own ``type``, ``item_id``, ``output_index``, ``content_index`` and ``index``
-(Responses API events, Anthropic content blocks). A stream's pieces are joined, scrubbed
-as one text, and written back at the original boundaries: the replacement goes in the
-chunk where the secret starts, and the rest of the secret is cut from the chunks it
-spans (a chunk wholly inside a secret keeps an empty string). So the chunks keep their
-number and order, and each stream's pieces join to the scrubbed text.
+"""Scrubbing a recorded stream: a secret split across chunks (``"sk-pr"`` | ``"oj-..."``)
+is found in the text the chunks make together. Each string field belongs to one *text
+stream*, named by its path (list items by their ``index``) and the chunk's ``type``,
+``item_id``, ``output_index``, ``content_index`` and ``index``. A stream's pieces are
+joined, scrubbed as one text, and written back at the original boundaries (the
+replacement where the secret starts), so the chunks keep their number and order.
 """
 
 from __future__ import annotations
@@ -16,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["is_token_list", "scrub_chunks"]
+__all__ = ["is_token_list", "respell", "scrub_chunks"]
 
 Path = tuple[Any, ...]
 Spans = Callable[[str], list[tuple[int, int]]]
@@ -78,9 +73,15 @@ def _set(node: Any, path: Path, value: str) -> Any:
         return value
     copy: Any = dict(node) if isinstance(node, dict) else list(node)
     copy[path[0]] = _set(node[path[0]], path[1:], value)
-    if path == ("token",) and isinstance(copy.get("bytes"), list):
-        copy["bytes"] = list(value.encode())  # a logprob's bytes spell its token
+    if path == ("token",):
+        respell(copy)
     return copy
+
+
+def respell(logprob: dict[str, Any]) -> None:
+    """A logprob's ``bytes`` spell its ``token``: set them anew after the token changed."""
+    if type(logprob.get("token")) is str and isinstance(logprob.get("bytes"), list):
+        logprob["bytes"] = list(logprob["token"].encode())
 
 
 def is_token_list(value: list[Any]) -> bool:
@@ -102,19 +103,25 @@ def _found(joined: str, spans: Spans, tail: Tail | None) -> list[tuple[int, int]
 def scrub_chunks(
     chunks: list[Any], spans: Spans, replacement: str, tail: Tail | None = None
 ) -> tuple[list[Any], int]:
-    """(chunks with every secret of every text stream replaced, secrets found). Chunks
-    that change are copied along the changed path; the others are shared. ``tail``: the
-    stream was cut short; it finds a secret cut off at the end of a stream's text."""
+    """(chunks with every secret of every text stream replaced, secrets found); changed
+    chunks are copied along the changed path. ``tail``: the stream was cut short, and it
+    finds a secret cut off at the end of a stream's text."""
     out = list(chunks)
-    count = 0
-    for pieces in _streams(chunks).values():
-        texts = [text for _, _, text in pieces]
-        if tail is None and len(set(texts)) < 2:
-            continue  # one piece (scrubbed with the rest of the line), or a field every
-            # chunk repeats (id, model, object)
-        found = _found("".join(texts), spans, tail)
-        count += len(found)
-        for (at, path, old), new in zip(pieces, _cut(texts, found, replacement), strict=True):
-            if new != old:
-                out[at] = _set(out[at], path, new)
+    streams = _streams(chunks).values()
+    count = sum(_scrub(out, pieces, spans, replacement, tail) for pieces in streams)
     return (out, count) if count else (chunks, 0)
+
+
+def _scrub(
+    out: list[Any], pieces: list[Any], spans: Spans, replacement: str, tail: Tail | None
+) -> int:
+    """Scrub one text stream's ``pieces`` in the chunks ``out``; the secrets found."""
+    texts = [text for _, _, text in pieces]
+    if tail is None and len(set(texts)) < 2:
+        return 0  # one piece (scrubbed with the rest of the line), or a field every chunk
+        # repeats (id, model, object)
+    found = _found("".join(texts), spans, tail)
+    for (at, path, old), new in zip(pieces, _cut(texts, found, replacement), strict=True):
+        if new != old:
+            out[at] = _set(out[at], path, new)
+    return len(found)

@@ -20,7 +20,7 @@ from cassette.storage.index import load_index
 pa = pytest.importorskip("pyarrow")
 
 from cassette.dataset.export import export_parquet  # noqa: E402
-from cassette.dataset.export_rows import interaction_rows  # noqa: E402
+from cassette.dataset.export_table import interaction_rows  # noqa: E402
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 
