@@ -81,7 +81,7 @@ def _block_event(blocks: dict[int, Json], partial: dict[int, list[str]], event: 
         return
     block = blocks.setdefault(index, {"type": "text", "text": ""})
     delta = event.get("delta") or {}
-    field = _BLOCK_DELTAS.get(delta.get("type"))
+    field = _BLOCK_DELTAS.get(str(delta.get("type")))
     if field is not None:
         block[field] = str(block.get(field, "")) + str(delta.get(field, ""))
     elif delta.get("type") == "input_json_delta":

@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import orjson
+from pydantic import BaseModel
 
 from ...types import Json
 
@@ -24,6 +25,7 @@ __all__ = [
     "anthropic_kept",
     "byte_streams",
     "chunk_of",
+    "dump_model",
     "encode_event",
     "endpoint_name",
     "http_meta",
@@ -31,6 +33,7 @@ __all__ = [
     "request_path",
     "response_dict",
     "secret_header",
+    "sent_json",
 ]
 
 HTTP = "$http"  # the key of a response dict that holds status and headers
@@ -62,6 +65,28 @@ def anthropic_kept(name: str) -> bool:
         name.startswith(("x-", "anthropic-", "retry-after"))
         or name in ("content-type", "request-id")
     )
+
+
+def dump_model(value: BaseModel) -> Any:
+    """An SDK model as the SDK sends it."""
+    exclude = getattr(value, "__api_exclude__", None)
+    return value.model_dump(mode="json", exclude_unset=True, by_alias=True, exclude=exclude)
+
+
+def sent_json(value: Any, skip: tuple[type, ...], refuse: Callable[[Any], Exception]) -> Any:
+    """A request's data as sent: ``skip`` sentinels left out of mappings, models dumped;
+    any other object raises ``refuse(value)``."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, Mapping):
+        return {
+            str(k): sent_json(v, skip, refuse) for k, v in value.items() if not isinstance(v, skip)
+        }
+    if isinstance(value, (list, tuple)):
+        return [sent_json(v, skip, refuse) for v in value]
+    if isinstance(value, BaseModel):
+        return dump_model(value)
+    raise refuse(value)
 
 
 def request_path(url: str, base_path: str) -> str:
