@@ -78,9 +78,7 @@ def resolve(path: str) -> type[Any] | None:
             obj = getattr(obj, part)
     except (ImportError, AttributeError, ValueError):
         return None
-    if not isinstance(obj, type):
-        return None
-    if issubclass(obj, BaseModel) or dataclasses.is_dataclass(obj):
+    if isinstance(obj, type) and (issubclass(obj, BaseModel) or dataclasses.is_dataclass(obj)):
         return obj
     return None  # never call an arbitrary callable named by a file
 
@@ -240,11 +238,10 @@ _STATE_DUMPS: tuple[tuple[Any, Callable[[Any], Any]], ...] = (
 )
 
 
-def load_object(data: Json, default: str | None = None) -> Any:
-    """Rebuild a dict from :func:`dump_object` as its ``$type`` (else ``default``)."""
+def load_object(data: Json) -> Any:
+    """Rebuild a dict from :func:`dump_object` as its ``$type`` (a plain dict without)."""
     path = data.get(TYPE_KEY)
-    path = path if isinstance(path, str) else default
-    if path is None:
+    if not isinstance(path, str):
         return {k: v for k, v in data.items() if k != STREAM_KEY}
     return rebuild(path, data)
 

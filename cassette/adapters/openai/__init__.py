@@ -293,11 +293,7 @@ def _wrapped_class(cls: type[Any]) -> type[Any]:
     for name, (parent, hook) in lazy.items():
         if parent is not None:  # else the SDK builds it in __init__: wrap_openai installs it
             namespace[name] = functools.cached_property(hook)
-    made = type(cls.__name__, (cls,), namespace)
-    for name in lazy:
-        if name in namespace:
-            namespace[name].__set_name__(made, name)
-    _CLASSES[cls] = made
+    made = _CLASSES[cls] = type(cls.__name__, (cls,), namespace)  # (type() sets their names)
     return made
 
 
