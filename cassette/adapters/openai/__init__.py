@@ -229,14 +229,18 @@ def _async_create(call: _Create) -> Callable[..., Any]:
     return create
 
 
-def _install(client: Any, resource: Any, endpoint: _Endpoint | None) -> Any:
-    """Put the fast ``create`` on a resource of a wrapped client, when first reached."""
+def _install(client: Any, name: str, found: Any) -> Any:
+    """Put the fast ``create`` on ``chat.completions`` or ``responses`` (``name``, as
+    ``found``) of a wrapped client, when first reached."""
+    resource, endpoint = (
+        (found.completions, CHAT) if name == "chat" else (found, _responses_endpoint())
+    )
     recorder = vars(client).get(RECORDER)
     if recorder is None or endpoint is None or "create" in vars(resource):
-        return resource
+        return found
     factory = _async_create if isinstance(client, AsyncOpenAI) else _sync_create
     vars(resource)["create"] = factory(_Create(recorder, endpoint, resource.create))
-    return resource
+    return found
 
 
 # --- the wrapped client's class -----------------------------------------------------------
@@ -256,6 +260,7 @@ def _refuse_websocket() -> CassetteError:
 
 
 _CLASSES: dict[type[Any], type[Any]] = {}
+_LAZY = ("chat", "responses")  # the resources with a fast ``create``
 
 
 def _wrapped_class(cls: type[Any]) -> type[Any]:
@@ -264,17 +269,12 @@ def _wrapped_class(cls: type[Any]) -> type[Any]:
     made = _CLASSES.get(cls)
     if made is not None:
         return made
-    parent_chat: Any = getattr(cls, "chat", None)
-    parent_responses: Any = getattr(cls, "responses", None)
     parent_auth = cls.auth_headers
 
-    def chat(self: Any) -> Any:
-        found = parent_chat.__get__(self, cls)
-        _install(self, found.completions, CHAT)
-        return found
-
-    def responses(self: Any) -> Any:
-        return _install(self, parent_responses.__get__(self, cls), _responses_endpoint())
+    def lazy(name: str, parent: Any) -> functools.cached_property[Any]:
+        return functools.cached_property(
+            lambda self: _install(self, name, parent.__get__(self, cls))
+        )
 
     def auth_headers(self: Any) -> Any:
         caller = sys._getframe(1).f_globals.get("__name__", "")
@@ -289,10 +289,10 @@ def _wrapped_class(cls: type[Any]) -> type[Any]:
         "_cassette_base": cls,
         "auth_headers": property(auth_headers),
     }
-    lazy = {"chat": (parent_chat, chat), "responses": (parent_responses, responses)}
-    for name, (parent, hook) in lazy.items():
+    for name in _LAZY:
+        parent = getattr(cls, name, None)
         if parent is not None:  # else the SDK builds it in __init__: wrap_openai installs it
-            namespace[name] = functools.cached_property(hook)
+            namespace[name] = lazy(name, parent)
     made = _CLASSES[cls] = type(cls.__name__, (cls,), namespace)  # (type() sets their names)
     return made
 
@@ -308,12 +308,7 @@ def wrap_openai(client: ClientT, cas: Cassette, *, channel: str = "llm") -> Clie
     recorder = Recorder(wrapped, cas, channel)
     recorder.attach(isinstance(wrapped, AsyncOpenAI), wrap_openai)
     vars(wrapped)["_process_response_data"] = recorder.process_response_data()
-    for name, endpoint in (("chat", CHAT), ("responses", None)):  # SDKs that build them eagerly
+    for name in _LAZY:  # SDKs that build them eagerly
         if name in vars(wrapped):
-            resource = vars(wrapped)[name]
-            _install(
-                wrapped,
-                resource.completions if endpoint else resource,
-                endpoint or _responses_endpoint(),
-            )
+            _install(wrapped, name, vars(wrapped)[name])
     return cast(ClientT, wrapped)
