@@ -141,21 +141,12 @@ class LiteLLMPatch:
         self._lock = threading.Lock()
         import litellm.main  # after ._stream, which says how to install it
 
-        # litellm.completion and litellm.main.completion (other modules hold either); an
-        # async twin taking (*args, **kwargs) (aembedding) has its arguments named by its sync twin
-        main = litellm.main
-        self.recorded: dict[int, tuple[Kind, Any, Any]] = {}  # id -> (kind, function, signed)
-        for kind in KINDS:
-            for module in (litellm, main):
-                function = vars(module).get(kind.name)
-                if callable(function):
-                    twin = vars(main).get(kind.name[1:]) if kind.is_async else None
-                    signed = twin if twin is not None and unnamed(function) else function
-                    self.recorded[id(function)] = (kind, function, signed)
+        # litellm.completion and litellm.main.completion: other modules hold either
+        self.recorded = _recorded((litellm, litellm.main), litellm.main)
         self.blocked = {  # id -> (name, function) of those that raise: image_generation, ...
             id(function): (name, function)
             for name in UNRECORDED
-            for module in (litellm, main)
+            for module in (litellm, litellm.main)
             if inspect.isfunction(function := vars(module).get(name))
         }
 
@@ -250,6 +241,20 @@ class LiteLLMPatch:
             wrapper = wrappers.get(id(value))  # the originals are alive: the ids are theirs
             if wrapper is not None:
                 self.patches.set(module, attr, wrapper)
+
+
+def _recorded(modules: tuple[Any, ...], main: Any) -> dict[int, tuple[Kind, Any, Any]]:
+    """id -> (kind, function, signed) of the recorded entry points in ``modules``; an async
+    twin taking (*args, **kwargs) (aembedding) has its arguments named by its sync twin."""
+    recorded = {}
+    for kind in KINDS:
+        for module in modules:
+            function = vars(module).get(kind.name)
+            if callable(function):
+                twin = vars(main).get(kind.name[1:]) if kind.is_async else None
+                signed = twin if twin is not None and unnamed(function) else function
+                recorded[id(function)] = (kind, function, signed)
+    return recorded
 
 
 def _kept(got: list[Any], result: Any) -> Any:
