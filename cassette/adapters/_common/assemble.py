@@ -1,7 +1,5 @@
-"""The functions that assemble a recorded stream into its message (stored next to the
-chunks, for diffs and for the next request's references): openai's chat and Responses
-streams, and Anthropic's Messages stream. Pure functions, no SDK imported: ``cassette
-serve`` assembles streams with them too."""
+"""Assemble a recorded stream into its message (stored next to the chunks): openai's chat
+and Responses streams, Anthropic's Messages stream. Pure functions, no SDK imported."""
 
 from __future__ import annotations
 
@@ -12,6 +10,9 @@ import orjson
 from ...types import Json
 
 __all__ = ["assemble_chat", "assemble_message", "assemble_response", "first_choices"]
+
+_FINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
+_BLOCK_DELTAS = {"text_delta": "text", "thinking_delta": "thinking"}
 
 
 def first_choices(chunks: Iterable[Json]) -> Iterator[Json]:
@@ -37,29 +38,30 @@ def _merge_call(calls: dict[int, Json], call: Json) -> None:
             slot["function"][key] += function[key]
 
 
+def _chat_delta(
+    message: Json, parts: dict[str, list[str]], calls: dict[int, Json], delta: Json
+) -> None:
+    """Apply one chat delta: its role, text parts and tool call parts."""
+    if delta.get("role"):
+        message["role"] = delta["role"]
+    for key, got in parts.items():
+        if isinstance(delta.get(key), str):
+            got.append(delta[key])
+    for call in delta.get("tool_calls") or ():
+        _merge_call(calls, call)
+
+
 def assemble_chat(chunks: list[Json]) -> Json:
     """The assistant message of choice 0, merged from the deltas of a chat stream."""
     message: Json = {"role": "assistant", "content": None}
     parts: dict[str, list[str]] = {"content": [], "refusal": []}
     calls: dict[int, Json] = {}
     for choice in first_choices(chunks):
-        delta = choice.get("delta") or {}
-        if delta.get("role"):
-            message["role"] = delta["role"]
-        for key, got in parts.items():
-            if isinstance(delta.get(key), str):
-                got.append(delta[key])
-        for call in delta.get("tool_calls") or ():
-            _merge_call(calls, call)
-    for key, got in parts.items():
-        if got:
-            message[key] = "".join(got)
+        _chat_delta(message, parts, calls, choice.get("delta") or {})
+    message.update({key: "".join(got) for key, got in parts.items() if got})
     if calls:
         message["tool_calls"] = [calls[i] for i in sorted(calls)]
     return message
-
-
-_FINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
 
 
 def assemble_response(chunks: list[Json]) -> Json:
@@ -79,18 +81,31 @@ def _block_event(blocks: dict[int, Json], partial: dict[int, list[str]], event: 
         return
     block = blocks.setdefault(index, {"type": "text", "text": ""})
     delta = event.get("delta") or {}
-    kind = delta.get("type")
-    if kind == "text_delta":
-        block["text"] = str(block.get("text", "")) + str(delta.get("text", ""))
-    elif kind == "thinking_delta":
-        block["thinking"] = str(block.get("thinking", "")) + str(delta.get("thinking"))
-    elif kind == "input_json_delta":
+    field = _BLOCK_DELTAS.get(str(delta.get("type")))
+    if field is not None:
+        block[field] = str(block.get(field, "")) + str(delta.get(field, ""))
+    elif delta.get("type") == "input_json_delta":
         partial.setdefault(index, []).append(str(delta.get("partial_json", "")))
 
 
+def _message_delta(message: Json, event: Json) -> None:
+    """Apply a ``message_delta``: stop reason and the like, usage merged."""
+    message.update(event.get("delta") or {})
+    usage = event.get("usage")
+    if isinstance(usage, dict):
+        message["usage"] = {**(message.get("usage") or {}), **usage}
+
+
+def _json_input(parts: list[str]) -> object:
+    """A tool use block's input from its JSON parts (the text itself if not JSON)."""
+    try:
+        return orjson.loads("".join(parts) or "{}")
+    except orjson.JSONDecodeError:
+        return "".join(parts)
+
+
 def assemble_message(events: list[Json]) -> Json:
-    """The final message of a Messages stream, merged from its events (stored next to the
-    events, for diffs and for the next request's references)."""
+    """The final message of a Messages stream, merged from its events."""
     message: Json = {}
     blocks: dict[int, Json] = {}
     partial: dict[int, list[str]] = {}
@@ -101,14 +116,8 @@ def assemble_message(events: list[Json]) -> Json:
         elif kind in ("content_block_start", "content_block_delta"):
             _block_event(blocks, partial, event)
         elif kind == "message_delta":
-            message.update(event.get("delta") or {})
-            usage = event.get("usage")
-            if isinstance(usage, dict):
-                message["usage"] = {**(message.get("usage") or {}), **usage}
+            _message_delta(message, event)
     for index, parts in partial.items():
-        try:
-            blocks[index]["input"] = orjson.loads("".join(parts) or "{}")
-        except orjson.JSONDecodeError:
-            blocks[index]["input"] = "".join(parts)
+        blocks[index]["input"] = _json_input(parts)
     message["content"] = [blocks[i] for i in sorted(blocks)]
     return message

@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import orjson
+from pydantic import BaseModel
 
 from ...types import Json
 
@@ -24,12 +25,15 @@ __all__ = [
     "anthropic_kept",
     "byte_streams",
     "chunk_of",
+    "dump_model",
     "encode_event",
     "endpoint_name",
     "http_meta",
     "openai_kept",
     "request_path",
     "response_dict",
+    "secret_header",
+    "sent_json",
 ]
 
 HTTP = "$http"  # the key of a response dict that holds status and headers
@@ -37,26 +41,52 @@ SSE = "$sse"  # an event kept as it came: {"$sse": {"event": name, "data": text}
 JSON_TYPE = "application/json"
 EVENTS_TYPE = "text/event-stream"
 SECRET_WORDS = ("auth", "cookie", "key", "secret", "token", "session")
-_OPENAI_DROPPED = frozenset({"openai-organization", "openai-project", "x-api-key"})
+_RATE_LIMITS = ("x-ratelimit-", "anthropic-ratelimit-", "retry-after")
+_DROPPED = frozenset({"openai-organization", "openai-project", "anthropic-organization-id"})
+
+
+def secret_header(name: str) -> bool:
+    """Whether a lower-case header may hold a secret or an account id (rate limits never)."""
+    if name.startswith(_RATE_LIMITS):
+        return False
+    return name in _DROPPED or any(word in name for word in SECRET_WORDS)
 
 
 def openai_kept(name: str) -> bool:
-    """Response headers a cassette of the OpenAI API keeps: request ids, rate limits and
-    the like; never secrets, connection details or the organisation."""
-    if name.startswith(("x-ratelimit-", "retry-after")):
-        return True
-    if name in _OPENAI_DROPPED or any(word in name for word in SECRET_WORDS):
-        return False
-    return name.startswith(("x-", "openai-", "retry-after")) or name == "content-type"
+    """Response headers a cassette of the OpenAI API keeps: request ids, rate limits."""
+    return not secret_header(name) and (
+        name.startswith(("x-", "openai-", "retry-after")) or name == "content-type"
+    )
 
 
 def anthropic_kept(name: str) -> bool:
     """Response headers a cassette of the Anthropic API keeps (as :func:`openai_kept`)."""
-    if name.startswith(("anthropic-ratelimit-", "retry-after")) or name == "request-id":
-        return True
-    if any(word in name for word in SECRET_WORDS) or name == "anthropic-organization-id":
-        return False
-    return name.startswith(("x-", "anthropic-")) or name == "content-type"
+    return not secret_header(name) and (
+        name.startswith(("x-", "anthropic-", "retry-after"))
+        or name in ("content-type", "request-id")
+    )
+
+
+def dump_model(value: BaseModel) -> Any:
+    """An SDK model as the SDK sends it."""
+    exclude = getattr(value, "__api_exclude__", None)
+    return value.model_dump(mode="json", exclude_unset=True, by_alias=True, exclude=exclude)
+
+
+def sent_json(value: Any, skip: tuple[type, ...], refuse: Callable[[Any], Exception]) -> Any:
+    """A request's data as sent: ``skip`` sentinels left out of mappings, models dumped;
+    any other object raises ``refuse(value)``."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, Mapping):
+        return {
+            str(k): sent_json(v, skip, refuse) for k, v in value.items() if not isinstance(v, skip)
+        }
+    if isinstance(value, (list, tuple)):
+        return [sent_json(v, skip, refuse) for v in value]
+    if isinstance(value, BaseModel):
+        return dump_model(value)
+    raise refuse(value)
 
 
 def request_path(url: str, base_path: str) -> str:

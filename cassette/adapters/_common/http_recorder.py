@@ -1,18 +1,8 @@
-"""The request layer the HTTP-level adapters (openai, anthropic) share: both SDKs are
-Stainless clients, and every entry point goes through the client's
-``request(cast_to, options, stream=..., stream_cls=...)``.
-
-:meth:`HttpRecorder.sync_request` / :meth:`~HttpRecorder.async_request` replace it on the
-wrapped client. A call becomes a request dict (:meth:`~HttpRecorder.request_dict`); the
-answer comes from the cassette, or from the SDK's own ``request`` asked for the bare HTTP
-response (its retries and status errors included), turned into a response dict. Either way
-the SDK gets an HTTP response rebuilt from that dict and runs its own ``_process_response``
-on it, so ``with_raw_response``, ``with_streaming_response``, the stream helpers, pages and
-``client.post`` return what they return live. Response dicts: the JSON body, plus ``"$http"``
-(status, the headers kept) when there is more to say; a body that is not a JSON object is
-kept whole in ``"$http"``; a stream is its events (``{"$http": ...}`` first when there are
-headers to keep). A subclass says what differs per SDK: its error codec, the request dict,
-the headers kept, the stream assembler of an endpoint and which streams end with ``[DONE]``.
+"""The request layer the Stainless SDKs (openai, anthropic) share: the client's
+``request(cast_to, options, stream=..., stream_cls=...)`` goes through the cassette, whose
+answer (recorded, or the SDK's own bare HTTP response) is rebuilt as an HTTP response the
+SDK processes itself, so raw and streaming responses, helpers and pages work as live. A
+subclass says what differs per SDK: error codec, request dict, headers kept, assemblers.
 """
 
 from __future__ import annotations
@@ -108,26 +98,27 @@ class HttpRecorder:
             options.method, url, headers={self.raw_header: raw} if raw else None
         )
 
+    def _rebuilt(self, options: Any, meta: Json, headers: Json, **body: Any) -> Any:
+        """An HTTP response with ``meta``'s status, answering ``options``."""
+        status = int(meta.get("status", 200))
+        request = self.http_request(options)
+        response = self.http.Response(status, headers=headers, request=request, **body)
+        response.elapsed = _ZERO
+        return response
+
     def response(self, options: Any, data: Json) -> Any:
         """The HTTP response of a response dict."""
         meta = data.get(HTTP)
         if meta is None:
-            headers: Json = {"content-type": JSON_TYPE}
-            content = orjson.dumps(data)
-            status = 200
-        else:
-            headers = dict(meta.get("headers") or {})
-            status = int(meta.get("status", 200))
-            if "base64" in meta:
-                content = base64.b64decode(meta["base64"])
-            else:
-                headers.setdefault("content-type", JSON_TYPE)
-                content = orjson.dumps({k: v for k, v in data.items() if k != HTTP})
-        response = self.http.Response(
-            status, headers=headers, content=content, request=self.http_request(options)
-        )
-        response.elapsed = _ZERO
-        return response
+            return self._rebuilt(
+                options, {}, {"content-type": JSON_TYPE}, content=orjson.dumps(data)
+            )
+        headers = dict(meta.get("headers") or {})
+        if "base64" in meta:
+            return self._rebuilt(options, meta, headers, content=base64.b64decode(meta["base64"]))
+        headers.setdefault("content-type", JSON_TYPE)
+        content = orjson.dumps({k: v for k, v in data.items() if k != HTTP})
+        return self._rebuilt(options, meta, headers, content=content)
 
     def events(self, options: Any, request: Json, first: Json | None, chunks: Any) -> Any:
         """The HTTP response of a stream: ``first`` (its ``"$http"``, or its first event)
@@ -136,15 +127,9 @@ class HttpRecorder:
         if first is not None and HTTP in first:
             meta, first = first[HTTP], None
         done = request["endpoint"] in self.done_endpoints
-        aio = not isinstance(chunks, Iterator)
-        response = self.http.Response(
-            int(meta.get("status", 200)),
-            headers={"content-type": EVENTS_TYPE, **(meta.get("headers") or {})},
-            stream=byte_streams(self.http)[aio](first, chunks, done),
-            request=self.http_request(options),
-        )
-        response.elapsed = _ZERO
-        return response
+        stream = byte_streams(self.http)[not isinstance(chunks, Iterator)](first, chunks, done)
+        headers = {"content-type": EVENTS_TYPE, **(meta.get("headers") or {})}
+        return self._rebuilt(options, meta, headers, stream=stream)
 
     def live_options(self, options: Any) -> Any:
         """The options without the header that asks for a raw response: live, the SDK

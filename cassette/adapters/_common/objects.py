@@ -1,12 +1,9 @@
-"""Python objects in a cassette: stored with their type and private state, rebuilt as the
-same object, and streams of them teed to the caller while recording.
+"""Python objects in a cassette, stored with their type and private state and rebuilt as
+the same object; streams of them teed to the caller while recording.
 
-A pydantic model is stored as its JSON dump (``exclude_unset``) plus ``"$type"``
-(``"module:QualName"``), ``"$private"`` (its ``__pydantic_private__``, e.g. litellm's
-``_hidden_params``) and ``"$attrs"`` (underscore attributes set on the instance, e.g.
-litellm's ``_response_ms``). It is rebuilt through the type's own constructor (which makes
-the nested objects the library makes), then the fields that the constructor dropped are put
-back, so the rebuilt object equals the stored one and dumps the same JSON.
+A pydantic model is its JSON dump (``exclude_unset``) plus ``"$type"`` (``"module:QualName"``),
+``"$private"`` (``__pydantic_private__``) and ``"$attrs"`` (underscore attributes set on the
+instance); rebuilt through the type's own constructor, then the fields it dropped put back.
 """
 
 from __future__ import annotations
@@ -36,6 +33,7 @@ __all__ = [
     "dump_object",
     "dump_state",
     "load_object",
+    "load_private",
     "load_state",
     "plain",
     "rebuild",
@@ -80,9 +78,7 @@ def resolve(path: str) -> type[Any] | None:
             obj = getattr(obj, part)
     except (ImportError, AttributeError, ValueError):
         return None
-    if not isinstance(obj, type):
-        return None
-    if issubclass(obj, BaseModel) or dataclasses.is_dataclass(obj):
+    if isinstance(obj, type) and (issubclass(obj, BaseModel) or dataclasses.is_dataclass(obj)):
         return obj
     return None  # never call an arbitrary callable named by a file
 
@@ -90,22 +86,31 @@ def resolve(path: str) -> type[Any] | None:
 # --- dump ---------------------------------------------------------------------------------
 
 
+def _dump_mapping(value: Mapping[Any, Any]) -> Json:
+    out = {str(k): dump_state(v) for k, v in value.items()}
+    return {k: v for k, v in out.items() if v is not _SKIP}
+
+
+def _dump_list(value: Iterable[Any]) -> list[Any]:
+    return [v for v in map(dump_state, value) if v is not _SKIP]
+
+
+def _dump_json(value: Any) -> Any:
+    try:
+        return loads(dumps(value))
+    except TypeError:
+        return _SKIP
+
+
 def dump_state(value: Any) -> Any:
     """Best-effort JSON of private state (models tagged with ``$type``); what cannot be
     stored (a client, a lock) is left out."""
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
-    if isinstance(value, BaseModel):
-        return dump_object(value)
-    if isinstance(value, Mapping):
-        out = {str(k): dump_state(v) for k, v in value.items()}
-        return {k: v for k, v in out.items() if v is not _SKIP}
-    if isinstance(value, (list, tuple)):
-        return [v for v in map(dump_state, value) if v is not _SKIP]
-    try:
-        return loads(dumps(value))
-    except TypeError:
-        return _SKIP
+    for kind, dump in _STATE_DUMPS:
+        if isinstance(value, kind):
+            return dump(value)
+    return _dump_json(value)
 
 
 def dump_object(obj: Any, what: str = "response") -> Json:
@@ -114,16 +119,7 @@ def dump_object(obj: Any, what: str = "response") -> Json:
     if isinstance(obj, dict):
         return cast(Json, plain(obj, what))
     if isinstance(obj, BaseModel):
-        body = cast(Json, plain(obj.model_dump(mode="json", exclude_unset=True), what))
-        body[TYPE_KEY] = type_path(obj)
-        private = dump_state(obj.__pydantic_private__ or {})
-        if private:
-            body[PRIVATE_KEY] = private
-        fields = type(obj).model_fields
-        attrs = dump_state({k: v for k, v in vars(obj).items() if k[:1] == "_" and k not in fields})
-        if attrs:
-            body[ATTRS_KEY] = attrs
-        return body
+        return _dump_model(obj, what)
     body = plain(obj, what)
     if not isinstance(body, dict):
         raise CassetteError(
@@ -131,6 +127,20 @@ def dump_object(obj: Any, what: str = "response") -> Json:
             "model or a dataclass"
         )
     body[TYPE_KEY] = type_path(obj)
+    return body
+
+
+def _dump_model(obj: BaseModel, what: str) -> Json:
+    body = cast(Json, plain(obj.model_dump(mode="json", exclude_unset=True), what))
+    body[TYPE_KEY] = type_path(obj)
+    fields = type(obj).model_fields
+    state = {
+        PRIVATE_KEY: dump_state(obj.__pydantic_private__ or {}),
+        ATTRS_KEY: dump_state(
+            {k: v for k, v in vars(obj).items() if k[:1] == "_" and k not in fields}
+        ),
+    }
+    body.update({key: value for key, value in state.items() if value})
     return body
 
 
@@ -159,17 +169,24 @@ def _reconcile(obj: Any, data: Any) -> None:
 
 def _reconcile_model(obj: BaseModel, data: Json) -> None:
     fields = type(obj).model_fields
-    extra = obj.__pydantic_extra__ or {}
     present = vars(obj)
+    extra = obj.__pydantic_extra__ or {}
     for key, value in data.items():
-        if key in _META:
-            continue
-        if key in present or key in extra:
-            if isinstance(value, (dict, list)):  # what may hold models
-                _reconcile(present[key] if key in present else extra[key], value)
-        elif key in fields:
+        held = present.get(key, extra.get(key, _SKIP))
+        if held is _SKIP and key in fields:
             present[key] = value
+        elif isinstance(value, (dict, list)):  # what may hold models
+            _reconcile(held, value)
     obj.__pydantic_fields_set__.update(k for k in data if k in fields)
+
+
+def load_private(obj: BaseModel, state: Json) -> None:
+    """Put the stored private state back on a rebuilt model (its own attributes only)."""
+    private = obj.__pydantic_private__
+    if private is not None:
+        private.update(
+            {k: load_state(v) for k, v in state.items() if k in type(obj).__private_attributes__}
+        )
 
 
 def _construct(cls: type[BaseModel], body: Json) -> BaseModel:
@@ -186,11 +203,7 @@ def _construct(cls: type[BaseModel], body: Json) -> BaseModel:
 def _rebuild_model(cls: type[BaseModel], data: Json, body: Json) -> BaseModel:
     obj = _construct(cls, body)
     _reconcile(obj, body)
-    private = obj.__pydantic_private__
-    if private is not None:
-        for key, value in (data.get(PRIVATE_KEY) or {}).items():
-            if key in type(obj).__private_attributes__:
-                private[key] = load_state(value)
+    load_private(obj, data.get(PRIVATE_KEY) or {})
     for key, value in (data.get(ATTRS_KEY) or {}).items():
         vars(obj)[key] = load_state(value)
     return obj
@@ -218,11 +231,17 @@ def rebuild(path: str | None, data: Any, *, warn: bool = True) -> Any:
     return body
 
 
-def load_object(data: Json, default: str | None = None) -> Any:
-    """Rebuild a dict from :func:`dump_object` as its ``$type`` (else ``default``)."""
+_STATE_DUMPS: tuple[tuple[Any, Callable[[Any], Any]], ...] = (
+    (BaseModel, dump_object),
+    (Mapping, _dump_mapping),
+    ((list, tuple), _dump_list),
+)
+
+
+def load_object(data: Json) -> Any:
+    """Rebuild a dict from :func:`dump_object` as its ``$type`` (a plain dict without)."""
     path = data.get(TYPE_KEY)
-    path = path if isinstance(path, str) else default
-    if path is None:
+    if not isinstance(path, str):
         return {k: v for k, v in data.items() if k != STREAM_KEY}
     return rebuild(path, data)
 
@@ -231,15 +250,12 @@ def load_object(data: Json, default: str | None = None) -> Any:
 
 
 class Tee:
-    """Chunk objects <-> chunk dicts around ``cas.stream``: while recording, the live
-    objects are handed to the caller as they are (their dicts go to the cassette); on
-    replay, the recorded dicts are rebuilt. ``head()`` describes the stream object itself;
-    it is stored on the first chunk under ``$stream``.
+    """Chunk objects <-> chunk dicts around ``cas.stream``: recording hands the live
+    objects over (their dicts go to the cassette), replay rebuilds the recorded dicts.
+    ``head()`` describes the stream object, stored on the first chunk under ``$stream``.
 
-    Private state is dumped again when the live stream ends, into the dicts already handed
-    to the cassette (recorded at the end): litellm updates its chunks' ``_hidden_params``
-    (usage) after the last chunk. A chunk's private state is then stored as its difference
-    from the chunk before (``{"$diff": ...}``): litellm's differ in a timestamp.
+    When the live stream ends, private state is dumped again (litellm sets usage after the
+    last chunk) and stored as its difference from the chunk before (``{"$diff": ...}``).
     """
 
     def __init__(
@@ -265,11 +281,13 @@ class Tee:
         """The live stream ended: refresh the private state of what was sent."""
         for item, data in self._sent:
             fresh = self.dump(item)
-            for key in (PRIVATE_KEY, ATTRS_KEY):
-                if key in fresh:
-                    data[key] = fresh[key]
+            data.update({k: fresh[k] for k in (PRIVATE_KEY, ATTRS_KEY) if k in fresh})
         if self._sent and self.head is not None:
             self._sent[0][1][STREAM_KEY] = self.head()
+        self._diff_private()
+
+    def _diff_private(self) -> None:
+        """Each chunk's private state as its difference from the chunk before."""
         before = None
         for _, data in self._sent:
             private = data.get(PRIVATE_KEY)

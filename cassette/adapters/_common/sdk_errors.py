@@ -1,16 +1,12 @@
-"""API errors of a Stainless-built SDK (openai, anthropic) in a cassette: :class:`SdkErrors`,
-the :class:`cassette.ErrorCodec` that each SDK's adapter sets up with its own module.
-
-Status errors keep their status code, the HTTP body as the server sent it and the headers
-the SDK's subclass keeps; replay rebuilds them with the client's own
-``_make_status_error_from_response``, so class, message, ``body``, ``code`` and
-``request_id`` are what the SDK makes of that response. Imports neither SDK.
-"""
+"""API errors of a Stainless SDK (openai, anthropic) in a cassette: :class:`SdkErrors`, the
+:class:`cassette.ErrorCodec` each adapter sets up. A status error keeps its status, body and
+kept headers, and is rebuilt by the client's own ``_make_status_error_from_response``."""
 
 from __future__ import annotations
 
 import sys
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar, cast
 
 from ...errors import CassetteError
 from ...format import codec
@@ -101,25 +97,21 @@ class SdkErrors:
             return builtin(message)
         if not str(info.get("type", "")).startswith(self.sdk.__name__ + "."):
             return None
-        kind = data.get("kind")
-        if kind == "status":
-            return self._status_error(data)
-        if kind == "timeout":
-            return self.sdk.APITimeoutError(request=self.request())  # type: ignore[no-any-return]
-        if kind == "connection":
-            error = self.sdk.APIConnectionError(message=message, request=self.request())
-            return error  # type: ignore[no-any-return]
-        if kind == "api":
-            return self.sdk.APIError(message, self.request(), body=data.get("body"))  # type: ignore[no-any-return]
-        return None
+        load = self._loaders.get(str(data.get("kind")))
+        return None if load is None else load(self, data, message)
 
-    def _status_error(self, data: Json) -> BaseException | None:
+    def _timeout(self, data: Json, message: str) -> BaseException:
+        return self.sdk.APITimeoutError(request=self.request())  # type: ignore[no-any-return]
+
+    def _connection(self, data: Json, message: str) -> BaseException:
+        return self.sdk.APIConnectionError(message=message, request=self.request())  # type: ignore[no-any-return]
+
+    def _api(self, data: Json, message: str) -> BaseException:
+        return self.sdk.APIError(message, self.request(), body=data.get("body"))  # type: ignore[no-any-return]
+
+    def _status_error(self, data: Json, message: str) -> BaseException | None:
         status, headers = data.get("status_code"), data.get("headers")
-        if type(status) is not int or not 100 <= status <= 599:
-            return None
-        if headers is not None and not (
-            isinstance(headers, dict) and all(isinstance(v, str) for v in headers.values())
-        ):
+        if not (_valid_status(status) and _valid_headers(headers)):
             return None
         try:
             content = codec.dumps(data["body"]) if "body" in data else str(data.get("text", ""))
@@ -127,6 +119,23 @@ class SdkErrors:
             return None
         raw = content if isinstance(content, bytes) else content.encode()
         error: BaseException = self.client._make_status_error_from_response(
-            self.response(status, raw, headers)
+            self.response(cast(int, status), raw, headers)
         )
         return error
+
+    _loaders: ClassVar[dict[str, Callable[[SdkErrors, Json, str], BaseException | None]]] = {
+        "status": _status_error,
+        "timeout": _timeout,
+        "connection": _connection,
+        "api": _api,
+    }
+
+
+def _valid_status(status: Any) -> bool:
+    return type(status) is int and 100 <= status <= 599
+
+
+def _valid_headers(headers: Any) -> bool:
+    return headers is None or (
+        isinstance(headers, dict) and all(isinstance(v, str) for v in headers.values())
+    )

@@ -1,9 +1,7 @@
-"""Record and replay the anthropic SDK: ``wrap_anthropic(client, cas)`` returns a copy of
-the client whose every request goes through the cassette (docs/adapters/anthropic.md).
+"""Record and replay the anthropic SDK: ``wrap_anthropic(client, cas)``.
 
-Requests are caught in the client's ``request``, shared with the openai adapter
-(:class:`~cassette.adapters._common.http_recorder.HttpRecorder`); this module says what is
-anthropic's: the request dict, the headers kept, the error codec and the stream assembler.
+Requests (docs/adapters/anthropic.md) are caught in the client's ``request`` by the shared
+:class:`~.._common.http_recorder.HttpRecorder`; this module says what is anthropic's.
 """
 
 from __future__ import annotations
@@ -18,7 +16,6 @@ except ImportError:  # exercised in an environment without anthropic
     raise ImportError(
         "cassette.adapters.anthropic needs anthropic: pip install 'rollout-cassette[anthropic]'"
     ) from None
-import pydantic
 from anthropic._constants import RAW_RESPONSE_HEADER
 from anthropic._types import NotGiven, Omit
 
@@ -26,7 +23,7 @@ from ...errors import CassetteError
 from ...replay.cassette import Cassette
 from ...types import Json
 from .._common.assemble import assemble_message
-from .._common.http import anthropic_kept, endpoint_name, request_path
+from .._common.http import anthropic_kept, endpoint_name, request_path, sent_json
 from .._common.http_recorder import RECORDER, HttpRecorder
 from .._common.sdk_errors import SdkErrors
 
@@ -45,19 +42,15 @@ class AnthropicErrors(SdkErrors):
     header_prefix = "anthropic-ratelimit-"
 
 
-def _plain(value: Any) -> Any:
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items() if not isinstance(v, _SENTINELS)}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, pydantic.BaseModel):
-        return value.model_dump(mode="json", exclude_unset=True, by_alias=True)
-    raise CassetteError(
+def _unrecordable(value: Any) -> Exception:
+    return CassetteError(
         f"a request holds a {type(value).__name__}, which a cassette cannot record; "
         "send JSON data (dicts, lists, strings, numbers)"
     )
+
+
+def _plain(value: Any) -> Any:
+    return sent_json(value, _SENTINELS, _unrecordable)
 
 
 def _beta(headers: Any) -> Json:

@@ -1,12 +1,9 @@
 """Record and replay litellm: ``patch_litellm(cas)`` (docs/adapters/litellm.md).
 
 Inside the block ``completion``, ``embedding``, ``text_completion``, ``responses`` and their
-async twins (and every module-level reference to them) go through the cassette on channel
-``"llm"``; litellm's other model calls (:data:`UNRECORDED`) raise a ``CassetteError`` naming
-them rather than reach the network unrecorded. Requests: :mod:`._request`; replies and
-streams come back as litellm's own types (:mod:`._stream`, :mod:`._responses`). Importing
-this module sets ``LITELLM_LOCAL_MODEL_COST_MAP=True`` unless set, so that a litellm
-imported afterwards does not fetch its cost map from the network.
+async twins go through the cassette on channel ``"llm"``; litellm's other model calls
+(:data:`UNRECORDED`) raise a ``CassetteError``. Importing this module sets
+``LITELLM_LOCAL_MODEL_COST_MAP=True`` unless set (no cost map fetched from the network).
 """
 
 from __future__ import annotations
@@ -122,11 +119,13 @@ class _Streaming:
         self.tee.head = lambda: self.tee.stream_head(wrapper)
         return wrapper
 
-    def defers(self, exc: Exception) -> bool:
-        """Whether the error of the first chunk waits for the iteration: yes for a text
-        stream (live, it sends then), unless the cassette failed (a miss, a mismatch)."""
+    def deferred(self, exc: Exception) -> Exception:
+        """The error of the first chunk, kept for the iteration if it waits for it (a text
+        stream's, as live, unless the cassette failed: a miss, a mismatch); else raised."""
         cassette_failed = isinstance(exc, CassetteError) and not isinstance(exc, RecordedError)
-        return self.kind.text and not cassette_failed
+        if self.kind.text and not cassette_failed:
+            return exc
+        raise exc
 
     def wrapper(self, chunks: Any, first: Any) -> Any:
         return self.type(chunks, self.tee, first=first, live=self.sent, api_base=self.base)
@@ -142,21 +141,12 @@ class LiteLLMPatch:
         self._lock = threading.Lock()
         import litellm.main  # after ._stream, which says how to install it
 
-        # litellm.completion and litellm.main.completion (other modules hold either); an
-        # async twin taking (*args, **kwargs) (aembedding) has its arguments named by its sync twin
-        main = litellm.main
-        self.recorded: dict[int, tuple[Kind, Any, Any]] = {}  # id -> (kind, function, signed)
-        for kind in KINDS:
-            for module in (litellm, main):
-                function = vars(module).get(kind.name)
-                if callable(function):
-                    twin = vars(main).get(kind.name[1:]) if kind.is_async else None
-                    signed = twin if twin is not None and unnamed(function) else function
-                    self.recorded[id(function)] = (kind, function, signed)
+        # litellm.completion and litellm.main.completion: other modules hold either
+        self.recorded = _recorded((litellm, litellm.main), litellm.main)
         self.blocked = {  # id -> (name, function) of those that raise: image_generation, ...
             id(function): (name, function)
             for name in UNRECORDED
-            for module in (litellm, main)
+            for module in (litellm, litellm.main)
             if inspect.isfunction(function := vars(module).get(name))
         }
 
@@ -183,8 +173,7 @@ class LiteLLMPatch:
             _LIVE.reset(token)
 
     def call(self, kind: Kind, original: Any, signed: Any, *args: Any, **kwargs: Any) -> Any:
-        """One call through the cassette (``original`` sends it, ``signed`` names its
-        arguments)."""
+        """One call through the cassette (``original`` sends it, ``signed`` names its args)."""
         if _LIVE.get():  # litellm calling itself (text_completion runs completion)
             return original(*args, **kwargs)
         request, base, keys = self._prepare(kind, signed, args, kwargs)
@@ -199,10 +188,8 @@ class LiteLLMPatch:
             chunks = self.cas.stream(request, live, assemble=stream.assemble, **keys)
             try:
                 first = next(chunks, END)  # sends the request now, as litellm's completion does
-            except Exception as exc:
-                if not stream.defers(exc):
-                    raise
-                first = exc
+            except Exception as exc:  # noqa: BLE001 - raised unless the stream defers it
+                first = stream.deferred(exc)
             return stream.wrapper(chunks, first)
         got: list[Any] = []
         response = self.cas.call(
@@ -230,10 +217,8 @@ class LiteLLMPatch:
             chunks = self.cas.astream(request, live, assemble=stream.assemble, **keys)
             try:
                 first = await anext(chunks, END)  # sends the request now, as litellm does
-            except Exception as exc:
-                if not stream.defers(exc):
-                    raise
-                first = exc
+            except Exception as exc:  # noqa: BLE001 - raised unless the stream defers it
+                first = stream.deferred(exc)
             return stream.wrapper(chunks, first)
         got: list[Any] = []
 
@@ -256,6 +241,20 @@ class LiteLLMPatch:
             wrapper = wrappers.get(id(value))  # the originals are alive: the ids are theirs
             if wrapper is not None:
                 self.patches.set(module, attr, wrapper)
+
+
+def _recorded(modules: tuple[Any, ...], main: Any) -> dict[int, tuple[Kind, Any, Any]]:
+    """id -> (kind, function, signed) of the recorded entry points in ``modules``; an async
+    twin taking (*args, **kwargs) (aembedding) has its arguments named by its sync twin."""
+    recorded = {}
+    for kind in KINDS:
+        for module in modules:
+            function = vars(module).get(kind.name)
+            if callable(function):
+                twin = vars(main).get(kind.name[1:]) if kind.is_async else None
+                signed = twin if twin is not None and unnamed(function) else function
+                recorded[id(function)] = (kind, function, signed)
+    return recorded
 
 
 def _kept(got: list[Any], result: Any) -> Any:

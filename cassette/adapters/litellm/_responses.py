@@ -14,7 +14,7 @@ from litellm.responses.streaming_iterator import (  # litellm 1.63 on: imported 
 from pydantic import BaseModel
 
 from ...types import Json
-from .._common.objects import PRIVATE_KEY, dump_state, load_state
+from .._common.objects import PRIVATE_KEY, dump_state, load_private
 from ._stream import LiteLLMTee, _hide_base, _Replayed, _show_base, dump_response, load_response
 
 __all__ = [
@@ -50,12 +50,8 @@ def load_event(data: Json, api_base: str | None) -> Any:
     event = load_response(data, api_base, EVENT)
     inner = getattr(event, "response", None)
     if isinstance(nested, dict) and isinstance(inner, BaseModel):
-        state = inner.__pydantic_private__
-        if state is not None:
-            for key, value in nested.items():
-                if key in type(inner).__private_attributes__:
-                    state[key] = load_state(value)
-            _show_base(state.get("_hidden_params"), api_base)
+        load_private(inner, nested)
+        _show_base((inner.__pydantic_private__ or {}).get("_hidden_params"), api_base)
     return event
 
 

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from ...types import Json
 from .._common.assemble import first_choices
+from .._common.http import secret_header
 from .._common.objects import (
     PRIVATE_KEY,
     STREAM_KEY,
@@ -51,10 +52,6 @@ __all__ = [
 RESPONSE = "litellm.types.utils:ModelResponse"
 CHUNK = "litellm.types.utils:ModelResponseStream"
 TEXT_CHUNK = "litellm.types.utils:TextCompletionResponse"
-_SECRET_HEADERS = frozenset(
-    ("authorization", "proxy-authorization", "cookie", "set-cookie", "api-key", "x-api-key",
-     "openai-organization", "openai-project")
-)  # fmt: skip
 _API_BASE = "$api_base"
 END: Any = object()  # "no first chunk": an empty stream
 
@@ -65,7 +62,7 @@ def _headers(headers: Any) -> Any:
     return {
         k: v
         for k, v in headers.items()
-        if str(k).lower().removeprefix("llm_provider-") not in _SECRET_HEADERS
+        if not secret_header(str(k).lower().removeprefix("llm_provider-"))
     }
 
 

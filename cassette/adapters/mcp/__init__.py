@@ -1,11 +1,8 @@
 """Record and replay an agent's MCP traffic: ``mcp_session(cas, server)`` (docs/adapters/mcp.md).
 
-Every request a session sends is one interaction on channel ``"mcp"``: the request dict is
-its wire form ``{"method", "params"}`` without ``params._meta`` (ids and trace context
-change every run), the handshake keyed by its method alone (its params carry SDK
-versions); the response is ``{"result", "progress"}``. Replay connects to nothing (the
-session runs over :func:`idle_transport`). The recorded form is the same under mcp 1.x and
-2.x.
+Each request is one interaction on channel ``"mcp"``: ``{"method", "params"}`` without
+``params._meta`` (the handshake by its method alone), answered by ``{"result", "progress"}``,
+the same under mcp 1.x and 2.x. Replay connects to nothing (:func:`idle_transport`).
 """
 
 from __future__ import annotations

@@ -1,33 +1,9 @@
-"""Record and replay the openai SDK: ``wrap_openai(client, cas)``.
+"""Record and replay the openai SDK: ``wrap_openai(client, cas)`` (docs/adapters/openai.md).
 
-.. code-block:: python
-
-    import cassette
-    from cassette.adapters.openai import wrap_openai
-    from openai import OpenAI
-
-    with cassette.open("runs/a.jsonl", mode="auto") as cas:
-        client = wrap_openai(OpenAI(), cas)            # still an openai.OpenAI
-        with cassette.episode(0):
-            reply = client.chat.completions.create(model="gpt-4o-mini", messages=[...])
-
-The wrapped client is a copy (``client.with_options()``); the client passed in is left as
-it was. Every call that sends a request goes through the cassette, on channel ``"llm"`` of
-the current :func:`cassette.episode`, as a request dict: the JSON body the SDK sends plus
-``"endpoint"`` (``"chat.completions"``, ``"embeddings"``, ``"GET models"``; never host,
-API key, headers or timeout). The same call gives the same dict whatever its entry point,
-so a cassette recorded through ``create`` replays through ``with_raw_response.create``.
-
-- ``chat.completions.create`` and ``responses.create`` (not streamed) take a fast path at
-  the resource: the request dict from the arguments, the reply validated into the SDK type.
-- Everything else (streams, ``with_raw_response``, ``with_streaming_response``, ``parse``,
-  the stream helpers, ``client.post``/``get``, pages, embeddings, images, files, ...) is
-  caught in the client's ``request``, where the SDK turns options into an HTTP request:
-  see :mod:`cassette.adapters.openai._http`. Replies come back as the SDK's own objects.
-- What cannot be recorded raises :class:`cassette.CassetteError` naming it, in every mode:
-  multipart file uploads, raw request bodies, websocket connections (``realtime``).
-- API errors replay as the same ``openai`` exception; response headers worth reading
-  (request id, rate limits) are recorded, never secrets, never in the hash.
+The wrapped client is a copy, still an ``OpenAI``; every request goes through the cassette
+on channel ``"llm"`` as the JSON body the SDK sends plus ``"endpoint"``. Non-streamed
+``chat.completions.create`` and ``responses.create`` take a fast path at the resource; every
+other entry point is caught in the client's ``request`` (:mod:`._http`).
 """
 
 from __future__ import annotations
@@ -97,8 +73,7 @@ def _responses_endpoint() -> _Endpoint | None:
 
 
 class _Create:
-    """What a replaced ``create`` needs: the recorder, the endpoint, the resource's own
-    ``create``; requests are built and replies validated here."""
+    """What a replaced ``create`` needs: requests built and replies validated here."""
 
     def __init__(self, recorder: Recorder, endpoint: _Endpoint, create: Any) -> None:
         self.recorder, self.endpoint, self.create = recorder, endpoint, create
@@ -118,8 +93,7 @@ class _Create:
         self._options: dict[Any, FinalRequestOptions] = {}
 
     def options(self, headers: Mapping[str, Any] | None) -> FinalRequestOptions:
-        """Request options as the SDK would have made them for a reply built here (the
-        SDK sets its headers anew, never changes them: a template per headers)."""
+        """Request options as the SDK would have made them (a template per headers)."""
         headers = headers or {}
         try:
             key: Any = frozenset(headers.items())
@@ -135,9 +109,8 @@ class _Create:
         return copy.copy(template)
 
     def respond(self, headers: Mapping[str, Any] | None, http: Any, stream: bool = False) -> Any:
-        """What the SDK returns for a reply (an object, a stream, or, where ``headers`` ask
-        for it, a raw response): the client's own ``_process_response`` over the HTTP
-        response ``http(options)`` rebuilds (an awaitable for an async client)."""
+        """What the SDK returns for the HTTP response ``http(options)`` rebuilds (an object,
+        a stream or a raw response; an awaitable for an async client)."""
         options = self.options(headers)
         cast_to = self.recorder.client._maybe_override_cast_to(self.endpoint.result, options)
         streams = self.streams if stream else None
@@ -163,12 +136,8 @@ class _Create:
         return {**kwargs, "extra_headers": headers}
 
     def build(self, data: Json) -> Any:
-        """The SDK object of a reply, built the way the client builds what it receives.
-
-        Validating the JSON with pydantic gives the same object as the SDK's lenient
-        construction (both keep unknown fields) at a twentieth of the cost; data that does
-        not validate goes the SDK's own way (constructed leniently, or its strict error).
-        """
+        """The SDK object of a reply: validated by pydantic (as the SDK's lenient
+        construction, at a twentieth of the cost), else built the SDK's own way."""
         data = without_http(data)
         try:
             return self.adapter.validate_python(data)
@@ -260,15 +229,18 @@ def _async_create(call: _Create) -> Callable[..., Any]:
     return create
 
 
-def _install(client: Any, resource: Any, endpoint: _Endpoint | None) -> Any:
-    """Put the fast ``create`` on a resource of a wrapped client, the first time the
-    caller reaches it."""
+def _install(client: Any, name: str, found: Any) -> Any:
+    """Put the fast ``create`` on ``chat.completions`` or ``responses`` (``name``, as
+    ``found``) of a wrapped client, when first reached."""
+    resource, endpoint = (
+        (found.completions, CHAT) if name == "chat" else (found, _responses_endpoint())
+    )
     recorder = vars(client).get(RECORDER)
     if recorder is None or endpoint is None or "create" in vars(resource):
-        return resource
+        return found
     factory = _async_create if isinstance(client, AsyncOpenAI) else _sync_create
     vars(resource)["create"] = factory(_Create(recorder, endpoint, resource.create))
-    return resource
+    return found
 
 
 # --- the wrapped client's class -----------------------------------------------------------
@@ -288,27 +260,21 @@ def _refuse_websocket() -> CassetteError:
 
 
 _CLASSES: dict[type[Any], type[Any]] = {}
+_LAZY = ("chat", "responses")  # the resources with a fast ``create``
 
 
 def _wrapped_class(cls: type[Any]) -> type[Any]:
     """A subclass of the client's class, same name, that installs the fast ``create`` on
-    ``chat.completions`` and ``responses`` when they are first used (the SDK builds its
-    resources lazily, and touching them all costs up to a second), and refuses websocket
-    connections (they read ``auth_headers`` from the SDK's realtime code)."""
+    ``chat.completions`` and ``responses`` when first used, and refuses websockets."""
     made = _CLASSES.get(cls)
     if made is not None:
         return made
-    parent_chat: Any = getattr(cls, "chat", None)
-    parent_responses: Any = getattr(cls, "responses", None)
     parent_auth = cls.auth_headers
 
-    def chat(self: Any) -> Any:
-        found = parent_chat.__get__(self, cls)
-        _install(self, found.completions, CHAT)
-        return found
-
-    def responses(self: Any) -> Any:
-        return _install(self, parent_responses.__get__(self, cls), _responses_endpoint())
+    def lazy(name: str, parent: Any) -> functools.cached_property[Any]:
+        return functools.cached_property(
+            lambda self: _install(self, name, parent.__get__(self, cls))
+        )
 
     def auth_headers(self: Any) -> Any:
         caller = sys._getframe(1).f_globals.get("__name__", "")
@@ -323,15 +289,11 @@ def _wrapped_class(cls: type[Any]) -> type[Any]:
         "_cassette_base": cls,
         "auth_headers": property(auth_headers),
     }
-    lazy = {"chat": (parent_chat, chat), "responses": (parent_responses, responses)}
-    for name, (parent, hook) in lazy.items():
+    for name in _LAZY:
+        parent = getattr(cls, name, None)
         if parent is not None:  # else the SDK builds it in __init__: wrap_openai installs it
-            namespace[name] = functools.cached_property(hook)
-    made = type(cls.__name__, (cls,), namespace)
-    for name in lazy:
-        if name in namespace:
-            namespace[name].__set_name__(made, name)
-    _CLASSES[cls] = made
+            namespace[name] = lazy(name, parent)
+    made = _CLASSES[cls] = type(cls.__name__, (cls,), namespace)  # (type() sets their names)
     return made
 
 
@@ -346,12 +308,7 @@ def wrap_openai(client: ClientT, cas: Cassette, *, channel: str = "llm") -> Clie
     recorder = Recorder(wrapped, cas, channel)
     recorder.attach(isinstance(wrapped, AsyncOpenAI), wrap_openai)
     vars(wrapped)["_process_response_data"] = recorder.process_response_data()
-    for name, endpoint in (("chat", CHAT), ("responses", None)):  # SDKs that build them eagerly
+    for name in _LAZY:  # SDKs that build them eagerly
         if name in vars(wrapped):
-            resource = vars(wrapped)[name]
-            _install(
-                wrapped,
-                resource.completions if endpoint else resource,
-                endpoint or _responses_endpoint(),
-            )
+            _install(wrapped, name, vars(wrapped)[name])
     return cast(ClientT, wrapped)

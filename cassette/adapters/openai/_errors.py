@@ -1,6 +1,4 @@
-"""API errors of the openai SDK in a cassette: :class:`OpenAIErrors`, the adapter's
-:class:`cassette.ErrorCodec` (the shared codec of :mod:`.._common.sdk_errors`, set up for
-openai)."""
+"""API errors of the openai SDK in a cassette: the shared codec set up for openai."""
 
 from __future__ import annotations
 
@@ -14,8 +12,7 @@ __all__ = ["OpenAIErrors"]
 
 
 class OpenAIErrors(SdkErrors):
-    """openai's status, timeout, connection and stream errors; kept headers: the request
-    id, retry-after and ``x-ratelimit-*``."""
+    """openai's API errors; kept headers: request id, retry-after, ``x-ratelimit-*``."""
 
     sdk: ClassVar[Any] = openai
     wrap_body: ClassVar[bool] = True  # the SDK keeps the "error" member of a JSON body

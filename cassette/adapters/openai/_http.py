@@ -1,8 +1,6 @@
-"""The layer of :mod:`cassette.adapters.openai` that every SDK entry point goes through:
-the client's ``request``, replaced by the shared
-:class:`~cassette.adapters._common.http_recorder.HttpRecorder` (see there), with openai's
-request dicts (:func:`._request.options_request`), headers kept and stream assemblers; and
-the client's ``_process_response_data``, which validates the hot types with pydantic."""
+"""The client's ``request`` of :mod:`cassette.adapters.openai` (the shared
+:class:`~.._common.http_recorder.HttpRecorder`, with openai's request dicts, headers kept
+and assemblers), and its ``_process_response_data``, validating hot types with pydantic."""
 
 from __future__ import annotations
 
@@ -26,8 +24,7 @@ __all__ = ["LIVE", "Recorder", "adapter", "without_http"]
 
 LIVE: contextvars.ContextVar[bool] = contextvars.ContextVar("cassette_openai_live", default=False)
 _ASSEMBLE = {"chat.completions": assemble_chat, "responses": assemble_response}
-# SDK types whose JSON pydantic validates into the object the SDK's lenient construction
-# makes (unknown fields kept), at a twentieth of the cost
+# SDK types that pydantic validates into what the SDK's lenient construction makes
 _VALIDATED = frozenset({
     ("openai.types.chat.chat_completion", "ChatCompletion"),
     ("openai.types.chat.chat_completion_chunk", "ChatCompletionChunk"),
@@ -63,8 +60,7 @@ class Recorder(HttpRecorder):
         return _ASSEMBLE.get(endpoint)
 
     def process_response_data(self) -> Callable[..., Any]:
-        """The client's ``_process_response_data`` (what builds SDK objects from JSON, for
-        every reply, chunk and ``.parse()``), validating the hot types with pydantic."""
+        """The client's ``_process_response_data``, validating the hot types with pydantic."""
         cls, client = self.cls, self.client
         original = cls._process_response_data
 

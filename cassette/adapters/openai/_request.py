@@ -1,7 +1,5 @@
-"""Request dicts of :mod:`cassette.adapters.openai`: the JSON body the SDK sends plus
-``"endpoint"`` (never host, key, headers or timeouts), built either from the keyword
-arguments of a ``create`` call (the fast path) or from the SDK's request options (every
-other entry point). Both give the same dict for the same call."""
+"""Request dicts of :mod:`cassette.adapters.openai` (the JSON body sent plus ``"endpoint"``),
+the same from a ``create`` call's arguments (fast path) as from the SDK's request options."""
 
 from __future__ import annotations
 
@@ -17,7 +15,7 @@ from openai._utils import maybe_transform
 
 from ...errors import CassetteError
 from ...types import Json
-from .._common.http import endpoint_name, request_path
+from .._common.http import dump_model, endpoint_name, request_path, sent_json
 
 __all__ = ["build_request", "entry_point", "materialise", "options_request", "refuse"]
 
@@ -33,29 +31,22 @@ class _NeedsTransform(Exception):
 def _default(value: Any) -> Any:
     """orjson's fallback: SDK models as the SDK sends them; anything else is not ours."""
     if isinstance(value, pydantic.BaseModel):
-        exclude = getattr(value, "__api_exclude__", None)
-        return value.model_dump(mode="json", exclude_unset=True, by_alias=True, exclude=exclude)
+        return dump_model(value)
     raise TypeError(type(value).__name__)
 
 
+def _needs_transform(value: Any) -> Exception:
+    return _NeedsTransform(type(value).__name__)
+
+
 def _plain(value: Any) -> Any:
-    """JSON-able data, SDK sentinels dropped, models dumped: the slow walk for data that
-    one orjson pass cannot take (sentinels nested in dicts). Raises _NeedsTransform."""
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items() if not isinstance(v, _SENTINELS)}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, pydantic.BaseModel):
-        return _default(value)
-    raise _NeedsTransform(type(value).__name__)
+    """The slow walk, for data one orjson pass cannot take; raises _NeedsTransform."""
+    return sent_json(value, _SENTINELS, _needs_transform)
 
 
 def to_json(value: Any) -> Any:
-    """``value`` as JSON data: itself when orjson takes it as it is (nothing copied: the
-    cassette reads a request at once), else a copy with SDK models dumped in one orjson
-    pass, else the slow walk (SDK sentinels nested in dicts)."""
+    """``value`` as JSON data: itself if orjson takes it, else a copy with SDK models dumped
+    in one orjson pass, else the slow walk (SDK sentinels nested in dicts)."""
     try:
         orjson.dumps(value)
         return value
@@ -68,13 +59,9 @@ def to_json(value: Any) -> Any:
 
 
 def build_request(endpoint: str, params: Any, kwargs: Mapping[str, Any]) -> Json:
-    """The request dict of a ``create(**kwargs)`` call: the JSON body that the SDK sends
-    (``extra_body`` merged in as the SDK does) plus ``"endpoint"``.
-
-    Chat and Responses parameters have no aliases or formats, so for JSON-native arguments
-    the SDK's ``maybe_transform`` (about 2 ms a call) is the identity plus model dumps: one
-    orjson pass does the same work; anything else goes through ``maybe_transform``.
-    """
+    """The request dict of a ``create(**kwargs)`` call: the JSON body the SDK sends (with
+    ``extra_body``) plus ``"endpoint"``; one orjson pass does what ``maybe_transform``
+    (about 2 ms) does for JSON-native arguments, anything else goes through it."""
     given = {
         k: v for k, v in kwargs.items() if k not in _TRANSPORT and not isinstance(v, _SENTINELS)
     }
@@ -101,8 +88,7 @@ def materialise(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 def entry_point(method: str, path: str) -> str:
-    """The SDK method that sends ``method path``, found on the stack (``Files.create``),
-    else the HTTP request itself: what a refusal names."""
+    """The SDK method that sends ``method path`` (``Files.create``), found on the stack."""
     frame = sys._getframe(1)
     while frame is not None:
         owner = frame.f_locals.get("self")
@@ -139,8 +125,7 @@ def _raw_body(options: Any, method: str, path: str) -> Json:
 
 def options_request(options: Any, base_path: str) -> Json:
     """The request dict of the SDK's ``FinalRequestOptions``: its JSON body (with
-    ``extra_body``) plus ``"endpoint"``, the path in dots (``"chat.completions"``); other
-    methods than POST lead it and add their query string (``"GET models?limit=2"``)."""
+    ``extra_body``) plus ``"endpoint"`` (``"chat.completions"``, ``"GET models?limit=2"``)."""
     method = str(options.method).upper()
     path = request_path(str(options.url), base_path)
     body = _raw_body(options, method, path)

@@ -1,14 +1,6 @@
-"""The streams of the ``create`` fast path: the SDK's own ``Stream`` / ``AsyncStream``,
-fed the cassette's chunks as events rather than as bytes.
-
-The HTTP response of a stream that :mod:`cassette.adapters.openai` rebuilds holds the
-cassette's chunk dicts (recorded, or teed from the live call). The SDK's stream would
-read it as bytes: each chunk written as an SSE event, split into lines again and parsed
-again by ``json.loads``. :func:`stream_class` gives a subclass (same name) whose only
-change is where its events come from: one event per chunk dict, whose ``json()`` is the
-dict itself; the SDK's own loop (``[DONE]``, error events, building each chunk object)
-runs as it does for a live stream.
-"""
+"""The streams of the ``create`` fast path: the SDK's own ``Stream`` / ``AsyncStream``
+(same name), fed the cassette's chunk dicts as parsed events rather than as bytes to parse
+again; the SDK's own loop (``[DONE]``, error events, chunk objects) runs as when live."""
 
 from __future__ import annotations
 
@@ -28,8 +20,7 @@ _T = TypeVar("_T")
 
 
 class _Parsed(ServerSentEvent):
-    """A chunk as the event the SDK's stream reads: ``json()`` is the chunk itself;
-    ``data`` is empty (the SDK reads it only to find ``[DONE]``, never sent as a chunk)."""
+    """A chunk as the event the SDK's stream reads: ``json()`` is the chunk itself."""
 
     def __init__(self, chunk: Json, event: str | None = None) -> None:
         super().__init__(event=event, data="")

@@ -1,14 +1,10 @@
 """Record and replay a policy: ``wrap_policy(fn, cas)`` (docs/adapters/policy.md).
 
-Two conventions. **openai**: ``fn(messages, tools=None, **kwargs)``, sync or async, returns
-a dict, a pydantic model or an iterator of chunks; the request is ``{"messages", "tools",
-**kwargs}`` and ``env_index=`` (consumed here) overrides the episode. An answer's type is
-stored as ``"$type"`` and rebuilt on replay (:mod:`.._common.objects`); an iterator is a
-stream, replayed chunk by chunk as the same kind of iterator. In ``record`` and
-``passthrough`` the policy runs first and a stream is handed over as it arrives; in
-``append`` a new stream is read whole first. **eval_protocol**: ``await policy(tool_schemas,
-env_index, conversation_history)`` returns ``(tool_calls, usage[, finish_reason])`` and
-appends to the history, which replay appends again (:class:`RecordedPolicy`).
+**openai**: ``fn(messages, tools=None, **kwargs)``, sync or async, returns a dict, a model
+(its ``"$type"`` rebuilt on replay) or an iterator of chunks (a stream); ``env_index=``
+overrides the episode. **eval_protocol**: ``await policy(tool_schemas, env_index,
+conversation_history)`` returns ``(tool_calls, usage[, finish_reason])`` and appends to the
+history, which replay appends again (:class:`RecordedPolicy`).
 """
 
 from __future__ import annotations
@@ -23,13 +19,12 @@ from ...errors import CassetteError
 from ...replay.cassette import Cassette
 from ...replay.modes import Mode
 from ...types import Json
-from .._common.objects import Tee, dump_object, plain, rebuild, type_path
+from .._common.objects import TYPE_KEY, Tee, dump_object, plain, rebuild, type_path
 from ._stream import PolicyStream, replayed_stream, stream_of, teed
 
 __all__ = ["PolicyStream", "RecordedPolicy", "wrap_policy"]
 
 Style = Literal["auto", "openai", "eval_protocol"]
-TYPE_KEY = "$type"
 _EP_PARAMS = frozenset({"tool_schemas", "conversation_history"})
 _LIVE_FIRST = (Mode.RECORD, Mode.PASSTHROUGH)  # modes that never serve a recording
 

@@ -309,15 +309,19 @@ class Tau2Patch:
             if value is current:  # the module's own reference gets its caller's channel
                 channel = None if module is llm_utils else self.channel_for(name)
                 self.patches.set(module, attr, self._generate_wrapper(channel))
+        self._patch_uuid()
+        run = sys.modules["tau2.run"]
+        self.patches.set(run, "run_task", self._run_task_wrapper(run.run_task))
+        self.patches.set(run, "run_tasks", self._run_tasks_wrapper(run.run_tasks))
+
+    def _patch_uuid(self) -> None:
+        """The modules of :data:`UUID_USERS` get a ``uuid`` whose ``uuid4`` is :meth:`uuid4`."""
         shim = ModuleType("uuid")
         vars(shim).update(vars(uuid), uuid4=self.uuid4)
         for name in UUID_USERS:
             with contextlib.suppress(ImportError):
                 if vars(_tau2(name)).get("uuid") is uuid:
                     self.patches.set(sys.modules[name], "uuid", shim)
-        run = sys.modules["tau2.run"]
-        self.patches.set(run, "run_task", self._run_task_wrapper(run.run_task))
-        self.patches.set(run, "run_tasks", self._run_tasks_wrapper(run.run_tasks))
 
 
 @contextlib.contextmanager
