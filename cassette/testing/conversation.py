@@ -1,6 +1,5 @@
-"""What passes between the scripted server and the shapes of its answers: the
-:class:`Conversation` read from a chat, Responses or Messages request, the :class:`Reply`
-the server scripts, and the text helpers every answer shares."""
+"""The :class:`Conversation` the scripted server reads from a chat, Responses or Messages
+request, the :class:`Reply` it scripts, and the text helpers its answers share."""
 
 from __future__ import annotations
 
@@ -10,15 +9,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from orjson import dumps
+
 from ..types import Json
 from .schema_values import requested_json
 
 __all__ = ["Conversation", "Reply", "dumps", "parse_chat", "parse_messages", "parse_responses",
            "split_n", "split_words", "sse", "text_of"]  # fmt: skip
-
-
-def dumps(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":")).encode()
 
 
 def sse(events: Iterable[Json], named: bool = False) -> list[bytes]:
@@ -79,9 +76,8 @@ class Conversation:
 
 @dataclass
 class Reply:
-    """What the server answers: content and tool calls (``{"id", "name", "arguments"}``),
-    token counts, the model's name, ``ident(prefix, salt="")`` for ids and ``pieces(text)``
-    for the chunks of a stream."""
+    """What the server answers: content, tool calls (``{"id", "name", "arguments"}``), token
+    counts, the model, ``ident(prefix, salt="")`` for ids and ``pieces(text)`` for stream chunks."""
 
     content: str | None
     calls: list[Json]
