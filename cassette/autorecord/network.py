@@ -1,8 +1,5 @@
-"""What a program under ``cassette run`` may do with the network: nothing in a replay
-(``$CASSETTE_OFFLINE=1``: every TCP connection refused, so a replay proves it is offline),
-and, where ``$CASSETTE_NET_LOG`` names a file, every TCP connection counted by host and
-port and written there at exit: how a client the import hook does not know shows up when
-a record run records nothing."""
+"""The network of a program under ``cassette run``: ``$CASSETTE_OFFLINE=1`` refuses every TCP
+connection; ``$CASSETTE_NET_LOG`` names a file the connections are counted in at exit."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""pytest plugin: the ``cassette`` fixture, the ``cassette`` marker and ``--cassette-*`` options
-(docs/guides/pytest.md), installed with the package (entry point ``pytest11``, name ``cassette``).
-
-A test that does not pass aborts its cassette: in ``record`` mode the old cassette stays
-untouched and the failure names the side file that holds what was recorded, and a failure
-from a cassette names the command that re-records the test. A passed test whose cassette
-holds unplayed interactions carries them on its teardown report (:mod:`.unused`).
-"""
+"""pytest plugin (entry point ``pytest11``): the ``cassette`` fixture and marker and the
+``--cassette-*`` options. A test that does not pass aborts its cassette; a cassette's failure
+names the command that re-records the test."""
 
 from __future__ import annotations
 
@@ -62,9 +57,8 @@ def _safe_name(name: str) -> str:
 
 
 def default_path(item: pytest.Item, directory: Path | str) -> Path | str:
-    """``<directory>/<module basename>/<Class.>...<test name>.jsonl`` for ``item``; a
-    parametrized id keeps ``[A-Za-z0-9_.,=+@[]-]``, any other run of characters becomes
-    ``_`` and an 8-hex hash of the id is appended (two ids never share a file)."""
+    """``<directory>/<module>/<Class.>...<test>.jsonl``; other characters of an id than
+    ``[A-Za-z0-9_.,=+@[]-]`` become ``_`` and an 8-hex hash of the id is appended."""
     classes = [node.name for node in item.listchain() if isinstance(node, pytest.Class)]
     name = ".".join([*classes, item.name])
     if isinstance(directory, str):  # a URL
@@ -133,8 +127,7 @@ def cassette(request: pytest.FixtureRequest) -> Iterator[Cassette]:
 
 
 def _where(item: pytest.Item, directory: Path | str, raw: Any) -> Path | str:
-    """The cassette of ``item``: the marker's ``path`` (``raw``) under ``directory`` (a
-    URL, or an absolute path, as it is), else :func:`default_path`."""
+    """The marker's ``path`` (``raw``) under ``directory`` (a URL or absolute path as it is)."""
     if raw is None:
         return default_path(item, directory)
     from ..storage.remote import is_url

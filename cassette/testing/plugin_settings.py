@@ -1,6 +1,5 @@
-"""The pytest plugin's settings: the ``--cassette-*`` options and their ini twins, the mode
-each ``cassette`` fixture gets and the cassette directory (a path, or an fsspec URL), read
-once per session into :class:`Settings`; and the report header that shows them."""
+"""The pytest plugin's ``--cassette-*`` options and ini twins, read once per session into
+:class:`Settings` (the mode and the directory, a path or an fsspec URL), and its report header."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Values that fit a JSON schema, for the scripted server's tool calls and structured answers.
-
-:func:`schema_value` covers what pydantic, the openai SDK and the agent frameworks emit
-(``$ref``, ``anyOf``/``oneOf``/``allOf``, enums, formats, bounds, arrays, objects); strings
-come from ``text``, and with ``rnd`` values are drawn at random. :func:`requested_json` tells
-whether a request asks for JSON, and for which schema.
-"""
+"""Values that fit a JSON schema (``$ref``, ``anyOf``/``oneOf``/``allOf``, enums, formats,
+bounds, arrays, objects), for the scripted server's tool calls and structured answers."""
 
 from __future__ import annotations
 
@@ -88,7 +83,7 @@ def _string(schema: Json, text: str, rnd: bool) -> str:
 def schema_value(
     schema: Any, text: str, rnd: bool = False, *, root: Json | None = None, depth: int = 0
 ) -> Any:
-    """A value that validates against ``schema`` (see the module's docstring)."""
+    """A value that validates against ``schema``: strings from ``text``, at random with ``rnd``."""
     if not isinstance(schema, dict) or depth > 4 * _MAX_DEPTH:
         return None if isinstance(schema, dict) else _free(text, rnd)
     walk = _Walk(text, rnd, schema if root is None else root, depth)
@@ -148,8 +143,7 @@ class _Walk:
         return _string(schema, self.text, self.rnd)
 
     def combined(self, schema: Json) -> Any:
-        """anyOf / oneOf: the first option that is not null; allOf: the parts merged;
-        _NONE where the schema combines none."""
+        """anyOf / oneOf: the first option not null; allOf: the parts merged; else _NONE."""
         for key in ("anyOf", "oneOf"):
             if isinstance(options := schema.get(key), list) and options:
                 return self.option(options)
@@ -207,8 +201,8 @@ def find_schema(texts: Iterable[str]) -> Json | None:
 
 
 def requested_json(body: Json) -> tuple[bool, Json | None]:
-    """Whether a chat (``response_format``) or Responses (``text.format``) request asks for
-    JSON, and the schema it names (None for ``json_object``)."""
+    """Whether a request asks for JSON (chat ``response_format``, Responses ``text.format``),
+    and the schema it names (None for ``json_object``)."""
     fmt = body.get("response_format")
     if not isinstance(fmt, dict):
         text = body.get("text")
@@ -223,8 +217,7 @@ def requested_json(body: Json) -> tuple[bool, Json | None]:
 
 
 def json_answer(schema: Json | None, texts: list[str], text: str, rnd: bool = False) -> str:
-    """The JSON text answering a request for ``schema``; without one, a schema found in
-    ``texts`` or else ``{"answer": text}``."""
+    """JSON fitting ``schema`` (else one written in ``texts``), or ``{"answer": text}``."""
     schema = schema if schema is not None else find_schema(texts)
     value = {"answer": _free(text, rnd)} if schema is None else schema_value(schema, text, rnd)
     return json.dumps(value)

@@ -1,6 +1,5 @@
-"""The end of a pytest session: which tests' cassettes hold recordings never played (each
-test's teardown report carries them as the user property :data:`UNUSED_PROPERTY`, so this
-works under xdist too); ``--cassette-fail-unused`` fails the run."""
+"""The pytest session's summary of recordings never played (carried on teardown reports, so
+xdist works); ``--cassette-fail-unused`` fails the run."""
 
 from __future__ import annotations
 
