@@ -20,12 +20,12 @@ from .plugin_settings import (
     DEFAULT_MODE,
     MODES,
     SETTINGS,
+    UNUSED_PROPERTY,
     pytest_addoption,
     pytest_configure,
     pytest_report_header,
     shown,
 )
-from .unused import UNUSED_PROPERTY as _UNUSED
 
 if TYPE_CHECKING:
     from ..replay.cassette import Cassette
@@ -157,7 +157,7 @@ def _finish(item: pytest.Item, state: _TestState) -> None:
         keys = [f"env_index={e!r} channel={c!r} step={s}" for e, c, s in unused[:5]]
         path, total = shown(cas.path, item.config), len(cas.index.entries)
         info = {"path": path, "count": len(unused), "total": total, "keys": keys}
-        item.user_properties.append((_UNUSED, info))
+        item.user_properties.append((UNUSED_PROPERTY, info))
     cas.close()
 
 
