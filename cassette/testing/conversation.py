@@ -88,15 +88,22 @@ class Reply:
     pieces: Callable[[str], list[str]]
 
 
+def _tools(body: Json) -> list[tuple[str, Any]]:
+    """(name, arguments' schema) of the function tools: chat nests them under ``function``,
+    the Responses API does not, Anthropic names the schema ``input_schema``."""
+    found = []
+    for tool in body.get("tools") or []:
+        f = tool.get("function", tool) if isinstance(tool, dict) else {}
+        if "name" in f and (tool.get("type") == "function" or "input_schema" in f):
+            found.append((str(f["name"]), f.get("parameters", f.get("input_schema"))))
+    return found
+
+
 def _conversation(body: Json, msgs: list[tuple[str, str]]) -> Conversation:
-    tools = [  # chat nests {"name", "parameters"} under "function"; the Responses API does not
-        (str(f["name"]), f.get("parameters"))
-        for t in body.get("tools") or []
-        if isinstance(t, dict) and t.get("type") == "function"
-        if isinstance(f := t.get("function", t), dict) and "name" in f
-    ]
-    meta, wants = body.get("metadata"), requested_json(body)
-    return Conversation(msgs, tools, body.get("tool_choice"), meta, wants)
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict) and choice.get("type") == "none":  # Anthropic's
+        choice = "none"
+    return Conversation(msgs, _tools(body), choice, body.get("metadata"), requested_json(body))
 
 
 def parse_chat(body: Json) -> Conversation:
@@ -139,20 +146,9 @@ def _anthropic_role(m: Json) -> str:
     return "tool" if result else str(m.get("role", "user"))
 
 
-def _anthropic_tools(body: Json) -> list[tuple[str, Any]]:
-    tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
-    return [
-        (str(t["name"]), t["input_schema"]) for t in tools if {"name", "input_schema"} <= t.keys()
-    ]
-
-
 def parse_messages(body: Json) -> Conversation:
     """The conversation of an Anthropic Messages request."""
     system = [("system", text_of(body["system"]))] if body.get("system") else []
     msgs = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     said = [(_anthropic_role(m), text_of(m.get("content"))) for m in msgs]
-    choice = body.get("tool_choice")
-    none = isinstance(choice, dict) and choice.get("type") == "none"
-    return Conversation(
-        system + said, _anthropic_tools(body), "none" if none else choice, body.get("metadata")
-    )
+    return _conversation(body, system + said)
