@@ -54,13 +54,18 @@ def _chat_chunks(body: Json, reply: Reply, head: Json, usage: Json, finish: str)
     out = [chunk({"role": "assistant", "content": "" if reply.content is not None else None})]
     out += [chunk({"content": p}) for p in reply.pieces(reply.content or "")]
     for i, c in enumerate(reply.calls):
-        out.append(chunk({"tool_calls": [{"index": i, **_tool_call(c, "")}]}))
-        pieces = split_n(c["arguments"], 3)
-        out += [chunk({"tool_calls": [{"index": i, "function": {"arguments": p}}]}) for p in pieces]
+        out += [chunk({"tool_calls": [d]}) for d in _call_deltas(i, c)]
     out.append(chunk({}, finish))
     if with_usage:
         out.append({**head, "object": "chat.completion.chunk", "choices": [], "usage": usage})
     return out
+
+
+def _call_deltas(index: int, call: Json) -> list[Json]:
+    """A tool call streamed: its name and id, then its arguments in three pieces."""
+    pieces = split_n(call["arguments"], 3)
+    first = {"index": index, **_tool_call(call, "")}
+    return [first, *({"index": index, "function": {"arguments": p}} for p in pieces)]
 
 
 def _output(reply: Reply) -> list[Json]:

@@ -118,8 +118,8 @@ def cassette(request: pytest.FixtureRequest) -> Iterator[Cassette]:
     item.stash[_STATE] = state
     with pytest.MonkeyPatch.context() as patch:
         if cas.mode is Mode.REPLAY:  # (a key the SDKs ask for; no call leaves the test)
-            for key in (k for k in REPLAY_KEYS if not os.environ.get(k)):
-                patch.setenv(key, REPLAY_KEYS[key])
+            for key, value in REPLAY_KEYS.items():
+                patch.setenv(key, os.environ.get(key) or value)
         try:
             yield cas
         finally:
@@ -152,13 +152,19 @@ def _finish(item: pytest.Item, state: _TestState) -> None:
         if not cas.closed:  # (the failure may have aborted it already)
             cas.abort(None)
         return
-    unused = cas.unused() if cas.mode in (Mode.REPLAY, Mode.APPEND) else []
+    if cas.mode in (Mode.REPLAY, Mode.APPEND):
+        _note_unused(item, cas)
+    cas.close()
+
+
+def _note_unused(item: pytest.Item, cas: Cassette) -> None:
+    """Put the recordings ``cas`` never played (the first keys) on the test's report."""
+    unused = cas.unused()
     if unused:
         keys = [f"env_index={e!r} channel={c!r} step={s}" for e, c, s in unused[:5]]
         path, total = shown(cas.path, item.config), len(cas.index.entries)
         info = {"path": path, "count": len(unused), "total": total, "keys": keys}
         item.user_properties.append((UNUSED_PROPERTY, info))
-    cas.close()
 
 
 def _cassette_error(exc: BaseException | None) -> bool:
@@ -181,7 +187,7 @@ def pytest_runtest_makereport(
     failure = call.excinfo.value if call.excinfo is not None else None
     if state is None:
         return (yield)
-    if failure is not None and call.when in ("setup", "call") and not state.cas.closed:
+    if failure is not None and not state.cas.closed:  # (a teardown's report: it is closed)
         # abort before the report is made, so the note naming the side file is in it
         state.cas.abort(None if isinstance(failure, pytest.skip.Exception) else failure)
     report = yield

@@ -173,8 +173,8 @@ def tool_arguments(schema: Any, text: str, rnd: bool = False) -> Json:
     """Arguments for a tool: its required properties, or ``{"query": text}`` without a schema."""
     if isinstance(schema, dict) and any(k in schema for k in _SCHEMA_KEYS):  # properties too
         value = schema_value(schema, text, rnd)
-        if isinstance(value, dict) or isinstance(schema.get("properties"), dict):
-            return value  # type: ignore[no-any-return]
+        if isinstance(value, dict):
+            return value
     return {"query": _free(text, rnd)}
 
 
@@ -195,15 +195,11 @@ def find_schema(texts: Iterable[str]) -> Json | None:
 def requested_json(body: Json) -> tuple[bool, Json | None]:
     """Whether a request asks for JSON (chat ``response_format``, Responses ``text.format``),
     and the schema it names (None for ``json_object``)."""
-    fmt = body.get("response_format")
-    if not isinstance(fmt, dict):
-        text = body.get("text")
-        fmt = text.get("format") if isinstance(text, dict) else None
+    fmt = body.get("response_format") or (body.get("text") or {}).get("format")
     if not isinstance(fmt, dict):
         return False, None
     if fmt.get("type") == "json_schema":
-        inner = fmt.get("json_schema", fmt)  # chat nests it; the Responses API does not
-        schema = inner.get("schema") if isinstance(inner, dict) else None
+        schema = fmt.get("json_schema", fmt).get("schema")  # chat nests it; Responses does not
         return True, schema if isinstance(schema, dict) else {"type": "object"}
     return fmt.get("type") == "json_object", None
 
