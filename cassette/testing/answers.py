@@ -254,15 +254,18 @@ def messages_answer(body: Json, reply: Reply) -> Json | list[bytes]:
 
 def _block_events(index: int, block: Json, reply: Reply) -> list[Json]:
     """A content block streamed: its start (a ping after the first), deltas and stop."""
-    text = block["type"] == "text"
-    empty = {**block, "text": ""} if text else {**block, "input": {}}
+    empty = {**block, "text": ""} if block["type"] == "text" else {**block, "input": {}}
     events: list[Json] = [{"type": "content_block_start", "index": index, "content_block": empty}]
     if index == 0:
         events.append({"type": "ping"})
-    if text:
-        deltas = [{"type": "text_delta", "text": p} for p in reply.pieces(block["text"])]
-    else:
-        parts = split_n(json.dumps(block["input"]), 3)
-        deltas = [{"type": "input_json_delta", "partial_json": p} for p in parts]
+    deltas = _block_deltas(block, reply)
     events += [{"type": "content_block_delta", "index": index, "delta": d} for d in deltas]
     return [*events, {"type": "content_block_stop", "index": index}]
+
+
+def _block_deltas(block: Json, reply: Reply) -> list[Json]:
+    """A text block's pieces, or a tool use's input JSON in three."""
+    if block["type"] == "text":
+        return [{"type": "text_delta", "text": p} for p in reply.pieces(block["text"])]
+    parts = split_n(json.dumps(block["input"]), 3)
+    return [{"type": "input_json_delta", "partial_json": p} for p in parts]

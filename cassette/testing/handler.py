@@ -138,10 +138,12 @@ class Handler(BaseHTTPRequestHandler):
     def _send(
         self, status: int, kind: str, data: bytes | list[bytes], headers: Mapping[str, str]
     ) -> None:
+        delay = 0.0
         if isinstance(data, list):  # SSE events, sent chunked
             kind = "text/event-stream; charset=utf-8"
             headers = {"Cache-Control": "no-cache", "Transfer-Encoding": "chunked"}
             chunks = [b"%x\r\n%s\r\n" % (len(e), e) for e in data] + [b"0\r\n\r\n"]
+            delay = self.server.owner.chunk_delay_ms / 1000
         else:
             headers, chunks = {"Content-Length": str(len(data)), **headers}, [data]
         self.send_response(status)
@@ -149,7 +151,6 @@ class Handler(BaseHTTPRequestHandler):
         for name, value in head.items():
             self.send_header(name, value)
         self.end_headers()
-        delay = self.server.owner.chunk_delay_ms / 1000 if isinstance(data, list) else 0
         if not delay:
             self.wfile.write(b"".join(chunks))
             return

@@ -143,20 +143,17 @@ class UnusedSummary:
     """Per-config hooks: gather the unused recordings, report them, set the exit status."""
 
     def __init__(self, fail_unused: bool, config: pytest.Config) -> None:
-        self.fail_unused = fail_unused
-        self.unused: list[tuple[str, dict[str, Any]]] = []  # (test id, its property)
-        self.worker = hasattr(config, "workerinput")  # xdist: the controller decides
+        # an xdist worker never fails the run: its controller decides
+        self.fail_unused = fail_unused and not hasattr(config, "workerinput")
+        self.unused: list[tuple[str, Any]] = []  # (test id, its property: a dict)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when != "teardown":
-            return
-        for name, value in report.user_properties:
-            if name == UNUSED_PROPERTY and isinstance(value, dict):
-                self.unused.append((report.nodeid, value))
+        if report.when == "teardown":
+            found = [v for k, v in report.user_properties if k == UNUSED_PROPERTY]
+            self.unused += [(report.nodeid, info) for info in found]
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        fails = self.unused and self.fail_unused and not self.worker
-        if fails and session.exitstatus == pytest.ExitCode.OK:
+        if self.unused and self.fail_unused and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
