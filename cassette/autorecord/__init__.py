@@ -1,20 +1,14 @@
-"""Zero-code recording: record or replay a program that never imports ``cassette``.
-
-``cassette run`` puts ``autorecord/boot`` on the child's ``PYTHONPATH``; its
-``sitecustomize`` calls :func:`start`, which installs an import hook. The cassette named by
-``$CASSETTE_PATH`` opens at the first call. When the program imports ``openai`` or
-``anthropic``, every client it constructs is wrapped in place (``wrap_openai`` /
-``wrap_anthropic``); when it imports ``litellm``, ``patch_litellm`` is on. Calls are keyed by
-conversation (:class:`~cassette.replay.episodes.Conversations`) unless
-``cassette.episode()`` or ``$CASSETTE_EPISODE`` names the episode. :func:`stop` (at exit,
-and on SIGTERM) undoes it all and closes the cassette. ``$CASSETTE_OFFLINE=1`` refuses
-every TCP connection, so a replay proves it is offline (:mod:`.network`).
-"""
+"""Zero-code recording for ``cassette run``: the child's ``sitecustomize`` (``boot/``) calls
+:func:`start`, whose import hook wraps every ``openai`` / ``anthropic`` client the program makes
+and patches ``litellm``; calls are keyed by conversation unless an episode is named, and the
+cassette (``$CASSETTE_PATH``) opens at the first call. :func:`stop` (at exit, on SIGTERM) undoes
+it all and closes the cassette."""
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -68,8 +62,7 @@ def active() -> Cassette | None:
 
 
 def _is_copy() -> bool:
-    """Whether the client being constructed is a copy that a client's ``copy`` makes (the
-    adapters' own copies, and copies of wrapped clients, which wrap themselves)."""
+    """Whether the client being built is a copy (an adapter's, or a wrapped client's ``copy``)."""
     frame: FrameType | None = sys._getframe(2)
     for _ in range(8):
         if frame is None:
@@ -118,21 +111,16 @@ def _patch_init(cls: type[Any], wrap: Callable[[Any, Any], Any]) -> None:
     _STATE.stack.callback(setattr, cls, "__init__", original)
 
 
-def _wrapper(name: str) -> Callable[[Any, Any], Any]:
-    """``wrap_<name>`` of the adapter, imported when a client is made: the adapter itself
-    may be what is importing the SDK now (``from cassette.adapters.openai import ...``)."""
-
-    def wrap(client: Any, cas: Any) -> Any:
-        adapter = importlib.import_module(f"cassette.adapters.{name}")
-        return getattr(adapter, f"wrap_{name}")(client, cas)
-
-    return wrap
+def _wrap(name: str, client: Any, cas: Any) -> Any:
+    """``wrap_<name>`` of the adapter, imported late: the adapter may be importing the SDK now."""
+    adapter = importlib.import_module(f"cassette.adapters.{name}")
+    return getattr(adapter, f"wrap_{name}")(client, cas)
 
 
 def _patch(name: str, module: ModuleType) -> None:
     with _STATE.lock:
         if name in _CLIENTS:
-            wrap = _wrapper(name)
+            wrap = functools.partial(_wrap, name)
             for attribute in _CLIENTS[name]:
                 cls = getattr(module, attribute, None)
                 if isinstance(cls, type):
@@ -144,8 +132,7 @@ def _patch(name: str, module: ModuleType) -> None:
 
 
 class _Loader(importlib.abc.Loader):
-    """Runs a module with its own loader, then patches it. The module keeps that loader
-    (``__loader__``, ``__spec__.loader``), so what asks it for resources gets its own."""
+    """Runs a module with its own loader (which the module keeps), then patches it."""
 
     def __init__(self, loader: importlib.abc.Loader, name: str) -> None:
         self.loader, self.name = loader, name
@@ -162,8 +149,7 @@ class _Loader(importlib.abc.Loader):
 
 
 class _Finder(importlib.abc.MetaPathFinder):
-    """Finds ``openai``, ``anthropic`` and ``litellm`` the usual way, with a loader that
-    patches each one right after it runs."""
+    """Finds ``openai``, ``anthropic`` and ``litellm`` as usual, with a loader that patches them."""
 
     names = frozenset({*_CLIENTS, "litellm"})
 
@@ -181,8 +167,7 @@ class _Finder(importlib.abc.MetaPathFinder):
 
 
 def start() -> None:
-    """Install the patches (the bootstrap calls this at start-up when ``$CASSETTE_AUTO``
-    is 1); modules imported already are patched at once."""
+    """Install the patches (modules imported already are patched at once)."""
     state = _STATE
     with state.lock:
         if state.started:
@@ -217,8 +202,7 @@ def _on_term(signum: int, frame: FrameType | None) -> None:
 
 
 def _one_line(hook: Callable[..., Any]) -> Callable[..., Any]:
-    """``sys.excepthook`` that prints a replay's miss or mismatch as one ``error:`` line
-    (the message says what to do), not a traceback through cassette's code."""
+    """``sys.excepthook`` printing a replay's miss or mismatch as one ``error:`` line."""
 
     def excepthook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
         from ..errors import CassetteMismatch, CassetteMiss
@@ -232,8 +216,7 @@ def _one_line(hook: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _at_exit() -> None:
-    """:func:`stop` at exit. A program that died of an uncaught exception (``sys.last_value``
-    set) has its cassette aborted, so a ``record`` run leaves the old cassette untouched."""
+    """:func:`stop` at exit, aborting the cassette of a program that died of an exception."""
     failed = getattr(sys, "last_value", None)
     stop(failed if isinstance(failed, BaseException) else None)
 

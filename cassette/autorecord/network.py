@@ -1,8 +1,5 @@
-"""What a program under ``cassette run`` may do with the network: nothing in a replay
-(``$CASSETTE_OFFLINE=1``: every TCP connection refused, so a replay proves it is offline),
-and, where ``$CASSETTE_NET_LOG`` names a file, every TCP connection counted by host and
-port and written there at exit: how a client the import hook does not know shows up when
-a record run records nothing."""
+"""The network of a program under ``cassette run``: ``$CASSETTE_OFFLINE=1`` refuses every TCP
+connection; ``$CASSETTE_NET_LOG`` names a file the connections are counted in at exit."""
 
 from __future__ import annotations
 
@@ -27,16 +24,14 @@ def _wrap(hook: Callable[[socket.socket, Any], None]) -> Undo:
     """``socket.connect`` and ``connect_ex`` calling ``hook(sock, address)`` first; the undo."""
     original = socket.socket.connect, socket.socket.connect_ex
 
-    def connect(self: socket.socket, address: Any, *args: Any) -> Any:
-        hook(self, address)
-        return original[0](self, address, *args)
+    def hooked(method: Callable[..., Any]) -> Callable[..., Any]:
+        def call(self: socket.socket, address: Any, *args: Any) -> Any:
+            hook(self, address)
+            return method(self, address, *args)
 
-    def connect_ex(self: socket.socket, address: Any, *args: Any) -> Any:
-        hook(self, address)
-        return original[1](self, address, *args)
+        return call
 
-    socket.socket.connect = connect  # type: ignore[method-assign,assignment]
-    socket.socket.connect_ex = connect_ex  # type: ignore[method-assign,assignment]
+    socket.socket.connect, socket.socket.connect_ex = map(hooked, original)  # type: ignore[method-assign]
 
     def undo() -> None:
         socket.socket.connect, socket.socket.connect_ex = original  # type: ignore[method-assign]

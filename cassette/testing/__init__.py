@@ -1,6 +1,5 @@
-"""What users import in their own tests: the scripted model server (:class:`ScriptedServer`),
-a small MCP server (:mod:`.mcp_server`), the cassettes shipped with the package
-(:func:`bundled`) and the pytest plugin (:mod:`.plugin`)."""
+"""For users' own tests: :class:`ScriptedServer`, an MCP server (:mod:`.mcp_server`), the
+bundled cassettes (:func:`bundled`) and the pytest plugin (:mod:`.plugin`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Cassettes shipped with the package: ``demo`` (``cassette demo --bundled``) and
-``tau2_mock`` (``cassette tau2 --bundled``), made by ``fixtures/make_demo.py`` and
-``fixtures/make_tau2_mock.py``."""
+"""Cassettes shipped with the package (``cassette demo --bundled``, ``cassette tau2 --bundled``),
+made by ``fixtures/make_demo.py`` and ``fixtures/make_tau2_mock.py``."""
 
 from __future__ import annotations
 

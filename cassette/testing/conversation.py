@@ -1,6 +1,5 @@
-"""What passes between the scripted server and the shapes of its answers: the
-:class:`Conversation` read from a chat, Responses or Messages request, the :class:`Reply`
-the server scripts, and the text helpers every answer shares."""
+"""The :class:`Conversation` the scripted server reads from a chat, Responses or Messages
+request, the :class:`Reply` it scripts, and the text helpers its answers share."""
 
 from __future__ import annotations
 
@@ -10,15 +9,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from orjson import dumps
+
 from ..types import Json
 from .schema_values import requested_json
 
 __all__ = ["Conversation", "Reply", "dumps", "parse_chat", "parse_messages", "parse_responses",
            "split_n", "split_words", "sse", "text_of"]  # fmt: skip
-
-
-def dumps(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":")).encode()
 
 
 def sse(events: Iterable[Json], named: bool = False) -> list[bytes]:
@@ -79,9 +76,8 @@ class Conversation:
 
 @dataclass
 class Reply:
-    """What the server answers: content and tool calls (``{"id", "name", "arguments"}``),
-    token counts, the model's name, ``ident(prefix, salt="")`` for ids and ``pieces(text)``
-    for the chunks of a stream."""
+    """What the server answers: content, tool calls (``{"id", "name", "arguments"}``), token
+    counts, the model, ``ident(prefix, salt="")`` for ids and ``pieces(text)`` for stream chunks."""
 
     content: str | None
     calls: list[Json]
@@ -92,15 +88,22 @@ class Reply:
     pieces: Callable[[str], list[str]]
 
 
+def _tools(body: Json) -> list[tuple[str, Any]]:
+    """(name, arguments' schema) of the function tools: chat nests them under ``function``,
+    the Responses API does not, Anthropic names the schema ``input_schema``."""
+    found = []
+    for tool in body.get("tools") or []:
+        f = tool.get("function", tool) if isinstance(tool, dict) else {}
+        if "name" in f and (tool.get("type") == "function" or "input_schema" in f):
+            found.append((str(f["name"]), f.get("parameters", f.get("input_schema"))))
+    return found
+
+
 def _conversation(body: Json, msgs: list[tuple[str, str]]) -> Conversation:
-    tools = [  # chat nests {"name", "parameters"} under "function"; the Responses API does not
-        (str(f["name"]), f.get("parameters"))
-        for t in body.get("tools") or []
-        if isinstance(t, dict) and t.get("type") == "function"
-        if isinstance(f := t.get("function", t), dict) and "name" in f
-    ]
-    meta, wants = body.get("metadata"), requested_json(body)
-    return Conversation(msgs, tools, body.get("tool_choice"), meta, wants)
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict) and choice.get("type") == "none":  # Anthropic's
+        choice = "none"
+    return Conversation(msgs, _tools(body), choice, body.get("metadata"), requested_json(body))
 
 
 def parse_chat(body: Json) -> Conversation:
@@ -143,20 +146,9 @@ def _anthropic_role(m: Json) -> str:
     return "tool" if result else str(m.get("role", "user"))
 
 
-def _anthropic_tools(body: Json) -> list[tuple[str, Any]]:
-    tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
-    return [
-        (str(t["name"]), t["input_schema"]) for t in tools if {"name", "input_schema"} <= t.keys()
-    ]
-
-
 def parse_messages(body: Json) -> Conversation:
     """The conversation of an Anthropic Messages request."""
     system = [("system", text_of(body["system"]))] if body.get("system") else []
     msgs = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     said = [(_anthropic_role(m), text_of(m.get("content"))) for m in msgs]
-    choice = body.get("tool_choice")
-    none = isinstance(choice, dict) and choice.get("type") == "none"
-    return Conversation(
-        system + said, _anthropic_tools(body), "none" if none else choice, body.get("metadata")
-    )
+    return _conversation(body, system + said)

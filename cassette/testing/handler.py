@@ -1,5 +1,4 @@
-"""The HTTP side of :class:`cassette.testing.server.ScriptedServer`: routes, JSON and SSE
-answers; what an endpoint answers is its owner's (:meth:`Owner.answer`)."""
+"""The HTTP side of :class:`~cassette.testing.server.ScriptedServer`: routes, JSON and SSE."""
 
 from __future__ import annotations
 
@@ -139,25 +138,19 @@ class Handler(BaseHTTPRequestHandler):
     def _send(
         self, status: int, kind: str, data: bytes | list[bytes], headers: Mapping[str, str]
     ) -> None:
-        if isinstance(data, list):
-            self._sse(data)
-            return
-        self._head(status, {"Content-Type": kind, "Content-Length": str(len(data)), **headers})
-        self.wfile.write(data)
-
-    def _head(self, status: int, headers: Mapping[str, str]) -> None:
+        delay = 0.0
+        if isinstance(data, list):  # SSE events, sent chunked
+            kind = "text/event-stream; charset=utf-8"
+            headers = {"Cache-Control": "no-cache", "Transfer-Encoding": "chunked"}
+            chunks = [b"%x\r\n%s\r\n" % (len(e), e) for e in data] + [b"0\r\n\r\n"]
+            delay = self.server.owner.chunk_delay_ms / 1000
+        else:
+            headers, chunks = {"Content-Length": str(len(data)), **headers}, [data]
         self.send_response(status)
-        for name, value in {**headers, **self.server.owner.response_headers, **headers}.items():
+        head = {"Content-Type": kind, **headers, **self.server.owner.response_headers, **headers}
+        for name, value in head.items():
             self.send_header(name, value)
         self.end_headers()
-
-    def _sse(self, events: list[bytes]) -> None:
-        kind = "text/event-stream; charset=utf-8"
-        self._head(
-            200, {"Content-Type": kind, "Cache-Control": "no-cache", "Transfer-Encoding": "chunked"}
-        )
-        chunks = [b"%x\r\n%s\r\n" % (len(e), e) for e in events] + [b"0\r\n\r\n"]
-        delay = self.server.owner.chunk_delay_ms / 1000
         if not delay:
             self.wfile.write(b"".join(chunks))
             return

@@ -1,11 +1,6 @@
-"""pytest plugin: the ``cassette`` fixture, the ``cassette`` marker and ``--cassette-*`` options
-(docs/guides/pytest.md), installed with the package (entry point ``pytest11``, name ``cassette``).
-
-A test that does not pass aborts its cassette: in ``record`` mode the old cassette stays
-untouched and the failure names the side file that holds what was recorded, and a failure
-from a cassette names the command that re-records the test. A passed test whose cassette
-holds unplayed interactions carries them on its teardown report (:mod:`.unused`).
-"""
+"""pytest plugin (entry point ``pytest11``): the ``cassette`` fixture and marker and the
+``--cassette-*`` options. A test that does not pass aborts its cassette; a cassette's failure
+names the command that re-records the test."""
 
 from __future__ import annotations
 
@@ -25,12 +20,12 @@ from .plugin_settings import (
     DEFAULT_MODE,
     MODES,
     SETTINGS,
+    UNUSED_PROPERTY,
     pytest_addoption,
     pytest_configure,
     pytest_report_header,
     shown,
 )
-from .unused import UNUSED_PROPERTY as _UNUSED
 
 if TYPE_CHECKING:
     from ..replay.cassette import Cassette
@@ -62,9 +57,8 @@ def _safe_name(name: str) -> str:
 
 
 def default_path(item: pytest.Item, directory: Path | str) -> Path | str:
-    """``<directory>/<module basename>/<Class.>...<test name>.jsonl`` for ``item``; a
-    parametrized id keeps ``[A-Za-z0-9_.,=+@[]-]``, any other run of characters becomes
-    ``_`` and an 8-hex hash of the id is appended (two ids never share a file)."""
+    """``<directory>/<module>/<Class.>...<test>.jsonl``; other characters of an id than
+    ``[A-Za-z0-9_.,=+@[]-]`` become ``_`` and an 8-hex hash of the id is appended."""
     classes = [node.name for node in item.listchain() if isinstance(node, pytest.Class)]
     name = ".".join([*classes, item.name])
     if isinstance(directory, str):  # a URL
@@ -124,8 +118,8 @@ def cassette(request: pytest.FixtureRequest) -> Iterator[Cassette]:
     item.stash[_STATE] = state
     with pytest.MonkeyPatch.context() as patch:
         if cas.mode is Mode.REPLAY:  # (a key the SDKs ask for; no call leaves the test)
-            for key in (k for k in REPLAY_KEYS if not os.environ.get(k)):
-                patch.setenv(key, REPLAY_KEYS[key])
+            for key, value in REPLAY_KEYS.items():
+                patch.setenv(key, os.environ.get(key) or value)
         try:
             yield cas
         finally:
@@ -133,8 +127,7 @@ def cassette(request: pytest.FixtureRequest) -> Iterator[Cassette]:
 
 
 def _where(item: pytest.Item, directory: Path | str, raw: Any) -> Path | str:
-    """The cassette of ``item``: the marker's ``path`` (``raw``) under ``directory`` (a
-    URL, or an absolute path, as it is), else :func:`default_path`."""
+    """The marker's ``path`` (``raw``) under ``directory`` (a URL or absolute path as it is)."""
     if raw is None:
         return default_path(item, directory)
     from ..storage.remote import is_url
@@ -159,13 +152,19 @@ def _finish(item: pytest.Item, state: _TestState) -> None:
         if not cas.closed:  # (the failure may have aborted it already)
             cas.abort(None)
         return
-    unused = cas.unused() if cas.mode in (Mode.REPLAY, Mode.APPEND) else []
+    if cas.mode in (Mode.REPLAY, Mode.APPEND):
+        _note_unused(item, cas)
+    cas.close()
+
+
+def _note_unused(item: pytest.Item, cas: Cassette) -> None:
+    """Put the recordings ``cas`` never played (the first keys) on the test's report."""
+    unused = cas.unused()
     if unused:
         keys = [f"env_index={e!r} channel={c!r} step={s}" for e, c, s in unused[:5]]
         path, total = shown(cas.path, item.config), len(cas.index.entries)
         info = {"path": path, "count": len(unused), "total": total, "keys": keys}
-        item.user_properties.append((_UNUSED, info))
-    cas.close()
+        item.user_properties.append((UNUSED_PROPERTY, info))
 
 
 def _cassette_error(exc: BaseException | None) -> bool:
@@ -188,7 +187,7 @@ def pytest_runtest_makereport(
     failure = call.excinfo.value if call.excinfo is not None else None
     if state is None:
         return (yield)
-    if failure is not None and call.when in ("setup", "call") and not state.cas.closed:
+    if failure is not None and not state.cas.closed:  # (a teardown's report: it is closed)
         # abort before the report is made, so the note naming the side file is in it
         state.cas.abort(None if isinstance(failure, pytest.skip.Exception) else failure)
     report = yield

@@ -1,19 +1,19 @@
-"""The pytest plugin's settings: the ``--cassette-*`` options and their ini twins, the mode
-each ``cassette`` fixture gets and the cassette directory (a path, or an fsspec URL), read
-once per session into :class:`Settings`; and the report header that shows them."""
+"""The pytest plugin's ``--cassette-*`` options and ini twins, read once per session into
+:class:`Settings` (the mode and the directory, a path or an fsspec URL), its report header,
+and the session's summary of recordings never played (:class:`UnusedSummary`)."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from .unused import UnusedSummary
-
-__all__ = ["DEFAULT_DIR", "DEFAULT_MODE", "MODES", "SETTINGS", "Settings",
-           "pytest_addoption", "pytest_configure", "pytest_report_header", "shown"]  # fmt: skip
+__all__ = ["DEFAULT_DIR", "DEFAULT_MODE", "MODES", "SETTINGS", "UNUSED_PROPERTY", "Settings",
+           "UnusedSummary", "pytest_addoption", "pytest_configure", "pytest_report_header",
+           "shown"]  # fmt: skip
 
 MODES = ("replay", "record", "auto", "append", "passthrough")  # cassette.Mode, kept lazy
 DEFAULT_MODE = "replay"
@@ -134,3 +134,47 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     if source == "default" and config.get_verbosity() <= 0:
         return None
     return f"cassette: mode={mode} (from {source}), dir={shown(settings.directory, config)}"
+
+
+UNUSED_PROPERTY = "cassette_unused"
+
+
+class UnusedSummary:
+    """Per-config hooks: gather the unused recordings, report them, set the exit status."""
+
+    def __init__(self, fail_unused: bool, config: pytest.Config) -> None:
+        # an xdist worker never fails the run: its controller decides
+        self.fail_unused = fail_unused and not hasattr(config, "workerinput")
+        self.unused: list[tuple[str, Any]] = []  # (test id, its property: a dict)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "teardown":
+            found = [v for k, v in report.user_properties if k == UNUSED_PROPERTY]
+            self.unused += [(report.nodeid, info) for info in found]
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.unused and self.fail_unused and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.unused:
+            return
+        tr, fail = terminalreporter, self.fail_unused
+        tr.write_sep("=", "cassette: unused recordings", red=fail, yellow=not fail, bold=True)
+        for nodeid, info in self.unused:
+            tr.write_line(
+                f"{nodeid}: {info['count']} of {info['total']} recorded interactions never "
+                f"played ({info['path']})"
+            )
+            for key in info["keys"] if tr.config.get_verbosity() > 0 else []:  # the first few
+                tr.write_line(f"    {key}")
+        total = sum(int(info["count"]) for _, info in self.unused)
+        what = f"{total} recorded interaction{'s' * (total != 1)} in {len(self.unused)} test"
+        what += "s" * (len(self.unused) != 1)
+        if fail:
+            tr.write_line(f"--cassette-fail-unused: {what} never played; the run fails", red=True)
+        else:
+            tr.write_line(
+                f"{what} never played: re-record with --cassette-mode=record if the code no "
+                "longer makes these calls; --cassette-fail-unused makes this fail the run"
+            )

@@ -1,16 +1,13 @@
-"""Values that fit a JSON schema, for the scripted server's tool calls and structured answers.
-
-:func:`schema_value` covers what pydantic, the openai SDK and the agent frameworks emit
-(``$ref``, ``anyOf``/``oneOf``/``allOf``, enums, formats, bounds, arrays, objects); strings
-come from ``text``, and with ``rnd`` values are drawn at random. :func:`requested_json` tells
-whether a request asks for JSON, and for which schema.
-"""
+"""Values that fit a JSON schema (``$ref``, ``anyOf``/``oneOf``/``allOf``, enums, formats,
+bounds, arrays, objects), for the scripted server's tool calls and structured answers."""
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..types import Json
@@ -67,35 +64,11 @@ def _merge(parts: Iterable[Any], root: Json) -> Json:
     return merged
 
 
-def _number(schema: Json, text: str, rnd: bool) -> int | float:
-    low = schema.get("minimum", schema.get("exclusiveMinimum", 0) + 1)
-    high = schema.get("maximum", schema.get("exclusiveMaximum", low + 10) - 1)
-    low, high = int(-(-low // 1)), int(high // 1)  # whole numbers inside the bounds
-    if high < low:  # a range holding no whole number, e.g. 0.1 < x < 0.2
-        return float(schema.get("minimum") or schema.get("exclusiveMinimum") or 0) + 1e-9
-    span = high - low + 1
-    return low + (secrets.randbelow(span) if rnd else len(text) % span)
-
-
-def _string(schema: Json, text: str, rnd: bool) -> str:
-    value = _FORMATS.get(str(schema.get("format"))) or _free(text, rnd)
-    low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
-    if high is not None:
-        value = value[: int(high)]
-    return value + "x" * (low - len(value)) if len(value) < low else value
-
-
 def schema_value(
     schema: Any, text: str, rnd: bool = False, *, root: Json | None = None, depth: int = 0
 ) -> Any:
-    """A value that validates against ``schema`` (see the module's docstring)."""
-    if not isinstance(schema, dict) or depth > 4 * _MAX_DEPTH:
-        return None if isinstance(schema, dict) else _free(text, rnd)
-    walk = _Walk(text, rnd, schema if root is None else root, depth)
-    schema = _resolve(schema, walk.root)
-    fixed = _fixed(schema, rnd)
-    fixed = walk.combined(schema) if fixed is _NONE else fixed
-    return walk.typed(schema, _kind(schema)) if fixed is _NONE else fixed
+    """A value that validates against ``schema``: strings from ``text``, at random with ``rnd``."""
+    return _Walk(text, rnd, schema if root is None else root).value(schema, depth)
 
 
 _NONE = object()  # no fixed value
@@ -110,81 +83,98 @@ def _fixed(schema: Json, rnd: bool) -> Any:
     return schema["default"] if "default" in schema and not rnd else _NONE
 
 
-def _kind(schema: Json) -> Any:
+def _kind(schema: Json) -> str:
     """The type to build: the first of a list that is not null, else guessed from the keys."""
     kind = schema.get("type")
     if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), "null")
+        return next((str(k) for k in kind if k != "null"), "null")
     if kind is None:
-        kind = "object" if "properties" in schema else "array" if "items" in schema else "string"
-    return kind
-
-
-def _null(_schema: Json) -> None:
-    return None
+        return "object" if "properties" in schema else "array" if "items" in schema else "string"
+    return str(kind)
 
 
 class _Walk:
-    """The values of a schema's parts, one level deeper (recursive schemas stop at a depth)."""
+    """The values of a schema and its parts (a recursive schema stops at a depth)."""
 
-    def __init__(self, text: str, rnd: bool, root: Json, depth: int) -> None:
-        self.text, self.rnd, self.root, self.depth = text, rnd, root, depth
+    def __init__(self, text: str, rnd: bool, root: Any) -> None:
+        self.text, self.rnd, self.root = text, rnd, root
 
-    def again(self, sub: Any) -> Any:
-        return schema_value(sub, self.text, self.rnd, root=self.root, depth=self.depth + 1)
+    def value(self, schema: Any, depth: int) -> Any:
+        if not isinstance(schema, dict):
+            return _free(self.text, self.rnd)
+        if depth > 4 * _MAX_DEPTH:
+            return None
+        schema = _resolve(schema, self.root)
+        fixed = _fixed(schema, self.rnd)
+        fixed = self.combined(schema, depth) if fixed is _NONE else fixed
+        if fixed is not _NONE:
+            return fixed
+        return _MAKERS.get(_kind(schema), _Walk.string)(self, schema, depth)
 
-    def typed(self, schema: Json, kind: Any) -> Any:
-        makers = {"integer": self.number, "number": self.number, "boolean": self.boolean,
-                  "array": self.array, "object": self.object, "null": _null}  # fmt: skip
-        return makers.get(str(kind), self.string)(schema)
+    def integer(self, schema: Json, _depth: int) -> int | float:
+        low = schema.get("minimum", schema.get("exclusiveMinimum", 0) + 1)
+        high = schema.get("maximum", schema.get("exclusiveMaximum", low + 10) - 1)
+        low, high = int(-(-low // 1)), int(high // 1)  # whole numbers inside the bounds
+        if high < low:  # a range holding no whole number, e.g. 0.1 < x < 0.2
+            return float(schema.get("minimum") or schema.get("exclusiveMinimum") or 0) + 1e-9
+        span = high - low + 1
+        return low + (secrets.randbelow(span) if self.rnd else len(self.text) % span)
 
-    def number(self, schema: Json) -> int | float:
-        return _number(schema, self.text, self.rnd)
-
-    def boolean(self, _schema: Json) -> bool:
+    def boolean(self, _schema: Json, _depth: int) -> bool:
         return secrets.randbelow(2) == 1 if self.rnd else True
 
-    def string(self, schema: Json) -> str:
-        return _string(schema, self.text, self.rnd)
+    def null(self, _schema: Json, _depth: int) -> None:
+        return None
 
-    def combined(self, schema: Json) -> Any:
-        """anyOf / oneOf: the first option that is not null; allOf: the parts merged;
-        _NONE where the schema combines none."""
+    def string(self, schema: Json, _depth: int) -> str:
+        value = _FORMATS.get(str(schema.get("format"))) or _free(self.text, self.rnd)
+        low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
+        value = value if high is None else value[: int(high)]
+        return value + "x" * (low - len(value))
+
+    def combined(self, schema: Json, depth: int) -> Any:
+        """anyOf / oneOf: the first option not null; allOf: the parts merged; else _NONE."""
         for key in ("anyOf", "oneOf"):
             if isinstance(options := schema.get(key), list) and options:
-                return self.option(options)
+                return self.option(options, depth)
         if isinstance(schema.get("allOf"), list):
             rest = {k: v for k, v in schema.items() if k != "allOf"}
-            return self.again(_merge([rest, *schema["allOf"]], self.root))
+            return self.value(_merge([rest, *schema["allOf"]], self.root), depth + 1)
         return _NONE
 
-    def option(self, options: list[Any]) -> Any:
+    def option(self, options: list[Any], depth: int) -> Any:
         real = [o for o in options if not (isinstance(o, dict) and o.get("type") == "null")]
-        deep = self.depth >= _MAX_DEPTH // 2 and len(real) < len(options)  # recursion: stop
-        return self.again(real[0]) if real and not deep else None
+        deep = depth >= _MAX_DEPTH // 2 and len(real) < len(options)  # recursion: stop
+        return self.value(real[0], depth + 1) if real and not deep else None
 
-    def array(self, schema: Json) -> list[Any]:
+    def array(self, schema: Json, depth: int) -> list[Any]:
         if isinstance(schema.get("prefixItems"), list):
-            return [self.again(item) for item in schema["prefixItems"]]
-        if self.depth >= _MAX_DEPTH:
+            return [self.value(item, depth + 1) for item in schema["prefixItems"]]
+        if depth >= _MAX_DEPTH:
             return []
         size = max(1, int(schema.get("minItems", 0)))
         size = min(size, int(schema.get("maxItems", size)))
-        return [self.again(schema.get("items")) for _ in range(size)]
+        return [self.value(schema.get("items"), depth + 1) for _ in range(size)]
 
-    def object(self, schema: Json) -> Json:
+    def object(self, schema: Json, depth: int) -> Json:
         props: Json = schema["properties"] if isinstance(schema.get("properties"), dict) else {}
         required = list(schema.get("required") or [])
-        names = required if required or self.depth >= _MAX_DEPTH else list(props)[:1]
-        return {name: self.again(props.get(name)) for name in names}
+        names = required if required or depth >= _MAX_DEPTH else list(props)[:1]
+        return {name: self.value(props.get(name), depth + 1) for name in names}
+
+
+_MAKERS: dict[str, Callable[[_Walk, Json, int], Any]] = {
+    "integer": _Walk.integer, "number": _Walk.integer, "boolean": _Walk.boolean,
+    "null": _Walk.null, "array": _Walk.array, "object": _Walk.object,
+}  # fmt: skip
 
 
 def tool_arguments(schema: Any, text: str, rnd: bool = False) -> Json:
     """Arguments for a tool: its required properties, or ``{"query": text}`` without a schema."""
     if isinstance(schema, dict) and any(k in schema for k in _SCHEMA_KEYS):  # properties too
         value = schema_value(schema, text, rnd)
-        if isinstance(value, dict) or isinstance(schema.get("properties"), dict):
-            return value  # type: ignore[no-any-return]
+        if isinstance(value, dict):
+            return value
     return {"query": _free(text, rnd)}
 
 
@@ -192,39 +182,30 @@ def find_schema(texts: Iterable[str]) -> Json | None:
     """The first JSON schema written in ``texts`` (as instructor's JSON mode sends one)."""
     decoder = json.JSONDecoder()
     for text in texts:
-        at, tries = text.find("{"), 0
-        while at >= 0 and tries < 200:
-            tries += 1
+        for brace in itertools.islice(re.finditer("{", text), 200):
             try:
-                found, end = decoder.raw_decode(text, at)
+                found = decoder.raw_decode(text, brace.start())[0]
             except ValueError:
-                at = text.find("{", at + 1)
                 continue
             if isinstance(found, dict) and any(k in found for k in _SCHEMA_KEYS):
                 return found
-            at = text.find("{", end)
     return None
 
 
 def requested_json(body: Json) -> tuple[bool, Json | None]:
-    """Whether a chat (``response_format``) or Responses (``text.format``) request asks for
-    JSON, and the schema it names (None for ``json_object``)."""
-    fmt = body.get("response_format")
-    if not isinstance(fmt, dict):
-        text = body.get("text")
-        fmt = text.get("format") if isinstance(text, dict) else None
+    """Whether a request asks for JSON (chat ``response_format``, Responses ``text.format``),
+    and the schema it names (None for ``json_object``)."""
+    fmt = body.get("response_format") or (body.get("text") or {}).get("format")
     if not isinstance(fmt, dict):
         return False, None
     if fmt.get("type") == "json_schema":
-        inner = fmt.get("json_schema", fmt)  # chat nests it; the Responses API does not
-        schema = inner.get("schema") if isinstance(inner, dict) else None
+        schema = fmt.get("json_schema", fmt).get("schema")  # chat nests it; Responses does not
         return True, schema if isinstance(schema, dict) else {"type": "object"}
     return fmt.get("type") == "json_object", None
 
 
 def json_answer(schema: Json | None, texts: list[str], text: str, rnd: bool = False) -> str:
-    """The JSON text answering a request for ``schema``; without one, a schema found in
-    ``texts`` or else ``{"answer": text}``."""
+    """JSON fitting ``schema`` (else one written in ``texts``), or ``{"answer": text}``."""
     schema = schema if schema is not None else find_schema(texts)
     value = {"answer": _free(text, rnd)} if schema is None else schema_value(schema, text, rnd)
     return json.dumps(value)

@@ -1,7 +1,5 @@
-"""``cassette view``: one self-contained HTML page of runs (episodes, messages, tool and
-MCP calls, fork points, errors), two runs or more side by side with the diff's first
-divergence and statistics; written privately (0600) or served on 127.0.0.1 (:mod:`.server`).
-"""
+"""``cassette view``: one self-contained HTML page of runs (episodes, calls, errors), two runs
+or more side by side with their diff; written privately (0600) or served (:mod:`.server`)."""
 
 from __future__ import annotations
 
@@ -39,8 +37,7 @@ class Run:
 
 
 def load_run(path: Path, name: str | None = None) -> Run:
-    """Load the cassette at ``path`` (a file or a shard directory), keeping its warnings
-    (a crash-cut last line, a key recorded twice) to show on the page."""
+    """Load the cassette at ``path`` (a file or shard directory), keeping its warnings."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", CassetteWarning)
         index = load_index([path])

@@ -1,7 +1,5 @@
-"""What ``cassette view`` shows of a run, as plain data: a row per episode for the table
-and, per episode, its calls in order, each request keeping only the messages that the
-previous request and answer of its channel did not already hold. The page shows it all as
-text, never as HTML."""
+"""What ``cassette view`` shows of a run, as data: a row per episode and its calls, each request
+keeping only the messages its channel's previous request and answer did not hold."""
 
 from __future__ import annotations
 
@@ -20,8 +18,7 @@ _CONVERSATION = ("messages", "input", "system", "instructions")
 
 
 def _messages(request: Json) -> list[Any]:
-    """The conversation a request carries: system/instructions first, then its messages
-    (chat, Anthropic) or input (Responses)."""
+    """The conversation a request carries: system/instructions, then its messages or input."""
     out = [{"role": "system", "content": request[k]} for k in _CONVERSATION[2:] if request.get(k)]
     messages = request.get("messages", request.get("input"))
     if isinstance(messages, str):

@@ -1,9 +1,6 @@
-"""The self-contained HTML page of ``cassette view``: the viewer's CSS and JavaScript
-(``assets/``) and the runs' data in ``<script type="application/json">`` blocks, which a
-browser never runs (gzip + base64 when large; ``<``, ``>``, ``&`` escaped so that no text
-can close its block). The Content-Security-Policy allows only the page's own script (by
-its hash) and style, and no connection anywhere.
-"""
+"""The self-contained HTML page of ``cassette view``: ``assets/`` and the runs' data in JSON
+blocks (gzip + base64 when large; ``<``, ``>``, ``&`` escaped); its Content-Security-Policy
+allows only its own script and style, and no connection."""
 
 from __future__ import annotations
 
@@ -44,8 +41,7 @@ def _block(block_id: str, value: Any) -> str:
 
 
 def render_page(runs: list[Json], details: list[list[list[Json]]], diff: Json | None) -> str:
-    """The page of ``runs`` (summaries), their episodes' ``details`` (per run, per episode,
-    the calls) and the ``diff`` of the first two runs (if any)."""
+    """The page of ``runs``, their ``details`` (per run, per episode, the calls) and ``diff``."""
     script, style = _asset("view.js"), _asset("view.css")
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
     csp = (

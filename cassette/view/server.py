@@ -1,5 +1,4 @@
-"""The page of ``cassette view`` served from 127.0.0.1 (standard library only): ``GET /``
-returns it, anything else is 404; it runs until Ctrl-C."""
+"""The page of ``cassette view`` served from 127.0.0.1: ``GET /`` returns it, all else is 404."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Put on a program's PYTHONPATH by ``cassette run``: records or replays the program's
-openai, anthropic and litellm calls (:mod:`cassette.autorecord`), then runs any other
-``sitecustomize`` the environment has."""
+"""Put on a program's PYTHONPATH by ``cassette run``: starts :mod:`cassette.autorecord`, then
+runs the environment's own ``sitecustomize``."""
 
 import importlib
 import os

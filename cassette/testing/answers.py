@@ -1,8 +1,6 @@
-"""The OpenAI answers of the scripted server (:mod:`cassette.testing.server`): a
-:class:`~cassette.testing.conversation.Reply` as a Chat Completions or Responses API answer
-(with ``"stream": true`` their SSE events), and the other endpoints' answers, derived from
-the request alone (:func:`other_answer`).
-"""
+"""The scripted server's answers: a :class:`~.conversation.Reply` as a Chat Completions,
+Responses or Anthropic Messages answer (SSE events when streamed), the other OpenAI endpoints'
+made from the request, and Anthropic's errors."""
 
 from __future__ import annotations
 
@@ -16,7 +14,7 @@ from typing import Any
 from ..types import Json
 from .conversation import Reply, dumps, split_n, sse
 
-__all__ = ["chat_answer", "other_answer", "responses_answer"]
+__all__ = ["anthropic_error", "chat_answer", "messages_answer", "other_answer", "responses_answer"]
 
 
 def _tool_call(call: Json, arguments: str) -> Json:
@@ -25,8 +23,7 @@ def _tool_call(call: Json, arguments: str) -> Json:
 
 
 def chat_answer(body: Json, reply: Reply) -> Json | list[bytes]:
-    """The Chat Completions answer: a ``chat.completion`` dict, or its SSE chunks when
-    streamed (``stream_options.include_usage`` adds the usage chunk)."""
+    """The Chat Completions answer: a ``chat.completion`` dict, or its SSE chunks when streamed."""
     head = {"id": reply.ident("chatcmpl-"), "created": int(time.time()), "model": reply.model,
             "system_fingerprint": "fp_scripted"}  # fmt: skip
     finish = "tool_calls" if reply.calls else "stop"
@@ -57,13 +54,18 @@ def _chat_chunks(body: Json, reply: Reply, head: Json, usage: Json, finish: str)
     out = [chunk({"role": "assistant", "content": "" if reply.content is not None else None})]
     out += [chunk({"content": p}) for p in reply.pieces(reply.content or "")]
     for i, c in enumerate(reply.calls):
-        out.append(chunk({"tool_calls": [{"index": i, **_tool_call(c, "")}]}))
-        pieces = split_n(c["arguments"], 3)
-        out += [chunk({"tool_calls": [{"index": i, "function": {"arguments": p}}]}) for p in pieces]
+        out += [chunk({"tool_calls": [d]}) for d in _call_deltas(i, c)]
     out.append(chunk({}, finish))
     if with_usage:
         out.append({**head, "object": "chat.completion.chunk", "choices": [], "usage": usage})
     return out
+
+
+def _call_deltas(index: int, call: Json) -> list[Json]:
+    """A tool call streamed: its name and id, then its arguments in three pieces."""
+    pieces = split_n(call["arguments"], 3)
+    first = {"index": index, **_tool_call(call, "")}
+    return [first, *({"index": index, "function": {"arguments": p}} for p in pieces)]
 
 
 def _output(reply: Reply) -> list[Json]:
@@ -152,8 +154,7 @@ def _item_events(emit: Any, index: int, item: Json, reply: Reply) -> None:
 def other_answer(
     route: str, body: Json, model: str, pieces: Callable[[str], list[str]], salt: bytes = b""
 ) -> tuple[str, bytes | list[bytes]]:
-    """(content type, body) of embeddings, legacy completions (SSE when streamed, the text
-    cut by ``pieces``), moderations, images and speech; ``salt``: the random mode's."""
+    """(content type, body) of embeddings, legacy completions, moderations, images and speech."""
     text = json.dumps(body.get("input", body.get("prompt", "")))
     seed = hashlib.sha256(text.encode() + salt).digest()
     name = str(body.get("model") or model)
@@ -167,8 +168,7 @@ def other_answer(
 
 
 def _embeddings(seed: bytes, name: str, _text: str, usage: Json) -> Json:
-    vector = [round(b / 255, 4) for b in seed[:8]]
-    item = {"object": "embedding", "index": 0, "embedding": vector}
+    item = {"object": "embedding", "index": 0, "embedding": [round(b / 255, 4) for b in seed[:8]]}
     return {"object": "list", "data": [item], "model": name, "usage": usage}
 
 
@@ -182,11 +182,7 @@ def _images(seed: bytes, _name: str, text: str, _usage: Json) -> Json:
     return {"created": 0, "data": [image]}
 
 
-# route -> its JSON answer (images for the rest)
-_PAYLOADS: dict[str, Callable[[bytes, str, str, Json], Json]] = {
-    "/embeddings": _embeddings,
-    "/moderations": _moderations,
-}
+_PAYLOADS = {"/embeddings": _embeddings, "/moderations": _moderations}  # images for the rest
 
 
 def _completion(
@@ -208,3 +204,68 @@ def _completion(
     if (body.get("stream_options") or {}).get("include_usage"):
         out.append({**head, "choices": [], "usage": usage})
     return "text/event-stream", sse(out)
+
+
+_ERROR_TYPES = {
+    400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+    404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
+    500: "api_error", 529: "overloaded_error",
+}  # fmt: skip
+
+
+def anthropic_error(status: int, message: str | None = None) -> Json:
+    """An Anthropic error body for ``status``."""
+    kind = _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
+    return {"type": "error", "error": {"type": kind, "message": message or f"Scripted {status}"}}
+
+
+def _blocks(reply: Reply) -> list[Json]:
+    blocks: list[Json] = [{"type": "text", "text": reply.content}] if reply.content else []
+    for c in reply.calls:
+        tool_id = c["id"] if c["id"].startswith("toolu_") else "toolu_" + c["id"][-24:]
+        use = {"type": "tool_use", "id": tool_id, "name": c["name"]}
+        blocks.append({**use, "input": json.loads(c["arguments"])})
+    return blocks or [{"type": "text", "text": ""}]
+
+
+def messages_answer(body: Json, reply: Reply) -> Json | list[bytes]:
+    """The Messages API answer: a message dict, or its SSE events when streamed."""
+    usage = {
+        "input_tokens": reply.used, "output_tokens": reply.made,
+        "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+    }  # fmt: skip
+    message: Json = {
+        "id": reply.ident("msg_"), "type": "message", "role": "assistant",
+        "model": reply.model, "content": _blocks(reply),
+        "stop_reason": "tool_use" if reply.calls else "end_turn", "stop_sequence": None,
+        "usage": usage,
+    }  # fmt: skip
+    if not body.get("stream"):
+        return message
+    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    events: list[Json] = [{"type": "message_start", "message": start}]
+    for index, block in enumerate(message["content"]):
+        events += _block_events(index, block, reply)
+    stop = {"stop_reason": message["stop_reason"], "stop_sequence": None}
+    events.append({"type": "message_delta", "delta": stop, "usage": {"output_tokens": reply.made}})
+    events.append({"type": "message_stop"})
+    return sse(events, named=True)
+
+
+def _block_events(index: int, block: Json, reply: Reply) -> list[Json]:
+    """A content block streamed: its start (a ping after the first), deltas and stop."""
+    empty = {**block, "text": ""} if block["type"] == "text" else {**block, "input": {}}
+    events: list[Json] = [{"type": "content_block_start", "index": index, "content_block": empty}]
+    if index == 0:
+        events.append({"type": "ping"})
+    deltas = _block_deltas(block, reply)
+    events += [{"type": "content_block_delta", "index": index, "delta": d} for d in deltas]
+    return [*events, {"type": "content_block_stop", "index": index}]
+
+
+def _block_deltas(block: Json, reply: Reply) -> list[Json]:
+    """A text block's pieces, or a tool use's input JSON in three."""
+    if block["type"] == "text":
+        return [{"type": "text_delta", "text": p} for p in reply.pieces(block["text"])]
+    parts = split_n(json.dumps(block["input"]), 3)
+    return [{"type": "input_json_delta", "partial_json": p} for p in parts]
