@@ -1,6 +1,5 @@
-"""The output side of the ``cassette`` command: the one :class:`Console` that prints,
-progress bars, and the helpers commands share to open their inputs and outputs (local
-paths or URLs). Heavy imports (rich, the reader) stay inside functions."""
+"""The one :class:`Console` that prints, progress bars, and the helpers commands share to
+open their inputs and outputs (local paths or URLs)."""
 
 from __future__ import annotations
 
@@ -98,10 +97,12 @@ class Console:
         opts = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
         click.echo(orjson.dumps(data, option=opts).decode())
 
-    def warn(self, message: str) -> None:
+    @staticmethod
+    def warn(message: str) -> None:
         click.echo(f"warning: {one_line(message)}", err=True)
 
-    def fail(self, message: str, code: int = 2) -> NoReturn:
+    @staticmethod
+    def fail(message: str, code: int = 2) -> NoReturn:
         """``error: message`` as one line on stderr, and exit with ``code``."""
         click.echo(f"error: {one_line(message)}", err=True)
         sys.exit(code)

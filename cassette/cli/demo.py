@@ -1,13 +1,10 @@
-"""``cassette demo``: a small tool-calling agent recorded through the openai SDK, then
-replayed with no model. Each task is one episode: the agent calls the ``add`` tool until the
-model answers in text; the reward is 1.0 when the answer quotes the tool's result. The
-model is reached through a ``chat`` function (:func:`openai_chat`, :func:`cassette_chat`).
-"""
+"""``cassette demo``: a tool-calling agent recorded through the openai SDK, replayed with no
+model. A task is an episode: the agent calls ``add`` until the model answers in text; the
+reward is 1.0 when the answer quotes the tool's result."""
 
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,8 +19,7 @@ from ..types import Json
 from .console import Console, plural
 
 __all__ = ["TASKS", "TOOLS", "Transcript", "cassette_chat", "demo", "openai_chat",
-           "record_and_replay", "replay_bundled", "run_agent", "scripted_model",
-           "show_transcripts"]  # fmt: skip
+           "record_and_replay", "replay_bundled", "run_agent", "show_transcripts"]  # fmt: skip
 
 Chat = Callable[[list[Json]], Json]
 
@@ -92,23 +88,6 @@ def openai_chat(client: Any, model: str) -> Chat:
         return message
 
     return chat
-
-
-def scripted_model(request: Json) -> Json:
-    """A deterministic stand-in for a model, as a plain function of the request."""
-    messages = request["messages"]
-    last = messages[-1]
-    if last["role"] == "tool":
-        message: Json = {"role": "assistant", "content": f"The sum is {last['content']}."}
-    else:
-        numbers = [int(n) for n in re.findall(r"\d+", last["content"])]
-        a, b = [*numbers, 0, 0][:2]
-        function = {"name": "add", "arguments": json.dumps({"a": a, "b": b})}
-        call = {"id": f"call_{len(messages)}", "type": "function", "function": function}
-        message = {"role": "assistant", "content": None, "tool_calls": [call]}
-    choice = {"index": 0, "message": message, "finish_reason": "stop"}
-    head = {"id": "chatcmpl-demo", "object": "chat.completion", "model": request["model"]}
-    return {**head, "choices": [choice]}
 
 
 def cassette_chat(cas: Cassette, model: Callable[[Json], Json]) -> Chat:

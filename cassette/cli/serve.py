@@ -32,6 +32,25 @@ def _bind(console: Console, host: str, port: int) -> socket.socket:
     return sock
 
 
+def _open(console: Console, sock: socket.socket, path: str, mode: str | None) -> Any:
+    """The cassette to serve; one that cannot be opened closes ``sock`` and fails."""
+    from ..errors import CassetteError
+    from ..replay.cassette import open as open_cassette
+    from ..replay.episodes import Conversations
+    from ..replay.modes import SERVE_FIX
+
+    try:
+        cas = open_cassette(path, mode=mode, episodes=Conversations())
+    except CassetteError as exc:
+        sock.close()
+        failing(console, exc)
+    if not cas.forced:  # (a forced mode names its variable)
+        cas.fix = SERVE_FIX
+    if cas.mode.value == "replay":  # a client run again gets the same answers again
+        cas.episodes = Conversations(recorded=cas.index.episodes(), rewind=cas.rewind)
+    return cas
+
+
 def _server(app: Any) -> Any:
     """A uvicorn server that stops on SIGINT/SIGTERM and returns (uvicorn's own raises the
     signal again once stopped, which would kill the process before the cassette closes)."""
@@ -115,10 +134,6 @@ def serve(
     import gc
     import os
 
-    from ..errors import CassetteError
-    from ..replay.cassette import open as open_cassette
-    from ..replay.episodes import Conversations
-    from ..replay.modes import SERVE_FIX
     from ..serve import create_app
 
     console = Console()
@@ -127,15 +142,7 @@ def serve(
     upstream = upstream or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
     anthropic_upstream = anthropic_upstream or os.environ.get("ANTHROPIC_BASE_URL")
     sock = _bind(console, host, port)
-    try:
-        cas = open_cassette(path, mode=mode, episodes=Conversations())
-        if not cas.forced:  # (a forced mode names its variable)
-            cas.fix = SERVE_FIX
-        if cas.mode.value == "replay":  # a client run again gets the same answers again
-            cas.episodes = Conversations(recorded=cas.index.episodes(), rewind=cas.rewind)
-    except CassetteError as exc:
-        sock.close()
-        failing(console, exc)
+    cas = _open(console, sock, path, mode)
     # the loaded cassette lives as long as the server: the collector stops walking it (a
     # full collection over a large cassette's index stalls every client for 100s of ms)
     gc.freeze()

@@ -1,6 +1,5 @@
-"""``cassette tau2``: tau2-bench's own ``run_tasks`` with its LLM calls on a cassette
-(:func:`cassette.adapters.tau2.patch_tau2`). Recording writes the run's settings to the
-header meta (``"tau2"``), so a replay needs nothing but the cassette."""
+"""``cassette tau2``: tau2-bench's ``run_tasks`` with its LLM calls on a cassette, whose header
+meta (``"tau2"``) keeps the run's settings, so a replay needs nothing but the cassette."""
 
 from __future__ import annotations
 
@@ -11,20 +10,20 @@ import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
 from ..replay.cassette import Cassette
 from ..types import Json
+from .console import Console
 
 __all__ = ["Tau2Results", "run_tau2", "tau2_command"]
 
 # litellm fetches its model cost map from the network at import unless told otherwise.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-DEFAULTS: Json = {"task_ids": None, "num_trials": 1, "max_steps": 100, "max_errors": 10}
-DEFAULTS["seed"] = 300  # run_tasks' default
+DEFAULTS: Json = dict(task_ids=None, num_trials=1, max_steps=100, max_errors=10, seed=300)
 REQUIRED = ("domain", "agent_llm", "user_llm")
 
 
@@ -41,8 +40,7 @@ class Tau2Results:
 
 @contextlib.contextmanager
 def _quiet(on: bool) -> Iterator[None]:
-    """tau2 quiet, and (for its results' metadata, never kept) not asking git for the working
-    directory's commit, which outside a checkout prints "fatal: not a git repository"."""
+    """tau2 quiet, and not asking git for a commit (outside a checkout: "fatal: ...")."""
     ConsoleDisplay = importlib.import_module("tau2.utils.display").ConsoleDisplay
     run: Any = importlib.import_module("tau2.run")
     before, asked = ConsoleDisplay.console.quiet, run.get_commit_hash
@@ -62,8 +60,8 @@ def run_tau2(
     llm_args: Mapping[str, Any] | None = None, generate: Any = None, quiet: bool = True,
     **run_tasks_kwargs: Any,
 ) -> Tau2Results:  # fmt: skip
-    """``tau2.run.run_tasks`` on ``domain`` with its LLM calls through ``cas``; ``llm_args``
-    (never recorded) go to the agent and the user simulator, more keywords to ``run_tasks``."""
+    """``tau2.run.run_tasks`` with its LLM calls through ``cas``; ``llm_args`` (not recorded)
+    go to the agent and the user simulator, more keywords to ``run_tasks``."""
     from ..adapters.tau2 import env_index_for, patch_tau2
 
     run = importlib.import_module("tau2.run")
@@ -82,11 +80,6 @@ def run_tau2(
     envs: list[int | str] = [env_index_for(domain, s.task_id, s.trial or 0) for s in sims]
     outcomes = {env: dict(cas.index.outcomes.get(env) or {}) for env in envs}
     return Tau2Results(sims, envs, patch.calls, patch.live_calls, outcomes)
-
-
-def _fail(message: str, code: int = 2) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(code)
 
 
 def _unreachable(url: str) -> str | None:
@@ -142,7 +135,7 @@ def _local(given: str | None, mode: str) -> Path | None:
         if mode == "record"
         else f"copy it first: cassette merge {local} {given}, then cassette tau2 {local}"
     )
-    _fail(f"cassette tau2 takes a local CASSETTE, not the URL {given}; {fix}")
+    Console.fail(f"cassette tau2 takes a local CASSETTE, not the URL {given}; {fix}")
 
 
 def _exists(path: Path) -> bool:
@@ -163,13 +156,13 @@ def _settle(options: Json, recorded: Json, path: Path | None = None) -> Json:
     config = {key: _setting(key, options, recorded) for key in (*REQUIRED, *DEFAULTS)}
     missing = [f"--{k.replace('_', '-')}" for k in REQUIRED if not config[k]]
     if missing and path is not None and not recorded:
-        _fail(
+        Console.fail(
             f"{path} is not a `cassette tau2` recording (its header holds no tau2 settings); "
             "name a cassette that `cassette tau2 --mode record` wrote, or replay the shipped "
             "one with `cassette tau2 --bundled`"
         )
     if missing:
-        _fail(f"{', '.join(missing)} required to record, e.g. {_EXAMPLE}")
+        Console.fail(f"{', '.join(missing)} required to record, e.g. {_EXAMPLE}")
     return config
 
 
@@ -223,14 +216,11 @@ def tau2_command(
       cassette tau2 --mode record --domain mock --num-trials 2 \\
         --agent-llm openai/gpt-4.1-mini --user-llm openai/gpt-4.1-mini runs/mock.jsonl
     """
-    from ..errors import CassetteError
-
     path = _cassette(given, bundled, mode)
     if not verbose:
         _quiet_import()
-    options = {"domain": domain, "task_ids": _ids(task_ids), "num_trials": num_trials}
-    options["seed"] = seed
-    options |= {"agent_llm": agent_llm, "user_llm": user_llm, "max_steps": max_steps}
+    options = dict(domain=domain, task_ids=_ids(task_ids), num_trials=num_trials, seed=seed,
+                   agent_llm=agent_llm, user_llm=user_llm, max_steps=max_steps)  # fmt: skip
     try:
         if _replays(mode, path):
             cas, config = _replayed(path, mode, options, bundled)
@@ -239,10 +229,8 @@ def tau2_command(
         with cas:
             res = run_tau2(cas, **config, max_concurrency=max_concurrency,
                            llm_args=_llm_args(base_url, api_key), quiet=not verbose)  # fmt: skip
-    except CassetteError as exc:
-        _fail(str(exc))
     except (ValueError, KeyError) as exc:  # tau2: unknown domain or task ids
-        _fail(f"tau2: {exc}; {_tasks_fix(domain or '')}")
+        Console.fail(f"tau2: {exc}; {_tasks_fix(domain or '')}")
     _report(path, cas, config, res)
 
 
@@ -264,20 +252,18 @@ def _llm_args(base_url: str | None, api_key: str | None) -> Json:
 
 def _cassette(given: str | None, bundled: bool, mode: str) -> Path:
     """The cassette to run on: CASSETTE, or the shipped one with --bundled."""
-    from ..errors import CassetteError
     from ..testing.bundled import bundled as bundled_path
 
     path = _local(given, mode)
     if not bundled:
         if path is None:
-            _fail("name the CASSETTE to replay or record, or replay the shipped one with --bundled")
+            Console.fail(
+                "name the CASSETTE to replay or record, or replay the shipped one with --bundled"
+            )
         return path
     if path is not None or mode != "replay":
-        _fail("--bundled replays the shipped cassette; leave out CASSETTE and --mode")
-    try:
-        return bundled_path("tau2_mock")
-    except CassetteError as exc:
-        _fail(str(exc))
+        Console.fail("--bundled replays the shipped cassette; leave out CASSETTE and --mode")
+    return bundled_path("tau2_mock")  # a CassetteError: one line, from the group
 
 
 def _quiet_import() -> None:
@@ -298,7 +284,7 @@ def _replayed(path: Path, mode: str, options: Json, bundled: bool) -> tuple[Cass
     from ..replay.cassette import open as open_cassette
 
     if not _exists(path):
-        _fail(
+        Console.fail(
             f"no cassette at {path}; check the path, record one with `cassette tau2 "
             f"--mode record {_EXAMPLE} {path}`, or replay the shipped one with "
             "`cassette tau2 --bundled`"
@@ -324,7 +310,7 @@ def _recorded(
     importlib.import_module("tau2.run").get_tasks(config["domain"], task_ids=ids or None)
     why = _unreachable(base_url) if base_url else None
     if why is not None:
-        _fail(f"cannot reach {base_url} ({why}); check --base-url", 1)
+        Console.fail(f"cannot reach {base_url} ({why}); check --base-url", 1)
     extra = dict(item.partition("=")[::2] for item in meta_items)
     return open_cassette(path, mode, meta={**extra, "tau2": config}), config
 
@@ -354,4 +340,4 @@ def _report(path: Path, cas: Cassette, config: Json, res: Tau2Results) -> None:
         done = f"{res.live_calls} LLM calls made, cassette {path} ({cas.mode.value})"
     click.echo(f"{len(rewards)} episodes of {config['domain']}, mean reward {mean:.3f}; {done}")
     if differs:
-        _fail(f"{differs} episode(s) got a reward other than the recorded one", 1)
+        Console.fail(f"{differs} episode(s) got a reward other than the recorded one", 1)
