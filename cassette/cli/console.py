@@ -16,10 +16,9 @@ import click
 from ..storage.gc import paused_gc
 
 if TYPE_CHECKING:
-    from ..errors import CassetteError
     from ..storage.index import Index
 
-__all__ = ["LARGE_BYTES", "Console", "existing", "failing", "format_option", "load",
+__all__ = ["LARGE_BYTES", "Console", "existing", "format_option", "load",
            "one_line", "overwritten", "plural", "reporting_warnings", "scratch_dir",
            "upload_on_exit", "uploaded", "working", "writable"]  # fmt: skip
 
@@ -40,10 +39,7 @@ format_option = click.option(
 
 def one_line(message: str) -> str:
     """The lines of ``message`` joined by "; " (by a space after a line ending in ":")."""
-    out = ""
-    for part in filter(None, (line.strip() for line in message.splitlines())):
-        out += ("" if not out else " " if out.endswith(":") else "; ") + part
-    return out
+    return "; ".join(filter(None, map(str.strip, message.splitlines()))).replace(":; ", ": ")
 
 
 def _isatty(stream: Any) -> bool:
@@ -61,12 +57,11 @@ def _default_color() -> bool:
 
 
 class Console:
-    """The one place that prints. :meth:`echo` and :meth:`json` (machine output) are never
-    styled; ``terminal``: stdout and stderr are both terminals (progress bars are drawn)."""
+    """The one place that prints; :meth:`json` (machine output) is never styled. ``terminal``:
+    stdout and stderr are both terminals (progress bars are drawn)."""
 
-    def __init__(self, color: bool | None = None, *, terminal: bool | None = None) -> None:
-        both = _isatty(sys.stdout) and _isatty(sys.stderr)
-        self.terminal = both if terminal is None else terminal
+    def __init__(self, color: bool | None = None) -> None:
+        self.terminal = _isatty(sys.stdout) and _isatty(sys.stderr)
         self.color = _default_color() if color is None else color
         self._rich: Any = None
         if self.color:
@@ -87,9 +82,6 @@ class Console:
 
         styled = [p if isinstance(p, str) else (p[0], p[1] or "") for p in parts]
         self._rich.print(Text.assemble(*styled), soft_wrap=True)
-
-    def echo(self, text: str) -> None:
-        click.echo(text)
 
     def json(self, data: Any) -> None:
         import orjson
@@ -172,9 +164,9 @@ def working(
     *,
     lines: bool = False,
 ) -> Iterator[Callable[[int], None]]:
-    """A long operation: runs without cyclic GC, prints each CassetteWarning afterwards,
-    and yields ``advance(n)`` of a progress bar on stderr (``lines``: counting the lines of
-    the first input; a spinner without a total), drawn on a terminal for large inputs."""
+    """A long operation, without cyclic GC, its CassetteWarnings printed after; yields
+    ``advance(n)`` of a progress bar on stderr, drawn on a terminal for large inputs
+    (``lines``: of the first input's lines; a spinner without a total)."""
     with reporting_warnings(console), paused_gc():
         if not (console.terminal and inputs and _size(inputs) >= LARGE_BYTES):
             yield lambda n: None
@@ -200,8 +192,8 @@ def load(console: Console, path: Path) -> Index:
 
 
 def writable(console: Console, out: str, force: bool) -> Path:
-    """``out`` as a path, if it may be written: not a directory, and new unless ``force``.
-    A URL is written to a local file that is uploaded when the command ends."""
+    """``out`` as a local path, if it may be written: not a directory, new unless ``force``
+    (a URL: a private file uploaded when the command ends)."""
     if out.endswith(("/", os.sep)) or (target := _local_output(console, out, force)).is_dir():
         console.fail(f"{out} is a directory; name the output file, e.g. {out.rstrip('/')}.jsonl")
     if target.exists() and not force:
@@ -212,11 +204,6 @@ def writable(console: Console, out: str, force: bool) -> Path:
 def overwritten(console: Console, out: str) -> Path:
     """``out`` as a local path to write, replacing what is there (a URL: see :func:`uploaded`)."""
     return _local_output(console, out, True)
-
-
-def failing(console: Console, exc: CassetteError) -> NoReturn:
-    """``exc`` as one ``error:`` line; exit 1 for a store that cannot be reached, else 2."""
-    console.fail(str(exc), 1 if getattr(exc, "unreachable", False) else 2)
 
 
 def _local_input(path: str) -> Path:
@@ -264,16 +251,14 @@ def _local_output(console: Console, out: str, force: bool) -> Path:
 
 
 def upload_on_exit(target: Path, url: str) -> None:
-    """Have :func:`uploaded` send ``target`` (a private file or directory) to ``url``; when
-    the command ends its private directory goes, so a failed command uploads nothing."""
+    """Have :func:`uploaded` send ``target`` to ``url`` (a failed command uploads nothing)."""
     ctx = click.get_current_context()
     ctx.meta.setdefault(_UPLOADS, []).append((target, url))
     _discard_when_done(target)
 
 
 def uploaded(console: Console) -> None:
-    """Upload what the running command wrote for a URL (see :func:`upload_on_exit`); call it
-    before saying the command is done. A failed upload leaves no new object behind."""
+    """Upload what the command wrote for a URL; call it before saying the command is done."""
     from ..storage.remote import discard, upload
 
     ctx = click.get_current_context(silent=True)

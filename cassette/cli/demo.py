@@ -107,31 +107,20 @@ def run_demo(path: Path, *, live: bool = False, model: str | None = None) -> Jso
     happened (source, transcripts, calls, unused, seconds). The model: the scripted server
     in random mode (only a true replay gives the same transcripts), or with ``live`` the
     endpoint of ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``."""
+    import contextlib
     import time
 
     import openai
 
     from ..adapters.openai import wrap_openai
     from ..replay.cassette import open as open_cassette
-    from ..testing.server import ScriptedServer
 
-    server = None if live else ScriptedServer(mode="random").start()
-    if server is None:
-        client, model = openai.OpenAI(max_retries=2), model or "gpt-4o-mini"
-        source = str(client.base_url)
-    else:
-        client = openai.OpenAI(base_url=server.base_url, api_key="demo-key", max_retries=0)
-        model = model or "scripted-model"
-        source = "the scripted model server on 127.0.0.1 (random mode)"
     meta = {"demo": True, "model_source": "live endpoint" if live else "scripted server"}
-    start = time.perf_counter()
-    try:
+    with contextlib.ExitStack() as stack:
+        client, model, source = _recording_client(stack, live, model)
+        start = time.perf_counter()
         with open_cassette(path, "record", meta=meta) as cas:
             recorded = run_agent(openai_chat(wrap_openai(client, cas), model), cas)
-    finally:
-        client.close()
-        if server is not None:
-            server.stop()
     record_s, start = time.perf_counter() - start, time.perf_counter()
     # replay: a client whose endpoint is a closed port, so any live call would fail
     offline = openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key="unused", max_retries=0)
@@ -140,6 +129,21 @@ def run_demo(path: Path, *, live: bool = False, model: str | None = None) -> Jso
         calls, unused = len(cas.index.entries), len(cas.unused())
     run = {"source": source, "recorded": recorded, "replayed": replayed, "calls": calls}
     return run | {"unused": unused, "record_s": record_s, "replay_s": time.perf_counter() - start}
+
+
+def _recording_client(stack: Any, live: bool, model: str | None) -> tuple[Any, str, str]:
+    """An openai client to record from (closed with ``stack``), its model, and where it is."""
+    import openai
+
+    from ..testing.server import ScriptedServer
+
+    if live:
+        client = stack.enter_context(openai.OpenAI(max_retries=2))
+        return client, model or "gpt-4o-mini", str(client.base_url)
+    server = stack.enter_context(ScriptedServer(mode="random"))
+    client = openai.OpenAI(base_url=server.base_url, api_key="demo-key", max_retries=0)
+    stack.enter_context(client)
+    return client, model or "scripted-model", "the scripted model server on 127.0.0.1 (random mode)"
 
 
 def show_transcripts(console: Console, transcripts: list[Transcript]) -> None:
@@ -214,6 +218,12 @@ def _refuse_with_bundled(console: Console, **given: Any) -> None:
         console.fail(f"--bundled only replays the shipped cassette; drop {', '.join(chosen)}")
 
 
+_VERDICTS = {
+    True: ("transcripts and rewards: identical", "bold green"),
+    False: ("transcripts and rewards: DIFFERENT", "bold red"),
+}
+
+
 def record_and_replay(console: Console, out: str | None, *, live: bool, model: str | None) -> bool:
     """``cassette demo``: :func:`run_demo` into ``out`` (default: a new temporary folder),
     then show the replay, the timings and the verdict; whether the replay was identical."""
@@ -230,8 +240,7 @@ def record_and_replay(console: Console, out: str | None, *, live: bool, model: s
     console.print(f"recorded {calls} from {run['source']} ({ms:.0f} ms, SDK start-up included)")
     console.print(f"replayed them with no model reachable ({run['replay_s'] * 1000:.0f} ms)")
     same = bool(run["recorded"]) and run["recorded"] == run["replayed"] and not run["unused"]
-    verdict = ("identical", "bold green") if same else ("DIFFERENT", "bold red")
-    console.print(f"transcripts and rewards: {verdict[0]}", verdict[1])
+    console.print(*_VERDICTS[same])
     console.print(f"cassette: {path}")
     return same
 
@@ -277,5 +286,4 @@ def demo(live: bool, model: str | None, out: str | None, force: bool, bundled: b
         _check_out(console, out, force)
     if live and not os.environ.get("OPENAI_API_KEY"):
         console.fail("--live needs OPENAI_API_KEY (and optionally OPENAI_BASE_URL) set")
-    if not record_and_replay(console, out, live=live, model=model):
-        sys.exit(1)
+    sys.exit(int(not record_and_replay(console, out, live=live, model=model)))

@@ -188,6 +188,6 @@ def _print(console: Console, report: Any, fmt: str) -> None:
     width = shutil.get_terminal_size((100, 24)).columns if console.terminal else 100
     with _writable_values(console):
         if fmt != "text":
-            console.echo(render(report).rstrip("\n"))
+            click.echo(render(report).rstrip("\n"))
         else:
             click.echo(render(report, color=console.color, width=width), color=console.color)

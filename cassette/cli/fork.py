@@ -118,6 +118,18 @@ def _parse_at(console: Console, at: tuple[str, ...]) -> dict[str, int]:
 def _named_in_base(console: Console, base: str, named: dict[str, int], channel: str) -> None:
     """Each ``--at ENV=STEP`` names an episode of BASE with calls on ``channel`` (else it
     would fork nothing, silently)."""
+    envs = _episodes_on(console, base, channel)
+    shown = ", ".join(sorted(envs)[:10]) + (", ..." if len(envs) > 10 else "")
+    for env, step in named.items():
+        if env not in envs:
+            console.fail(
+                f"--at {env}={step}: {base} has no episode {env} on channel {channel} (it "
+                f"holds {shown}); name one of those, as `cassette show {base}` lists them"
+            )
+
+
+def _episodes_on(console: Console, base: str, channel: str) -> set[str]:
+    """The episodes of BASE with calls on ``channel``; none is one ``error:`` line."""
     from .console import existing, load
 
     index = load(console, existing(console, base))
@@ -128,11 +140,4 @@ def _named_in_base(console: Console, base: str, named: dict[str, int], channel: 
             f"--channel {channel}: {base} holds no call on channel {channel} (it holds "
             f"{held}); pass --channel with one of those"
         )
-    shown = ", ".join(sorted(envs)[:10]) + (", ..." if len(envs) > 10 else "")
-    for env, step in named.items():
-        if env not in envs:
-            console.fail(
-                f"--at {env}={step}: {base} has no episode {env} on channel {channel} (it "
-                f"holds {shown}); name one of those, as `cassette show "
-                f"{base}` lists them"
-            )
+    return envs

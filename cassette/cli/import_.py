@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .console import Console, failing, plural, scratch_dir, uploaded, writable
+from .console import Console, plural, scratch_dir, uploaded, writable
 
 __all__ = ["import_command"]
 
@@ -44,7 +44,7 @@ def _fetched(console: Console, src: str) -> Path:
         if isinstance(data, bytes):
             (local / name).write_bytes(data)
         elif data is not None and not isinstance(data, FileNotFoundError):
-            failing(console, failed("cannot read", src, data))
+            raise failed("cannot read", src, data)
         elif name == names[0]:
             console.fail(
                 f"{src} holds no {name}: not a `cassette export` dataset; name the URL "

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from .console import Console, failing
+from .console import Console
 
 __all__ = ["LOCAL_HOSTS", "serve"]
 
@@ -32,7 +32,7 @@ def _bind(console: Console, host: str, port: int) -> socket.socket:
     return sock
 
 
-def _open(console: Console, sock: socket.socket, path: str, mode: str | None) -> Any:
+def _open(sock: socket.socket, path: str, mode: str | None) -> Any:
     """The cassette to serve; one that cannot be opened closes ``sock`` and fails."""
     from ..errors import CassetteError
     from ..replay.cassette import open as open_cassette
@@ -41,9 +41,9 @@ def _open(console: Console, sock: socket.socket, path: str, mode: str | None) ->
 
     try:
         cas = open_cassette(path, mode=mode, episodes=Conversations())
-    except CassetteError as exc:
+    except CassetteError:  # (the group's one error line)
         sock.close()
-        failing(console, exc)
+        raise
     if not cas.forced:  # (a forced mode names its variable)
         cas.fix = SERVE_FIX
     if cas.mode.value == "replay":  # a client run again gets the same answers again
@@ -142,7 +142,7 @@ def serve(
     upstream = upstream or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
     anthropic_upstream = anthropic_upstream or os.environ.get("ANTHROPIC_BASE_URL")
     sock = _bind(console, host, port)
-    cas = _open(console, sock, path, mode)
+    cas = _open(sock, path, mode)
     # the loaded cassette lives as long as the server: the collector stops walking it (a
     # full collection over a large cassette's index stalls every client for 100s of ms)
     gc.freeze()

@@ -57,24 +57,22 @@ def run_tau2(
     cas: Cassette, *, domain: str, agent_llm: str, user_llm: str,
     task_ids: list[str] | None = None, num_trials: int = 1, max_concurrency: int = 1,
     max_steps: int = 100, max_errors: int = 10, seed: int = 300,
-    llm_args: Mapping[str, Any] | None = None, generate: Any = None, quiet: bool = True,
-    **run_tasks_kwargs: Any,
+    llm_args: Mapping[str, Any] | None = None, quiet: bool = True,
 ) -> Tau2Results:  # fmt: skip
     """``tau2.run.run_tasks`` with its LLM calls through ``cas``; ``llm_args`` (not recorded)
-    go to the agent and the user simulator, more keywords to ``run_tasks``."""
+    go to the agent and the user simulator."""
     from ..adapters.tau2 import env_index_for, patch_tau2
 
     run = importlib.import_module("tau2.run")
-    run_tasks_kwargs.setdefault("skip_failed_samples", True)
     tasks = run.get_tasks(domain, task_ids=list(task_ids) if task_ids else None)
     args = dict(llm_args or {})
-    with patch_tau2(cas, generate) as patch, _quiet(quiet):
+    with patch_tau2(cas) as patch, _quiet(quiet):
         results = run.run_tasks(
             domain=domain, tasks=tasks, agent="llm_agent", user="user_simulator",
             llm_agent=agent_llm, llm_args_agent=dict(args), llm_user=user_llm,
             llm_args_user=dict(args), num_trials=num_trials, max_steps=max_steps,
             max_errors=max_errors, console_display=not quiet, max_concurrency=max_concurrency,
-            seed=seed, log_level="CRITICAL" if quiet else "INFO", **run_tasks_kwargs,
+            seed=seed, log_level="CRITICAL" if quiet else "INFO", skip_failed_samples=True,
         )  # fmt: skip
     sims = list(results.simulations)
     envs: list[int | str] = [env_index_for(domain, s.task_id, s.trial or 0) for s in sims]
@@ -216,6 +214,8 @@ def tau2_command(
       cassette tau2 --mode record --domain mock --num-trials 2 \\
         --agent-llm openai/gpt-4.1-mini --user-llm openai/gpt-4.1-mini runs/mock.jsonl
     """
+    from ..errors import CassetteError
+
     path = _cassette(given, bundled, mode)
     if not verbose:
         _quiet_import()
@@ -229,6 +229,8 @@ def tau2_command(
         with cas:
             res = run_tau2(cas, **config, max_concurrency=max_concurrency,
                            llm_args=_llm_args(base_url, api_key), quiet=not verbose)  # fmt: skip
+    except CassetteError as exc:  # (the command is also called outside the group)
+        Console.fail(str(exc))
     except (ValueError, KeyError) as exc:  # tau2: unknown domain or task ids
         Console.fail(f"tau2: {exc}; {_tasks_fix(domain or '')}")
     _report(path, cas, config, res)
@@ -252,6 +254,7 @@ def _llm_args(base_url: str | None, api_key: str | None) -> Json:
 
 def _cassette(given: str | None, bundled: bool, mode: str) -> Path:
     """The cassette to run on: CASSETTE, or the shipped one with --bundled."""
+    from ..errors import CassetteError
     from ..testing.bundled import bundled as bundled_path
 
     path = _local(given, mode)
@@ -263,7 +266,10 @@ def _cassette(given: str | None, bundled: bool, mode: str) -> Path:
         return path
     if path is not None or mode != "replay":
         Console.fail("--bundled replays the shipped cassette; leave out CASSETTE and --mode")
-    return bundled_path("tau2_mock")  # a CassetteError: one line, from the group
+    try:
+        return bundled_path("tau2_mock")
+    except CassetteError as exc:
+        Console.fail(str(exc))
 
 
 def _quiet_import() -> None:
@@ -324,20 +330,24 @@ def _line(env: Any, sim: Any, recorded: Any, replay: bool, width: int) -> str:
     return line + str(getattr(sim.termination_reason, "value", sim.termination_reason))
 
 
+def _done(path: Path, cas: Cassette, res: Tau2Results, replay: bool) -> str:
+    if replay:
+        return f"{res.calls} LLM calls replayed from {path}, 0 live"
+    return f"{res.live_calls} LLM calls made, cassette {path} ({cas.mode.value})"
+
+
 def _report(path: Path, cas: Cassette, config: Json, res: Tau2Results) -> None:
+    """A row per episode, then the mean reward; exit 1 if a replay's rewards differ."""
     replay = res.live_calls == 0 and cas.mode.value == "replay"
     width = max([len(str(e)) for e in res.env_indices] + [7])
     click.echo(f"{'episode':<{width}}  reward  {'recorded  ' if replay else ''}termination")
-    rewards, differs = [], 0
-    for env, sim in zip(res.env_indices, res.simulations, strict=True):
-        recorded = res.outcomes.get(env, {}).get("reward")
-        click.echo(_line(env, sim, recorded, replay, width))
-        rewards.append(_reward(sim) or 0.0)
-        differs += replay and recorded != _reward(sim)
-    mean = sum(rewards) / max(len(rewards), 1)
-    done = f"{res.calls} LLM calls replayed from {path}, 0 live"
-    if not replay:
-        done = f"{res.live_calls} LLM calls made, cassette {path} ({cas.mode.value})"
-    click.echo(f"{len(rewards)} episodes of {config['domain']}, mean reward {mean:.3f}; {done}")
-    if differs:
+    rewards = [_reward(sim) for sim in res.simulations]
+    recorded = [res.outcomes.get(env, {}).get("reward") for env in res.env_indices]
+    for env, sim, was in zip(res.env_indices, res.simulations, recorded, strict=True):
+        click.echo(_line(env, sim, was, replay, width))
+    mean = sum(r or 0.0 for r in rewards) / max(len(rewards), 1)
+    summary = f"{len(rewards)} episodes of {config['domain']}, mean reward {mean:.3f}"
+    click.echo(f"{summary}; {_done(path, cas, res, replay)}")
+    differs = sum(got != was for got, was in zip(rewards, recorded, strict=True))
+    if replay and differs:
         Console.fail(f"{differs} episode(s) got a reward other than the recorded one", 1)
