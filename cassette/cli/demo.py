@@ -5,6 +5,7 @@ reward is 1.0 when the answer quotes the tool's result."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -71,12 +72,19 @@ def _episode(chat: Chat, env_index: int, messages: list[Json], max_steps: int) -
         calls = messages[-1].get("tool_calls") or []
         if not calls:
             break
-        for call in calls:
-            args = json.loads(call["function"]["arguments"])
-            results.append(add(args.get("a", 0), args.get("b", 0)))
-            messages.append({"role": "tool", "tool_call_id": call["id"], "content": results[-1]})
+        results += _run_tools(calls, messages)
     answer = str(messages[-1].get("content") or "")
     return Transcript(env_index, messages, 1.0 if results and results[-1] in answer else 0.0)
+
+
+def _run_tools(calls: list[Json], messages: list[Json]) -> list[str]:
+    """Each ``add`` call's result, also appended to ``messages`` as a tool message."""
+    results = []
+    for call in calls:
+        args = json.loads(call["function"]["arguments"])
+        results.append(add(args.get("a", 0), args.get("b", 0)))
+        messages.append({"role": "tool", "tool_call_id": call["id"], "content": results[-1]})
+    return results
 
 
 def openai_chat(client: Any, model: str) -> Chat:
@@ -199,8 +207,6 @@ def _not_a_demo(path: Path) -> bool:
 
 def _check_out(console: Console, out: str, force: bool) -> None:
     """Refuse an --out that is a URL, a directory, or (unless ``force``) not an earlier demo."""
-    import os
-
     from ..storage.remote import is_url
 
     if is_url(out):  # the demo reads its recording back from a local file
@@ -275,8 +281,6 @@ def demo(live: bool, model: str | None, out: str | None, force: bool, bundled: b
       OPENAI_API_KEY=... cassette demo --live --model gpt-4o-mini
       cassette demo --bundled
     """
-    import os
-
     console = Console()
     if bundled:
         _refuse_with_bundled(console, live=live, model=model, out=out)

@@ -1,5 +1,4 @@
-"""``cassette diff``: compare runs under a progress bar, write the HTML file, and print the
-report in the chosen format (the engine and the renderers are :mod:`cassette.diff`)."""
+"""``cassette diff``: compare runs with :mod:`cassette.diff`, print or write the report."""
 
 from __future__ import annotations
 

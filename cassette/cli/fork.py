@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import os
+
 import click
 
 from .console import Console
@@ -56,9 +59,6 @@ def fork(
       cassette fork runs/a.jsonl runs/b.jsonl -- python eval.py --model other
       cassette fork runs/a.jsonl runs/b.jsonl --at 17=6 -- python eval.py
     """
-    import json
-    import os
-
     from .run import bootstrap, cassette_path, spawn
 
     console = Console()
@@ -84,7 +84,6 @@ def fork(
 
 def _check_base(console: Console, base: str, new: str, command: tuple[str, ...]) -> None:
     """BASE is a local cassette (abspath would mangle a URL) and NEW another one."""
-    import os
     import shlex
     from pathlib import Path
 

@@ -1,6 +1,5 @@
-"""The ``cassette`` click group's class: commands imported only when used, and one-line
-errors for usage errors, for what a user can fix and for network failures (a bug keeps its
-traceback)."""
+"""The ``cassette`` group's class: lazy commands, and one-line errors for usage errors, what a
+user can fix and network failures (a bug keeps its traceback)."""
 
 from __future__ import annotations
 
@@ -51,9 +50,11 @@ def _unreached(exc: BaseException, chain: list[BaseException], hint: str) -> Fou
     if not network and not isinstance(exc, (ConnectionError, TimeoutError)):
         return None
     url = next(filter(None, (_url_of(e) for e in network)), None)
-    cause = chain[-1]
-    reason = getattr(cause, "strerror", None) or str(cause) or type(cause).__name__
-    return f"cannot reach {url or 'the endpoint'} ({reason}); {hint}", 1
+    return f"cannot reach {url or 'the endpoint'} ({_reason(chain[-1])}); {hint}", 1
+
+
+def _reason(cause: BaseException) -> str:
+    return getattr(cause, "strerror", None) or str(cause) or type(cause).__name__
 
 
 def _refused(chain: list[BaseException], hint: str) -> Found:

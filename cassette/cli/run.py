@@ -3,6 +3,7 @@ the import hook of :mod:`cassette.autorecord`, or a ``cassette serve``)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import NoReturn
@@ -17,8 +18,6 @@ __all__ = ["bootstrap", "cassette_path", "readable_cassette", "run", "run_comman
 
 def bootstrap(env: dict[str, str], *, offline: bool) -> dict[str, str]:
     """The variables that make a Python child run :mod:`cassette.autorecord` at start-up."""
-    import os
-
     import cassette
 
     package = os.path.dirname(os.path.abspath(cassette.__file__))
@@ -105,8 +104,6 @@ def run(
 def _environment(opens: str, forced: str | None) -> dict[str, str]:
     """The command's environment with its cassettes' mode set (and in a replay the API keys
     the SDKs ask for: no call leaves the command)."""
-    import os
-
     from ..replay.modes import REPLAY_KEYS
 
     env = {**os.environ, "CASSETTE_MODE": opens}
@@ -170,8 +167,6 @@ def _run_served(
 
 def cassette_path(path: str, mode: str, command: tuple[str, ...], console: Console) -> str:
     """``--cassette PATH`` for the child: a local path checked and made absolute, a URL as is."""
-    import os
-
     from ..storage.remote import local_or_url
 
     local = local_or_url(path)
@@ -197,7 +192,7 @@ def _check_local(
             f"no cassette at {path} to replay; check the path, or record it first: "
             f"{again} {shlex.join(command)}"
         )
-    if mode in {"replay", "auto"} and local.is_file():
+    if local.is_file() and mode in {"replay", "auto"}:
         readable_cassette(local, console)
     if mode in {"record", "append"} or (mode == "auto" and not exists):
         _writable_place(path, mode, console)
@@ -216,13 +211,10 @@ def readable_cassette(local: Path, console: Console) -> None:
 
 def _writable_place(path: str, mode: str, console: Console) -> None:
     """Fail if the cassette at ``path`` cannot be written (a read-only directory)."""
-    import os
     import tempfile
 
     local = Path(path)
-    place = local if path.endswith(("/", os.sep)) or local.is_dir() else local.parent
-    while not place.exists() and place != place.parent:
-        place = place.parent  # the directories the recorder would create
+    place = _existing_place(path)
     try:  # (a real file: root passes os.access where nothing can be made, as in /proc)
         tempfile.TemporaryFile(dir=place).close()
     except OSError:
@@ -234,9 +226,16 @@ def _writable_place(path: str, mode: str, console: Console) -> None:
         console.fail(f"cannot append to {path}: the file is read-only; change its rights")
 
 
-def _can_append(local: Path) -> bool:
-    import os
+def _existing_place(path: str) -> Path:
+    """The directory the recorder writes ``path`` in, or its nearest existing parent."""
+    local = Path(path)
+    place = local if path.endswith(("/", os.sep)) or local.is_dir() else local.parent
+    while not place.exists() and place != place.parent:
+        place = place.parent  # the directories the recorder would create
+    return place
 
+
+def _can_append(local: Path) -> bool:
     return not local.is_file() or os.access(local, os.W_OK)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import socket
 from collections.abc import Iterator
@@ -75,7 +76,10 @@ def _server(app: Any) -> Any:
         proxy_headers=False,  # the server never reads the client's address
         server_header=False,  # (each response header costs h11 a few microseconds)
     )
-    return Server(config)
+    server = Server(config)
+    for number in (signal.SIGINT, signal.SIGTERM):  # a stop sent right after READY counts too
+        signal.signal(number, server.handle_exit)
+    return server
 
 
 @click.command()
@@ -132,7 +136,6 @@ def serve(
     """
     import asyncio
     import gc
-    import os
 
     from ..serve import create_app
 
@@ -148,13 +151,7 @@ def serve(
     gc.freeze()
     app = create_app(cas, upstream=upstream, anthropic_upstream=anthropic_upstream, token=token)
     server = _server(app)
-    for number in (signal.SIGINT, signal.SIGTERM):  # a stop sent right after READY counts too
-        signal.signal(number, server.handle_exit)
     shown = f"[{host}]" if ":" in host else host
     print(f"READY http://{shown}:{sock.getsockname()[1]}/v1", flush=True)
-    try:
+    with cas:  # (an exception: the cassette aborted)
         asyncio.run(server.serve(sockets=[sock]))
-    except BaseException as exc:
-        cas.abort(exc)
-        raise
-    cas.close()

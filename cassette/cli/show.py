@@ -56,23 +56,30 @@ def _show(
     console: Console, path: str, env: str | None, channel: str | None, full: bool, as_json: bool
 ) -> None:
     index = load(console, existing(console, path))
-    channels = sorted({key[1] for key in index.entries})
-    _check(console, path, "channel", channel, channels)
+    _check(console, path, "channel", channel, sorted({key[1] for key in index.entries}))
     _check(console, path, "episode", env, [str(e) for e in index.episodes()])
     run_id = set_run_id(index.headers) if index.headers else None
     if as_json:
         records = episode_records(index, env=env, channel=channel)
         console.json({"path": path, "run_id": run_id, "episodes": records})
         return
+    episodes = episode_transcripts(index, env=env, channel=channel, full=full)
+    _print_text(console, path, index, run_id, episodes)
+
+
+def _print_text(
+    console: Console,
+    path: str,
+    index: Index,
+    run_id: str | None,
+    episodes: dict[EnvIndex, list[list[Segment]]],
+) -> None:
+    """The counts of ``index`` and its run id, then the lines of each episode."""
     counts = [(len(index.episodes()), "episode"), (len(index.entries), "interaction")]
     counts.append((len(index.outcomes), "outcome"))
     console.print(f"{path}: {', '.join(plural(n, word) for n, word in counts)}", "bold")
     if run_id is not None:
         console.print(f"run id {run_id}", "dim")
-    _print_episodes(console, episode_transcripts(index, env=env, channel=channel, full=full))
-
-
-def _print_episodes(console: Console, episodes: dict[EnvIndex, list[list[Segment]]]) -> None:
     for lines in episodes.values():
         console.print()
         for parts in lines:
@@ -185,6 +192,11 @@ def _answer_lines(entry: Entry, width: int | None) -> Iterator[list[Segment]]:
     elif entry.response is not None:
         text = _excerpt(json_text(entry.response), width)
         yield [(f"  → {'response':>10}  ", "green"), (text, None)]
+    yield from _stream_lines(entry)
+
+
+def _stream_lines(entry: Entry) -> Iterator[list[Segment]]:
+    """A streamed answer's chunk count (and whether it was cut short)."""
     chunks = (entry.response or {}).get("chunks")
     if isinstance(chunks, list):
         cut = ", cut short" if entry.meta.get("incomplete") else ""

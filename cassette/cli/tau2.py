@@ -153,15 +153,20 @@ def _settle(options: Json, recorded: Json, path: Path | None = None) -> Json:
     """The run's settings: the options, else what the replayed cassette ``path`` recorded."""
     config = {key: _setting(key, options, recorded) for key in (*REQUIRED, *DEFAULTS)}
     missing = [f"--{k.replace('_', '-')}" for k in REQUIRED if not config[k]]
-    if missing and path is not None and not recorded:
-        Console.fail(
+    if missing:
+        Console.fail(_unsettled(missing, path, recorded))
+    return config
+
+
+def _unsettled(missing: list[str], path: Path | None, recorded: Json) -> str:
+    """Why settings are missing: the replayed ``path`` is no tau2 recording, or options are."""
+    if path is not None and not recorded:
+        return (
             f"{path} is not a `cassette tau2` recording (its header holds no tau2 settings); "
             "name a cassette that `cassette tau2 --mode record` wrote, or replay the shipped "
             "one with `cassette tau2 --bundled`"
         )
-    if missing:
-        Console.fail(f"{', '.join(missing)} required to record, e.g. {_EXAMPLE}")
-    return config
+    return f"{', '.join(missing)} required to record, e.g. {_EXAMPLE}"
 
 
 def _reward(sim: Any) -> float | None:
@@ -336,18 +341,23 @@ def _done(path: Path, cas: Cassette, res: Tau2Results, replay: bool) -> str:
     return f"{res.live_calls} LLM calls made, cassette {path} ({cas.mode.value})"
 
 
-def _report(path: Path, cas: Cassette, config: Json, res: Tau2Results) -> None:
-    """A row per episode, then the mean reward; exit 1 if a replay's rewards differ."""
-    replay = res.live_calls == 0 and cas.mode.value == "replay"
+def _rows(res: Tau2Results, recorded: list[Any], replay: bool) -> int:
+    """A row per episode (in a replay, with its recorded reward); how many rewards differ."""
     width = max([len(str(e)) for e in res.env_indices] + [7])
     click.echo(f"{'episode':<{width}}  reward  {'recorded  ' if replay else ''}termination")
-    rewards = [_reward(sim) for sim in res.simulations]
-    recorded = [res.outcomes.get(env, {}).get("reward") for env in res.env_indices]
     for env, sim, was in zip(res.env_indices, res.simulations, recorded, strict=True):
         click.echo(_line(env, sim, was, replay, width))
-    mean = sum(r or 0.0 for r in rewards) / max(len(rewards), 1)
+    return sum(_reward(sim) != was for sim, was in zip(res.simulations, recorded, strict=True))
+
+
+def _report(path: Path, cas: Cassette, config: Json, res: Tau2Results) -> None:
+    """The rows, then the mean reward; exit 1 if a replay's rewards differ from the recording."""
+    replay = res.live_calls == 0 and cas.mode.value == "replay"
+    recorded = [res.outcomes.get(env, {}).get("reward") for env in res.env_indices]
+    differs = _rows(res, recorded, replay)
+    rewards = [_reward(sim) or 0.0 for sim in res.simulations]
+    mean = sum(rewards) / max(len(rewards), 1)
     summary = f"{len(rewards)} episodes of {config['domain']}, mean reward {mean:.3f}"
     click.echo(f"{summary}; {_done(path, cas, res, replay)}")
-    differs = sum(got != was for got, was in zip(rewards, recorded, strict=True))
     if replay and differs:
         Console.fail(f"{differs} episode(s) got a reward other than the recorded one", 1)
