@@ -77,11 +77,11 @@ class Console:
         """One line made of parts: plain text, or (text, style) coloured when colour is on."""
         if self._rich is None:
             click.echo("".join(p if isinstance(p, str) else p[0] for p in parts))
-            return
-        from rich.text import Text
+        else:
+            from rich.text import Text
 
-        styled = [p if isinstance(p, str) else (p[0], p[1] or "") for p in parts]
-        self._rich.print(Text.assemble(*styled), soft_wrap=True)
+            styled = [p if isinstance(p, str) else (p[0], p[1] or "") for p in parts]
+            self._rich.print(Text.assemble(*styled), soft_wrap=True)
 
     def json(self, data: Any) -> None:
         import orjson
@@ -211,29 +211,24 @@ def _local_input(path: str) -> Path:
     from ..storage.remote import local_or_url, materialize
 
     local = local_or_url(path)
-    if isinstance(local, Path):
-        return local
-    copy = materialize(local)
-    _discard_when_done(copy)
-    return copy
+    return local if isinstance(local, Path) else _discarded_when_done(materialize(local))
 
 
-def _discard_when_done(path: Path) -> None:
-    """Remove ``path``'s private directory when the running command ends."""
+def _discarded_when_done(path: Path) -> Path:
+    """``path``, whose private directory is removed when the running command ends."""
     from ..storage.remote import discard
 
     ctx = click.get_current_context(silent=True)
     if ctx is not None:
         ctx.call_on_close(lambda: discard(path))
+    return path
 
 
 def scratch_dir() -> Path:
     """A new private directory, removed when the running command ends."""
     from ..storage.remote import private_dir
 
-    path = private_dir()
-    _discard_when_done(path)
-    return path
+    return _discarded_when_done(private_dir())
 
 
 def _local_output(console: Console, out: str, force: bool) -> Path:
@@ -254,7 +249,7 @@ def upload_on_exit(target: Path, url: str) -> None:
     """Have :func:`uploaded` send ``target`` to ``url`` (a failed command uploads nothing)."""
     ctx = click.get_current_context()
     ctx.meta.setdefault(_UPLOADS, []).append((target, url))
-    _discard_when_done(target)
+    _discarded_when_done(target)
 
 
 def uploaded(console: Console) -> None:

@@ -192,7 +192,7 @@ def _check_local(
             f"no cassette at {path} to replay; check the path, or record it first: "
             f"{again} {shlex.join(command)}"
         )
-    if local.is_file() and mode in {"replay", "auto"}:
+    if mode in {"replay", "auto"} and local.is_file():
         readable_cassette(local, console)
     if mode in {"record", "append"} or (mode == "auto" and not exists):
         _writable_place(path, mode, console)
@@ -222,7 +222,7 @@ def _writable_place(path: str, mode: str, console: Console) -> None:
             f"cannot record {path}: {place} is not writable; record into a directory you can "
             "write to, or change its rights"
         )
-    if mode == "append" and not _can_append(local):
+    if mode == "append" and local.is_file() and not os.access(local, os.W_OK):
         console.fail(f"cannot append to {path}: the file is read-only; change its rights")
 
 
@@ -233,10 +233,6 @@ def _existing_place(path: str) -> Path:
     while not place.exists() and place != place.parent:
         place = place.parent  # the directories the recorder would create
     return place
-
-
-def _can_append(local: Path) -> bool:
-    return not local.is_file() or os.access(local, os.W_OK)
 
 
 def spawn(command: tuple[str, ...], env: dict[str, str], console: Console) -> NoReturn:

@@ -61,7 +61,7 @@ def run_tau2(
 ) -> Tau2Results:  # fmt: skip
     """``tau2.run.run_tasks`` with its LLM calls through ``cas``; ``llm_args`` (not recorded)
     go to the agent and the user simulator."""
-    from ..adapters.tau2 import env_index_for, patch_tau2
+    from ..adapters.tau2 import patch_tau2
 
     run = importlib.import_module("tau2.run")
     tasks = run.get_tasks(domain, task_ids=list(task_ids) if task_ids else None)
@@ -74,7 +74,13 @@ def run_tau2(
             max_errors=max_errors, console_display=not quiet, max_concurrency=max_concurrency,
             seed=seed, log_level="CRITICAL" if quiet else "INFO", skip_failed_samples=True,
         )  # fmt: skip
-    sims = list(results.simulations)
+    return _results(cas, domain, list(results.simulations), patch)
+
+
+def _results(cas: Cassette, domain: str, sims: list[Any], patch: Any) -> Tau2Results:
+    """The simulations with their episodes, and the outcomes the cassette holds for them."""
+    from ..adapters.tau2 import env_index_for
+
     envs: list[int | str] = [env_index_for(domain, s.task_id, s.trial or 0) for s in sims]
     outcomes = {env: dict(cas.index.outcomes.get(env) or {}) for env in envs}
     return Tau2Results(sims, envs, patch.calls, patch.live_calls, outcomes)
