@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ..storage.index import Index
 
 __all__ = ["LARGE_BYTES", "Console", "existing", "format_option", "load",
-           "one_line", "overwritten", "plural", "reporting_warnings", "scratch_dir",
+           "one_line", "overwritten", "plural", "reason", "reporting_warnings", "scratch_dir",
            "upload_on_exit", "uploaded", "working", "writable"]  # fmt: skip
 
 Part = str | tuple[str, str | None]  # plain text, or (text, rich style)
@@ -40,6 +40,11 @@ format_option = click.option(
 def one_line(message: str) -> str:
     """The lines of ``message`` joined by "; " (by a space after a line ending in ":")."""
     return "; ".join(filter(None, map(str.strip, message.splitlines()))).replace(":; ", ": ")
+
+
+def reason(exc: BaseException) -> str:
+    """Why ``exc`` happened, in a few words (an OSError's strerror, else its message)."""
+    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
 
 
 def _isatty(stream: Any) -> bool:

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from .console import Console, one_line
+from .console import Console, one_line, reason
 
 __all__ = ["OneLineGroup", "user_error"]
 
@@ -50,11 +50,7 @@ def _unreached(exc: BaseException, chain: list[BaseException], hint: str) -> Fou
     if not network and not isinstance(exc, (ConnectionError, TimeoutError)):
         return None
     url = next(filter(None, (_url_of(e) for e in network)), None)
-    return f"cannot reach {url or 'the endpoint'} ({_reason(chain[-1])}); {hint}", 1
-
-
-def _reason(cause: BaseException) -> str:
-    return getattr(cause, "strerror", None) or str(cause) or type(cause).__name__
+    return f"cannot reach {url or 'the endpoint'} ({reason(chain[-1])}); {hint}", 1
 
 
 def _refused(chain: list[BaseException], hint: str) -> Found:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 __all__ = ["episode_records", "episode_transcripts", "show"]
 
 Segment = tuple[str, str | None]  # (text, style); a line of output is a list of segments
+Transcripts = dict[EnvIndex, list[list[Segment]]]  # the lines of each episode
 ROLE_STYLES = {"system": "dim", "user": "cyan", "assistant": "green", "tool": "yellow"}
 
 
@@ -68,11 +69,7 @@ def _show(
 
 
 def _print_text(
-    console: Console,
-    path: str,
-    index: Index,
-    run_id: str | None,
-    episodes: dict[EnvIndex, list[list[Segment]]],
+    console: Console, path: str, index: Index, run_id: str | None, episodes: Transcripts
 ) -> None:
     """The counts of ``index`` and its run id, then the lines of each episode."""
     counts = [(len(index.episodes()), "episode"), (len(index.entries), "interaction")]
@@ -234,10 +231,10 @@ def _selected(index: Index, env: str | None, channel: str | None) -> Iterator[tu
 
 def episode_transcripts(
     index: Index, *, env: str | None = None, channel: str | None = None, full: bool = False
-) -> dict[EnvIndex, list[list[Segment]]]:
+) -> Transcripts:
     """Per episode, the lines ``cassette show`` prints: a heading with the outcome, then each
     step with the messages it adds (``full``: all, untruncated) and its response."""
-    out: dict[EnvIndex, list[list[Segment]]] = {
+    out: Transcripts = {
         e: [[(f"episode {e!r}", "bold"), ("  " + _outcome_text(index.outcomes.get(e)), None)]]
         for e in _episodes(index, env)
     }

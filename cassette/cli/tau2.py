@@ -16,7 +16,7 @@ import click
 
 from ..replay.cassette import Cassette
 from ..types import Json
-from .console import Console
+from .console import Console, reason
 
 __all__ = ["Tau2Results", "run_tau2", "tau2_command"]
 
@@ -98,7 +98,7 @@ def _unreachable(url: str) -> str | None:
     try:
         socket.create_connection((parts.hostname, port), timeout=5).close()
     except OSError as exc:
-        return exc.strerror or str(exc) or type(exc).__name__
+        return reason(exc)
     return None
 
 
