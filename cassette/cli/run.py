@@ -3,6 +3,7 @@ the import hook of :mod:`cassette.autorecord`, or a ``cassette serve``)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -250,10 +251,7 @@ def run_command(command: tuple[str, ...], env: dict[str, str], console: Console)
         console.fail(f"command not found: {command[0]}; check its name and PATH", code=127)
     except PermissionError:
         console.fail(f"cannot run {command[0]}: permission denied; make it executable", code=126)
-    while True:
-        try:
-            code = proc.wait()
-            break
-        except KeyboardInterrupt:  # the command got the signal too: wait for it to finish
-            continue
-    return code if code >= 0 else 128 - code
+    while proc.returncode is None:
+        with contextlib.suppress(KeyboardInterrupt):  # the command got it too: wait for its end
+            proc.wait()
+    return proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
