@@ -62,8 +62,7 @@ def _default_color() -> bool:
 
 
 class Console:
-    """The one place that prints; :meth:`json` (machine output) is never styled. ``terminal``:
-    stdout and stderr are both terminals (progress bars are drawn)."""
+    """The one place that prints (never styling :meth:`json`); ``terminal``: progress bars drawn."""
 
     def __init__(self, color: bool | None = None) -> None:
         self.terminal = _isatty(sys.stdout) and _isatty(sys.stderr)
@@ -170,8 +169,7 @@ def working(
     lines: bool = False,
 ) -> Iterator[Callable[[int], None]]:
     """A long operation, without cyclic GC, its CassetteWarnings printed after; yields
-    ``advance(n)`` of a progress bar on stderr, drawn on a terminal for large inputs
-    (``lines``: of the first input's lines; a spinner without a total)."""
+    ``advance(n)`` of a progress bar for large inputs (``lines``: of the first one's lines)."""
     with reporting_warnings(console), paused_gc():
         if not (console.terminal and inputs and _size(inputs) >= LARGE_BYTES):
             yield lambda n: None

@@ -111,10 +111,8 @@ def cassette_chat(cas: Cassette, model: Callable[[Json], Json]) -> Chat:
 
 
 def run_demo(path: Path, *, live: bool = False, model: str | None = None) -> Json:
-    """Record the agent through the openai SDK, then replay it with no model at all; what
-    happened (source, transcripts, calls, unused, seconds). The model: the scripted server
-    in random mode (only a true replay gives the same transcripts), or with ``live`` the
-    endpoint of ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``."""
+    """Record the agent through the openai SDK from the scripted server in random mode (or the
+    ``live`` endpoint), then replay it with no model; what happened, and the timings."""
     import contextlib
     import time
 
@@ -187,8 +185,7 @@ def replay_bundled(console: Console) -> None:
 
 
 def _not_a_demo(path: Path) -> bool:
-    """Whether ``path`` holds something other than an earlier ``cassette demo`` recording
-    (whose header says ``meta.demo``): a cassette of the user's, or any other file."""
+    """Whether ``path`` holds anything but an earlier demo recording (header ``meta.demo``)."""
     import warnings
 
     from ..errors import CassetteError

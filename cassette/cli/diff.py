@@ -136,8 +136,7 @@ def _compare(
     console: Console, paths: list[Path], baseline: Path | None, labels: list[str], **kw: Any
 ) -> Any:
     """Each run diffed against the first (and the first against ``baseline``, the noise
-    floor); a progress bar for two large runs. A run that cannot be read or compared, or
-    an unknown ``env``, is one ``error:`` line and exit 2."""
+    floor), under a progress bar for two large runs; a failure is one ``error:`` line."""
     from ..diff import diff_many
 
     indexes = [load(console, p) for p in paths]
@@ -178,8 +177,7 @@ def _write(console: Console, report: Any, out: str) -> None:
 
 
 def _print(console: Console, report: Any, fmt: str) -> None:
-    """The report (of two runs, or of many) on stdout: json, markdown, or text as wide as
-    the terminal."""
+    """The report on stdout: json, markdown, or text as wide as the terminal."""
     from ..diff import ManyDiff
     from ..diff import report as renderers
 

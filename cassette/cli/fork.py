@@ -115,8 +115,7 @@ def _parse_at(console: Console, at: tuple[str, ...]) -> dict[str, int]:
 
 
 def _named_in_base(console: Console, base: str, named: dict[str, int], channel: str) -> None:
-    """Each ``--at ENV=STEP`` names an episode of BASE with calls on ``channel`` (else it
-    would fork nothing, silently)."""
+    """Each ``--at ENV=STEP`` names an episode of BASE on ``channel`` (else it forks nothing)."""
     envs = _episodes_on(console, base, channel)
     shown = ", ".join(sorted(envs)[:10]) + (", ..." if len(envs) > 10 else "")
     for env, step in named.items():

@@ -72,8 +72,7 @@ def _check_patterns(console: Console, patterns: tuple[str, ...]) -> None:
 
 
 def _output(console: Console, path: Path, src: str, out: str | None, force: bool) -> str | None:
-    """Where to write (None: in place), if it may be written; a URL goes through a local
-    file uploaded when the command is done."""
+    """Where to write (None: in place), if it may be (a URL: a local file uploaded at the end)."""
     from ..storage.remote import is_url
 
     if out is None and is_url(src):  # in place: the scrubbed copy goes back to the URL

@@ -222,8 +222,7 @@ def _episodes(index: Index, env: str | None) -> list[EnvIndex]:
 
 
 def _selected(index: Index, env: str | None, channel: str | None) -> Iterator[tuple[Entry, Json]]:
-    """(entry, full request) of the steps of episode ``env`` on ``channel`` (None: every
-    one), in file order."""
+    """(entry, full request) of episode ``env``'s steps on ``channel`` (None: all), in order."""
     envs = set(_episodes(index, env))
     steps = index.iter_full() if envs else iter(())
     yield from ((e, r) for e, r in steps if e.env_index in envs and channel in (None, e.channel))
