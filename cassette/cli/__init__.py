@@ -1,5 +1,4 @@
-"""The ``cassette`` command: a click group with one command per module, as hatch does; a
-command's module is imported when it runs, and imports its heavy work inside it."""
+"""The ``cassette`` command: a click group whose commands' modules are imported when used."""
 
 from __future__ import annotations
 

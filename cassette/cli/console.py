@@ -1,6 +1,5 @@
-"""The output side of the ``cassette`` command: the one :class:`Console` that prints,
-progress bars, and the helpers commands share to open their inputs and outputs (local
-paths or URLs). Heavy imports (rich, the reader) stay inside functions."""
+"""The one :class:`Console` that prints, progress bars, and the helpers commands share to
+open their inputs and outputs (local paths or URLs)."""
 
 from __future__ import annotations
 
@@ -17,11 +16,10 @@ import click
 from ..storage.gc import paused_gc
 
 if TYPE_CHECKING:
-    from ..errors import CassetteError
     from ..storage.index import Index
 
-__all__ = ["LARGE_BYTES", "Console", "existing", "failing", "format_option", "load",
-           "one_line", "overwritten", "plural", "reporting_warnings", "scratch_dir",
+__all__ = ["LARGE_BYTES", "Console", "existing", "format_option", "load",
+           "one_line", "overwritten", "plural", "reason", "reporting_warnings", "scratch_dir",
            "upload_on_exit", "uploaded", "working", "writable"]  # fmt: skip
 
 Part = str | tuple[str, str | None]  # plain text, or (text, rich style)
@@ -41,10 +39,12 @@ format_option = click.option(
 
 def one_line(message: str) -> str:
     """The lines of ``message`` joined by "; " (by a space after a line ending in ":")."""
-    out = ""
-    for part in filter(None, (line.strip() for line in message.splitlines())):
-        out += ("" if not out else " " if out.endswith(":") else "; ") + part
-    return out
+    return "; ".join(filter(None, map(str.strip, message.splitlines()))).replace(":; ", ": ")
+
+
+def reason(exc: BaseException) -> str:
+    """Why ``exc`` happened, in a few words (an OSError's strerror, else its message)."""
+    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
 
 
 def _isatty(stream: Any) -> bool:
@@ -62,12 +62,10 @@ def _default_color() -> bool:
 
 
 class Console:
-    """The one place that prints. :meth:`echo` and :meth:`json` (machine output) are never
-    styled; ``terminal``: stdout and stderr are both terminals (progress bars are drawn)."""
+    """The one place that prints (never styling :meth:`json`); ``terminal``: progress bars drawn."""
 
-    def __init__(self, color: bool | None = None, *, terminal: bool | None = None) -> None:
-        both = _isatty(sys.stdout) and _isatty(sys.stderr)
-        self.terminal = both if terminal is None else terminal
+    def __init__(self, color: bool | None = None) -> None:
+        self.terminal = _isatty(sys.stdout) and _isatty(sys.stderr)
         self.color = _default_color() if color is None else color
         self._rich: Any = None
         if self.color:
@@ -83,14 +81,11 @@ class Console:
         """One line made of parts: plain text, or (text, style) coloured when colour is on."""
         if self._rich is None:
             click.echo("".join(p if isinstance(p, str) else p[0] for p in parts))
-            return
-        from rich.text import Text
+        else:
+            from rich.text import Text
 
-        styled = [p if isinstance(p, str) else (p[0], p[1] or "") for p in parts]
-        self._rich.print(Text.assemble(*styled), soft_wrap=True)
-
-    def echo(self, text: str) -> None:
-        click.echo(text)
+            styled = [p if isinstance(p, str) else (p[0], p[1] or "") for p in parts]
+            self._rich.print(Text.assemble(*styled), soft_wrap=True)
 
     def json(self, data: Any) -> None:
         import orjson
@@ -98,10 +93,12 @@ class Console:
         opts = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
         click.echo(orjson.dumps(data, option=opts).decode())
 
-    def warn(self, message: str) -> None:
+    @staticmethod
+    def warn(message: str) -> None:
         click.echo(f"warning: {one_line(message)}", err=True)
 
-    def fail(self, message: str, code: int = 2) -> NoReturn:
+    @staticmethod
+    def fail(message: str, code: int = 2) -> NoReturn:
         """``error: message`` as one line on stderr, and exit with ``code``."""
         click.echo(f"error: {one_line(message)}", err=True)
         sys.exit(code)
@@ -171,9 +168,8 @@ def working(
     *,
     lines: bool = False,
 ) -> Iterator[Callable[[int], None]]:
-    """A long operation: runs without cyclic GC, prints each CassetteWarning afterwards,
-    and yields ``advance(n)`` of a progress bar on stderr (``lines``: counting the lines of
-    the first input; a spinner without a total), drawn on a terminal for large inputs."""
+    """A long operation, without cyclic GC, its CassetteWarnings printed after; yields
+    ``advance(n)`` of a progress bar for large inputs (``lines``: of the first one's lines)."""
     with reporting_warnings(console), paused_gc():
         if not (console.terminal and inputs and _size(inputs) >= LARGE_BYTES):
             yield lambda n: None
@@ -199,8 +195,8 @@ def load(console: Console, path: Path) -> Index:
 
 
 def writable(console: Console, out: str, force: bool) -> Path:
-    """``out`` as a path, if it may be written: not a directory, and new unless ``force``.
-    A URL is written to a local file that is uploaded when the command ends."""
+    """``out`` as a local path, if it may be written: not a directory, new unless ``force``
+    (a URL: a private file uploaded when the command ends)."""
     if out.endswith(("/", os.sep)) or (target := _local_output(console, out, force)).is_dir():
         console.fail(f"{out} is a directory; name the output file, e.g. {out.rstrip('/')}.jsonl")
     if target.exists() and not force:
@@ -213,39 +209,29 @@ def overwritten(console: Console, out: str) -> Path:
     return _local_output(console, out, True)
 
 
-def failing(console: Console, exc: CassetteError) -> NoReturn:
-    """``exc`` as one ``error:`` line; exit 1 for a store that cannot be reached, else 2."""
-    console.fail(str(exc), 1 if getattr(exc, "unreachable", False) else 2)
-
-
 def _local_input(path: str) -> Path:
     """A local path for an input: a URL (``s3://...``) is fetched into a private copy."""
     from ..storage.remote import local_or_url, materialize
 
     local = local_or_url(path)
-    if isinstance(local, Path):
-        return local
-    copy = materialize(local)
-    _discard_when_done(copy)
-    return copy
+    return local if isinstance(local, Path) else _discarded_when_done(materialize(local))
 
 
-def _discard_when_done(path: Path) -> None:
-    """Remove ``path``'s private directory when the running command ends."""
+def _discarded_when_done(path: Path) -> Path:
+    """``path``, whose private directory is removed when the running command ends."""
     from ..storage.remote import discard
 
     ctx = click.get_current_context(silent=True)
     if ctx is not None:
         ctx.call_on_close(lambda: discard(path))
+    return path
 
 
 def scratch_dir() -> Path:
     """A new private directory, removed when the running command ends."""
     from ..storage.remote import private_dir
 
-    path = private_dir()
-    _discard_when_done(path)
-    return path
+    return _discarded_when_done(private_dir())
 
 
 def _local_output(console: Console, out: str, force: bool) -> Path:
@@ -263,16 +249,14 @@ def _local_output(console: Console, out: str, force: bool) -> Path:
 
 
 def upload_on_exit(target: Path, url: str) -> None:
-    """Have :func:`uploaded` send ``target`` (a private file or directory) to ``url``; when
-    the command ends its private directory goes, so a failed command uploads nothing."""
+    """Have :func:`uploaded` send ``target`` to ``url`` (a failed command uploads nothing)."""
     ctx = click.get_current_context()
     ctx.meta.setdefault(_UPLOADS, []).append((target, url))
-    _discard_when_done(target)
+    _discarded_when_done(target)
 
 
 def uploaded(console: Console) -> None:
-    """Upload what the running command wrote for a URL (see :func:`upload_on_exit`); call it
-    before saying the command is done. A failed upload leaves no new object behind."""
+    """Upload what the command wrote for a URL; call it before saying the command is done."""
     from ..storage.remote import discard, upload
 
     ctx = click.get_current_context(silent=True)

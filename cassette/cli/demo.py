@@ -1,13 +1,11 @@
-"""``cassette demo``: a small tool-calling agent recorded through the openai SDK, then
-replayed with no model. Each task is one episode: the agent calls the ``add`` tool until the
-model answers in text; the reward is 1.0 when the answer quotes the tool's result. The
-model is reached through a ``chat`` function (:func:`openai_chat`, :func:`cassette_chat`).
-"""
+"""``cassette demo``: a tool-calling agent recorded through the openai SDK, replayed with no
+model. A task is an episode: the agent calls ``add`` until the model answers in text; the
+reward is 1.0 when the answer quotes the tool's result."""
 
 from __future__ import annotations
 
 import json
-import re
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,8 +20,7 @@ from ..types import Json
 from .console import Console, plural
 
 __all__ = ["TASKS", "TOOLS", "Transcript", "cassette_chat", "demo", "openai_chat",
-           "record_and_replay", "replay_bundled", "run_agent", "scripted_model",
-           "show_transcripts"]  # fmt: skip
+           "record_and_replay", "replay_bundled", "run_agent", "show_transcripts"]  # fmt: skip
 
 Chat = Callable[[list[Json]], Json]
 
@@ -75,12 +72,19 @@ def _episode(chat: Chat, env_index: int, messages: list[Json], max_steps: int) -
         calls = messages[-1].get("tool_calls") or []
         if not calls:
             break
-        for call in calls:
-            args = json.loads(call["function"]["arguments"])
-            results.append(add(args.get("a", 0), args.get("b", 0)))
-            messages.append({"role": "tool", "tool_call_id": call["id"], "content": results[-1]})
+        results += _run_tools(calls, messages)
     answer = str(messages[-1].get("content") or "")
     return Transcript(env_index, messages, 1.0 if results and results[-1] in answer else 0.0)
+
+
+def _run_tools(calls: list[Json], messages: list[Json]) -> list[str]:
+    """Each ``add`` call's result, also appended to ``messages`` as a tool message."""
+    results = []
+    for call in calls:
+        args = json.loads(call["function"]["arguments"])
+        results.append(add(args.get("a", 0), args.get("b", 0)))
+        messages.append({"role": "tool", "tool_call_id": call["id"], "content": results[-1]})
+    return results
 
 
 def openai_chat(client: Any, model: str) -> Chat:
@@ -92,23 +96,6 @@ def openai_chat(client: Any, model: str) -> Chat:
         return message
 
     return chat
-
-
-def scripted_model(request: Json) -> Json:
-    """A deterministic stand-in for a model, as a plain function of the request."""
-    messages = request["messages"]
-    last = messages[-1]
-    if last["role"] == "tool":
-        message: Json = {"role": "assistant", "content": f"The sum is {last['content']}."}
-    else:
-        numbers = [int(n) for n in re.findall(r"\d+", last["content"])]
-        a, b = [*numbers, 0, 0][:2]
-        function = {"name": "add", "arguments": json.dumps({"a": a, "b": b})}
-        call = {"id": f"call_{len(messages)}", "type": "function", "function": function}
-        message = {"role": "assistant", "content": None, "tool_calls": [call]}
-    choice = {"index": 0, "message": message, "finish_reason": "stop"}
-    head = {"id": "chatcmpl-demo", "object": "chat.completion", "model": request["model"]}
-    return {**head, "choices": [choice]}
 
 
 def cassette_chat(cas: Cassette, model: Callable[[Json], Json]) -> Chat:
@@ -124,35 +111,22 @@ def cassette_chat(cas: Cassette, model: Callable[[Json], Json]) -> Chat:
 
 
 def run_demo(path: Path, *, live: bool = False, model: str | None = None) -> Json:
-    """Record the agent through the openai SDK, then replay it with no model at all; what
-    happened (source, transcripts, calls, unused, seconds). The model: the scripted server
-    in random mode (only a true replay gives the same transcripts), or with ``live`` the
-    endpoint of ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``."""
+    """Record the agent through the openai SDK from the scripted server in random mode (or the
+    ``live`` endpoint), then replay it with no model; what happened, and the timings."""
+    import contextlib
     import time
 
     import openai
 
     from ..adapters.openai import wrap_openai
     from ..replay.cassette import open as open_cassette
-    from ..testing.server import ScriptedServer
 
-    server = None if live else ScriptedServer(mode="random").start()
-    if server is None:
-        client, model = openai.OpenAI(max_retries=2), model or "gpt-4o-mini"
-        source = str(client.base_url)
-    else:
-        client = openai.OpenAI(base_url=server.base_url, api_key="demo-key", max_retries=0)
-        model = model or "scripted-model"
-        source = "the scripted model server on 127.0.0.1 (random mode)"
     meta = {"demo": True, "model_source": "live endpoint" if live else "scripted server"}
-    start = time.perf_counter()
-    try:
+    with contextlib.ExitStack() as stack:
+        client, model, source = _recording_client(stack, live, model)
+        start = time.perf_counter()
         with open_cassette(path, "record", meta=meta) as cas:
             recorded = run_agent(openai_chat(wrap_openai(client, cas), model), cas)
-    finally:
-        client.close()
-        if server is not None:
-            server.stop()
     record_s, start = time.perf_counter() - start, time.perf_counter()
     # replay: a client whose endpoint is a closed port, so any live call would fail
     offline = openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key="unused", max_retries=0)
@@ -161,6 +135,21 @@ def run_demo(path: Path, *, live: bool = False, model: str | None = None) -> Jso
         calls, unused = len(cas.index.entries), len(cas.unused())
     run = {"source": source, "recorded": recorded, "replayed": replayed, "calls": calls}
     return run | {"unused": unused, "record_s": record_s, "replay_s": time.perf_counter() - start}
+
+
+def _recording_client(stack: Any, live: bool, model: str | None) -> tuple[Any, str, str]:
+    """An openai client to record from (closed with ``stack``), its model, and where it is."""
+    import openai
+
+    from ..testing.server import ScriptedServer
+
+    if live:
+        client = stack.enter_context(openai.OpenAI(max_retries=2))
+        return client, model or "gpt-4o-mini", str(client.base_url)
+    server = stack.enter_context(ScriptedServer(mode="random"))
+    client = openai.OpenAI(base_url=server.base_url, api_key="demo-key", max_retries=0)
+    stack.enter_context(client)
+    return client, model or "scripted-model", "the scripted model server on 127.0.0.1 (random mode)"
 
 
 def show_transcripts(console: Console, transcripts: list[Transcript]) -> None:
@@ -196,8 +185,7 @@ def replay_bundled(console: Console) -> None:
 
 
 def _not_a_demo(path: Path) -> bool:
-    """Whether ``path`` holds something other than an earlier ``cassette demo`` recording
-    (whose header says ``meta.demo``): a cassette of the user's, or any other file."""
+    """Whether ``path`` holds anything but an earlier demo recording (header ``meta.demo``)."""
     import warnings
 
     from ..errors import CassetteError
@@ -216,8 +204,6 @@ def _not_a_demo(path: Path) -> bool:
 
 def _check_out(console: Console, out: str, force: bool) -> None:
     """Refuse an --out that is a URL, a directory, or (unless ``force``) not an earlier demo."""
-    import os
-
     from ..storage.remote import is_url
 
     if is_url(out):  # the demo reads its recording back from a local file
@@ -233,6 +219,12 @@ def _refuse_with_bundled(console: Console, **given: Any) -> None:
     chosen = [f"--{flag}" for flag, value in given.items() if value]
     if chosen:
         console.fail(f"--bundled only replays the shipped cassette; drop {', '.join(chosen)}")
+
+
+_VERDICTS = {
+    True: ("transcripts and rewards: identical", "bold green"),
+    False: ("transcripts and rewards: DIFFERENT", "bold red"),
+}
 
 
 def record_and_replay(console: Console, out: str | None, *, live: bool, model: str | None) -> bool:
@@ -251,8 +243,7 @@ def record_and_replay(console: Console, out: str | None, *, live: bool, model: s
     console.print(f"recorded {calls} from {run['source']} ({ms:.0f} ms, SDK start-up included)")
     console.print(f"replayed them with no model reachable ({run['replay_s'] * 1000:.0f} ms)")
     same = bool(run["recorded"]) and run["recorded"] == run["replayed"] and not run["unused"]
-    verdict = ("identical", "bold green") if same else ("DIFFERENT", "bold red")
-    console.print(f"transcripts and rewards: {verdict[0]}", verdict[1])
+    console.print(*_VERDICTS[same])
     console.print(f"cassette: {path}")
     return same
 
@@ -287,8 +278,6 @@ def demo(live: bool, model: str | None, out: str | None, force: bool, bundled: b
       OPENAI_API_KEY=... cassette demo --live --model gpt-4o-mini
       cassette demo --bundled
     """
-    import os
-
     console = Console()
     if bundled:
         _refuse_with_bundled(console, live=live, model=model, out=out)
@@ -298,5 +287,4 @@ def demo(live: bool, model: str | None, out: str | None, force: bool, bundled: b
         _check_out(console, out, force)
     if live and not os.environ.get("OPENAI_API_KEY"):
         console.fail("--live needs OPENAI_API_KEY (and optionally OPENAI_BASE_URL) set")
-    if not record_and_replay(console, out, live=live, model=model):
-        sys.exit(1)
+    sys.exit(int(not record_and_replay(console, out, live=live, model=model)))

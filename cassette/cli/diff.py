@@ -1,10 +1,11 @@
-"""``cassette diff``: compare runs under a progress bar, write the HTML file, and print the
-report in the chosen format (the engine and the renderers are :mod:`cassette.diff`)."""
+"""``cassette diff``: compare runs with :mod:`cassette.diff`, print or write the report."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -83,14 +84,32 @@ def diff(
       cassette diff runs/a/ runs/b/ --env 3 --format json | jq '.episodes[0].divergence'
       cassette diff runs/a.jsonl runs/b.jsonl --baseline runs/a2.jsonl
     """
-    from ..diff import Rules
-
     console = Console()
     if schema:
         from ..diff.schema import SCHEMA
 
         console.json(SCHEMA)
         return
+    paths, base = _inputs(console, runs, baseline, html_out, ignore)
+    labels = [*runs, baseline] if baseline is not None else list(runs)
+    many = _compare(console, paths, base, labels, ignore=ignore, env=env, seed=seed)
+    report = many.diffs[0] if len(paths) == 2 else many
+    if html_out is not None:
+        _write(console, report, html_out)
+    _print(console, report, fmt)
+    sys.exit(int(not many.equivalent))
+
+
+def _inputs(
+    console: Console,
+    runs: tuple[str, ...],
+    baseline: str | None,
+    html_out: str | None,
+    ignore: tuple[str, ...],
+) -> tuple[list[Path], Path | None]:
+    """The runs and the baseline as local paths, once the options are checked."""
+    from ..diff import Rules
+
     if not 2 <= len(runs) <= MAX_RUNS:
         console.fail(f"diff takes 2 to {MAX_RUNS} runs, got {len(runs)}; e.g. cassette diff A B")
     paths = [existing(console, r) for r in runs]
@@ -101,40 +120,43 @@ def diff(
         Rules(ignore)
     except ValueError as exc:
         console.fail(f"--ignore: {exc}")
-    labels = [*runs, baseline] if baseline is not None else list(runs)
-    many = _compare(console, paths, base, labels, ignore=ignore, env=env, seed=seed)
-    report = many.diffs[0] if len(paths) == 2 else many
-    if html_out is not None:
-        _write(console, report, html_out)
-    _print(console, report, fmt)
-    sys.exit(int(not many.equivalent))
+    return paths, base
+
+
+@contextlib.contextmanager
+def _writable_values(console: Console) -> Iterator[None]:
+    """A value orjson cannot write (an int beyond 64 bits, nesting deeper than 254 levels)."""
+    try:
+        yield
+    except (TypeError, CassetteError) as exc:
+        console.fail(f"a run holds a value the report cannot write ({exc}); {_VALIDATE}")
 
 
 def _compare(
     console: Console, paths: list[Path], baseline: Path | None, labels: list[str], **kw: Any
 ) -> Any:
     """Each run diffed against the first (and the first against ``baseline``, the noise
-    floor); a progress bar for two large runs. A run that cannot be read or compared, or
-    an unknown ``env``, is one ``error:`` line and exit 2."""
+    floor), under a progress bar for two large runs; a failure is one ``error:`` line."""
     from ..diff import diff_many
 
     indexes = [load(console, p) for p in paths]
     base = load(console, baseline) if baseline is not None else None
     pair = len(indexes) == 2 and base is None
     total = len({*indexes[0].episodes(), *indexes[1].episodes()}) if pair else None
-    try:
-        with working(console, "comparing episodes", paths if pair else (), total) as advance:
-            done = [0]
+    with (
+        _writable_values(console),
+        working(console, "comparing episodes", paths if pair else (), total) as advance,
+    ):
+        done = [0]
 
-            def progress(now: int, _total: int) -> None:
-                advance(now - done[0])
-                done[0] = now
+        def progress(now: int, _total: int) -> None:
+            advance(now - done[0])
+            done[0] = now
 
+        try:
             return diff_many(indexes, baseline=base, labels=labels, progress=progress, **kw)
-    except (ValueError, CassetteError) as exc:
-        console.fail(str(exc))
-    except TypeError as exc:  # orjson: an int beyond 64 bits, nesting deeper than 254 levels
-        console.fail(f"a run holds a value the report cannot write ({exc}); {_VALIDATE}")
+        except (ValueError, CassetteError) as exc:
+            console.fail(str(exc))
 
 
 def _write(console: Console, report: Any, out: str) -> None:
@@ -143,10 +165,8 @@ def _write(console: Console, report: Any, out: str) -> None:
     from ..diff.report import render_html, render_many_html
     from ..view import write_page
 
-    try:
+    with _writable_values(console):
         page = (render_many_html if isinstance(report, ManyDiff) else render_html)(report)
-    except (TypeError, CassetteError) as exc:  # see _compare()
-        console.fail(f"a run holds a value the report cannot write ({exc}); {_VALIDATE}")
     target = overwritten(console, out)  # a URL's private file: not a local folder "s3:"
     try:
         write_page(page, target)  # private (0600): the page holds transcripts
@@ -157,17 +177,14 @@ def _write(console: Console, report: Any, out: str) -> None:
 
 
 def _print(console: Console, report: Any, fmt: str) -> None:
-    """The report (of two runs, or of many) on stdout: json, markdown, or text as wide as
-    the terminal."""
+    """The report on stdout: json, markdown, or text as wide as the terminal."""
     from ..diff import ManyDiff
     from ..diff import report as renderers
 
     render = getattr(renderers, f"render_{'many_' * isinstance(report, ManyDiff)}{fmt}")
-    try:
+    width = shutil.get_terminal_size((100, 24)).columns if console.terminal else 100
+    with _writable_values(console):
         if fmt != "text":
-            console.echo(render(report).rstrip("\n"))
-            return
-        width = shutil.get_terminal_size((100, 24)).columns if console.terminal else 100
-        click.echo(render(report, color=console.color, width=width), color=console.color)
-    except (TypeError, CassetteError) as exc:  # see _compare()
-        console.fail(f"a run holds a value the report cannot write ({exc}); {_VALIDATE}")
+            click.echo(render(report).rstrip("\n"))
+        else:
+            click.echo(render(report, color=console.color, width=width), color=console.color)

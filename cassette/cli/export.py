@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .console import Console, existing, plural, upload_on_exit, uploaded
+from .console import Console, existing, plural, scratch_dir, upload_on_exit, uploaded
 
 __all__ = ["export", "output_dir"]
 
@@ -14,12 +14,12 @@ __all__ = ["export", "output_dir"]
 def output_dir(console: Console, out: str, force: bool) -> Path:
     """The local directory to write ``out`` to (for a URL, a private one uploaded when
     the command ends); refused if it holds files, unless ``force``."""
-    from ..storage.remote import is_url, listing, private_dir
+    from ..storage.remote import is_url, listing
 
     target = Path(out.removeprefix("file://"))
     if is_url(out):
         taken = bool(listing(out.rstrip("/") + "/").sizes)
-        target = private_dir() / "export"
+        target = scratch_dir() / "export"
         target.mkdir()
         upload_on_exit(target, out.rstrip("/") + "/")
     elif target.exists() and not target.is_dir():

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import os
+
 import click
 
 from .console import Console
@@ -56,9 +59,6 @@ def fork(
       cassette fork runs/a.jsonl runs/b.jsonl -- python eval.py --model other
       cassette fork runs/a.jsonl runs/b.jsonl --at 17=6 -- python eval.py
     """
-    import json
-    import os
-
     from .run import bootstrap, cassette_path, spawn
 
     console = Console()
@@ -84,7 +84,6 @@ def fork(
 
 def _check_base(console: Console, base: str, new: str, command: tuple[str, ...]) -> None:
     """BASE is a local cassette (abspath would mangle a URL) and NEW another one."""
-    import os
     import shlex
     from pathlib import Path
 
@@ -116,8 +115,19 @@ def _parse_at(console: Console, at: tuple[str, ...]) -> dict[str, int]:
 
 
 def _named_in_base(console: Console, base: str, named: dict[str, int], channel: str) -> None:
-    """Each ``--at ENV=STEP`` names an episode of BASE with calls on ``channel`` (else it
-    would fork nothing, silently)."""
+    """Each ``--at ENV=STEP`` names an episode of BASE on ``channel`` (else it forks nothing)."""
+    envs = _episodes_on(console, base, channel)
+    shown = ", ".join(sorted(envs)[:10]) + (", ..." if len(envs) > 10 else "")
+    for env, step in named.items():
+        if env not in envs:
+            console.fail(
+                f"--at {env}={step}: {base} has no episode {env} on channel {channel} (it "
+                f"holds {shown}); name one of those, as `cassette show {base}` lists them"
+            )
+
+
+def _episodes_on(console: Console, base: str, channel: str) -> set[str]:
+    """The episodes of BASE with calls on ``channel``; none is one ``error:`` line."""
     from .console import existing, load
 
     index = load(console, existing(console, base))
@@ -128,11 +138,4 @@ def _named_in_base(console: Console, base: str, named: dict[str, int], channel: 
             f"--channel {channel}: {base} holds no call on channel {channel} (it holds "
             f"{held}); pass --channel with one of those"
         )
-    shown = ", ".join(sorted(envs)[:10]) + (", ..." if len(envs) > 10 else "")
-    for env, step in named.items():
-        if env not in envs:
-            console.fail(
-                f"--at {env}={step}: {base} has no episode {env} on channel {channel} (it "
-                f"holds {shown}); name one of those, as `cassette show "
-                f"{base}` lists them"
-            )
+    return envs

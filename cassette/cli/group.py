@@ -1,6 +1,5 @@
-"""The ``cassette`` click group's class: commands imported only when used, and one-line
-errors for usage errors, for what a user can fix and for network failures (a bug keeps its
-traceback)."""
+"""The ``cassette`` group's class: lazy commands, and one-line errors for usage errors, what a
+user can fix and network failures (a bug keeps its traceback)."""
 
 from __future__ import annotations
 
@@ -9,11 +8,11 @@ import difflib
 import importlib
 import os
 import sys
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
-from .console import one_line
+from .console import Console, one_line, reason
 
 __all__ = ["OneLineGroup", "user_error"]
 
@@ -51,9 +50,7 @@ def _unreached(exc: BaseException, chain: list[BaseException], hint: str) -> Fou
     if not network and not isinstance(exc, (ConnectionError, TimeoutError)):
         return None
     url = next(filter(None, (_url_of(e) for e in network)), None)
-    cause = chain[-1]
-    reason = getattr(cause, "strerror", None) or str(cause) or type(cause).__name__
-    return f"cannot reach {url or 'the endpoint'} ({reason}); {hint}", 1
+    return f"cannot reach {url or 'the endpoint'} ({reason(chain[-1])}); {hint}", 1
 
 
 def _refused(chain: list[BaseException], hint: str) -> Found:
@@ -100,11 +97,6 @@ def _again(sub: str | None) -> str:
     return f"run `cassette {sub}` again to finish" if sub else "run the command again"
 
 
-def _exit(message: str, code: int) -> NoReturn:
-    click.echo(f"error: {one_line(message)}", err=True)
-    sys.exit(code)
-
-
 class _OneLineUsage(click.UsageError):
     def show(self, file: Any = None) -> None:
         click.echo(f"error: {self.format_message()}", err=True)
@@ -149,12 +141,12 @@ class OneLineGroup(click.Group):
             sys.exit(141)  # as a process killed by SIGPIPE, what a shell reports for `yes | head`
         except KeyboardInterrupt:  # not click's "Aborted!" and exit 1, which means "the runs
             # differ" to diff and "faults" to validate; 130 as a shell reports SIGINT
-            _exit("interrupted; " + _again(ctx.invoked_subcommand), 130)
+            Console.fail("interrupted; " + _again(ctx.invoked_subcommand), 130)
         except Exception as exc:  # a user error or a network failure: one line, no traceback
             found = user_error(exc, ctx.invoked_subcommand or "")
             if found is None:
                 raise
-            _exit(found[0], found[1])
+            Console.fail(*found)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.lazy})

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
-from .console import Console, failing, plural, scratch_dir, uploaded, writable
+from .console import Console, plural, scratch_dir, uploaded, writable
 
 __all__ = ["import_command"]
 
@@ -29,7 +30,7 @@ def _local_dataset(console: Console, src: str) -> Path:
 
 
 def _fetched(console: Console, src: str) -> Path:
-    from ..storage.remote import failed, filesystem
+    from ..storage.remote import filesystem
 
     local = scratch_dir() / "dataset"
     local.mkdir()
@@ -40,17 +41,23 @@ def _fetched(console: Console, src: str) -> Path:
     except Exception as exc:  # noqa: BLE001 - a storage library's own (botocore's)
         got = {f"{root}/{names[0]}": exc}
     for name in names:
-        data = got.get(f"{root}/{name}")
-        if isinstance(data, bytes):
-            (local / name).write_bytes(data)
-        elif data is not None and not isinstance(data, FileNotFoundError):
-            failing(console, failed("cannot read", src, data))
-        elif name == names[0]:
-            console.fail(
-                f"{src} holds no {name}: not a `cassette export` dataset; name the URL "
-                "`cassette export` wrote"
-            )
+        _save(console, src, local / name, got.get(f"{root}/{name}"), needed=name == names[0])
     return local
+
+
+def _save(console: Console, src: str, local: Path, data: Any, *, needed: bool) -> None:
+    """Write a fetched table to ``local``: ``data`` is its bytes, or what reading it raised."""
+    from ..storage.remote import failed
+
+    if isinstance(data, bytes):
+        local.write_bytes(data)
+    elif data is not None and not isinstance(data, FileNotFoundError):
+        raise failed("cannot read", src, data)
+    elif needed:
+        console.fail(
+            f"{src} holds no {local.name}: not a `cassette export` dataset; name the URL "
+            "`cassette export` wrote"
+        )
 
 
 @click.command(name="import")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from .console import Console, existing, plural, uploaded, working, writable
@@ -44,6 +46,11 @@ def merge(out: str, inputs: tuple[str, ...], on_conflict: str, force: bool) -> N
     counts = f"{plural(merged.interactions, 'interaction')}, {plural(merged.outcomes, 'outcome')}"
     console.print(f"merged {plural(len(paths), 'input')} into {out}: {counts}, "
                   f"{plural(merged.episodes, 'episode')}")  # fmt: skip
+    _print_left_out(console, merged, on_conflict)
+
+
+def _print_left_out(console: Console, merged: Any, on_conflict: str) -> None:
+    """What the merge dropped, renumbered or left out, a line each."""
     for env, source in merged.dropped:
         console.print(f"  dropped episode {env!r} of {source} (--on-conflict {on_conflict})")
     for source, prefix in merged.prefixes.items():

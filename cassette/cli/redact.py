@@ -51,12 +51,16 @@ def redact(
     except OSError as exc:
         console.fail(f"cannot rewrite {out or src}: {exc.strerror}; check the path and permissions")
     uploaded(console)
+    console.print(_done(src, out, counts))
+
+
+def _done(src: str, out: str | None, counts: dict[str, int]) -> str:
+    """What was scrubbed, per type, and where."""
     where = f"{src} (in place)" if out is None else f"{src} into {out}"
     if not counts:
-        console.print(f"nothing to redact in {where}")
-        return
+        return f"nothing to redact in {where}"
     per_type = ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items()))
-    console.print(f"redacted {plural(sum(counts.values()), 'value')} in {where}: {per_type}")
+    return f"redacted {plural(sum(counts.values()), 'value')} in {where}: {per_type}"
 
 
 def _check_patterns(console: Console, patterns: tuple[str, ...]) -> None:
@@ -68,8 +72,7 @@ def _check_patterns(console: Console, patterns: tuple[str, ...]) -> None:
 
 
 def _output(console: Console, path: Path, src: str, out: str | None, force: bool) -> str | None:
-    """Where to write (None: in place), if it may be written; a URL goes through a local
-    file uploaded when the command is done."""
+    """Where to write (None: in place), if it may be (a URL: a local file uploaded at the end)."""
     from ..storage.remote import is_url
 
     if out is None and is_url(src):  # in place: the scrubbed copy goes back to the URL

@@ -1,9 +1,10 @@
-"""``cassette run``: a command with its cassettes' mode and path set; with ``--cassette``, a
-Python command's LLM calls go through the cassette with no change to its code
-(:mod:`cassette.autorecord`), any other command's through a ``cassette serve``."""
+"""``cassette run``: a command with its cassettes' mode and path set (its LLM calls through
+the import hook of :mod:`cassette.autorecord`, or a ``cassette serve``)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 from pathlib import Path
 from typing import NoReturn
@@ -17,10 +18,7 @@ __all__ = ["bootstrap", "cassette_path", "readable_cassette", "run", "run_comman
 
 
 def bootstrap(env: dict[str, str], *, offline: bool) -> dict[str, str]:
-    """The variables that make a Python child run :mod:`cassette.autorecord` at start-up:
-    its ``sitecustomize`` directory (and this ``cassette``) first on ``PYTHONPATH``."""
-    import os
-
+    """The variables that make a Python child run :mod:`cassette.autorecord` at start-up."""
     import cassette
 
     package = os.path.dirname(os.path.abspath(cassette.__file__))
@@ -91,18 +89,10 @@ def run(
       cassette run --mode replay --cassette runs/a.jsonl -- python eval.py --n 8
       cassette run --mode record -- python agent.py --task 3
     """
-    import os
-
-    from ..replay.modes import REPLAY_KEYS
-
     console = Console()
     _refuse_unknown_option(command)
     opens = (mode or "auto").lower()  # the mode the recorder opens with
-    env = {**os.environ, "CASSETTE_MODE": opens}
-    if opens == "replay":  # (a key the SDKs ask for; no call leaves the command)
-        env.update((k, v) for k, v in REPLAY_KEYS.items() if not env.get(k))
-    if mode is not None:
-        env["CASSETTE_FORCE_MODE"] = mode.lower()
+    env = _environment(opens, mode)
     if path is not None:  # (--no-auto without --mode: the code's own mode, unchecked)
         checked = opens if auto or mode else ""
         env["CASSETTE_PATH"] = cassette_path(path, checked, command, console)
@@ -110,6 +100,19 @@ def run(
         spawn(command, env, console)
     offline = opens == "replay" and not allow_network
     sys.exit(_recorded_run(command, env, opens, console, via=via, offline=offline))
+
+
+def _environment(opens: str, forced: str | None) -> dict[str, str]:
+    """The command's environment with its cassettes' mode set (and in a replay the API keys
+    the SDKs ask for: no call leaves the command)."""
+    from ..replay.modes import REPLAY_KEYS
+
+    env = {**os.environ, "CASSETTE_MODE": opens}
+    if opens == "replay":
+        env.update((k, v) for k, v in REPLAY_KEYS.items() if not env.get(k))
+    if forced is not None:
+        env["CASSETTE_FORCE_MODE"] = forced.lower()
+    return env
 
 
 def _refuse_unknown_option(command: tuple[str, ...]) -> None:
@@ -129,8 +132,7 @@ def _recorded_run(
     via: str | None,
     offline: bool,
 ) -> int:
-    """Run ``command`` with its calls on the cassette (by the import hook, or a served
-    endpoint), and say what it recorded; its exit code."""
+    """Run ``command`` with its calls on the cassette, say what it recorded; its exit code."""
     import shutil
 
     from ..serve.child import is_python
@@ -165,10 +167,7 @@ def _run_served(
 
 
 def cassette_path(path: str, mode: str, command: tuple[str, ...], console: Console) -> str:
-    """``--cassette PATH`` for the child: a local path made absolute (a shard directory's
-    trailing slash kept, and checked), a URL as it is."""
-    import os
-
+    """``--cassette PATH`` for the child: a local path checked and made absolute, a URL as is."""
     from ..storage.remote import local_or_url
 
     local = local_or_url(path)
@@ -184,8 +183,7 @@ def cassette_path(path: str, mode: str, command: tuple[str, ...], console: Conso
 def _check_local(
     local: Path, path: str, mode: str, command: tuple[str, ...], console: Console
 ) -> None:
-    """Fail, in one line, where the child would: nothing to replay, not a cassette, not
-    writable."""
+    """Fail in one line where the child would: nothing to replay, not a cassette, read-only."""
     import shlex
 
     exists = local.exists()
@@ -214,13 +212,10 @@ def readable_cassette(local: Path, console: Console) -> None:
 
 def _writable_place(path: str, mode: str, console: Console) -> None:
     """Fail if the cassette at ``path`` cannot be written (a read-only directory)."""
-    import os
     import tempfile
 
     local = Path(path)
-    place = local if path.endswith(("/", os.sep)) or local.is_dir() else local.parent
-    while not place.exists() and place != place.parent:
-        place = place.parent  # the directories the recorder would create
+    place = _existing_place(path)
     try:  # (a real file: root passes os.access where nothing can be made, as in /proc)
         tempfile.TemporaryFile(dir=place).close()
     except OSError:
@@ -228,14 +223,17 @@ def _writable_place(path: str, mode: str, console: Console) -> None:
             f"cannot record {path}: {place} is not writable; record into a directory you can "
             "write to, or change its rights"
         )
-    if mode == "append" and not _can_append(local):
+    if mode == "append" and local.is_file() and not os.access(local, os.W_OK):
         console.fail(f"cannot append to {path}: the file is read-only; change its rights")
 
 
-def _can_append(local: Path) -> bool:
-    import os
-
-    return not local.is_file() or os.access(local, os.W_OK)
+def _existing_place(path: str) -> Path:
+    """The directory the recorder writes ``path`` in, or its nearest existing parent."""
+    local = Path(path)
+    place = local if path.endswith(("/", os.sep)) or local.is_dir() else local.parent
+    while not place.exists() and place != place.parent:
+        place = place.parent  # the directories the recorder would create
+    return place
 
 
 def spawn(command: tuple[str, ...], env: dict[str, str], console: Console) -> NoReturn:
@@ -244,8 +242,7 @@ def spawn(command: tuple[str, ...], env: dict[str, str], console: Console) -> No
 
 
 def run_command(command: tuple[str, ...], env: dict[str, str], console: Console) -> int:
-    """Run ``command`` with ``env``; its exit code (127: not found, 126: not runnable,
-    128+N: killed by signal N)."""
+    """Run ``command`` with ``env``; its exit code (127: not found, 126: not runnable, 128+N)."""
     import subprocess
 
     try:
@@ -254,10 +251,7 @@ def run_command(command: tuple[str, ...], env: dict[str, str], console: Console)
         console.fail(f"command not found: {command[0]}; check its name and PATH", code=127)
     except PermissionError:
         console.fail(f"cannot run {command[0]}: permission denied; make it executable", code=126)
-    while True:
-        try:
-            code = proc.wait()
-            break
-        except KeyboardInterrupt:  # the command got the signal too: wait for it to finish
-            continue
-    return code if code >= 0 else 128 - code
+    while proc.returncode is None:
+        with contextlib.suppress(KeyboardInterrupt):  # the command got it too: wait for its end
+            proc.wait()
+    return proc.returncode if proc.returncode >= 0 else 128 - proc.returncode

@@ -1,6 +1,5 @@
-"""What ``cassette run`` says when its command ends: what a record run wrote, in one line; a
-run that wrote nothing names the TCP connections the command opened (a client the import
-hook does not know shows up there)."""
+"""What ``cassette run`` says when its command ends: what a record run wrote, in one line (if
+nothing, the TCP connections the command opened: a client the import hook does not know)."""
 
 from __future__ import annotations
 
@@ -16,8 +15,6 @@ from ..format.entry import Key
 from .console import plural
 
 __all__ = ["Recorded"]
-
-_WRITES = ("record", "append", "auto")
 
 
 def _keys(path: Path) -> set[Key]:
@@ -53,13 +50,12 @@ class Recorded:
     the command added; ``net_log`` is where a Python command counts its connections."""
 
     def __init__(self, where: str, mode: str) -> None:
-        local = Path(where)
-        self.path = local if "://" not in where else None
-        existed = self.path is not None and self.path.exists()
-        # auto on an existing cassette replays it: nothing is written
-        self.writes = self.path is not None and mode in _WRITES and not (mode == "auto" and existed)
-        self.before = _keys(local) if self.writes and mode == "append" else set()
-        self.stamp = _stamp(local)
+        self.path = Path(where)
+        # (auto on an existing cassette replays it: nothing is written; a URL is not reported)
+        new = mode == "auto" and not self.path.exists()
+        self.writes = "://" not in where and (mode in ("record", "append") or new)
+        self.before = _keys(self.path) if mode == "append" and self.writes else set()
+        self.stamp = _stamp(self.path)
         self.net_log = Path(tempfile.mkdtemp(prefix="cassette-run-")) / "connections.json"
 
     def _connections(self) -> str:
@@ -76,9 +72,7 @@ class Recorded:
         """One line on stderr about what a record run wrote (nothing for a replay, nor for a
         command that ``failed`` and left its cassette as it was)."""
         opened = self._connections()  # (read, and the file removed, in any case)
-        if not self.writes or self.path is None:
-            return
-        if failed and _stamp(self.path) == self.stamp:
+        if not self.writes or (failed and _stamp(self.path) == self.stamp):
             return
         new = _keys(self.path) - self.before
         if new:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import socket
 from collections.abc import Iterator
@@ -10,7 +11,7 @@ from typing import Any
 
 import click
 
-from .console import Console, failing
+from .console import Console
 
 __all__ = ["LOCAL_HOSTS", "serve"]
 
@@ -30,6 +31,25 @@ def _bind(console: Console, host: str, port: int) -> socket.socket:
         console.fail(f"cannot listen on {host}:{port} ({exc.strerror}); pick another --port")
     sock.listen(1024)
     return sock
+
+
+def _open(sock: socket.socket, path: str, mode: str | None) -> Any:
+    """The cassette to serve; one that cannot be opened closes ``sock`` and fails."""
+    from ..errors import CassetteError
+    from ..replay.cassette import open as open_cassette
+    from ..replay.episodes import Conversations
+    from ..replay.modes import SERVE_FIX
+
+    try:
+        cas = open_cassette(path, mode=mode, episodes=Conversations())
+    except CassetteError:  # (the group's one error line)
+        sock.close()
+        raise
+    if not cas.forced:  # (a forced mode names its variable)
+        cas.fix = SERVE_FIX
+    if cas.mode.value == "replay":  # a client run again gets the same answers again
+        cas.episodes = Conversations(recorded=cas.index.episodes(), rewind=cas.rewind)
+    return cas
 
 
 def _server(app: Any) -> Any:
@@ -56,7 +76,10 @@ def _server(app: Any) -> Any:
         proxy_headers=False,  # the server never reads the client's address
         server_header=False,  # (each response header costs h11 a few microseconds)
     )
-    return Server(config)
+    server = Server(config)
+    for number in (signal.SIGINT, signal.SIGTERM):  # a stop sent right after READY counts too
+        signal.signal(number, server.handle_exit)
+    return server
 
 
 @click.command()
@@ -113,12 +136,7 @@ def serve(
     """
     import asyncio
     import gc
-    import os
 
-    from ..errors import CassetteError
-    from ..replay.cassette import open as open_cassette
-    from ..replay.episodes import Conversations
-    from ..replay.modes import SERVE_FIX
     from ..serve import create_app
 
     console = Console()
@@ -127,27 +145,13 @@ def serve(
     upstream = upstream or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
     anthropic_upstream = anthropic_upstream or os.environ.get("ANTHROPIC_BASE_URL")
     sock = _bind(console, host, port)
-    try:
-        cas = open_cassette(path, mode=mode, episodes=Conversations())
-        if not cas.forced:  # (a forced mode names its variable)
-            cas.fix = SERVE_FIX
-        if cas.mode.value == "replay":  # a client run again gets the same answers again
-            cas.episodes = Conversations(recorded=cas.index.episodes(), rewind=cas.rewind)
-    except CassetteError as exc:
-        sock.close()
-        failing(console, exc)
+    cas = _open(sock, path, mode)
     # the loaded cassette lives as long as the server: the collector stops walking it (a
     # full collection over a large cassette's index stalls every client for 100s of ms)
     gc.freeze()
     app = create_app(cas, upstream=upstream, anthropic_upstream=anthropic_upstream, token=token)
     server = _server(app)
-    for number in (signal.SIGINT, signal.SIGTERM):  # a stop sent right after READY counts too
-        signal.signal(number, server.handle_exit)
     shown = f"[{host}]" if ":" in host else host
     print(f"READY http://{shown}:{sock.getsockname()[1]}/v1", flush=True)
-    try:
+    with cas:  # (an exception: the cassette aborted)
         asyncio.run(server.serve(sockets=[sock]))
-    except BaseException as exc:
-        cas.abort(exc)
-        raise
-    cas.close()

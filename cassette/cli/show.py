@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 __all__ = ["episode_records", "episode_transcripts", "show"]
 
 Segment = tuple[str, str | None]  # (text, style); a line of output is a list of segments
+Transcripts = dict[EnvIndex, list[list[Segment]]]  # the lines of each episode
 ROLE_STYLES = {"system": "dim", "user": "cyan", "assistant": "green", "tool": "yellow"}
 
 
@@ -56,23 +57,26 @@ def _show(
     console: Console, path: str, env: str | None, channel: str | None, full: bool, as_json: bool
 ) -> None:
     index = load(console, existing(console, path))
-    channels = sorted({key[1] for key in index.entries})
-    _check(console, path, "channel", channel, channels)
+    _check(console, path, "channel", channel, sorted({key[1] for key in index.entries}))
     _check(console, path, "episode", env, [str(e) for e in index.episodes()])
     run_id = set_run_id(index.headers) if index.headers else None
     if as_json:
         records = episode_records(index, env=env, channel=channel)
         console.json({"path": path, "run_id": run_id, "episodes": records})
         return
+    episodes = episode_transcripts(index, env=env, channel=channel, full=full)
+    _print_text(console, path, index, run_id, episodes)
+
+
+def _print_text(
+    console: Console, path: str, index: Index, run_id: str | None, episodes: Transcripts
+) -> None:
+    """The counts of ``index`` and its run id, then the lines of each episode."""
     counts = [(len(index.episodes()), "episode"), (len(index.entries), "interaction")]
     counts.append((len(index.outcomes), "outcome"))
     console.print(f"{path}: {', '.join(plural(n, word) for n, word in counts)}", "bold")
     if run_id is not None:
         console.print(f"run id {run_id}", "dim")
-    _print_episodes(console, episode_transcripts(index, env=env, channel=channel, full=full))
-
-
-def _print_episodes(console: Console, episodes: dict[EnvIndex, list[list[Segment]]]) -> None:
     for lines in episodes.values():
         console.print()
         for parts in lines:
@@ -185,6 +189,11 @@ def _answer_lines(entry: Entry, width: int | None) -> Iterator[list[Segment]]:
     elif entry.response is not None:
         text = _excerpt(json_text(entry.response), width)
         yield [(f"  → {'response':>10}  ", "green"), (text, None)]
+    yield from _stream_lines(entry)
+
+
+def _stream_lines(entry: Entry) -> Iterator[list[Segment]]:
+    """A streamed answer's chunk count (and whether it was cut short)."""
     chunks = (entry.response or {}).get("chunks")
     if isinstance(chunks, list):
         cut = ", cut short" if entry.meta.get("incomplete") else ""
@@ -213,8 +222,7 @@ def _episodes(index: Index, env: str | None) -> list[EnvIndex]:
 
 
 def _selected(index: Index, env: str | None, channel: str | None) -> Iterator[tuple[Entry, Json]]:
-    """(entry, full request) of the steps of episode ``env`` on ``channel`` (None: every
-    one), in file order."""
+    """(entry, full request) of episode ``env``'s steps on ``channel`` (None: all), in order."""
     envs = set(_episodes(index, env))
     steps = index.iter_full() if envs else iter(())
     yield from ((e, r) for e, r in steps if e.env_index in envs and channel in (None, e.channel))
@@ -222,10 +230,10 @@ def _selected(index: Index, env: str | None, channel: str | None) -> Iterator[tu
 
 def episode_transcripts(
     index: Index, *, env: str | None = None, channel: str | None = None, full: bool = False
-) -> dict[EnvIndex, list[list[Segment]]]:
+) -> Transcripts:
     """Per episode, the lines ``cassette show`` prints: a heading with the outcome, then each
     step with the messages it adds (``full``: all, untruncated) and its response."""
-    out: dict[EnvIndex, list[list[Segment]]] = {
+    out: Transcripts = {
         e: [[(f"episode {e!r}", "bold"), ("  " + _outcome_text(index.outcomes.get(e)), None)]]
         for e in _episodes(index, env)
     }

@@ -1,5 +1,4 @@
-"""``cassette stats``: the numbers of a cassette (episodes, steps per channel, models, tokens
-and cost, latency percentiles, tool calls asked for, outcome rewards)."""
+"""``cassette stats``: the numbers of a cassette (steps, models, tokens, cost, latency, ...)."""
 
 from __future__ import annotations
 
@@ -179,7 +178,12 @@ def stats(path: str, fmt: str, as_json: bool) -> None:
     data = {"path": path, "run_id": run_id, **compute_stats(index)}
     if as_json or fmt == "json":
         console.json(_json_safe(data))
-        return
+    else:
+        _print_rows(console, path, data)
+
+
+def _print_rows(console: Console, path: str, data: Json) -> None:
+    """``path``, then a row a figure, the labels in a column."""
     console.print(path, "bold")
     rows = list(stats_rows(data))
     width = max([16] + [len(label) + 2 for label, _ in rows])  # a gap after the longest label

@@ -1,6 +1,5 @@
-"""``cassette tau2``: tau2-bench's own ``run_tasks`` with its LLM calls on a cassette
-(:func:`cassette.adapters.tau2.patch_tau2`). Recording writes the run's settings to the
-header meta (``"tau2"``), so a replay needs nothing but the cassette."""
+"""``cassette tau2``: tau2-bench's ``run_tasks`` with its LLM calls on a cassette, whose header
+meta (``"tau2"``) keeps the run's settings, so a replay needs nothing but the cassette."""
 
 from __future__ import annotations
 
@@ -11,20 +10,20 @@ import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
 from ..replay.cassette import Cassette
 from ..types import Json
+from .console import Console, reason
 
 __all__ = ["Tau2Results", "run_tau2", "tau2_command"]
 
 # litellm fetches its model cost map from the network at import unless told otherwise.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-DEFAULTS: Json = {"task_ids": None, "num_trials": 1, "max_steps": 100, "max_errors": 10}
-DEFAULTS["seed"] = 300  # run_tasks' default
+DEFAULTS: Json = dict(task_ids=None, num_trials=1, max_steps=100, max_errors=10, seed=300)
 REQUIRED = ("domain", "agent_llm", "user_llm")
 
 
@@ -41,8 +40,7 @@ class Tau2Results:
 
 @contextlib.contextmanager
 def _quiet(on: bool) -> Iterator[None]:
-    """tau2 quiet, and (for its results' metadata, never kept) not asking git for the working
-    directory's commit, which outside a checkout prints "fatal: not a git repository"."""
+    """tau2 quiet, and not asking git for a commit (outside a checkout: "fatal: ...")."""
     ConsoleDisplay = importlib.import_module("tau2.utils.display").ConsoleDisplay
     run: Any = importlib.import_module("tau2.run")
     before, asked = ConsoleDisplay.console.quiet, run.get_commit_hash
@@ -59,34 +57,33 @@ def run_tau2(
     cas: Cassette, *, domain: str, agent_llm: str, user_llm: str,
     task_ids: list[str] | None = None, num_trials: int = 1, max_concurrency: int = 1,
     max_steps: int = 100, max_errors: int = 10, seed: int = 300,
-    llm_args: Mapping[str, Any] | None = None, generate: Any = None, quiet: bool = True,
-    **run_tasks_kwargs: Any,
+    llm_args: Mapping[str, Any] | None = None, quiet: bool = True,
 ) -> Tau2Results:  # fmt: skip
-    """``tau2.run.run_tasks`` on ``domain`` with its LLM calls through ``cas``; ``llm_args``
-    (never recorded) go to the agent and the user simulator, more keywords to ``run_tasks``."""
-    from ..adapters.tau2 import env_index_for, patch_tau2
+    """``tau2.run.run_tasks`` with its LLM calls through ``cas``; ``llm_args`` (not recorded)
+    go to the agent and the user simulator."""
+    from ..adapters.tau2 import patch_tau2
 
     run = importlib.import_module("tau2.run")
-    run_tasks_kwargs.setdefault("skip_failed_samples", True)
     tasks = run.get_tasks(domain, task_ids=list(task_ids) if task_ids else None)
     args = dict(llm_args or {})
-    with patch_tau2(cas, generate) as patch, _quiet(quiet):
+    with patch_tau2(cas) as patch, _quiet(quiet):
         results = run.run_tasks(
             domain=domain, tasks=tasks, agent="llm_agent", user="user_simulator",
             llm_agent=agent_llm, llm_args_agent=dict(args), llm_user=user_llm,
             llm_args_user=dict(args), num_trials=num_trials, max_steps=max_steps,
             max_errors=max_errors, console_display=not quiet, max_concurrency=max_concurrency,
-            seed=seed, log_level="CRITICAL" if quiet else "INFO", **run_tasks_kwargs,
+            seed=seed, log_level="CRITICAL" if quiet else "INFO", skip_failed_samples=True,
         )  # fmt: skip
-    sims = list(results.simulations)
+    return _results(cas, domain, list(results.simulations), patch)
+
+
+def _results(cas: Cassette, domain: str, sims: list[Any], patch: Any) -> Tau2Results:
+    """The simulations with their episodes, and the outcomes the cassette holds for them."""
+    from ..adapters.tau2 import env_index_for
+
     envs: list[int | str] = [env_index_for(domain, s.task_id, s.trial or 0) for s in sims]
     outcomes = {env: dict(cas.index.outcomes.get(env) or {}) for env in envs}
     return Tau2Results(sims, envs, patch.calls, patch.live_calls, outcomes)
-
-
-def _fail(message: str, code: int = 2) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(code)
 
 
 def _unreachable(url: str) -> str | None:
@@ -101,7 +98,7 @@ def _unreachable(url: str) -> str | None:
     try:
         socket.create_connection((parts.hostname, port), timeout=5).close()
     except OSError as exc:
-        return exc.strerror or str(exc) or type(exc).__name__
+        return reason(exc)
     return None
 
 
@@ -142,7 +139,7 @@ def _local(given: str | None, mode: str) -> Path | None:
         if mode == "record"
         else f"copy it first: cassette merge {local} {given}, then cassette tau2 {local}"
     )
-    _fail(f"cassette tau2 takes a local CASSETTE, not the URL {given}; {fix}")
+    Console.fail(f"cassette tau2 takes a local CASSETTE, not the URL {given}; {fix}")
 
 
 def _exists(path: Path) -> bool:
@@ -162,15 +159,20 @@ def _settle(options: Json, recorded: Json, path: Path | None = None) -> Json:
     """The run's settings: the options, else what the replayed cassette ``path`` recorded."""
     config = {key: _setting(key, options, recorded) for key in (*REQUIRED, *DEFAULTS)}
     missing = [f"--{k.replace('_', '-')}" for k in REQUIRED if not config[k]]
-    if missing and path is not None and not recorded:
-        _fail(
+    if missing:
+        Console.fail(_unsettled(missing, path, recorded))
+    return config
+
+
+def _unsettled(missing: list[str], path: Path | None, recorded: Json) -> str:
+    """Why settings are missing: the replayed ``path`` is no tau2 recording, or options are."""
+    if path is not None and not recorded:
+        return (
             f"{path} is not a `cassette tau2` recording (its header holds no tau2 settings); "
             "name a cassette that `cassette tau2 --mode record` wrote, or replay the shipped "
             "one with `cassette tau2 --bundled`"
         )
-    if missing:
-        _fail(f"{', '.join(missing)} required to record, e.g. {_EXAMPLE}")
-    return config
+    return f"{', '.join(missing)} required to record, e.g. {_EXAMPLE}"
 
 
 def _reward(sim: Any) -> float | None:
@@ -228,9 +230,8 @@ def tau2_command(
     path = _cassette(given, bundled, mode)
     if not verbose:
         _quiet_import()
-    options = {"domain": domain, "task_ids": _ids(task_ids), "num_trials": num_trials}
-    options["seed"] = seed
-    options |= {"agent_llm": agent_llm, "user_llm": user_llm, "max_steps": max_steps}
+    options = dict(domain=domain, task_ids=_ids(task_ids), num_trials=num_trials, seed=seed,
+                   agent_llm=agent_llm, user_llm=user_llm, max_steps=max_steps)  # fmt: skip
     try:
         if _replays(mode, path):
             cas, config = _replayed(path, mode, options, bundled)
@@ -239,10 +240,10 @@ def tau2_command(
         with cas:
             res = run_tau2(cas, **config, max_concurrency=max_concurrency,
                            llm_args=_llm_args(base_url, api_key), quiet=not verbose)  # fmt: skip
-    except CassetteError as exc:
-        _fail(str(exc))
+    except CassetteError as exc:  # (the command is also called outside the group)
+        Console.fail(str(exc))
     except (ValueError, KeyError) as exc:  # tau2: unknown domain or task ids
-        _fail(f"tau2: {exc}; {_tasks_fix(domain or '')}")
+        Console.fail(f"tau2: {exc}; {_tasks_fix(domain or '')}")
     _report(path, cas, config, res)
 
 
@@ -270,14 +271,16 @@ def _cassette(given: str | None, bundled: bool, mode: str) -> Path:
     path = _local(given, mode)
     if not bundled:
         if path is None:
-            _fail("name the CASSETTE to replay or record, or replay the shipped one with --bundled")
+            Console.fail(
+                "name the CASSETTE to replay or record, or replay the shipped one with --bundled"
+            )
         return path
     if path is not None or mode != "replay":
-        _fail("--bundled replays the shipped cassette; leave out CASSETTE and --mode")
+        Console.fail("--bundled replays the shipped cassette; leave out CASSETTE and --mode")
     try:
         return bundled_path("tau2_mock")
     except CassetteError as exc:
-        _fail(str(exc))
+        Console.fail(str(exc))
 
 
 def _quiet_import() -> None:
@@ -298,7 +301,7 @@ def _replayed(path: Path, mode: str, options: Json, bundled: bool) -> tuple[Cass
     from ..replay.cassette import open as open_cassette
 
     if not _exists(path):
-        _fail(
+        Console.fail(
             f"no cassette at {path}; check the path, record one with `cassette tau2 "
             f"--mode record {_EXAMPLE} {path}`, or replay the shipped one with "
             "`cassette tau2 --bundled`"
@@ -324,7 +327,7 @@ def _recorded(
     importlib.import_module("tau2.run").get_tasks(config["domain"], task_ids=ids or None)
     why = _unreachable(base_url) if base_url else None
     if why is not None:
-        _fail(f"cannot reach {base_url} ({why}); check --base-url", 1)
+        Console.fail(f"cannot reach {base_url} ({why}); check --base-url", 1)
     extra = dict(item.partition("=")[::2] for item in meta_items)
     return open_cassette(path, mode, meta={**extra, "tau2": config}), config
 
@@ -338,20 +341,29 @@ def _line(env: Any, sim: Any, recorded: Any, replay: bool, width: int) -> str:
     return line + str(getattr(sim.termination_reason, "value", sim.termination_reason))
 
 
-def _report(path: Path, cas: Cassette, config: Json, res: Tau2Results) -> None:
-    replay = res.live_calls == 0 and cas.mode.value == "replay"
+def _done(path: Path, cas: Cassette, res: Tau2Results, replay: bool) -> str:
+    if replay:
+        return f"{res.calls} LLM calls replayed from {path}, 0 live"
+    return f"{res.live_calls} LLM calls made, cassette {path} ({cas.mode.value})"
+
+
+def _rows(res: Tau2Results, recorded: list[Any], replay: bool) -> int:
+    """A row per episode (in a replay, with its recorded reward); how many rewards differ."""
     width = max([len(str(e)) for e in res.env_indices] + [7])
     click.echo(f"{'episode':<{width}}  reward  {'recorded  ' if replay else ''}termination")
-    rewards, differs = [], 0
-    for env, sim in zip(res.env_indices, res.simulations, strict=True):
-        recorded = res.outcomes.get(env, {}).get("reward")
-        click.echo(_line(env, sim, recorded, replay, width))
-        rewards.append(_reward(sim) or 0.0)
-        differs += replay and recorded != _reward(sim)
+    for env, sim, was in zip(res.env_indices, res.simulations, recorded, strict=True):
+        click.echo(_line(env, sim, was, replay, width))
+    return sum(_reward(sim) != was for sim, was in zip(res.simulations, recorded, strict=True))
+
+
+def _report(path: Path, cas: Cassette, config: Json, res: Tau2Results) -> None:
+    """The rows, then the mean reward; exit 1 if a replay's rewards differ from the recording."""
+    replay = res.live_calls == 0 and cas.mode.value == "replay"
+    recorded = [res.outcomes.get(env, {}).get("reward") for env in res.env_indices]
+    differs = _rows(res, recorded, replay)
+    rewards = [_reward(sim) or 0.0 for sim in res.simulations]
     mean = sum(rewards) / max(len(rewards), 1)
-    done = f"{res.calls} LLM calls replayed from {path}, 0 live"
-    if not replay:
-        done = f"{res.live_calls} LLM calls made, cassette {path} ({cas.mode.value})"
-    click.echo(f"{len(rewards)} episodes of {config['domain']}, mean reward {mean:.3f}; {done}")
-    if differs:
-        _fail(f"{differs} episode(s) got a reward other than the recorded one", 1)
+    summary = f"{len(rewards)} episodes of {config['domain']}, mean reward {mean:.3f}"
+    click.echo(f"{summary}; {_done(path, cas, res, replay)}")
+    if replay and differs:
+        Console.fail(f"{differs} episode(s) got a reward other than the recorded one", 1)

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
+from ..types import Json
 from .console import Console, existing, format_option, plural, working
 
 if TYPE_CHECKING:
-    from ..dataset.validate import Fault
+    from ..dataset.validate import Fault, Report
 
 __all__ = ["validate"]
 
@@ -50,13 +51,10 @@ def validate(path: str, ignore: tuple[str, ...], fmt: str) -> None:
     with working(console, f"validating {target.name}", [target], lines=True) as advance:
         report = validate(target, ignore=ignore, progress=advance)
     if fmt == "json":
-        faults, warnings = [_json(f) for f in report.faults], [_json(w) for w in report.warnings]
-        found = {"faults": faults, "warnings": warnings}
-        console.json({"path": path, "ok": report.ok, "summary": report.summary(), **found})
+        console.json(_json(path, report))
     else:
         _print(console, path, report.faults, report.warnings, report.summary())
-    if not report.ok:
-        sys.exit(1)
+    sys.exit(int(not report.ok))
 
 
 def _print(
@@ -74,5 +72,11 @@ def _print(
         console.print(f"{plural(len(faults), 'fault')} in {path}: {summary}{notes}", "red")
 
 
-def _json(fault: Fault) -> dict[str, Any]:
+def _json(path: str, report: Report) -> Json:
+    """What ``--format json`` prints: ok, the summary, every fault and warning."""
+    found = {kind: [_fault(f) for f in getattr(report, kind)] for kind in ("faults", "warnings")}
+    return {"path": path, "ok": report.ok, "summary": report.summary(), **found}
+
+
+def _fault(fault: Fault) -> Json:
     return {"path": str(fault.path), "line": fault.line or None, "message": fault.message}
