@@ -131,11 +131,18 @@ def canonical_parts(request: dict[str, Any], *, live: bool = False) -> Canonical
         return _whole(request, key, live)
     params = dict(request)
     del params[key]
-    raw = _raw(params)  # (the cache's key need not be canonical: the bytes tell values apart)
+    try:  # (inline, not _raw: the hot path of every call; the cache's key need not be
+        raw = _dumps(params)  # canonical, the bytes tell values apart)
+    except TypeError:
+        raw = dumps_sorted(params)
     parts = _PARAMS_CACHE.get((key, raw)) or _params_parts(params, key, raw)
     if live and parts[2]:
         check_finite(params)
-    return parts[0], _raw(request[key], _SORT), parts[1], key
+    try:
+        conversation = _dumps(request[key], option=_SORT)
+    except TypeError:
+        conversation = _raw(request[key], _SORT)
+    return parts[0], conversation, parts[1], key
 
 
 def canonical_bytes(request: dict[str, Any]) -> bytes:

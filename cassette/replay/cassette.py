@@ -144,6 +144,12 @@ class Cassette:
         entry = self.index.entries.get(key)
         if entry is None:
             raise self._miss(key)
+        if entry.checked and entry.broken is None and entry.sha and self.match == "strict":
+            # _check's usual case, inline (replay per call: 3.5% in bench/ab_replay.py)
+            got = self.matcher.digest_parts(request, (entry.env_index, entry.channel))[0]
+            if got != entry.sha:
+                self.matcher.explain(entry, request, got, self.fix)
+            return entry
         self._check(entry, request)
         return entry
 
