@@ -33,20 +33,21 @@ def _bind(console: Console, host: str, port: int) -> socket.socket:
     return sock
 
 
-def _open(sock: socket.socket, path: str, mode: str | None) -> Any:
+def _open(sock: socket.socket, path: str, mode: str | None, match: str) -> Any:
     """The cassette to serve; one that cannot be opened closes ``sock`` and fails."""
     from ..errors import CassetteError
     from ..replay.cassette import open as open_cassette
     from ..replay.episodes import Conversations
-    from ..replay.modes import SERVE_FIX
+    from ..replay.modes import SERVE_BY_KEY, SERVE_FIX
 
     try:
-        cas = open_cassette(path, mode=mode, episodes=Conversations())
+        cas = open_cassette(path, mode=mode, match=match, episodes=Conversations())
     except CassetteError:  # (the group's one error line)
         sock.close()
         raise
     if not cas.forced:  # (a forced mode names its variable)
         cas.fix = SERVE_FIX
+    cas.by_key = SERVE_BY_KEY
     if cas.mode.value == "replay":  # a client run again gets the same answers again
         cas.episodes = Conversations(recorded=cas.index.episodes(), rewind=cas.rewind)
     return cas
@@ -91,6 +92,14 @@ def _server(app: Any) -> Any:
     help="What to do with a call (default: $CASSETTE_MODE, else auto).",
 )
 @click.option(
+    "--match",
+    type=click.Choice(["strict", "key"]),
+    default="strict",
+    show_default=True,
+    help="strict: a request must be the recorded one; key: serve the recording of the "
+    "episode and step whatever the request.",
+)
+@click.option(
     "--upstream",
     metavar="URL",
     default=None,
@@ -115,6 +124,7 @@ def _server(app: Any) -> Any:
 def serve(
     path: str,
     mode: str | None,
+    match: str,
     upstream: str | None,
     anthropic_upstream: str | None,
     host: str,
@@ -145,7 +155,7 @@ def serve(
     upstream = upstream or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
     anthropic_upstream = anthropic_upstream or os.environ.get("ANTHROPIC_BASE_URL")
     sock = _bind(console, host, port)
-    cas = _open(sock, path, mode)
+    cas = _open(sock, path, mode, match)
     # the loaded cassette lives as long as the server: the collector stops walking it (a
     # full collection over a large cassette's index stalls every client for 100s of ms)
     gc.freeze()

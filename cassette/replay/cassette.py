@@ -24,7 +24,7 @@ from . import streaming
 from .context import EPISODE, LIVE, Episodes, current_episode
 from .fork import FORK_CHANNEL, ForkAt, ForkBase
 from .matching import Matcher
-from .modes import FIX, ErrorCodec, Mode, chosen_mode, load_error, served
+from .modes import BY_KEY, FIX, ErrorCodec, Mode, chosen_mode, load_error, served
 from .opening import open_parts, where
 from .slots import Slot, Steps
 
@@ -57,6 +57,8 @@ class Cassette:
         self.forced = forced_fix is not None  # $CASSETTE_FORCE_MODE overrode ``mode``
         # how to re-record, as misses and mismatches print it (the pytest plugin names its flag)
         self.fix = forced_fix or FIX
+        # how to serve by key alone, as a mismatch prints it (``cassette serve`` names its flag)
+        self.by_key = BY_KEY
         if match not in ("strict", "key"):
             raise CassetteModeError(f"unknown match {match!r}; use 'strict' or 'key'")
         self.match, self.matcher = match, Matcher(ignore)
@@ -148,7 +150,7 @@ class Cassette:
             # _check's usual case, inline (replay per call: 3.5% in bench/ab_replay.py)
             got = self.matcher.digest_parts(request, (entry.env_index, entry.channel))[0]
             if got != entry.sha:
-                self.matcher.explain(entry, request, got, self.fix)
+                self.matcher.explain(entry, request, got, self.mismatch_fix)
             return entry
         self._check(entry, request)
         return entry
@@ -170,11 +172,16 @@ class Cassette:
         if self.match != "strict":
             return
         if entry.sha is None:  # an eval-protocol line: the digest of its messages
-            self.matcher.verify_entry(entry, request, self.fix)
+            self.matcher.verify_entry(entry, request, self.mismatch_fix)
             return
         got = got or self.matcher.digest_parts(request, (entry.env_index, entry.channel))[0]
         if got != entry.sha:
-            self.matcher.explain(entry, request, got, self.fix)
+            self.matcher.explain(entry, request, got, self.mismatch_fix)
+
+    @property
+    def mismatch_fix(self) -> str:
+        """What a mismatch says to do: re-record, or serve by key alone."""
+        return f"{self.fix}, or {self.by_key}"
 
     def _take(self, key: Key, request: Json, errors: ErrorCodec | None) -> Entry | Slot:
         """Record, append and passthrough mode: the entry ``append`` serves, else the slot

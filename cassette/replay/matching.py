@@ -176,7 +176,7 @@ class Matcher:
             f"request differs from the recording at {entry.source}:{entry.line}\n"
             f"  env_index={entry.env_index!r} channel={entry.channel!r} step={entry.step}\n"
             f"  {detail}\n"
-            f"  {fix}, or open with match='key' to serve by key alone",
+            f"  {fix}",
             path=entry.source,
             field=diff.where if diff is not None else "",
         )

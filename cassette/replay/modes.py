@@ -11,11 +11,13 @@ from ..format.entry import Entry
 from ..types import Json
 
 __all__ = [
+    "BY_KEY",
     "FIX",
     "FORCE_VARIABLE",
     "MODE_VARIABLE",
     "PYTEST_FIX",
     "REPLAY_KEYS",
+    "SERVE_BY_KEY",
     "SERVE_FIX",
     "ErrorCodec",
     "Mode",
@@ -35,6 +37,8 @@ FIX = (
 )
 PYTEST_FIX = "re-record with --cassette-mode=record"  # a cassette the pytest plugin opened
 SERVE_FIX = "to re-record, restart `cassette serve` with --mode record"  # as a server prints it
+BY_KEY = "open with match='key' to serve by key alone"  # a mismatch's other way out
+SERVE_BY_KEY = "restart `cassette serve` with --match key to serve by key alone"
 # In replay no call leaves the process, so an SDK client needs no real key: where none is
 # set, `cassette run --mode replay` and the pytest plugin's replays give it this one (the
 # openai and anthropic clients refuse to start without a key).

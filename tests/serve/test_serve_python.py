@@ -74,6 +74,29 @@ def test_a_miss_is_the_providers_error_and_not_retried(
     assert "cassette" in info.value.body["message"]  # type: ignore[index]
 
 
+def test_a_mismatch_names_the_servers_fixes_and_match_key_serves_it(
+    serve: Serve, make_server: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "served.jsonl"
+    upstream = make_server("random")
+    named = {"X-Cassette-Episode": "e1"}
+
+    def client(url: str) -> openai.OpenAI:
+        return openai.OpenAI(base_url=url, api_key=KEY, max_retries=0, default_headers=named)
+
+    recorded = chat(client(serve(path, "record", "--upstream", upstream.base_url)), "one")
+    upstream.stop()
+    with pytest.raises(openai.APIStatusError) as info:
+        chat(client(serve(path, "replay")), "one, edited")
+    message = info.value.body["message"]  # type: ignore[index]
+    assert info.value.status_code == 400
+    assert "restart `cassette serve` with --mode record" in message
+    assert "restart `cassette serve` with --match key" in message
+    assert "match='key'" not in message  # (a Python argument the server's user cannot pass)
+    # the fix, followed: the recording of episode e1's step 0, whatever the request
+    assert chat(client(serve(path, "replay", "--match", "key")), "one, edited") == recorded
+
+
 def test_anthropic_messages_record_and_replay(
     serve: Serve, make_server: Any, tmp_path: Path
 ) -> None:
