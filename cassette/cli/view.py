@@ -26,7 +26,8 @@ MAX_RUNS = 8
 def view(runs: tuple[str, ...], out: str | None, port: int, no_browser: bool) -> None:
     """Show runs in a browser: episodes, messages, tool and MCP calls, fork points.
 
-    RUN is a cassette file, a shard directory or an fsspec URL. With two runs or more,
+    RUN is a cassette file, a shard directory or an fsspec URL (a folder of cassettes of
+    different runs shows each as a run). With two runs or more,
     episodes are paired by key and shown side by side, aligned by step, with the first
     divergence marked and the diff's statistics on top. The page is one file that contacts
     no other host; it shows what the cassettes hold as text, never runs it.
@@ -37,12 +38,12 @@ def view(runs: tuple[str, ...], out: str | None, port: int, no_browser: bool) ->
       cassette view runs/a.jsonl runs/b.jsonl
       cassette view s3://bucket/runs/a/ --no-browser --port 8800
     """
-    from ..view import build_page, load_run, write_page
+    from ..view import build_page, load_runs, write_page
 
     console = Console()
-    if len(runs) > MAX_RUNS:
-        console.fail(f"{len(runs)} runs given; view at most {MAX_RUNS} at once")
-    loaded = [load_run(existing(console, name), name) for name in runs]
+    loaded = [run for name in runs for run in load_runs(existing(console, name), name)]
+    if len(loaded) > MAX_RUNS:
+        console.fail(f"{len(loaded)} runs given; view at most {MAX_RUNS} at once")
     for message in (m for run in loaded for m in run.warnings):
         console.warn(message)
     text = build_page(loaded)

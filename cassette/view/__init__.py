@@ -9,12 +9,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import CassetteWarning
+from ..format.runid import run_id_of
 from ..storage.index import Index, load_index
+from ..storage.store import shard_files
 from ..types import Json
 from .model import run_summary
 from .page import render_page
 
-__all__ = ["Run", "build_page", "load_run", "write_page"]
+__all__ = ["Run", "build_page", "load_run", "load_runs", "write_page"]
 
 _HEAVY = ("tool_calls_a", "tool_calls_b", "alignment")  # shown from the calls themselves
 
@@ -42,6 +44,15 @@ def load_run(path: Path, name: str | None = None) -> Run:
         warnings.simplefilter("always", CassetteWarning)
         index = load_index([path])
     return Run(index, name or str(path), [str(w.message) for w in caught])
+
+
+def load_runs(path: Path, name: str | None = None) -> list[Run]:
+    """The run at ``path``; a directory whose files are of different runs (a folder of
+    cassettes, not one run's shards): one run a file."""
+    run = load_run(path, name)
+    if not path.is_dir() or len({run_id_of(h) for h in run.index.headers}) < 2:
+        return [run]
+    return [load_run(file) for file in shard_files(path)]
 
 
 def build_page(runs: list[Run]) -> str:

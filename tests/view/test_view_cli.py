@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -146,3 +147,40 @@ def test_served_page_answers_on_localhost_until_ctrl_c(
         _, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err
     assert "Traceback" not in err
+
+
+def _one_call(path: Path, text: str) -> None:
+    with cassette.open(path, "record") as cas:
+        request = {"model": "m", "messages": [{"role": "user", "content": text}]}
+        answer = {"choices": [{"message": {"role": "assistant", "content": f"re: {text}"}}]}
+        cas.call(request, live=lambda: answer, env_index=0)
+
+
+def _shown_runs(page: Path) -> list[str]:
+    index = r'<script type="application/json" id="index">(.*?)</script>'
+    found = re.search(index, page.read_text())
+    assert found is not None  # (a small page: its index block is plain JSON)
+    return [run["name"] for run in json.loads(found.group(1))["runs"]]
+
+
+def test_a_folder_of_separate_runs_shows_each_and_one_runs_shards_show_one_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "runs"
+    _one_call(folder / "a.jsonl", "first run")
+    _one_call(folder / "b.jsonl", "second run")
+    result = cassette_cli("view", str(folder), "-o", str(tmp_path / "runs.html"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "recorded twice" not in result.stderr  # not read as shards of one run
+    assert _shown_runs(tmp_path / "runs.html") == [str(folder / "a.jsonl"), str(folder / "b.jsonl")]
+
+    shards = tmp_path / "sharded"
+    monkeypatch.setenv("CASSETTE_RUN", "rollout-7")
+    for worker in ("w1", "w2"):
+        monkeypatch.setenv("CASSETTE_SHARD", worker)
+        with cassette.open(f"{shards}/", "record") as cas:
+            request = {"model": "m", "messages": [{"role": "user", "content": worker}]}
+            cas.call(request, live=lambda: {"choices": []}, env_index=worker)
+    result = cassette_cli("view", str(shards), "-o", str(tmp_path / "one.html"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert _shown_runs(tmp_path / "one.html") == [str(shards)]
