@@ -11,6 +11,7 @@ from pathlib import Path
 from ..errors import CassetteWarning
 from ..format.runid import run_id_of
 from ..storage.index import Index, load_index
+from ..storage.lines import read_records
 from ..storage.store import shard_files
 from ..types import Json
 from .model import run_summary
@@ -48,11 +49,17 @@ def load_run(path: Path, name: str | None = None) -> Run:
 
 def load_runs(path: Path, name: str | None = None) -> list[Run]:
     """The run at ``path``; a directory whose files are of different runs (a folder of
-    cassettes, not one run's shards): one run a file."""
-    run = load_run(path, name)
-    if not path.is_dir() or len({run_id_of(h) for h in run.index.headers}) < 2:
-        return [run]
-    return [load_run(file) for file in shard_files(path)]
+    cassettes, not one run's shards, told by their headers' run ids): one run a file."""
+    files = shard_files(path) if path.is_dir() else []
+    if len({_run_id(file) for file in files}) < 2:
+        return [load_run(path, name)]
+    return [load_run(file) for file in files]
+
+
+def _run_id(file: Path) -> str | None:
+    """The run id in the header of ``file`` (its first line), read alone."""
+    _, first = next(read_records(file), (0, {}))  # (the reader is closed as it is dropped)
+    return run_id_of(first)
 
 
 def build_page(runs: list[Run]) -> str:
