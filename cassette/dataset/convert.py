@@ -1,8 +1,6 @@
-"""Cassettes made from other files, printing nothing: eval-protocol playback files to
-cassettes, secret scrubbing of existing files, and merging shards or runs. Interactions
-are written through the real recorder (delta-encoded and redacted like any recording),
-and each output replaces its target atomically only when it is complete.
-"""
+"""Cassettes made from other files: eval-protocol playback files converted, secrets scrubbed,
+shards or runs merged. Written through the real recorder; each output replaces its target
+atomically once complete."""
 
 from __future__ import annotations
 
@@ -42,8 +40,7 @@ def _returns(value: Json | None) -> Callable[[], Json]:
 
 @reporting_paths
 def from_eval_protocol(src: Path, out: Path, *, progress: Progress | None = None) -> Index:
-    """Write the eval-protocol playback file ``src`` as the cassette ``out`` (a line's last
-    assistant message becomes the response to the messages before it); ``src``'s index."""
+    """Write the eval-protocol playback file ``src`` as the cassette ``out``; ``src``'s index."""
     index = load_index([src])
     if not index.eval_protocol:
         if not (index.entries or index.outcomes or index.headers):
@@ -60,12 +57,9 @@ def from_eval_protocol(src: Path, out: Path, *, progress: Progress | None = None
     return index
 
 
-# --- redact -------------------------------------------------------------------------------
-
-
 def _scrub(obj: Json, raw: bytes, redactor: Redactor) -> tuple[Json, int]:
     out, count = redactor.redact_line(obj, raw, dumps)
-    if not count or out == obj:  # nothing changed
+    if not count or out == obj:
         return obj, 0
     if obj.get("type") == "interaction":
         meta = _meta(out)
@@ -103,8 +97,8 @@ def redact(
     redactor: Redactor | None = None,
     progress: Progress | None = None,
 ) -> Counter[str]:
-    """Scrub secrets from the cassette ``src`` (a file or shard directory) into ``dst`` (default:
-    in place); interactions gain ``meta.redacted``. Values replaced, per line type."""
+    """Scrub secrets from ``src`` (file or shard directory) into ``dst`` (default: in place);
+    interactions gain ``meta.redacted``. Returns the values replaced, per line type."""
     redactor, dst = redactor or Redactor(), dst or src
     if not src.is_dir():
         return _redact_file(src, dst, redactor, progress)
@@ -114,9 +108,6 @@ def redact(
         target.parent.mkdir(parents=True, exist_ok=True)
         counts.update(_redact_file(shard, target, redactor, progress))
     return counts
-
-
-# --- merge --------------------------------------------------------------------------------
 
 
 class MergeConflict(CassetteError):
@@ -193,8 +184,7 @@ def _repeats(path: Path, index: Index, on_conflict: str) -> int:
 def _plan(
     indexes: Sequence[tuple[Path, Index]], on_conflict: str, merged: Merged
 ) -> list[set[EnvIndex]]:
-    """Per input, the episodes to leave out: first/last keep each conflicting episode
-    whole, from the first or last input that holds it."""
+    """Per input, the episodes to leave out (first/last keep a clashing episode whole)."""
     skip: list[set[EnvIndex]] = [set() for _ in indexes]
     merged.repeats += sum(_repeats(path, index, on_conflict) for path, index in indexes)
     if on_conflict == "renumber":
@@ -235,8 +225,7 @@ _NONE = object()
 
 
 def _shared_meta(headers: list[Json]) -> Json:
-    """The header meta every input agrees on (ignore rules, tau2's settings, the caller's
-    own keys), so a merged file keeps what they recorded."""
+    """The header meta every input agrees on (ignore rules, tau2's settings, own keys)."""
     first, *rest = [_meta(h) for h in headers] or [{}]
     shared = {k: v for k, v in first.items() if k not in _OWN_META}
     for meta in rest:
@@ -257,18 +246,13 @@ def merge(
     on_conflict: str = "error",
     progress: Progress | None = None,
 ) -> Merged:
-    """Merge cassettes (files, shard directories, eval-protocol files) into the one file
-    ``out``. Every full request is rebuilt and recorded again, so the deltas of the output
-    are valid; hashes, responses, errors and meta are kept. Keys held by two inputs raise
-    :class:`MergeConflict` unless ``on_conflict`` says otherwise: ``first`` / ``last``
-    keep such an episode from the first / last input that holds it, ``renumber`` prefixes
-    every env_index with its input's file stem (``"a/0"``).
-
-    Processes appending to ``out`` wait until it is written (so an input that is ``out``
-    too, a merge in place, loses none of the lines they add meanwhile)."""
+    """Merge cassettes (files, shard directories, eval-protocol files) into the file ``out``,
+    every request recorded again (hashes, responses, errors and meta kept). Keys held by two
+    inputs raise :class:`MergeConflict` unless ``on_conflict`` is ``first`` / ``last`` (keep
+    the episode from that input) or ``renumber`` (prefix env_index with the file stem)."""
     if on_conflict not in CONFLICT_POLICIES:
         raise CassetteError(f"unknown on_conflict {on_conflict!r}; use one of {CONFLICT_POLICIES}")
-    with holding(out):
+    with holding(out):  # appenders wait, so a merge in place loses none of their lines
         indexes = [(path, load_index([path])) for path in inputs]
         merged = Merged()
         skip = _plan(indexes, on_conflict, merged)
@@ -308,8 +292,7 @@ class _Copy:
     episodes: set[EnvIndex] = field(default_factory=set)
 
     def input(self, index: Index, left_out: set[EnvIndex], prefix: str | None) -> None:
-        """Record the interactions and outcomes of one input, but the episodes
-        ``left_out`` (env_index renamed ``<prefix>/<env_index>`` when renumbering)."""
+        """Record one input but the episodes ``left_out``, env_index renamed by ``prefix``."""
         for entry, request in index.iter_full():
             if entry.env_index not in left_out and self.intact(entry):
                 self.call(entry, request, _renamed(entry.env_index, prefix))
@@ -325,8 +308,7 @@ class _Copy:
         self.merged.outcomes += len(kept)
 
     def intact(self, entry: Entry) -> bool:
-        """Whether ``entry``'s response passes its checksum (a damaged one is left out,
-        noted in ``merged``, not given a new checksum)."""
+        """Whether ``entry`` passes its checksum (a damaged one is noted and left out)."""
         try:
             entry.check()
         except CassetteError as exc:

@@ -1,9 +1,5 @@
-"""A cassette as a publishable dataset: ``export_parquet(src, out)`` writes
-``interactions.parquet`` (one row per call), ``episodes.parquet`` (one row per episode)
-and a dataset card ``README.md`` naming both, for ``datasets``, duckdb and pandas;
-``import_parquet(out, dst)`` turns it back into a cassette that replays the same.
-pyarrow is the ``export`` extra.
-"""
+"""A cassette as a Parquet dataset (interactions, episodes, a dataset card) and back again;
+pyarrow is the ``export`` extra."""
 
 from __future__ import annotations
 
@@ -50,7 +46,7 @@ def _pyarrow() -> Any:
 @reporting_paths
 def export_parquet(src: Path, out: Path) -> Exported:
     """Write ``src`` (a cassette file or shard directory) to the directory ``out``."""
-    with paused_gc():  # millions of live objects: the collector's passes were most of it
+    with paused_gc():  # millions of live objects: the collector's passes cost the most
         try:
             return _export(src, out)
         except orjson.JSONEncodeError as exc:
@@ -66,8 +62,6 @@ def export_parquet(src: Path, out: Path) -> Exported:
 
 
 def _rows(src: Path) -> Rows:
-    """The rows of ``src``, from its loaded index (which warns about or refuses what it
-    must)."""
     index = load_index([src], lean=True)
     if index.eval_protocol:
         raise CassetteError(
@@ -85,7 +79,7 @@ def _export(src: Path, out: Path) -> Exported:
     episodes: dict[str, list[Any]] = {k: [] for k in EPISODES}
     for env in rows.episodes():
         found = rows.outcomes.get(env)
-        outcome = found or {}  # (no outcome: its fields are null)
+        outcome = found or {}
         for key, value in (
             ("env_index", str(env).encode()),
             ("env_index_json", json_bytes(env)),
@@ -140,7 +134,6 @@ cassette that replays offline.
 
 
 def _card(src: Path, headers: list[dict[str, Any]], run_id: str, calls: int, episodes: int) -> str:
-    """The dataset card (README.md): the YAML that names both tables, and what the run is."""
     metas = [h.get("meta", {}) for h in headers]
     created = sorted(str(h.get("created_at")) for h in headers) or ["?"]
     producers = ", ".join(sorted({str(h.get("producer")) for h in headers}) or ["unknown"])
@@ -155,8 +148,8 @@ def _one_line(exc: BaseException) -> str:
 
 @reporting_paths
 def import_parquet(src: Path, out: Path) -> Exported:
-    """Write the export in directory ``src`` as the cassette file ``out`` (atomically);
-    rows that the cassette format cannot hold are refused (:mod:`cassette.dataset.import_rows`)."""
+    """Write the export in directory ``src`` as the cassette file ``out`` (atomically); rows
+    a cassette cannot hold are refused."""
     pa = _pyarrow()
     try:
         read = {"page_checksum_verification": True}

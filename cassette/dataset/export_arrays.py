@@ -1,7 +1,5 @@
-"""Arrow arrays of ``cassette export``'s columns, made from buffers without a copy: a
-text column grows one ``bytearray`` and its end offsets, so a row leaves no object behind,
-and ``pa.array`` (value by value, importing pandas) is never called.
-"""
+"""Arrow arrays made from buffers without a copy: a text column grows one ``bytearray`` and
+its end offsets, and ``pa.array`` (value by value, importing pandas) is never called."""
 
 from __future__ import annotations
 
@@ -47,8 +45,7 @@ class TextColumn:
 def string_array(
     pa: Any, data: bytes | bytearray, ends: list[int], validity: bytearray | None, nulls: int
 ) -> Any:
-    """The UTF-8 ``data`` cut at ``ends`` (each value's end), null where the bit of
-    ``validity`` is clear (``nulls`` of them); ``large_string`` past 2 GiB."""
+    """The UTF-8 ``data`` cut at ``ends``, null where ``validity``'s bit is clear."""
     wide = len(data) > _INT32
     offsets = array("q" if wide else "i", [0])
     offsets.fromlist(ends)

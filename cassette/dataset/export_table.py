@@ -1,8 +1,5 @@
-"""The rows of ``cassette export``'s interactions table (:class:`Rows`, gathered with
-little work a row: repeated values as small ints, JSON texts in growing buffers), and the
-one declaration of both tables' columns (:data:`INTERACTIONS`, :data:`EPISODES`) from
-which :func:`make_table` makes either table.
-"""
+"""The rows of ``cassette export``'s interactions table (:class:`Rows`: repeated values as
+small ints, JSON texts in growing buffers), and both tables' columns, declared once."""
 
 from __future__ import annotations
 
@@ -28,8 +25,7 @@ __all__ = [
     "schema",
 ]
 
-# The columns of the two tables, in order: name -> Arrow type (pyarrow's factory name);
-# make_table refuses any other column or type.
+# name -> Arrow type (pyarrow's factory name), in order; make_table refuses any other
 INTERACTIONS = {
     "seq": "int64",
     "env_index": "string",
@@ -67,8 +63,7 @@ def schema(pa: Any, columns: dict[str, str]) -> Any:
 def make_table(
     pa: Any, columns: dict[str, str], values: dict[str, Any], metadata: dict[bytes, bytes]
 ) -> Any:
-    """The table of ``columns`` from ``values`` (name -> an Arrow array, or a list: of
-    numbers or flags, typed as declared, or of UTF-8 bytes or None)."""
+    """The table of ``columns`` from ``values`` (name -> an Arrow array, or a list)."""
     if list(values) != list(columns):
         raise TypeError(f"the columns {list(values)} are not the declared {list(columns)}")
     arrays = [_array(pa, name, columns[name], value) for name, value in values.items()]
@@ -76,7 +71,6 @@ def make_table(
 
 
 def _array(pa: Any, name: str, typ: str, value: Any) -> Any:
-    """The column ``name`` as an Arrow array of its declared type ``typ``."""
     if isinstance(value, list):
         kind = _KINDS.get(typ)
         value = number_array(pa, value, kind) if kind else text_array(pa, value)
@@ -105,8 +99,8 @@ def _without_chunks(response: dict[str, Any] | None) -> tuple[dict[str, Any] | N
 
 
 class Rows:
-    """The interactions table being gathered, one :meth:`add` a row, with the step count
-    of each episode, the header lines and the outcomes (as the index holds them)."""
+    """The interactions table being gathered, one :meth:`add` a row, with step counts,
+    headers and outcomes."""
 
     def __init__(self) -> None:
         self.headers: list[dict[str, Any]] = []
@@ -154,7 +148,6 @@ class Rows:
         self.steps[env] += 1
 
     def table(self, pa: Any, metadata: dict[bytes, bytes]) -> Any:
-        """The rows as an Arrow table (the columns of :data:`INTERACTIONS`)."""
         count = len(self)
         keys = list(self._slots)
         slots: list[int | None] = self.slot  # type: ignore[assignment]
@@ -178,15 +171,14 @@ class Rows:
 
 
 def interaction_rows(index: Index) -> Rows:
-    """One row per interaction of the lean ``index`` that can be served, in file order,
-    its request rebuilt in full; a damaged response is left out, with a warning."""
+    """A row per servable interaction of the lean ``index`` (a damaged one left out, warned)."""
     rows = Rows()
     rows.headers, rows.outcomes = index.headers, index.outcomes
-    for env in index.episodes():  # (in the index's order; counted below)
+    for env in index.episodes():  # in the index's order
         rows.steps[env] = 0
     for entry, full in index.iter_full():
         try:
-            entry.check()  # its meta.checksum: a damaged response is never exported
+            entry.check()
         except CassetteFormatError as exc:
             warnings.warn(
                 f"{entry.source}:{entry.line}: left out of the export: {reason_of(exc)}",

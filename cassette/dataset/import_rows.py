@@ -1,8 +1,5 @@
-"""The rows of a ``cassette export`` read back, each checked before a line is written: an
-export may come from elsewhere (the Hub, pandas), so columns, types, nulls, JSON texts,
-keys and headers are checked, and what does not fit raises a :class:`CassetteError`
-naming the table, the row and the column.
-"""
+"""The rows of a ``cassette export`` read back and checked (it may come from the Hub or
+pandas): what does not fit raises a :class:`CassetteError` naming table, row and column."""
 
 from __future__ import annotations
 
@@ -60,7 +57,6 @@ class ImportedOutcome:
 
 
 def _fits(got: str, kind: str, nullable: bool) -> bool:
-    """Whether a column of ``got`` values holds what the export writes as ``kind``."""
     return got == kind or (kind, got) == ("number", "int") or (nullable and got == "null")
 
 
@@ -89,8 +85,7 @@ def _check_schema(pa: Any, table: Any, name: str, columns: dict[str, tuple[str, 
 
 
 class _Row:
-    """One row of a table; what is wrong with it is one CassetteError naming the table,
-    the row and the column."""
+    """One row of a table, its faults raised as errors naming the table and the row."""
 
     def __init__(self, name: str, row: int, record: dict[str, Any]) -> None:
         self.name, self.row, self.record = name, row, record
@@ -146,8 +141,7 @@ def _rows(pa: Any, table: Any, name: str, columns: dict[str, tuple[str, bool]]) 
 
 
 def checked_calls(pa: Any, table: Any, src: Path) -> Iterator[ImportedCall]:
-    """The interactions of the table ``interactions.parquet`` of ``src``, in recording
-    order (its ``seq``), each checked."""
+    """The interactions of ``src``'s ``interactions.parquet``, in ``seq`` order, checked."""
     seen: dict[tuple[Any, str, int], int] = {}
     rows = _rows(pa, table, f"{src / 'interactions.parquet'}", _CALLS)
     for r in sorted(rows, key=lambda r: r.record["seq"]):
@@ -175,8 +169,7 @@ def _call(r: _Row, env: int | str) -> ImportedCall:
 
 
 def _as_recorded(r: _Row, want: Any, response: Any, error: Any) -> Any:
-    """``response`` as it was recorded, its ``meta.checksum`` (``want``) verified: one
-    changed since (damage, an edit) is refused, never given a new checksum."""
+    """``response`` as recorded, verified against its ``meta.checksum`` ``want``."""
     tries = [response]
     if isinstance(response, dict) and "chunks" in response:  # (also with chunks last)
         tries.append({k: v for k, v in response.items() if k != "chunks"} | response)
@@ -197,8 +190,7 @@ def _sums_to(response: Any, error: Any, want: Any) -> bool:
 
 
 def checked_outcomes(pa: Any, table: Any, src: Path) -> Iterator[ImportedOutcome]:
-    """The outcomes of the table ``episodes.parquet`` of ``src`` (its rows that have
-    one), each checked."""
+    """The outcomes of ``src``'s ``episodes.parquet``, checked."""
     for r in _rows(pa, table, f"{src / 'episodes.parquet'}", _EPISODES):
         env = r.env()
         if r.record["has_outcome"]:
@@ -207,8 +199,7 @@ def checked_outcomes(pa: Any, table: Any, src: Path) -> Iterator[ImportedOutcome
 
 
 def checked_headers(metadata: dict[bytes, bytes] | None, key: bytes, src: Path) -> list[Any]:
-    """The header lines kept in the interactions table's ``metadata`` under ``key`` (the
-    ones that are not header lines left out)."""
+    """The valid header lines kept in the interactions table's ``metadata`` under ``key``."""
     raw = (metadata or {}).get(key)
     try:
         headers = [] if raw is None else orjson.loads(raw)

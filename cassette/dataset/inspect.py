@@ -38,7 +38,6 @@ def _list(value: Any) -> list[Any]:
 
 
 def _first(value: Any) -> Json:
-    """The first item of a list, if it is a dict; else {}."""
     items = _list(value)
     return _dict(items[0]) if items else {}
 
@@ -98,7 +97,7 @@ def _add_call_part(calls: dict[int, Json], part: Any) -> None:
 
 
 def _from_chunks(chunks: list[Any]) -> Json:
-    """The message a chat.completion.chunk stream adds up to (content and tool calls)."""
+    """The message a chat.completion.chunk stream adds up to."""
     text: list[str] = []
     calls: dict[int, Json] = {}
     for chunk in chunks:
@@ -127,8 +126,7 @@ def _from_output(output: list[Any]) -> Json:
 
 
 def response_message(response: Json | None) -> Json | None:
-    """The assistant message of a response: a chat completion, an assembled or raw stream,
-    or a Responses API ``output`` list; None if the response holds none."""
+    """The assistant message of a chat completion, a stream or a Responses API ``output``."""
     response = _dict(response)
     message = _first(response.get("choices")).get("message")
     for found in (message, response.get("message")):
@@ -148,8 +146,7 @@ def tool_calls(response: Json | None) -> list[tuple[str, str]]:
 
 
 def _usage(entry: Entry) -> Json:
-    """The usage dict of one interaction: ``meta.usage``, the response's, or a stream's
-    (the last chunk or Responses API event that carries one)."""
+    """``meta.usage``, the response's, or the last a stream's chunks carry."""
     resp = _dict(entry.response)
     chunks = reversed(_list(resp.get("chunks")))
     holders = [entry.meta, resp, *(h for c in chunks for h in (c, _dict(c).get("response")))]
@@ -208,8 +205,7 @@ def response_calls(response: Any) -> list[tuple[str, Any]]:
 
 
 def cost_of(entry: Entry) -> float | None:
-    """The cost recorded for one interaction, or None: ``meta.cost``, ``meta.cost_usd``,
-    the usage's ``cost``, else litellm's ``_hidden_params.response_cost`` (a 0 counts)."""
+    """``meta.cost``, ``meta.cost_usd``, the usage's or litellm's ``response_cost``, or None."""
     hidden = _dict(_dict(entry.response).get("_hidden_params")).get("response_cost")
     given = (entry.meta.get("cost"), entry.meta.get("cost_usd"), _usage(entry).get("cost"), hidden)
     return next((c for c in map(number, given) if c is not None), None)

@@ -1,11 +1,5 @@
-"""Every fault of a cassette, as data: the checks behind ``cassette validate``.
-
-The one reader (:class:`~cassette.storage.reader.Reader`) hands each fault of a line to
-this module instead of raising, so all are collected: lines that are not JSON or do not
-fit the schema, a missing or misplaced header, a newer format version, delta references
-that do not resolve, responses that fail their checksum, request hashes that do not match
-the rebuilt request, and keys recorded twice (across the shards of a directory too).
-"""
+"""Every fault of a cassette, as data: the checks behind ``cassette validate``. The reader
+hands each fault of a line here instead of raising, so all are collected."""
 
 from __future__ import annotations
 
@@ -78,15 +72,13 @@ class Report:
 
 
 def _kind_name(kind: object, eval_protocol: bool) -> str:
-    """What a line is counted as."""
     if eval_protocol:
         return "eval-protocol line"
     return str(kind) if kind in _KINDS else "unknown-type line"
 
 
 class _FileCheck:
-    """The checks of one file, on what :class:`Reader` reads of it and the faults it
-    hands over; ``seen`` holds the keys of every file checked so far."""
+    """The checks of one file; ``seen`` holds the keys of every file checked so far."""
 
     def __init__(self, path: Path, report: Report, seen: dict[Key, str], matcher: Matcher) -> None:
         self.path, self.spath = path, str(path)
@@ -118,7 +110,7 @@ class _FileCheck:
             tick(lineno - done)
 
     def kind(self, lineno: int, obj: Json) -> str:
-        """Count a line that is a JSON object by its kind; the first one must be a header."""
+        """Count a JSON-object line by its kind; the first one must be a header."""
         kind = obj.get("type")
         self.placed(lineno, kind)
         name = _kind_name(kind, self.reader.eval_protocol)
@@ -164,8 +156,7 @@ class _FileCheck:
         meta = obj.get("meta")
         recorded = meta.get("ignore") if isinstance(meta, dict) else None
         if lineno == self.first and isinstance(recorded, list) and recorded:
-            # the ignore rules the recording was made with (cassette.open writes them here):
-            # its hashes were made under them, as under those passed with --ignore
+            # the ignore rules cassette.open recorded with: its hashes were made under them
             try:
                 self.matcher = Matcher([*self.matcher.ignore, *map(str, recorded)])
             except (ValueError, CassetteError) as exc:  # a path that does not parse
@@ -183,7 +174,6 @@ class _FileCheck:
                 f"(also {other}); readers play the first",
             )
             return
-        # in another shard: the copy without the repeats is a merge of the directory
         cassette = self.spath if other.startswith(f"{self.spath}:") else f"{self.path.parent}/"
         self.fault(
             entry.line,
@@ -206,8 +196,7 @@ class _FileCheck:
                 self.fault(entry.line, reason_of(exc))
 
     def hashed(self, entry: Entry, full: Json) -> None:
-        # a scrubbed line, and a delta line that inherits scrubbed values from its base,
-        # rebuild with the secrets replaced: their hash was of the live request
+        # scrubbed lines (and deltas inheriting scrubbed values) hash the live request
         if entry.meta.get("redacted") or (entry.base in self.scrubbed and _MARK in _json(full)):
             self.scrubbed.add(entry)
         elif self.digest(entry.line, full) not in (None, entry.sha):
@@ -281,8 +270,8 @@ def _files(path: Path, report: Report) -> list[Path]:
 
 @reporting_paths
 def validate(path: Path, *, ignore: Iterable[str] = (), progress: Progress | None = None) -> Report:
-    """Check every line of a cassette file or shard directory (``ignore``: the ignore rules
-    it was recorded with); ``progress(n)`` is called with the lines read since last time."""
+    """Check every line of a cassette file or shard directory (``ignore``: its ignore rules);
+    ``progress(n)`` is called with the lines read since last time."""
     report = Report()
     seen: dict[Key, str] = {}
     matcher = Matcher(ignore)

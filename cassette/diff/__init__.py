@@ -1,6 +1,5 @@
-"""The diff engine: :func:`diff_runs` compares two runs episode by episode into a
-:class:`RunDiff` (first divergences, paired statistics, causes, aligned tool calls);
-:func:`diff_many` many runs against one, with a noise floor; :mod:`.report` renders them."""
+"""The diff engine: :func:`diff_runs` compares two runs into a :class:`RunDiff`,
+:func:`diff_many` many runs against one; :mod:`.report` renders them."""
 
 from __future__ import annotations
 

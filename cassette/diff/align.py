@@ -30,7 +30,6 @@ def _by_position(a: list[Key], b: list[Key], i0: int, j0: int) -> list[AlignedCa
 
 
 def _costs(a: list[Key], b: list[Key]) -> list[list[int]]:
-    """The edit-distance table of ``a`` against ``b``."""
     cost = [list(range(0, 2 * len(b) + 1, 2))]
     for i, x in enumerate(a, 1):
         prev, name, left = cost[i - 1], x[0], 2 * i

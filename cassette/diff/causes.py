@@ -1,6 +1,5 @@
-"""Why episodes diverged: the first differing path of each, classified, and counted. A path
-inside ``messages[i]`` / ``input[i]`` is classified by that message's role (or Responses
-item type), read from the full request of that step."""
+"""Why episodes diverged: the first differing path of each, classified (inside a message by
+its role or Responses item type), and counted."""
 
 from __future__ import annotations
 
@@ -47,7 +46,7 @@ _MESSAGE = re.compile(r"^request\.(?P<field>messages|input)\[(?P<i>\d+)\]")
 
 
 def _holds_tool_results(message: Json) -> bool:
-    """Whether a message's content holds tool results (Anthropic's come in a user message)."""
+    """Whether a message holds tool results (Anthropic's come in a user message)."""
     content = message.get("content")
     parts = content if isinstance(content, list) else []
     return any(isinstance(p, dict) and p.get("type") == "tool_result" for p in parts)
@@ -80,8 +79,7 @@ def _request_cause(path: str, method: str, request_a: Json | None, request_b: Js
 
 
 def classify(d: Divergence, request_a: Json | None = None, request_b: Json | None = None) -> Cause:
-    """The cause of divergence ``d``; ``request_a`` / ``request_b`` are the full requests
-    of the step where it happened (needed for paths inside the conversation)."""
+    """The cause of ``d``, given the full requests of its step (for paths in a conversation)."""
     method = str((request_a or request_b or {}).get("method"))
     if d.part == "response":  # an MCP tool's answer, else the model's
         return _MCP_RESPONSE.get(method, "model_output")

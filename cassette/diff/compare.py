@@ -1,10 +1,6 @@
-"""Which (channel, step) of an episode parts first, and the path where it parts.
-
-Full requests are rebuilt only where needed: equal ``request_sha256`` means equal
-requests, and two delta-encoded requests on equal bases are equal when their stored parts
-are, once normalised (:class:`~cassette.diff.rules.Rules`). The ``"fork"`` channel of a
-run made by :func:`cassette.replay.fork` holds fork records, not calls (:func:`take_forks`).
-"""
+"""Which (channel, step) of an episode parts first, and the path where it parts. Full
+requests are rebuilt only where needed: equal hashes, or delta-encoded requests on equal
+bases with equal stored parts, mean equal requests."""
 
 from __future__ import annotations
 
@@ -42,8 +38,7 @@ def in_file_order(entries: Iterable[Entry]) -> list[Entry]:
 
 
 def take_forks(groups: dict[EnvIndex, Channels]) -> dict[EnvIndex, Json]:
-    """Remove the ``"fork"`` channel from each episode of ``groups`` (an episode left with
-    no channel is removed) and return the fork record of each episode that has one."""
+    """Take the ``"fork"`` channel (fork records, not calls) out of ``groups``; its records."""
     forks: dict[EnvIndex, Json] = {}
     for env in list(groups):
         steps = groups[env].pop(FORK_CHANNEL, None)
@@ -93,7 +88,6 @@ class Comparer:
         return self._rebuilder.full(entry)
 
     def forget(self) -> None:
-        """Drop the full requests rebuilt for the current episode."""
         self._rebuilder = Rebuilder()
 
     def _sample(self, a: Json, b: Json) -> None:
@@ -104,7 +98,7 @@ class Comparer:
             self.volatile_seen.update(dict.fromkeys(found))
 
     def _same_by_delta(self, a: Entry, b: Entry, equal: set[int]) -> bool:
-        """Both delta-encoded on equal bases, with equal stored parts after normalisation."""
+        """Both delta-encoded on equal bases, with equal normalised stored parts."""
         da = a.delta
         if da is None or da != b.delta or not self.rules.by_delta or da["base"] not in equal:
             return False
@@ -129,14 +123,10 @@ class Comparer:
         return None
 
     def step(self, a: Entry, b: Entry, equal: set[int]) -> Divergence | None:
-        if a.sha is None or a.sha != b.sha:
-            d = self._request(a, b, equal)
-            if d is not None:
-                return d
-        return self._response(a, b)
+        d = self._request(a, b, equal) if a.sha is None or a.sha != b.sha else None
+        return d or self._response(a, b)
 
     def _response(self, a: Entry, b: Entry) -> Divergence | None:
-        """Where the responses (or errors) of two steps differ once normalised, if they do."""
         ra: Json = {"response": a.response, "error": a.error}
         rb: Json = {"response": b.response, "error": b.error}
         if ra == rb:
@@ -147,7 +137,6 @@ class Comparer:
         return d
 
     def _part(self, a: Entry, wa: Json, wb: Json) -> Divergence | None:
-        """Where the parts ``wa`` and ``wb`` of step ``a`` differ once normalised, if they do."""
         if self.rules.same(wa, wb):
             return None
         return divergence(

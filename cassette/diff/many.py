@@ -1,6 +1,5 @@
-"""Many runs against one, and the noise floor: each metric of A vs B set against the same
-metric of A vs A2 (a second run of A); B's change ``exceeds`` the noise when
-``|A vs B| - |A vs A2|`` is positive."""
+"""Many runs against one, and the noise floor: each metric of A vs B against the same of
+A vs A2 (a second run of A), exceeded when ``|A vs B| - |A vs A2|`` is positive."""
 
 from __future__ import annotations
 
@@ -81,7 +80,7 @@ def diff_many(
 
 
 def _names(runs: Sequence[Run], baseline: Run | None, labels: Sequence[str] | None) -> list[str]:
-    """``labels``, then for each run left its path (a letter for an index, A2 the baseline)."""
+    """``labels``, then each other run's path (a letter for an index, A2 the baseline)."""
     given = [*runs, baseline] if baseline is not None else list(runs)
     letters = [*ascii_uppercase[: len(runs)], "A2"]
     own = [n if isinstance(r, Index) else str(r) for r, n in zip(given, letters, strict=False)]

@@ -1,7 +1,5 @@
-"""What a diff leaves out (volatile fields, the transport keys replay matching ignores,
-the user's paths), with JSON-string tool arguments parsed: one
-:class:`~cassette.format.paths.Paths` rooted at a step, ``{"request": ..., "response": ...}``.
-"""
+"""What a diff leaves out (volatile fields, transport keys, the user's paths), with
+JSON-string tool arguments parsed, as one :class:`~cassette.format.paths.Paths`."""
 
 from __future__ import annotations
 
@@ -56,12 +54,8 @@ def _by_position(tokens: tuple[Token, ...]) -> bool:
 
 
 class Rules:
-    """What is left out of the comparison: volatile fields, transport keys, user paths.
-
-    Paths start at a step's root (``request.``, ``response.``, ``error.``, ``outcome.``);
-    a path without one of these is a request path (as in ``cassette.open(ignore=...)``),
-    and ``**.x`` applies at any depth of every part.
-    """
+    """What is left out of the comparison: volatile fields, transport keys, user paths
+    (from a step's root, ``response.x``; else a request path; ``**.x`` at any depth)."""
 
     def __init__(self, user: Iterable[str] = ()) -> None:
         self.user = list(filter(None, user))
@@ -71,8 +65,7 @@ class Rules:
         tokens = [t for t in map(_rooted, self.user) if t[0] != "meta"]
         for t in tokens:
             self.paths.add(t)
-        # stored parts of delta-encoded requests may be compared unless a path reaches into
-        # the messages by index or at any depth
+        # stored delta parts compare alike unless a path reaches into messages by index
         self.by_delta = not any(map(_by_position, tokens))
 
     def listed(self) -> list[str]:

@@ -1,5 +1,4 @@
-"""Compare two runs episode by episode: alignment, first divergence, reward deltas. Pure
-data: :func:`diff_runs` returns a :class:`RunDiff` for the renderers of :mod:`.report`."""
+"""Compare two runs episode by episode: :func:`diff_runs` returns a :class:`RunDiff`."""
 
 from __future__ import annotations
 
@@ -26,8 +25,7 @@ Progress = Callable[[int, int], None]
 
 
 def tool_calls_of(entry: Entry) -> list[ToolCall]:
-    """The tool calls in a response: chat ``choices[0].message.tool_calls``, Responses API
-    ``output`` items of type ``function_call``, a stream's assembled ``message``."""
+    """The tool calls of a response (chat, Responses API or stream), arguments parsed."""
     calls = response_calls(entry.response)
     return [ToolCall(entry.channel, entry.step, name, args) for name, args in calls]
 
@@ -50,7 +48,6 @@ def _sort_key(env: EnvIndex) -> tuple[bool, Any]:
 
 
 def _wanted(env: EnvIndex) -> list[EnvIndex]:
-    """``env``, then its int when it is a digit string."""
     digits = isinstance(env, str) and re.fullmatch(r"-?\d+", env) is not None
     return [env, int(env)] if digits else [env]
 
@@ -68,7 +65,7 @@ def _select(envs: list[EnvIndex], env: EnvIndex) -> EnvIndex:
 
 
 class _Side:
-    """One run's view of an episode: its steps by channel and its outcome."""
+    """One run's steps of an episode, by channel, and its outcome."""
 
     def __init__(self, channels: Channels | None, outcome: Json | None) -> None:
         self.channels, self.outcome = channels or {}, outcome
@@ -81,7 +78,6 @@ class _Side:
         return [call for entry in in_file_order(self.entries) for call in tool_calls_of(entry)]
 
     def full(self, comparer: Comparer, channel: str, step: int) -> Json | None:
-        """The full request of a step, if this side has it."""
         entry = self.channels.get(channel, {}).get(step)
         return comparer.full(entry) if entry is not None else None
 
@@ -100,7 +96,6 @@ def _add_usage(run: RunSummary, entry: Entry) -> None:
 
 
 def _summary(label: str, sides: Iterable[_Side]) -> RunSummary:
-    """The totals of the episodes a run has."""
     present = [side for side in sides if side.present]
     rewards = [side.reward for side in present if side.reward is not None]
     mean = sum(rewards) / len(rewards) if rewards else None
@@ -130,7 +125,6 @@ def _episode_diff(
 
 
 def _by_outcome(comparer: Comparer, a: _Side, b: _Side) -> Divergence | None:
-    """Where two episodes whose steps are equal differ in their outcome, if they do."""
     wa, wb = comparer.rules.norm(a.outcome_view()), comparer.rules.norm(b.outcome_view())
     return None if wa == wb else divergence(None, None, "outcome", wa, wb)
 
@@ -145,7 +139,7 @@ def _cause(d: Divergence, comparer: Comparer, a: _Side, b: _Side) -> Cause:
 
 
 def _report(progress: Progress | None, done: int, total: int) -> None:
-    """Call ``progress`` about 200 times over a diff, and at its end."""
+    """Call ``progress`` about 200 times over a diff."""
     if progress is not None and (done % max(1, total // 200) == 0 or done == total):
         progress(done, total)
 

@@ -1,5 +1,4 @@
-"""The JSON Schema (draft 2020-12) of ``cassette diff --format json``, made from the result
-types: a two-run diff or many runs against the first. ``cassette diff --schema`` prints it."""
+"""The JSON Schema of ``cassette diff --format json`` (``cassette diff --schema``)."""
 
 from __future__ import annotations
 

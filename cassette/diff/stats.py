@@ -1,11 +1,5 @@
-"""Paired outcome statistics of two runs: is B's change in reward more than noise?
-
-Episodes with a numeric reward in both runs are paired by env_index. The mean reward delta
-gets a seeded percentile bootstrap interval; binary rewards an exact McNemar test, others
-a paired permutation test (exact up to 16 non-zero deltas, else seeded Monte Carlo) and a
-Wilcoxon signed-rank test. tau2 trials (``<task>/trial-<n>``) give pass^k. Pure Python
-(numpy would not pay for its import); the tests check the values against scipy.
-"""
+"""Paired outcome statistics of two runs (is B's change in reward more than noise?) and
+tau2's pass^k; pure Python (numpy would not pay for its import), checked against scipy."""
 
 from __future__ import annotations
 
@@ -54,12 +48,8 @@ def task_of(env_index: object) -> str | None:
     return m.group("task") if m else None
 
 
-# --- the tests -----------------------------------------------------------------------------
-
-
 def mcnemar_exact(improved: int, regressed: int) -> float:
-    """Two-sided exact McNemar p-value: a binomial(n = discordant pairs, 1/2) test of the
-    smaller count (as ``scipy.stats.binomtest(min(b, c), b + c).pvalue``)."""
+    """Two-sided exact McNemar p-value (``scipy.stats.binomtest(min(b, c), b + c).pvalue``)."""
     n = improved + regressed
     if n == 0:
         return 1.0
@@ -89,11 +79,8 @@ def _flipped_sums(tables: list[list[float]], data: bytes) -> float:
 def permutation_test(
     deltas: Sequence[float], *, resamples: int = PERMUTATION_RESAMPLES, seed: int = SEED
 ) -> tuple[float, str]:
-    """Two-sided paired permutation (sign-flip) test of the mean delta: (p-value, method).
-
-    Exact (every sign assignment) when at most 16 deltas are non-zero; otherwise
-    ``resamples`` seeded random assignments and p = (hits + 1) / (resamples + 1), as
-    ``scipy.stats.permutation_test(..., permutation_type="samples")``."""
+    """Two-sided paired sign-flip test of the mean delta: (p-value, method), exact up to 16
+    non-zero deltas, else Monte Carlo with p = (hits + 1) / (resamples + 1), as scipy's."""
     d = [x for x in deltas if x != 0]
     n = len(d)
     if n == 0:
@@ -142,8 +129,7 @@ def _wilcoxon_normal(n: int, w_plus: float, mags: list[float]) -> float:
 
 
 def wilcoxon_signed_rank(deltas: Sequence[float]) -> tuple[float, float, str]:
-    """Two-sided Wilcoxon signed-rank test, zero deltas dropped: (min(W+, W-), p, method),
-    exact when n <= 50 without ties (as scipy's ``method="auto"``), else normal."""
+    """Two-sided Wilcoxon signed-rank test: (min(W+, W-), p, method), as scipy's "auto"."""
     d = [x for x in deltas if x != 0]
     n, mags = len(d), [abs(x) for x in d]
     w_plus = math.fsum(r for r, x in zip(_ranks(mags), d, strict=True) if x > 0)
@@ -160,8 +146,7 @@ def bootstrap_ci(
     resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = SEED,
 ) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of ``deltas`` (seeded, deterministic;
-    quantiles interpolated linearly, as numpy's default)."""
+    """Seeded percentile bootstrap interval of the mean of ``deltas`` (numpy's quantiles)."""
     n = len(deltas)
     if n == 0:
         return (math.nan, math.nan)
@@ -178,9 +163,6 @@ def _quantile(ordered: Sequence[float], q: float) -> float:
     lo = math.floor(pos)
     hi = min(lo + 1, len(ordered) - 1)
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
-
-
-# --- pass^k ------------------------------------------------------------------------------
 
 
 def pass_hat_k(trials: int, successes: int, k: int) -> float:
@@ -222,9 +204,6 @@ def pass_k_table(episodes: Sequence[EpisodeDiff]) -> tuple[int, list[PassK]]:
     return len(ra.keys() | rb.keys()), [PassK(k, pa.get(k), pb.get(k)) for k in ks]
 
 
-# --- the summary ---------------------------------------------------------------------------
-
-
 def _numeric(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
 
@@ -250,7 +229,8 @@ def _tests(out: PairedStats, deltas: list[float], seed: int) -> list[Significanc
 
 
 def paired_stats(episodes: Sequence[EpisodeDiff], *, seed: int = SEED) -> PairedStats:
-    """The paired statistics of ``episodes`` (see the module docstring)."""
+    """The paired statistics of ``episodes`` (McNemar for binary rewards, else permutation
+    and Wilcoxon; a bootstrap interval of the mean delta; pass^k of tau2 trials)."""
     out = PairedStats(seed=seed)
     out.tasks, out.pass_k = pass_k_table(episodes)
     both = [e for e in episodes if _numeric(e.reward_a) and _numeric(e.reward_b)]

@@ -1,6 +1,5 @@
-"""The result of a diff as data (pydantic dataclasses): :class:`RunDiff`, its episodes,
-divergences and run summaries, and the records of the analysis. ``to_dict()`` is what
-``cassette diff --format json`` prints; :data:`cassette.diff.schema.SCHEMA` its schema."""
+"""The result of a diff as pydantic dataclasses; ``to_dict()`` is what ``cassette diff
+--format json`` prints, :data:`cassette.diff.schema.SCHEMA` its schema."""
 
 from __future__ import annotations
 
@@ -55,7 +54,7 @@ _CONFIG = ConfigDict(
 
 
 def clip(text: str, width: int) -> str:
-    """``text`` cut to ``width`` characters, the cut marked with an ellipsis."""
+    """``text`` cut to ``width`` characters, marked with an ellipsis."""
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -88,9 +87,8 @@ class ToolCall(_Data):
 
 @dataclass(config=_CONFIG)
 class Divergence(_Data):
-    """Where an episode's two trajectories first part: in the ``request`` or ``response``
-    (errors count as responses), a ``step`` on one side only, or the ``outcome`` alone.
-    ``path`` is from the step's root, e.g. ``response.choices[0].message.content``."""
+    """Where an episode's trajectories first part: ``request``, ``response`` (or error), a
+    ``step`` on one side only, or the ``outcome``; ``path`` from the step's root."""
 
     channel: str | None
     step: int | None
@@ -210,8 +208,7 @@ class PairedStats(_Data):
 
 @dataclass(config=_CONFIG)
 class EpisodeDiff(_Data):
-    """One episode aligned across both runs; ``fork``: where B (or A) forked from its base
-    (base, base_run, channel, step, why)."""
+    """One episode across both runs; ``fork``: its fork record, if it was forked."""
 
     env_index: EnvIndex
     status: Status
@@ -251,8 +248,7 @@ class EpisodeDiff(_Data):
 
 @dataclass(config=_CONFIG)
 class RunSummary(_Data):
-    """Totals of one run (over the episodes that were diffed); ``cost`` None: no
-    interaction recorded a cost."""
+    """Totals of one run's diffed episodes; ``cost`` None: no interaction recorded one."""
 
     label: str
     episodes: int = 0
@@ -267,8 +263,7 @@ class RunSummary(_Data):
 
 @dataclass(config=_CONFIG)
 class RunDiff(_Data):
-    """The diff of two runs. ``equivalent``: no episode diverged or is on one side only.
-    ``steps``: each run's steps by episode, for renderers that draw trajectories."""
+    """The diff of two runs; ``steps``: each run's steps by episode, for trajectories."""
 
     format: Literal["rollout-cassette/diff"] = field(default="rollout-cassette/diff", init=False)
     version: Literal[1] = field(default=1, init=False)

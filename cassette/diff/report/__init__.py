@@ -1,5 +1,4 @@
-"""Renderers of a :class:`cassette.diff.RunDiff` (and of many runs against one): text,
-JSON, Markdown, one HTML file."""
+"""Renderers of a :class:`cassette.diff.RunDiff` or many runs: text, JSON, Markdown, HTML."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""What the renderers share: numbers and values as text, episode order, and the summary,
-statistics, causes, noise floor and aligned calls of a diff as rows of strings."""
+"""What the renderers share: numbers as text, episode order, a diff's parts as rows."""
 
 from __future__ import annotations
 
@@ -69,20 +68,18 @@ def fmt_delta(value: float | None, digits: int = 3) -> str:
 
 
 def _dollars(value: float) -> str:
-    """``$0.0021`` (4 decimals from a cent up, else 6), a minus sign when negative."""
+    """``$0.0021`` (4 decimals from a cent up, else 6)."""
     text = f"${abs(value):.4f}" if abs(value) >= 0.01 else f"${abs(value):.6f}"
     return MINUS + text if value < 0 else text
 
 
 def _fmt_cost(value: float | None) -> str:
-    """A run's cost; "not recorded" when no call recorded one."""
     if value is None:
         return "not recorded"
     return "$0" if round(value, 9) == 0 else _dollars(value)
 
 
 def _fmt_cost_delta(value: float | None) -> str:
-    """A difference of costs, signed; "-" when a run recorded none."""
     if value is None:
         return "-"
     return "0" if round(value, 9) == 0 else "+" * (value > 0) + _dollars(value)
@@ -124,7 +121,7 @@ def describe(d: Divergence) -> str:
 
 
 def _window(calls: list[ToolCall], focus: int | None, limit: int) -> tuple[int, int]:
-    """Where the at most ``limit`` calls around step ``focus`` start and end."""
+    """Where the ``limit`` calls around step ``focus`` start and end."""
     if len(calls) <= limit:
         return 0, len(calls)
     at = len(calls) if focus is None else sum(1 for c in calls if c.step <= focus)
@@ -153,7 +150,6 @@ def calls_by_side(ep: EpisodeDiff) -> list[tuple[str, list[ToolCall]]]:
 
 
 def rank(ep: EpisodeDiff) -> tuple[int, float]:
-    """Where ``ep`` comes in :func:`ordered`."""
     delta = ep.delta or 0.0
     if ep.change == "regressed":
         return (0, delta)
@@ -191,7 +187,6 @@ def fmt_p(p: float | None) -> str:
 
 
 def _p_text(p: float | None) -> str:
-    """``p = 0.0312`` or ``p < 0.001``."""
     text = fmt_p(p)
     return f"p {text}" if text.startswith("<") else f"p = {text}"
 
@@ -214,7 +209,6 @@ def verdict(s: PairedStats) -> str:
 
 
 def stats_rows(s: PairedStats) -> list[tuple[str, str]]:
-    """(label, value) rows of the paired statistics."""
     if not s.paired:
         return [("paired episodes", "0 (no episode has a reward in both runs)")]
     ci = f"{fmt_ci(s)} (bootstrap, {s.resamples:,} resamples, seed {s.seed})"
@@ -270,8 +264,7 @@ def _kept(ep: EpisodeDiff) -> set[int]:
 
 
 def aligned_rows(ep: EpisodeDiff, *, width: int = 48, limit: int = 40) -> list[Row]:
-    """(mark, call of A, call of B) rows; runs of more than 2 * ``CONTEXT`` + 1 equal calls
-    are folded into one ``… n same calls`` row, and at most ``limit`` rows shown."""
+    """(mark, call of A, call of B) rows, long runs of equal calls folded, ``limit`` at most."""
     al, ca, cb = ep.alignment, ep.tool_calls_a, ep.tool_calls_b
     rows: list[Row] = []
     for kept, run in groupby(range(len(al)), _kept(ep).__contains__):

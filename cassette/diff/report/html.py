@@ -1,6 +1,5 @@
-"""The diff as one self-contained HTML file (inline CSS and JS, no network): the runs'
-summary, the statistics, an episode table sortable by reward delta (click a header, or open
-``?sort=delta&dir=asc``), each episode's trajectories with the first divergence marked."""
+"""The diff as one self-contained HTML file (inline CSS and JS): summary, statistics, an
+episode table sortable by reward delta (``?sort=delta&dir=asc``), trajectories."""
 
 from __future__ import annotations
 
@@ -23,7 +22,7 @@ _AB_HEAD = '<th class="num">A</th><th class="num">B</th>'
 
 
 def asset(name: str) -> str:
-    """A file of the report's ``assets/`` (CSS, JavaScript), shipped in the package."""
+    """A file of the report's ``assets/`` (CSS, JavaScript)."""
     return (resources.files("cassette.diff.report") / "assets" / name).read_text("utf-8")
 
 
@@ -181,8 +180,7 @@ def analysis_html(diff: RunDiff) -> str:
 
 
 def aligned_html(n: int, ep: EpisodeDiff) -> str:
-    """Both tool-call sequences aligned side by side; each row marked same, changed,
-    only in A (deleted) or only in B (inserted)."""
+    """Both tool-call sequences aligned side by side, each row marked."""
     ops = {v: k for k, v in c.MARK.items()}
     out = [
         f'<table class="aligned" id="ep-{n}-aligned"><thead><tr><th class="mark"></th>'
@@ -199,14 +197,13 @@ def aligned_html(n: int, ep: EpisodeDiff) -> str:
 
 
 def render_html(diff: RunDiff, *, max_episodes: int = 200) -> str:
-    """The report page; trajectories are drawn for at most ``max_episodes`` episodes
-    (those that differ first) when the diff still holds both runs' steps."""
+    """The report page, with trajectories of ``max_episodes`` (those that differ first)."""
     with paused_gc():  # the runs' steps are millions of objects: no collector passes over them
         return _page(diff, max_episodes)
 
 
 def page_head(title: str) -> str:
-    """The page's head: its title and inline CSS, up to ``<main>``."""
+    """The page up to ``<main>``: title and inline CSS."""
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'

@@ -1,5 +1,4 @@
-"""Reports of many runs against one (:class:`cassette.diff.many.ManyDiff`): one table, a
-row a run, then each diff's statistics and causes; as text, Markdown or HTML."""
+"""Reports of many runs against one: a row a run, then each diff's analysis."""
 
 from __future__ import annotations
 
@@ -63,7 +62,7 @@ def _row(n: int, d: RunDiff, noise: bool) -> list[str]:
 
 
 def _rows(many: ManyDiff) -> list[list[str]]:
-    """One row a run: the baseline first, then each run against it."""
+    """The baseline's row, then each run's against it."""
     first, noise = many.diffs[0].a, many.noise is not None
     rows = [[f"A {first.label}", str(first.episodes), fmt_reward(first.mean_reward)]]
     rows[0] += [""] * (len(_header(many)) - 3)

@@ -1,6 +1,5 @@
-"""The diff as Markdown that fits a pull-request comment (GitHub's 65,536 characters): a
-summary table, the statistics, causes and noise floor, the regressed episodes first, then
-the other episodes that differ, details folded."""
+"""The diff as Markdown that fits a pull-request comment (GitHub's 65,536 characters),
+regressed episodes first, details folded."""
 
 from __future__ import annotations
 
@@ -158,8 +157,7 @@ def _aligned_table(ep: EpisodeDiff) -> list[str]:
 
 
 def fit(render: Callable[[int], str], limit: int, budget: int = COMMENT_LIMIT) -> str:
-    """The report rendered with at most ``limit`` episodes a section, fewer until it fits
-    in ``budget`` characters; if even none fit, cut at a line with a note."""
+    """``render(n)`` for ``n <= limit`` episodes a section, fewer until it fits ``budget``."""
     for n in [n for n in (limit, 10, 5, 2, 0) if n <= limit]:
         text = render(n)
         if len(text) <= budget:
@@ -170,8 +168,7 @@ def fit(render: Callable[[int], str], limit: int, budget: int = COMMENT_LIMIT) -
 
 
 def render_markdown(diff: RunDiff, *, limit: int = 25, budget: int = COMMENT_LIMIT) -> str:
-    """At most ``limit`` episodes a section are shown, fewer when needed to fit a comment
-    in ``budget`` characters (GitHub's limit); what still does not fit is cut, with a note."""
+    """The diff as Markdown: ``limit`` episodes a section, fewer (or cut) to fit ``budget``."""
     return fit(lambda n: _render(diff, n), limit, budget)
 
 
@@ -191,7 +188,6 @@ def _kind(ep: EpisodeDiff) -> str:
 
 
 def _episodes(diff: RunDiff, limit: int) -> list[str]:
-    """The regressed episodes, the other diverged ones, those in one run only."""
     kinds = {kind: list(eps) for kind, eps in groupby(c.ordered(diff), _kind)}
     lines = _section("Regressed", kinds.get("regressed", []), limit)
     lines += _section("Other diverged episodes", kinds.get("diverged", []), limit)

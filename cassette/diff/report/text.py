@@ -1,5 +1,4 @@
-"""The diff for a terminal (rich): a summary table, the statistics, causes and noise floor,
-then the episodes that differ with their tool calls aligned."""
+"""The diff for a terminal (rich): summary, analysis, then the episodes that differ."""
 
 from __future__ import annotations
 
@@ -45,7 +44,6 @@ def _summary(diff: RunDiff) -> Table:
 
 
 def _counts(diff: RunDiff) -> str:
-    """The episodes by status and by change of reward, and the forks."""
     n, forked = diff.counts, c.forks_line(diff)
     return (
         f"episodes: {len(diff.episodes)}  identical {n['identical']}, diverged {n['diverged']}, "
@@ -88,15 +86,13 @@ def _episode(ep: EpisodeDiff, console: Console) -> None:
 
 
 def _calls(ep: EpisodeDiff, grid: Table) -> None:
-    """The tool calls of each run that has the episode, around its first divergence."""
     focus = ep.divergence.step if ep.divergence is not None else None
     for side, calls in c.calls_by_side(ep):
         grid.add_row(f"  tool calls {side}", Text(c.tool_line(calls, focus), style="dim"))
 
 
 def render_text(diff: RunDiff, *, color: bool = False, width: int = 100, limit: int = 50) -> str:
-    """The diff as terminal text; ``color`` adds ANSI styles. At most ``limit`` episodes that
-    differ are detailed (regressed first); the rest are counted."""
+    """The diff as terminal text (``color``: ANSI styles), ``limit`` differing episodes shown."""
     return rendered(color, width, lambda console: _draw(diff, console, limit))
 
 
@@ -175,7 +171,6 @@ def _noise(diff: RunDiff, console: Console) -> None:
 
 
 def _aligned(ep: EpisodeDiff, grid: Table, width: int) -> None:
-    """The two tool-call sequences aligned, a row to a call pair, cut to ``width``."""
     inner = _grid(ratio=True)
     for mark, a, b in c.aligned_rows(ep, width=max(24, (width - 24) // 2)):
         style = _OP_STYLE.get(mark, "dim")

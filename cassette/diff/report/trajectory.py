@@ -1,5 +1,5 @@
-"""Both sides of an episode drawn step by step for the HTML report: what each request adds
-to the conversation (not the previous answer echoed back) and what its response says."""
+"""Both sides of an episode step by step for the HTML report: what each request adds to the
+conversation and what its response says."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def _text(content: Any) -> str:
 
 
 def _message(item: Any) -> Message:
-    """A chat message or a Responses API item."""
+    """A chat message or Responses API item."""
     if not isinstance(item, dict):
         return Message("?", _text(item))
     kind = item.get("type")
@@ -106,7 +106,6 @@ def _new(msgs: list[Any], prev: list[Any] | None) -> list[Any]:
 
 
 def _views(channels: Channels | None) -> Views:
-    """Every step of one side of an episode, in file order."""
     entries = in_file_order(e for steps in (channels or {}).values() for e in steps.values())
     rebuilder, prev, views = Rebuilder(), dict[str, Any](), Views()
     for entry in entries:
@@ -154,7 +153,6 @@ def _step(view: StepView | None, side: str, key: Key, part: str) -> str:
 
 
 def _single(ep: EpisodeDiff, labels: tuple[str, str], views: Views) -> str:
-    """The one column of an episode that only one run has."""
     side = ep.status[-1]
     steps = "".join(_step(v, side, k, "") for k, v in views.items())
     return (
@@ -165,8 +163,7 @@ def _single(ep: EpisodeDiff, labels: tuple[str, str], views: Views) -> str:
 
 
 def trajectories_html(n: int, ep: EpisodeDiff, labels: tuple[str, str], groups: Any) -> str:
-    """Episode ``ep`` (number ``n`` on the page) step by step: both runs side by side,
-    the first divergence marked, or the one run that has it."""
+    """Episode ``ep`` (number ``n`` on the page) step by step, by both runs or the one."""
     va, vb = (_views(group.get(ep.env_index)) for group in groups)
     if ep.status in ("only_a", "only_b"):
         return _single(ep, labels, va if ep.status == "only_a" else vb)
@@ -174,7 +171,6 @@ def trajectories_html(n: int, ep: EpisodeDiff, labels: tuple[str, str], groups: 
 
 
 def _grid(n: int, ep: EpisodeDiff, labels: tuple[str, str], va: Views, vb: Views) -> str:
-    """Both runs side by side, step by step, the first divergence marked."""
     d = ep.divergence
     first, part = ((d.channel, d.step), d.part) if d is not None else (None, "")
     out = [
