@@ -17,18 +17,8 @@ from .text import print_analysis, rendered, table
 
 __all__ = ["render_many_html", "render_many_markdown", "render_many_text"]
 
-_HEAD = [
-    "run",
-    "episodes",
-    "reward",
-    "Δ vs A",
-    "95% CI",
-    "p",
-    "impr",
-    "regr",
-    "diverged",
-    "top cause",
-]
+_HEAD = ["run", "episodes", "reward", "Δ vs A", "95% CI", "p", "impr", "regr", "diverged"]
+_HEAD += ["top cause"]
 
 
 def _name(n: int) -> str:
@@ -49,16 +39,10 @@ def _beyond_noise(d: RunDiff) -> str:
 
 def _row(n: int, d: RunDiff, noise: bool) -> list[str]:
     s, top = d.stats, d.causes[0] if d.causes else None
-    stats = [
-        fmt_delta(s.mean_delta),
-        fmt_ci(s),
-        fmt_p(s.p_value),
-        str(s.improved),
-        str(s.regressed),
-    ]
-    cause = f"{top.count} {SHORT.get(top.cause, top.cause)}" if top else ""
     row = [f"{_name(n)} {d.b.label}", str(d.b.episodes), fmt_reward(d.b.mean_reward)]
-    return [*row, *stats, str(d.counts["diverged"]), cause, *[_beyond_noise(d)] * noise]
+    row += [fmt_delta(s.mean_delta), fmt_ci(s), fmt_p(s.p_value), str(s.improved)]
+    cause = f"{top.count} {SHORT.get(top.cause, top.cause)}" if top else ""
+    return [*row, str(s.regressed), str(d.counts["diverged"]), cause, *[_beyond_noise(d)] * noise]
 
 
 def _rows(many: ManyDiff) -> list[list[str]]:
@@ -110,13 +94,8 @@ def _render_markdown(many: ManyDiff, limit: int) -> str:
     lines += table_lines("| " + " | ".join(head) + " |", rule, body)
     for n, d in enumerate(many.diffs[:limit], 1):
         summary = f"{_name(n)} {escape(d.b.label)}: {escape(verdict(d.stats))}"
-        lines += [
-            "",
-            f"<details><summary>{summary}</summary>",
-            *analysis_lines(d),
-            "",
-            "</details>",
-        ]
+        lines += ["", f"<details><summary>{summary}</summary>", *analysis_lines(d), ""]
+        lines.append("</details>")
     return "\n".join(lines) + "\n"
 
 
