@@ -187,30 +187,20 @@ def _plan(
     """Per input, the episodes to leave out (first/last keep a clashing episode whole)."""
     skip: list[set[EnvIndex]] = [set() for _ in indexes]
     merged.repeats += sum(_repeats(path, index, on_conflict) for path, index in indexes)
-    if on_conflict == "renumber":
-        return skip
-    _drop(indexes, _clashing(indexes, on_conflict), on_conflict == "first", skip, merged)
-    return skip
-
-
-def _drop(
-    indexes: Sequence[tuple[Path, Index]], clashing: list[EnvIndex], first: bool,
-    skip: list[set[EnvIndex]], merged: Merged,
-) -> None:  # fmt: skip
-    """Leave each clashing episode out of every input but the first (or last) holding it."""
     held = [set(index.episodes()) for _, index in indexes]
-    for env in clashing:
+    for env in _clashing(indexes, on_conflict):
         holders = [i for i, envs in enumerate(held) if env in envs]
-        holders.pop(0 if first else -1)  # the one that keeps it
+        holders.pop(0 if on_conflict == "first" else -1)  # the one that keeps it
         for i in holders:
             skip[i].add(env)
             merged.dropped.append((env, str(indexes[i][0])))
+    return skip
 
 
 def _clashing(indexes: Sequence[tuple[Path, Index]], on_conflict: str) -> list[EnvIndex]:
     """The episodes held by two inputs (under ``error``, the first is a MergeConflict)."""
     clashing: dict[EnvIndex, None] = {}
-    for env, message in _conflicts(indexes):
+    for env, message in _conflicts(indexes) if on_conflict != "renumber" else ():
         if on_conflict == "error":
             raise MergeConflict(
                 f"{message}; pass --on-conflict first|last|renumber to say which to keep"

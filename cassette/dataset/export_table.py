@@ -86,7 +86,6 @@ def _repeated(pa: Any, texts: list[bytes], ids: list[int | None]) -> Any:
 
 
 def json_bytes(value: Any) -> bytes | None:
-    """``value`` as JSON bytes (None: null)."""
     return None if value is None else orjson.dumps(value)
 
 

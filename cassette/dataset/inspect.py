@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -16,11 +15,10 @@ from ..types import Json
 __all__ = [
     "content_text",
     "cost_of",
-    "item_call",
     "json_text",
-    "message_calls",
     "number",
     "parse_args",
+    "parsed_calls",
     "response_calls",
     "response_message",
     "tool_calls",
@@ -118,7 +116,6 @@ def _message(text: str, calls: list[Json]) -> Json:
 
 
 def _from_output(output: list[Any]) -> Json:
-    """The message a Responses API ``output`` list says: its text and function calls."""
     items = [_dict(item) for item in output]
     texts = [content_text(i.get("content")) for i in items if i.get("type") == "message"]
     calls = [{"function": i} for i in items if i.get("type") == "function_call"]
@@ -141,8 +138,11 @@ def response_message(response: Json | None) -> Json | None:
 
 def tool_calls(response: Json | None) -> list[tuple[str, str]]:
     """(name, arguments) of each tool call that a response asks for, in order."""
-    calls = _list(_dict(response_message(response)).get("tool_calls"))
-    return [c for c in map(_call_of, calls) if c is not None]
+    return _calls(_dict(response_message(response)).get("tool_calls"))
+
+
+def _calls(calls: Any) -> list[tuple[str, str]]:
+    return [c for c in map(_call_of, _list(calls)) if c is not None]
 
 
 def _usage(entry: Entry) -> Json:
@@ -186,17 +186,9 @@ def parse_args(value: Any) -> Any:
     return value
 
 
-def message_calls(message: Json) -> Iterator[tuple[str, Any]]:
-    """(name, parsed arguments) of each ``tool_calls[*].function`` of a chat message."""
-    for call in _list(message.get("tool_calls")):
-        fn = _dict(call).get("function")
-        if isinstance(fn, dict):
-            yield str(fn.get("name")), parse_args(fn.get("arguments"))
-
-
-def item_call(item: Json) -> tuple[str, Any]:
-    """(name, parsed arguments) of a Responses API ``function_call`` item."""
-    return str(item.get("name")), parse_args(item.get("arguments"))
+def parsed_calls(calls: Any) -> list[tuple[str, Any]]:
+    """(name, parsed arguments) of each item of a ``tool_calls`` list (or Responses items)."""
+    return [(name, parse_args(args)) for name, args in _calls(calls)]
 
 
 def response_calls(response: Any) -> list[tuple[str, Any]]:

@@ -29,7 +29,6 @@ SHORT: dict[str, str] = {cause: names[1] for cause, names in _NAMES.items()}
 SAMPLING = """temperature top_p top_k max_tokens max_completion_tokens max_output_tokens seed n
     presence_penalty frequency_penalty stop logit_bias logprobs top_logprobs reasoning_effort
     reasoning thinking stop_sequences parallel_tool_calls"""
-# a top-level request key -> its cause
 _BY_KEY: dict[str, Cause] = dict.fromkeys(SAMPLING.split(), "sampling")
 _BY_KEY |= dict.fromkeys(("tools", "functions", "tool_choice", "function_call"), "tool_schema")
 _BY_KEY |= {"system": "system_prompt", "instructions": "system_prompt", "model": "model"}

@@ -33,7 +33,6 @@ def group_by_episode(index: Index) -> dict[EnvIndex, Channels]:
 
 
 def in_file_order(entries: Iterable[Entry]) -> list[Entry]:
-    """``entries`` sorted by file and line."""
     return sorted(entries, key=lambda e: (e.source, e.line))
 
 

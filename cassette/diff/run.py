@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from ..dataset.inspect import parse_args, response_calls, usage_totals
+from ..dataset.inspect import number, parse_args, response_calls, usage_totals
 from ..storage.gc import paused_gc
 from ..storage.index import Entry, Index, load_index
 from ..types import EnvIndex
@@ -28,10 +28,6 @@ def tool_calls_of(entry: Entry) -> list[ToolCall]:
     """The tool calls of a response (chat, Responses API or stream), arguments parsed."""
     calls = response_calls(entry.response)
     return [ToolCall(entry.channel, entry.step, name, args) for name, args in calls]
-
-
-def _numeric(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _load(run: str | os.PathLike[str] | Index, default: str) -> tuple[Index, str]:
@@ -70,8 +66,7 @@ class _Side:
     def __init__(self, channels: Channels | None, outcome: Json | None) -> None:
         self.channels, self.outcome = channels or {}, outcome
         self.present = channels is not None or outcome is not None
-        reward = (outcome or {}).get("reward")
-        self.reward: float | None = reward if _numeric(reward) else None
+        self.reward = number((outcome or {}).get("reward"))
         self.entries = [e for steps in self.channels.values() for e in steps.values()]
 
     def calls(self) -> list[ToolCall]:
@@ -130,7 +125,6 @@ def _by_outcome(comparer: Comparer, a: _Side, b: _Side) -> Divergence | None:
 
 
 def _cause(d: Divergence, comparer: Comparer, a: _Side, b: _Side) -> Cause:
-    """The cause of ``d``, reading the full requests of its step when the path needs them."""
     if d.part not in ("request", "response") or d.channel is None or d.step is None:
         return classify(d)
     fulls = a.full(comparer, d.channel, d.step), b.full(comparer, d.channel, d.step)

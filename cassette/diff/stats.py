@@ -204,8 +204,8 @@ def pass_k_table(episodes: Sequence[EpisodeDiff]) -> tuple[int, list[PassK]]:
     return len(ra.keys() | rb.keys()), [PassK(k, pa.get(k), pb.get(k)) for k in ks]
 
 
-def _numeric(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+def _numeric(value: float | None) -> bool:
+    return value is not None and value == value  # NaN is not
 
 
 def _count(out: PairedStats, pairs: list[tuple[float, float]], deltas: list[float]) -> None:

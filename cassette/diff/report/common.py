@@ -55,7 +55,7 @@ _ORDER = {"diverged": 1, "only_a": 2, "only_b": 3, "identical": 4}
 
 
 def fmt_reward(value: float | None, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if value is None or math.isnan(value):
         return "—"
     return f"{round(value, digits):g}"
 

@@ -71,20 +71,13 @@ def _where(ep: EpisodeDiff) -> str:
     return where if ep.fork is None else f"{cell(c.fork_line(ep.fork))}; {where}"
 
 
-def _delta(ep: EpisodeDiff) -> str:
-    return _bold(c.fmt_delta(ep.delta), ep.change in ("regressed", "improved"))
+def _rewards(ep: EpisodeDiff) -> list[str]:
+    delta = _bold(c.fmt_delta(ep.delta), ep.change in ("regressed", "improved"))
+    return [c.fmt_reward(ep.reward_a), c.fmt_reward(ep.reward_b), delta]
 
 
 def _table(episodes: list[EpisodeDiff]) -> list[str]:
-    body = [
-        (
-            code(str(ep.env_index)),
-            *map(c.fmt_reward, (ep.reward_a, ep.reward_b)),
-            _delta(ep),
-            _where(ep),
-        )
-        for ep in episodes
-    ]
+    body = [(code(str(ep.env_index)), *_rewards(ep), _where(ep)) for ep in episodes]
     head = "| episode | reward A | reward B | Δ | first divergence |"
     return table_lines(head, "|---|---:|---:|---:|---|", body)
 
@@ -148,7 +141,6 @@ def _noise_lines(diff: RunDiff) -> list[str]:
 
 
 def _aligned_table(ep: EpisodeDiff) -> list[str]:
-    """The tool calls aligned: = same, ~ changed, minus only in A, + only in B."""
     body = [
         (mark, code(a) if a and not a.startswith("… ") else cell(a), code(b) if b else "")
         for mark, a, b in c.aligned_rows(ep, width=70)

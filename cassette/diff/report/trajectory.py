@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from ...dataset.inspect import content_text, item_call, message_calls, response_message
+from ...dataset.inspect import content_text, parsed_calls, response_message
 from ...format.entry import Rebuilder
 from ...storage.index import Entry
 from ...types import Json
@@ -62,11 +62,11 @@ def _message(item: Any) -> Message:
         return Message("?", _text(item))
     kind = item.get("type")
     if kind == "function_call":
-        return Message("assistant", calls=[item_call(item)])
+        return Message("assistant", calls=parsed_calls([item]))
     if kind == "function_call_output":
         return Message("tool", _text(item.get("output")))
     role = str(item.get("role") or kind or "?")
-    return Message(role, _text(item.get("content")), list(message_calls(item)))
+    return Message(role, _text(item.get("content")), parsed_calls(item.get("tool_calls")))
 
 
 def _outputs(entry: Entry) -> list[Message]:
