@@ -15,15 +15,7 @@ from ..types import EnvIndex, Json
 from .export_arrays import TextColumn, number_array, text_array
 from .inspect import number
 
-__all__ = [
-    "EPISODES",
-    "INTERACTIONS",
-    "Rows",
-    "interaction_rows",
-    "json_bytes",
-    "make_table",
-    "schema",
-]
+__all__ = ["EPISODES", "INTERACTIONS", "Rows", "interaction_rows", "json_bytes", "make_table"]
 
 # name -> Arrow type (pyarrow's factory name), in order; make_table refuses any other
 INTERACTIONS = {
@@ -53,11 +45,6 @@ EPISODES = {
     "run_id": "string",
 }
 _KINDS = {"int64": "q", "float64": "d", "bool_": "?"}  # array typecodes of numbers and flags
-
-
-def schema(pa: Any, columns: dict[str, str]) -> Any:
-    """The Arrow schema of a table of ``columns`` (:data:`INTERACTIONS`, :data:`EPISODES`)."""
-    return pa.schema([(name, getattr(pa, typ)()) for name, typ in columns.items()])
 
 
 def make_table(

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from itertools import groupby
-from typing import Literal
+from typing import Literal, TypeGuard
 
 from .types import BOOTSTRAP_RESAMPLES, SEED, EpisodeDiff, PairedStats, PassK, Significance
 
@@ -187,9 +187,9 @@ def _by_task(episodes: Iterable[EpisodeDiff], side: Literal["a", "b"]) -> dict[s
     out: dict[str, list[float]] = {}
     for ep in episodes:
         task = task_of(ep.env_index)
-        reward = ep.reward_a if side == "a" else ep.reward_b
+        reward: float | None = getattr(ep, f"reward_{side}")
         if task is not None and _numeric(reward):
-            out.setdefault(task, []).append(float(reward))  # type: ignore[arg-type]
+            out.setdefault(task, []).append(reward)
     return out
 
 
@@ -204,7 +204,7 @@ def pass_k_table(episodes: Sequence[EpisodeDiff]) -> tuple[int, list[PassK]]:
     return len(ra.keys() | rb.keys()), [PassK(k, pa.get(k), pb.get(k)) for k in ks]
 
 
-def _numeric(value: float | None) -> bool:
+def _numeric(value: float | None) -> TypeGuard[float]:
     return value is not None and value == value  # NaN is not
 
 

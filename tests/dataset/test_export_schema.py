@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,12 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 from cassette.dataset.export import export_parquet  # noqa: E402
 from cassette.dataset.export_arrays import string_array, text_array  # noqa: E402
-from cassette.dataset.export_table import EPISODES, INTERACTIONS, make_table, schema  # noqa: E402
+from cassette.dataset.export_table import EPISODES, INTERACTIONS, make_table  # noqa: E402
+
+
+def schema(pa: Any, columns: dict[str, str]) -> Any:
+    """The Arrow schema the declaration ``columns`` (name -> pyarrow type factory) stands for."""
+    return pa.schema([(name, getattr(pa, typ)()) for name, typ in columns.items()])
 
 
 def _record(path: Path) -> Path:
