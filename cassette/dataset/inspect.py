@@ -54,11 +54,9 @@ def _part_text(part: Any) -> str:
 
 def content_text(content: Any) -> str:
     """The text of a message's content: a string, a list of parts, or anything JSON-able."""
-    if content is None or isinstance(content, str):
-        return content or ""
     if isinstance(content, list):
         return " ".join(_part_text(p) for p in content if isinstance(p, (str, dict)))
-    return json_text(content)
+    return content if isinstance(content, str) else "" if content is None else json_text(content)
 
 
 def json_text(value: Any) -> str:
@@ -80,18 +78,14 @@ def _call_of(call: Any) -> tuple[str, str] | None:
     return name, args if isinstance(args, str) else json_text(args)
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else content_text(value)
-
-
 def _add_call_part(calls: dict[int, Json], part: Any) -> None:
     if not isinstance(part, dict):
         return
     index = part.get("index")
     slot = calls.setdefault(index if type(index) is int else len(calls), {"name": "", "args": ""})
     fn = _dict(part.get("function"))
-    slot["name"] += _text(fn.get("name"))
-    slot["args"] += _text(fn.get("arguments"))
+    slot["name"] += content_text(fn.get("name"))
+    slot["args"] += content_text(fn.get("arguments"))
 
 
 def _from_chunks(chunks: list[Any]) -> Json:
@@ -131,9 +125,7 @@ def response_message(response: Json | None) -> Json | None:
             return found
     if isinstance(response.get("output"), list):
         return _from_output(response["output"])
-    if isinstance(response.get("chunks"), list):
-        return _from_chunks(response["chunks"])
-    return None
+    return _from_chunks(response["chunks"]) if isinstance(response.get("chunks"), list) else None
 
 
 def tool_calls(response: Json | None) -> list[tuple[str, str]]:

@@ -56,9 +56,7 @@ def _role_cause(message: Any) -> Cause:
         return "request_other"
     found = {_BY_TYPE.get(message.get("type")), _BY_ROLE.get(message.get("role"))}
     cause: Cause = next((c for c in _ROLE_ORDER if c in found), "request_other")
-    if cause == "user_message" and _holds_tool_results(message):
-        return "tool_result"
-    return cause
+    return "tool_result" if cause == "user_message" and _holds_tool_results(message) else cause
 
 
 def _message_at(request: Json | None, fld: str, i: int) -> Any:

@@ -55,9 +55,7 @@ _ORDER = {"diverged": 1, "only_a": 2, "only_b": 3, "identical": 4}
 
 
 def fmt_reward(value: float | None, digits: int = 3) -> str:
-    if value is None or math.isnan(value):
-        return "—"
-    return f"{round(value, digits):g}"
+    return "—" if value is None or math.isnan(value) else f"{round(value, digits):g}"
 
 
 def fmt_delta(value: float | None, digits: int = 3) -> str:
@@ -74,9 +72,7 @@ def _dollars(value: float) -> str:
 
 
 def _fmt_cost(value: float | None) -> str:
-    if value is None:
-        return "not recorded"
-    return "$0" if round(value, 9) == 0 else _dollars(value)
+    return "not recorded" if value is None else "$0" if round(value, 9) == 0 else _dollars(value)
 
 
 def _fmt_cost_delta(value: float | None) -> str:

@@ -183,9 +183,7 @@ def _grid(n: int, ep: EpisodeDiff, labels: tuple[str, str], va: Views, vb: Views
         here = key == first
         ident = f' id="ep-{n}-divergence"' * here
         out.append(f'<div class="step-row{" after" * after}{" divergence" * here}"{ident}>')
-        steps = _step(va.get(key), "a", key, part * here) + _step(
-            vb.get(key), "b", key, part * here
-        )
-        out.append(f"{steps}</div>")
+        out.append(_step(va.get(key), "a", key, part * here))
+        out.append(_step(vb.get(key), "b", key, part * here) + "</div>")
         after = after or here
     return "".join(out) + "</div>"
