@@ -138,9 +138,8 @@ class Comparer:
     def _part(self, a: Entry, wa: Json, wb: Json) -> Divergence | None:
         if self.rules.same(wa, wb):
             return None
-        return divergence(
-            a.channel, a.step, next(iter(wa)), self.rules.norm(wa), self.rules.norm(wb)
-        )
+        norm = self.rules.norm
+        return divergence(a.channel, a.step, next(iter(wa)), norm(wa), norm(wb))
 
     def channel(self, channel: str, sa: dict[int, Entry], sb: dict[int, Entry]) -> Any:
         """(order, divergence) of the first step of ``channel`` that parts, else None."""

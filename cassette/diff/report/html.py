@@ -63,10 +63,8 @@ def _summary(diff: RunDiff) -> str:
     ]
     forked = c.forks_line(diff)
     counts += [f'<li id="count-forked">{e(forked)}</li>'] if forked else []
-    return (
-        _abd_table("summary", f"<th></th>{head}", rows)
-        + f'<ul class="counts">{"".join(counts)}</ul>'
-    )
+    table = _abd_table("summary", f"<th></th>{head}", rows)
+    return f'{table}<ul class="counts">{"".join(counts)}</ul>'
 
 
 def _episode_row(n: int, ep: EpisodeDiff, drawn: set[int]) -> str:

@@ -164,9 +164,8 @@ def _noise(diff: RunDiff, console: Console) -> None:
     console.print(Text(f"\nnoise floor: A vs B against A vs {diff.noise.baseline}", "bold"))
     out = table("metric", "A vs B", "A vs A2", "", right=lambda _, name: "vs" in name)
     for metric, observed, noise, word in c.noise_rows(diff.noise):
-        out.add_row(
-            metric, observed, noise, Text(word, "bold" if word == "exceeds noise" else "dim")
-        )
+        style = "bold" if word == "exceeds noise" else "dim"
+        out.add_row(metric, observed, noise, Text(word, style))
     console.print(out)
 
 
