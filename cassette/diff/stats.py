@@ -139,14 +139,8 @@ def wilcoxon_signed_rank(deltas: Sequence[float]) -> tuple[float, float, str]:
     return stat, _wilcoxon_normal(n, w_plus, mags), "normal"
 
 
-def bootstrap_ci(
-    deltas: Sequence[float],
-    *,
-    level: float = 0.95,
-    resamples: int = BOOTSTRAP_RESAMPLES,
-    seed: int = SEED,
-) -> tuple[float, float]:
-    """Seeded percentile bootstrap interval of the mean of ``deltas`` (numpy's quantiles)."""
+def bootstrap_ci(deltas: Sequence[float], *, seed: int = SEED) -> tuple[float, float]:
+    """Seeded 95% percentile bootstrap interval of the mean of ``deltas`` (numpy's quantiles)."""
     n = len(deltas)
     if n == 0:
         return (math.nan, math.nan)
@@ -154,8 +148,8 @@ def bootstrap_ci(
         return (deltas[0], deltas[0])
     rng = random.Random(seed)
     pool = list(deltas)
-    means = sorted(sum(rng.choices(pool, k=n)) / n for _ in range(resamples))
-    return (_quantile(means, (1 - level) / 2), _quantile(means, 1 - (1 - level) / 2))
+    means = sorted(sum(rng.choices(pool, k=n)) / n for _ in range(BOOTSTRAP_RESAMPLES))
+    return (_quantile(means, 0.025), _quantile(means, 0.975))  # PairedStats.ci_level
 
 
 def _quantile(ordered: Sequence[float], q: float) -> float:
