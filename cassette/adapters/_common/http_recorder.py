@@ -35,8 +35,7 @@ class HttpRecorder:
 
     def __init__(self, client: Any, cas: Cassette, channel: str) -> None:
         self.client, self.cas, self.channel = client, cas, channel
-        self.cls = type(client)
-        self.sdk = self.codec.sdk
+        self.cls, self.sdk = type(client), self.codec.sdk
         self.http = http_module(client, self.sdk.__name__)
         self.base_path = client.base_url.raw_path.decode().rstrip("/")
         self._errors: dict[str, SdkErrors] = {}

@@ -131,8 +131,7 @@ class LiteLLMPatch:
         self._lock = threading.Lock()
         import litellm.main  # after ._stream, which says how to install it
 
-        # litellm.completion and litellm.main.completion: other modules hold either
-        self.recorded = _recorded((litellm, litellm.main), litellm.main)
+        self.recorded = _recorded((litellm, litellm.main), litellm.main)  # modules hold either
         self.blocked = {  # id -> (name, function) of those that raise: image_generation, ...
             id(function): (name, function)
             for name in UNRECORDED

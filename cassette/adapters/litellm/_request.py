@@ -66,8 +66,7 @@ KINDS = (
     Kind("atext_completion", "prompt", "text_completion"),
     Kind("responses", "input", "responses"), Kind("aresponses", "input", "responses"),
 )  # fmt: skip
-# arguments that litellm's completion keeps to itself but the Responses API sends
-_SENT_BY_RESPONSES = frozenset(("metadata",))
+_SENT_BY_RESPONSES = frozenset(("metadata",))  # completion keeps it, the Responses API sends it
 
 
 @functools.lru_cache(maxsize=1)

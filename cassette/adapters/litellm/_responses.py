@@ -67,8 +67,7 @@ class _Events(_Replayed):
 
     def _adopt(self, head: Json, live: Any, api_base: str | None) -> None:
         super()._adopt(head, live, api_base)
-        self.completed_response = None
-        self.finished = False
+        self.completed_response, self.finished = None, False
 
     def _take(self, data: Json) -> Any:
         event = super()._take(data)

@@ -23,8 +23,7 @@ from .._common.objects import (
     rebuild,
 )
 
-# litellm fetches its model cost map from the network at import unless told otherwise.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # else fetched at import
 
 try:
     from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper

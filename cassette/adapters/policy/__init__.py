@@ -188,8 +188,7 @@ def _tool_call_dict(call: Any, common: str | None) -> Json:
 
 
 def _ep_response(result: Any, appended: list[Any]) -> Json:
-    # (tool_calls, usage, finish_reason); older eval-protocol returned no finish_reason
-    if not isinstance(result, (tuple, list)) or len(result) not in (2, 3):
+    if not isinstance(result, (tuple, list)) or len(result) not in (2, 3):  # 2: older ones
         raise CassetteError(
             "an eval-protocol policy returns (tool_calls, usage, finish_reason), not "
             f"{type(result).__name__}; wrap it with style='openai' if it is a chat function"
