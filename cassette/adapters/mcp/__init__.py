@@ -92,7 +92,8 @@ class RecordingClientSession(ClientSession):
     def from_session(
         cls, session: ClientSession, cassette: Cassette, *, channel: str = CHANNEL
     ) -> RecordingClientSession:
-        """Make ``session`` (not yet initialized) record through ``cassette`` from now on."""
+        """Make ``session`` (not yet initialized) record through ``cassette`` from now on; a
+        subclass of ClientSession keeps its own overrides."""
         if not isinstance(session, ClientSession):
             raise TypeError(f"from_session takes a ClientSession, not {session!r}")
         kind = type(session)
@@ -208,7 +209,8 @@ async def mcp_session(
 ) -> AsyncIterator[RecordingClientSession]:
     """An initialized :class:`RecordingClientSession` on ``server`` (``StdioServerParameters``,
     a streamable-HTTP URL or a client transport) recording through ``cas``; in ``replay``
-    mode it connects to no server. ``initialize=False`` leaves the handshake to the caller."""
+    mode it connects to no server. ``session_kwargs`` go to ``ClientSession``;
+    ``initialize=False`` leaves the handshake to the caller."""
     async with single_errors(), AsyncExitStack() as stack:
         connect = idle_transport() if cas.mode is Mode.REPLAY else transport(server)
         read, write, *_ = await stack.enter_async_context(connect)

@@ -315,9 +315,10 @@ class Tau2Patch:
 def patch_tau2(
     cas: Cassette, generate: Any = None, *, channels: Mapping[str, str] | None = None
 ) -> Iterator[Tau2Patch]:
-    """Route tau2's LLM calls through ``cas`` inside the block. ``generate`` (None: tau2's
-    own) records: a callable taking the request as keywords and returning an OpenAI-style
-    chat completion, or an OpenAI client. ``channels`` adds or overrides module -> channel."""
+    """Route tau2's LLM calls through ``cas`` inside the block, restored on exit. To record,
+    ``generate`` (None: tau2's own) is a callable (sync or async) taking the request as
+    keywords and returning an OpenAI-style chat completion, or an OpenAI client.
+    ``channels`` adds or overrides module -> channel."""
     patch = Tau2Patch(cas, generate, channels)
     try:
         patch.install()
