@@ -3,6 +3,7 @@ and Responses streams, Anthropic's Messages stream. Pure functions, no SDK impor
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Iterator
 
 import orjson
@@ -24,7 +25,6 @@ def first_choices(chunks: Iterable[Json]) -> Iterator[Json]:
 
 
 def _merge_call(calls: dict[int, Json], call: Json) -> None:
-    """Add one tool call delta to the calls assembled so far (by its index)."""
     slot = calls.setdefault(
         call.get("index", len(calls)),
         {"id": None, "type": "function", "function": {"name": "", "arguments": ""}},
@@ -41,7 +41,6 @@ def _merge_call(calls: dict[int, Json], call: Json) -> None:
 def _chat_delta(
     message: Json, parts: dict[str, list[str]], calls: dict[int, Json], delta: Json
 ) -> None:
-    """Apply one chat delta: its role, text parts and tool call parts."""
     if delta.get("role"):
         message["role"] = delta["role"]
     for key, got in parts.items():
@@ -74,7 +73,6 @@ def assemble_response(chunks: list[Json]) -> Json:
 
 
 def _block_event(blocks: dict[int, Json], partial: dict[int, list[str]], event: Json) -> None:
-    """Apply a ``content_block_start`` or ``_delta`` (JSON input parts go to ``partial``)."""
     index = int(event.get("index", 0))
     if event.get("type") == "content_block_start":
         blocks[index] = dict(event.get("content_block") or {})
@@ -89,7 +87,6 @@ def _block_event(blocks: dict[int, Json], partial: dict[int, list[str]], event: 
 
 
 def _message_delta(message: Json, event: Json) -> None:
-    """Apply a ``message_delta``: stop reason and the like, usage merged."""
     message.update(event.get("delta") or {})
     usage = event.get("usage")
     if isinstance(usage, dict):
@@ -98,10 +95,9 @@ def _message_delta(message: Json, event: Json) -> None:
 
 def _json_input(parts: list[str]) -> object:
     """A tool use block's input from its JSON parts (the text itself if not JSON)."""
-    try:
+    with contextlib.suppress(orjson.JSONDecodeError):
         return orjson.loads("".join(parts) or "{}")
-    except orjson.JSONDecodeError:
-        return "".join(parts)
+    return "".join(parts)
 
 
 def assemble_message(events: list[Json]) -> Json:

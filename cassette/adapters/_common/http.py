@@ -1,7 +1,6 @@
-"""What the HTTP-level adapters (openai, anthropic) share: the ``"endpoint"`` of a request
-dict, a read HTTP response as a response dict (``"$http"``: status and the headers an
-adapter keeps), a stream's events as chunk dicts and back (``"$sse"``: an event kept as it
-came), and the byte streams that replay those events to the SDK's HTTP library."""
+"""What the HTTP-level adapters (openai, anthropic) share: request endpoints, responses as
+dicts (``"$http"``: status, kept headers), stream events as chunk dicts (``"$sse"``: an event
+kept as it came) and back as the byte streams that replay them."""
 
 from __future__ import annotations
 
@@ -20,7 +19,6 @@ __all__ = [
     "EVENTS_TYPE",
     "HTTP",
     "JSON_TYPE",
-    "SECRET_WORDS",
     "SSE",
     "anthropic_kept",
     "byte_streams",
@@ -74,8 +72,7 @@ def dump_model(value: BaseModel) -> Any:
 
 
 def sent_json(value: Any, skip: tuple[type, ...], refuse: Callable[[Any], Exception]) -> Any:
-    """A request's data as sent: ``skip`` sentinels left out of mappings, models dumped;
-    any other object raises ``refuse(value)``."""
+    """A request's data as sent (``skip`` sentinels left out); other objects: ``refuse``."""
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     if isinstance(value, Mapping):
@@ -97,22 +94,17 @@ def request_path(url: str, base_path: str) -> str:
     return path[len(base_path) :] if base_path and path.startswith(base_path + "/") else path
 
 
-def endpoint_name(method: str, path: str, query: Any = None) -> str:
-    """The ``"endpoint"`` of a request dict: the path in dots (``"chat.completions"``), led
-    by the method unless it is POST, followed by the JSON ``query`` if it has a value."""
+def endpoint_name(method: str, path: str, query: Mapping[str, Any] | None = None) -> str:
+    """The path in dots (``"chat.completions"``), led by the method unless POST, + query."""
     endpoint = path.strip("/").replace("/", ".")
     if method != "POST":
         endpoint = f"{method} {endpoint}"
-    if isinstance(query, Mapping) and query:
-        pairs = sorted((str(k), v) for k, v in query.items() if v is not None)
-        if pairs:
-            endpoint += "?" + urlencode(pairs, doseq=True)
-    return endpoint
+    pairs = sorted((str(k), v) for k, v in query.items() if v is not None) if query else ()
+    return endpoint + "?" + urlencode(pairs, doseq=True) if pairs else endpoint
 
 
 def http_meta(response: Any, usual: str, kept: Callable[[str], bool]) -> Json:
-    """Status (unless 200) and the ``kept`` headers of ``response``; a content type that
-    starts with ``usual`` is left out."""
+    """Status (unless 200) and the ``kept`` headers (a content type starting ``usual`` not)."""
     headers = {
         k: v
         for k, v in response.headers.items()
@@ -127,8 +119,7 @@ def http_meta(response: Any, usual: str, kept: Callable[[str], bool]) -> Json:
 
 
 def response_dict(response: Any, kept: Callable[[str], bool]) -> Json:
-    """The response dict of a read HTTP response: its JSON body, ``"$http"`` added when
-    status or headers are worth keeping; any other body whole inside ``"$http"``."""
+    """A JSON body, plus ``"$http"`` if worth keeping; any other body base64 in ``"$http"``."""
     content = response.content
     if "json" in response.headers.get("content-type", ""):
         try:
@@ -159,8 +150,7 @@ def encode_event(chunk: Json) -> bytes:
 
 
 def chunk_of(sse: Any) -> Json:
-    """A received event as a chunk dict: its JSON data, unless it would not come back the
-    same way (an event name other than its ``type``, data that is not a JSON object)."""
+    """A received event as its JSON data, or ``"$sse"`` if that would not come back the same."""
     try:
         data = orjson.loads(sse.data)
     except orjson.JSONDecodeError:
@@ -174,8 +164,7 @@ def chunk_of(sse: Any) -> Json:
 
 @functools.lru_cache(maxsize=4)
 def byte_streams(module: Any) -> tuple[Any, Any]:
-    """The HTTP library's byte stream classes, fed from a cassette's chunks (and a
-    closing ``data: [DONE]`` if built with ``done``)."""
+    """The HTTP library's (sync, async) byte stream classes fed from a cassette's chunks."""
 
     def iterate(self: Any) -> Iterator[bytes]:
         try:

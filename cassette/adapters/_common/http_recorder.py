@@ -1,9 +1,6 @@
-"""The request layer the Stainless SDKs (openai, anthropic) share: the client's
-``request(cast_to, options, stream=..., stream_cls=...)`` goes through the cassette, whose
-answer (recorded, or the SDK's own bare HTTP response) is rebuilt as an HTTP response the
-SDK processes itself, so raw and streaming responses, helpers and pages work as live. A
-subclass says what differs per SDK: error codec, request dict, headers kept, assemblers.
-"""
+"""The request layer the Stainless SDKs (openai, anthropic) share: the client's ``request``
+goes through the cassette, whose answer is rebuilt as an HTTP response the SDK processes
+itself, so raw and streaming responses, helpers and pages work as live."""
 
 from __future__ import annotations
 
@@ -38,26 +35,22 @@ class HttpRecorder:
 
     def __init__(self, client: Any, cas: Cassette, channel: str) -> None:
         self.client, self.cas, self.channel = client, cas, channel
-        self.cls = type(client)
-        self.sdk = self.codec.sdk
+        self.cls, self.sdk = type(client), self.codec.sdk
         self.http = http_module(client, self.sdk.__name__)
         self.base_path = client.base_url.raw_path.decode().rstrip("/")
         self._errors: dict[str, SdkErrors] = {}
         self._urls: dict[str, Any] = {}
 
     def attach(self, aio: bool, wrap: Callable[..., Any]) -> None:
-        """Put this recorder on its client: ``request`` goes through the cassette, and the
-        client's copies (``copy``, ``with_options``) are ``wrap``-ped too."""
+        """Put this recorder on its client; its copies (``with_options``) are ``wrap``-ped."""
         client, copy_of = self.client, self.cls.copy  # the class's: copies unwrapped
         request = self.async_request() if aio else self.sync_request()
 
         def copy(*args: Any, **options: Any) -> Any:
             return wrap(copy_of(client, *args, **options), self.cas, channel=self.channel)
 
-        vars(client).update({"request": request, RECORDER: self, "copy": copy})
-        vars(client)["with_options"] = copy
+        vars(client).update({RECORDER: self}, request=request, copy=copy, with_options=copy)
 
-    # -- per SDK ---------------------------------------------------------------------------
     @staticmethod
     def kept(name: str) -> bool:
         """Whether a cassette keeps a response header."""
@@ -77,7 +70,6 @@ class HttpRecorder:
             prepared = self._urls[url] = self.client._prepare_url(url)
         return prepared
 
-    # -- helpers ---------------------------------------------------------------------------
     def errors(self, method: str, url: str) -> SdkErrors:
         key = method + " " + url
         codec = self._errors.get(key)
@@ -89,8 +81,7 @@ class HttpRecorder:
         return response_dict(response, self.kept)
 
     def http_request(self, options: Any) -> Any:
-        """The request a rebuilt response answers (what the SDK reads of it: the URL, and
-        the header that asks for a raw response)."""
+        """The request a rebuilt response answers: its URL and raw-response header."""
         url = self.prepare_url(options.url)
         headers = options.headers if isinstance(options.headers, dict) else {}
         raw = headers.get(self.raw_header)
@@ -99,7 +90,6 @@ class HttpRecorder:
         )
 
     def _rebuilt(self, options: Any, meta: Json, headers: Json, **body: Any) -> Any:
-        """An HTTP response with ``meta``'s status, answering ``options``."""
         status = int(meta.get("status", 200))
         request = self.http_request(options)
         response = self.http.Response(status, headers=headers, request=request, **body)
@@ -121,8 +111,7 @@ class HttpRecorder:
         return self._rebuilt(options, meta, headers, content=content)
 
     def events(self, options: Any, request: Json, first: Json | None, chunks: Any) -> Any:
-        """The HTTP response of a stream: ``first`` (its ``"$http"``, or its first event)
-        then ``chunks``, closed by ``data: [DONE]`` if the endpoint's streams end so."""
+        """The HTTP response of a stream: ``first`` (``"$http"`` or an event), ``chunks``."""
         meta: Json = {}
         if first is not None and HTTP in first:
             meta, first = first[HTTP], None
@@ -132,8 +121,7 @@ class HttpRecorder:
         return self._rebuilt(options, meta, headers, stream=stream)
 
     def live_options(self, options: Any) -> Any:
-        """The options without the header that asks for a raw response: live, the SDK
-        hands back the bare HTTP response."""
+        """The options without the raw-response header (live, the SDK returns it bare)."""
         headers = options.headers
         if isinstance(headers, dict) and self.raw_header in headers:
             headers = {k: v for k, v in headers.items() if k != self.raw_header}
@@ -206,7 +194,6 @@ class HttpRecorder:
     def _passing(self) -> bool:
         return self.passthrough is not None and self.passthrough.get()
 
-    # -- sync ------------------------------------------------------------------------------
     def sync_request(self) -> Callable[..., Any]:
         client, original = self.client, self.cls.request
 
@@ -235,7 +222,6 @@ class HttpRecorder:
 
         return request
 
-    # -- async -----------------------------------------------------------------------------
     def async_request(self) -> Callable[..., Any]:
         client, original = self.client, self.cls.request
 

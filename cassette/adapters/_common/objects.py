@@ -1,10 +1,6 @@
-"""Python objects in a cassette, stored with their type and private state and rebuilt as
-the same object; streams of them teed to the caller while recording.
-
-A pydantic model is its JSON dump (``exclude_unset``) plus ``"$type"`` (``"module:QualName"``),
-``"$private"`` (``__pydantic_private__``) and ``"$attrs"`` (underscore attributes set on the
-instance); rebuilt through the type's own constructor, then the fields it dropped put back.
-"""
+"""Python objects in a cassette: a pydantic model is its JSON dump plus ``"$type"``,
+``"$private"`` and ``"$attrs"`` (underscore attributes), rebuilt through its own constructor;
+streams of them teed to the caller while recording."""
 
 from __future__ import annotations
 
@@ -24,7 +20,6 @@ from ...format.codec import dumps, loads
 from ...types import Json
 
 __all__ = [
-    "ATTRS_KEY",
     "PRIVATE_KEY",
     "STREAM_KEY",
     "TYPE_KEY",
@@ -32,7 +27,6 @@ __all__ = [
     "TeeStream",
     "dump_object",
     "dump_state",
-    "load_object",
     "load_private",
     "load_state",
     "plain",
@@ -83,9 +77,6 @@ def resolve(path: str) -> type[Any] | None:
     return None  # never call an arbitrary callable named by a file
 
 
-# --- dump ---------------------------------------------------------------------------------
-
-
 def _dump_mapping(value: Mapping[Any, Any]) -> Json:
     out = {str(k): dump_state(v) for k, v in value.items()}
     return {k: v for k, v in out.items() if v is not _SKIP}
@@ -96,15 +87,13 @@ def _dump_list(value: Iterable[Any]) -> list[Any]:
 
 
 def _dump_json(value: Any) -> Any:
-    try:
+    with contextlib.suppress(TypeError):
         return loads(dumps(value))
-    except TypeError:
-        return _SKIP
+    return _SKIP
 
 
 def dump_state(value: Any) -> Any:
-    """Best-effort JSON of private state (models tagged with ``$type``); what cannot be
-    stored (a client, a lock) is left out."""
+    """Best-effort JSON of private state; what cannot be stored (a client, a lock) is left out."""
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     for kind, dump in _STATE_DUMPS:
@@ -114,8 +103,7 @@ def dump_state(value: Any) -> Any:
 
 
 def dump_object(obj: Any, what: str = "response") -> Json:
-    """The JSON of a pydantic model (with ``$type``, ``$private``, ``$attrs``), a dataclass
-    (with ``$type``) or a dict."""
+    """The JSON of a pydantic model, a dataclass (both with ``$type``) or a dict."""
     if isinstance(obj, dict):
         return cast(Json, plain(obj, what))
     if isinstance(obj, BaseModel):
@@ -144,9 +132,6 @@ def _dump_model(obj: BaseModel, what: str) -> Json:
     return body
 
 
-# --- rebuild ------------------------------------------------------------------------------
-
-
 def load_state(value: Any) -> Any:
     if isinstance(value, dict):
         if isinstance(value.get(TYPE_KEY), str):
@@ -158,8 +143,7 @@ def load_state(value: Any) -> Any:
 
 
 def _reconcile(obj: Any, data: Any) -> None:
-    """Put back the fields that a constructor dropped (litellm deletes ``logprobs=None``
-    and sets it again afterwards), recursively, and mark the stored ones as set."""
+    """Put back the fields a constructor dropped (litellm's ``logprobs=None``), recursively."""
     if isinstance(obj, BaseModel) and isinstance(data, dict):
         _reconcile_model(obj, data)
     elif isinstance(obj, list) and isinstance(data, list):
@@ -190,14 +174,11 @@ def load_private(obj: BaseModel, state: Json) -> None:
 
 
 def _construct(cls: type[BaseModel], body: Json) -> BaseModel:
-    try:
+    with contextlib.suppress(TypeError, ValueError):  # ValidationError is a ValueError
         return cls(**body)  # the type's own constructor builds what the library builds
-    except (TypeError, ValueError):  # ValidationError is a ValueError
-        pass
-    try:
+    with contextlib.suppress(TypeError, ValueError):
         return cls.model_validate(body)
-    except (TypeError, ValueError):  # a loose model
-        return cls.model_construct(**body)
+    return cls.model_construct(**body)  # a loose model
 
 
 def _rebuild_model(cls: type[BaseModel], data: Json, body: Json) -> BaseModel:
@@ -246,17 +227,10 @@ def load_object(data: Json) -> Any:
     return rebuild(path, data)
 
 
-# --- streams ------------------------------------------------------------------------------
-
-
 class Tee:
-    """Chunk objects <-> chunk dicts around ``cas.stream``: recording hands the live
-    objects over (their dicts go to the cassette), replay rebuilds the recorded dicts.
-    ``head()`` describes the stream object, stored on the first chunk under ``$stream``.
-
-    When the live stream ends, private state is dumped again (litellm sets usage after the
-    last chunk) and stored as its difference from the chunk before (``{"$diff": ...}``).
-    """
+    """Chunk objects <-> chunk dicts around ``cas.stream``; ``head()`` goes on the first
+    chunk (``$stream``). Private state is dumped again at the end (litellm sets usage after
+    the last chunk), stored as its difference from the chunk before."""
 
     def __init__(
         self,
@@ -287,7 +261,6 @@ class Tee:
         self._diff_private()
 
     def _diff_private(self) -> None:
-        """Each chunk's private state as its difference from the chunk before."""
         before = None
         for _, data in self._sent:
             private = data.get(PRIVATE_KEY)
@@ -318,8 +291,7 @@ class Tee:
 
 
 class TeeStream:
-    """A cassette stream handed over through a :class:`Tee`: ``for`` over a sync source,
-    ``async for`` over either; closing it closes the source."""
+    """A cassette stream handed over through a :class:`Tee` (``async for`` over either source)."""
 
     def __init__(
         self, source: Iterator[Json] | AsyncIterator[Json], tee: Tee, live: Any = None
@@ -332,7 +304,6 @@ class TeeStream:
         return next(self._source)
 
     def _ready(self) -> bool:
-        """Whether the next chunk is there without waiting (a sync source)."""
         return isinstance(self._source, Iterator)
 
     def _take(self, data: Json) -> Any:

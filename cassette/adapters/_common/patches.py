@@ -1,13 +1,9 @@
-"""Module attributes a patch replaced, and putting them back (``patch_tau2``,
-``patch_litellm``): the one place the adapters that must patch keep that bookkeeping.
-
-Each of those patches swaps a function in every loaded module that holds it. A module
-imported while a patch is on may copy the wrapper, so :meth:`ModulePatches.restore` also
-looks for such copies and puts the original back there too.
-"""
+"""Module attributes a patch (``patch_tau2``, ``patch_litellm``) replaced, and putting them
+back, also where a module imported while the patch was on copied the wrapper."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Iterator
 from types import ModuleType
@@ -40,8 +36,7 @@ class ModulePatches:
         setattr(module, attr, wrapper)
 
     def restore(self) -> None:
-        """Put every replaced attribute back, last first, then the copies of a wrapper
-        that modules made while it was on."""
+        """Put every replaced attribute back, last first, then the wrappers' copies."""
         for module, attr, old in reversed(self.patched):
             setattr(module, attr, old)
         self.patched.clear()
@@ -54,19 +49,15 @@ class ModulePatches:
 
 
 def snapshot(mapping: dict[str, Any]) -> dict[str, Any]:
-    """A copy of a dict that may change while it is copied (a finalizer run by the
-    garbage collector, or another thread, importing a module)."""
+    """A copy of a dict that may change while copied (a finalizer or thread importing)."""
     for _ in range(100):
-        try:
+        with contextlib.suppress(RuntimeError):  # changed while being copied
             return mapping.copy()
-        except RuntimeError:  # pragma: no cover - changed while being copied
-            continue
     return mapping.copy()  # pragma: no cover
 
 
 def module_values() -> Iterator[tuple[str, ModuleType, str, Any]]:
-    """(name, module, attribute, value) of every loaded module but this package's, each
-    module once."""
+    """(name, module, attribute, value) of every loaded module but this package's."""
     seen: set[int] = set()
     for name, module in snapshot(sys.modules).items():
         if isinstance(module, ModuleType) and id(module) not in seen:

@@ -1,6 +1,5 @@
-"""API errors of a Stainless SDK (openai, anthropic) in a cassette: :class:`SdkErrors`, the
-:class:`cassette.ErrorCodec` each adapter sets up. A status error keeps its status, body and
-kept headers, and is rebuilt by the client's own ``_make_status_error_from_response``."""
+"""API errors of a Stainless SDK (openai, anthropic) in a cassette: a status error keeps its
+status, body and kept headers, rebuilt by the client's ``_make_status_error_from_response``."""
 
 from __future__ import annotations
 
@@ -20,8 +19,7 @@ _BUILTINS: dict[str, type[Exception]] = {
 
 
 def http_module(client: Any, sdk: str) -> Any:
-    """The HTTP library ``client`` (of the SDK named ``sdk``) runs on: ``httpx2`` or
-    ``httpx``, found from its HTTP client's class."""
+    """The HTTP library (``httpx2`` or ``httpx``) ``client`` runs on, from its client's class."""
     for cls in type(client._client).__mro__:
         module = sys.modules.get(cls.__module__.partition(".")[0])
         if cls.__module__.startswith((sdk, "builtins")) or module is None:
@@ -57,9 +55,8 @@ class SdkErrors:
         return self.http.Response(status, headers=headers, content=content, request=self.request())
 
     def _status(self, exc: Any) -> Json:
-        headers = exc.response.headers
-        data: Json = {"kind": "status", "status_code": exc.status_code}
-        data["headers"] = {k: v for k, v in headers.items() if self.kept_header(k)}
+        headers = {k: v for k, v in exc.response.headers.items() if self.kept_header(k)}
+        data: Json = {"kind": "status", "status_code": exc.status_code, "headers": headers}
         try:
             data["body"] = exc.response.json()
         except Exception:  # noqa: BLE001 - not JSON, or never read: keep what the SDK kept
@@ -86,8 +83,7 @@ class SdkErrors:
         return {"type": name, "message": str(exc), "data": data}
 
     def load(self, info: Json) -> BaseException | None:
-        """The SDK's exception for a recorded error; None (replayed as a RecordedError)
-        when the line does not hold one this codec wrote (an edited or damaged line)."""
+        """The SDK's exception for a recorded error; None for one this codec did not write."""
         data = info.get("data") or {}
         if not isinstance(data, dict):
             return None

@@ -1,8 +1,5 @@
-"""Record and replay the anthropic SDK: ``wrap_anthropic(client, cas)``.
-
-Requests (docs/adapters/anthropic.md) are caught in the client's ``request`` by the shared
-:class:`~.._common.http_recorder.HttpRecorder`; this module says what is anthropic's.
-"""
+"""Record and replay the anthropic SDK: ``wrap_anthropic(client, cas)``
+(docs/adapters/anthropic.md), through the shared ``HttpRecorder``."""
 
 from __future__ import annotations
 
@@ -60,9 +57,7 @@ def _beta(headers: Any) -> Json:
 
 
 def options_request(options: Any, base_path: str) -> Json:
-    """The request dict of the SDK's ``FinalRequestOptions``: the JSON body (with
-    ``extra_body``), the ``anthropic-beta`` header as ``"$anthropic-beta"``, and
-    ``"endpoint"`` (the path after ``/v1`` in dots, led by the method unless POST)."""
+    """The request dict of ``FinalRequestOptions``: JSON body, ``"$anthropic-beta"``, endpoint."""
     method = str(options.method).upper()
     path = request_path(str(options.url), base_path)
     path = path[3:] if path.startswith("/v1/") else path
@@ -104,7 +99,6 @@ def wrap_anthropic(client: ClientT, cas: Cassette, *, channel: str = "llm") -> C
         raise TypeError(
             f"wrap_anthropic takes an anthropic.Anthropic or AsyncAnthropic, not {client!r}"
         )
-    copy_of: Any = type(client).copy  # the class's copy: a wrapped client copies unwrapped
-    wrapped = copy_of(client)
+    wrapped = cast(Any, type(client)).copy(client)  # the class's: a wrapped one copies unwrapped
     _Recorder(wrapped, cas, channel).attach(isinstance(wrapped, AsyncAnthropic), wrap_anthropic)
     return cast(ClientT, wrapped)

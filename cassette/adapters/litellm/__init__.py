@@ -1,10 +1,5 @@
-"""Record and replay litellm: ``patch_litellm(cas)`` (docs/adapters/litellm.md).
-
-Inside the block ``completion``, ``embedding``, ``text_completion``, ``responses`` and their
-async twins go through the cassette on channel ``"llm"``; litellm's other model calls
-(:data:`UNRECORDED`) raise a ``CassetteError``. Importing this module sets
-``LITELLM_LOCAL_MODEL_COST_MAP=True`` unless set (no cost map fetched from the network).
-"""
+"""Record and replay litellm: ``patch_litellm(cas)`` (docs/adapters/litellm.md); litellm's
+other model calls (:data:`UNRECORDED`) raise a ``CassetteError`` inside the block."""
 
 from __future__ import annotations
 
@@ -50,8 +45,7 @@ _LIVE: ContextVar[bool] = ContextVar("cassette_litellm_live", default=False)
 ERRORS = LiteLLMErrors()
 
 
-# litellm's model calls the patch does not record (images, audio, files, rankings, stored
-# responses): inside the block each raises a CassetteError naming it, in every mode
+# litellm's model calls the patch does not record: inside the block each raises
 UNRECORDED = (
     "get_responses", "aget_responses", "delete_responses", "adelete_responses",
     "image_generation", "aimage_generation", "image_edit", "aimage_edit", "image_variation",
@@ -84,8 +78,7 @@ def _like(original: Any, call: Callable[..., Any], aio: bool) -> Callable[..., A
 
 
 def _blocked(name: str, original: Any) -> Callable[..., Any]:
-    """``original`` raising :func:`_error` when called, unless litellm calls it itself
-    while a recorded call runs live."""
+    """``original`` raising :func:`_error`, unless litellm calls it while a call runs live."""
 
     def blocked(*args: Any, **kwargs: Any) -> Any:
         if _LIVE.get():
@@ -96,8 +89,7 @@ def _blocked(name: str, original: Any) -> Callable[..., Any]:
 
 
 class _Streaming:
-    """One streamed call: the tee, wrapper type and assembler of its kind, and the live
-    wrapper once sent."""
+    """One streamed call: the tee, wrapper type and assembler of its kind, and the live one."""
 
     def __init__(self, kind: Kind, base: str | None) -> None:
         self.kind, self.base, self.sent = kind, base, None
@@ -108,20 +100,18 @@ class _Streaming:
             from . import _responses
 
             self.tee, self.assemble = _responses.ResponsesTee(base), assemble_response
-            self.type = _responses.stream_type(kind.is_async)
+            self.type = _responses.STREAMS[kind.is_async]
         elif kind.text:
             self.tee, self.type = LiteLLMTee(base, TEXT_CHUNK), LiteLLMTextStream
             self.assemble = assemble_text
 
     def adopt(self, wrapper: Any) -> Any:
-        """The live wrapper: the tee describes it on the stream's first chunk."""
         self.sent = wrapper
         self.tee.head = lambda: self.tee.stream_head(wrapper)
         return wrapper
 
     def deferred(self, exc: Exception) -> Exception:
-        """The error of the first chunk, kept for the iteration if it waits for it (a text
-        stream's, as live, unless the cassette failed: a miss, a mismatch); else raised."""
+        """A text stream's first-chunk error, kept for its iteration (as live); else raised."""
         cassette_failed = isinstance(exc, CassetteError) and not isinstance(exc, RecordedError)
         if self.kind.text and not cassette_failed:
             return exc
@@ -141,8 +131,7 @@ class LiteLLMPatch:
         self._lock = threading.Lock()
         import litellm.main  # after ._stream, which says how to install it
 
-        # litellm.completion and litellm.main.completion: other modules hold either
-        self.recorded = _recorded((litellm, litellm.main), litellm.main)
+        self.recorded = _recorded((litellm, litellm.main), litellm.main)  # modules hold either
         self.blocked = {  # id -> (name, function) of those that raise: image_generation, ...
             id(function): (name, function)
             for name in UNRECORDED
@@ -198,7 +187,6 @@ class LiteLLMPatch:
         return got[0] if got else load_response(response, base)
 
     async def acall(self, kind: Kind, original: Any, signed: Any, *args: Any, **kwargs: Any) -> Any:
-        """Async twin of :meth:`call`."""
         if _LIVE.get():
             return await original(*args, **kwargs)
         request, base, keys = self._prepare(kind, signed, args, kwargs)
@@ -244,8 +232,7 @@ class LiteLLMPatch:
 
 
 def _recorded(modules: tuple[Any, ...], main: Any) -> dict[int, tuple[Kind, Any, Any]]:
-    """id -> (kind, function, signed) of the recorded entry points in ``modules``; an async
-    twin taking (*args, **kwargs) (aembedding) has its arguments named by its sync twin."""
+    """id -> (kind, function, signed): an unnamed async twin is signed by its sync twin."""
     recorded = {}
     for kind in KINDS:
         for module in modules:
@@ -258,7 +245,6 @@ def _recorded(modules: tuple[Any, ...], main: Any) -> dict[int, tuple[Kind, Any,
 
 
 def _kept(got: list[Any], result: Any) -> Any:
-    """``result``, also kept in ``got`` (what the caller gets back while recording)."""
     got.append(result)
     return result
 

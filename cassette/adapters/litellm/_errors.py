@@ -1,9 +1,9 @@
-"""litellm exceptions in a cassette: :class:`LiteLLMErrors`, the :class:`cassette.ErrorCodec`
-of the litellm adapter and of the tau2 patch (which calls litellm). It needs no litellm
-import: it rebuilds a type only if ``litellm.exceptions`` is already loaded."""
+"""litellm exceptions in a cassette (for the litellm and tau2 patches), rebuilt as their own
+type only if ``litellm.exceptions`` is already loaded."""
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import sys
 
@@ -37,15 +37,13 @@ class LiteLLMErrors:
         arguments = (
             _DEFAULTS | {"message": str(info.get("message") or "")} | (info.get("data") or {})
         )
-        try:
+        with contextlib.suppress(Exception):  # one we cannot rebuild is replayed as RecordedError
             params = inspect.signature(cls).parameters
             return cls(**{k: v for k, v in arguments.items() if k in params})
-        except Exception:  # noqa: BLE001 - a type we cannot rebuild is replayed as RecordedError
-            return None
+        return None
 
 
 def _exception_class(kind: str) -> type[BaseException] | None:
-    """The litellm exception class named ``kind``, if ``litellm.exceptions`` is loaded."""
     exceptions = sys.modules.get("litellm.exceptions")
     if not kind.startswith("litellm.") or exceptions is None:
         return None

@@ -40,8 +40,7 @@ _SECRET_SUFFIXES = ("api_key", "_key_id", "access_key", "_secret", "_token", "cr
 
 @dataclass(frozen=True)
 class Kind:
-    """One recorded entry point: its name, the argument holding its input, and the
-    ``"endpoint"`` its requests carry (none for completion, whose requests predate it)."""
+    """One recorded entry point: name, input argument and ``"endpoint"`` (completion: none)."""
 
     name: str
     body: str
@@ -67,8 +66,7 @@ KINDS = (
     Kind("atext_completion", "prompt", "text_completion"),
     Kind("responses", "input", "responses"), Kind("aresponses", "input", "responses"),
 )  # fmt: skip
-# arguments that litellm's completion keeps to itself but the Responses API sends
-_SENT_BY_RESPONSES = frozenset(("metadata",))
+_SENT_BY_RESPONSES = frozenset(("metadata",))  # completion keeps it, the Responses API sends it
 
 
 @functools.lru_cache(maxsize=1)
@@ -90,16 +88,13 @@ def _sent(name: str, value: Any, kind: Kind) -> bool:
 
 
 def build_request(arguments: Mapping[str, Any], kind: Kind = KINDS[0]) -> Json:
-    """The request dict of a ``completion(**arguments)`` call (or of ``kind``'s): model,
-    input and the JSON parameters (``None`` is not given); never transport, secrets,
-    callbacks or litellm's own routing and logging (a Router adds a trace id), but a
-    Responses API call's ``metadata``, which the model is sent."""
+    """The request dict of a ``completion(**arguments)`` call (or ``kind``'s): model, input
+    and what the model is sent; never transport, secrets, callbacks or litellm's own."""
     arguments = dict(arguments)
     engine = arguments.pop("engine", None)  # text_completion's other name for the model
-    model = arguments.get("model") or engine
     request: Json = {"endpoint": kind.endpoint} if kind.endpoint else {}
     given = arguments.get(kind.body, [] if kind.body == "messages" else None)
-    request |= {"model": model, kind.body: given}
+    request |= {"model": arguments.get("model") or engine, kind.body: given}
     request |= dict(_parameters(arguments, kind, request.keys()))
     try:
         return cast(Json, plain(request, "request"))
@@ -112,7 +107,6 @@ def build_request(arguments: Mapping[str, Any], kind: Kind = KINDS[0]) -> Json:
 
 
 def _parameters(arguments: Json, kind: Kind, taken: Any) -> Iterator[tuple[str, Any]]:
-    """The other arguments that go to the model, as they are sent."""
     for name, value in arguments.items():
         if name in taken or not _sent(name, value, kind):
             continue

@@ -1,5 +1,4 @@
-"""litellm's Responses API streams in a cassette: their events as response dicts (with
-the private state of an event's ``response``), and the iterators that replay them as
+"""litellm's Responses API streams in a cassette: events as response dicts, replayed as
 litellm's (``Sync``)``ResponsesAPIStreamingIterator``."""
 
 from __future__ import annotations
@@ -17,23 +16,15 @@ from ...types import Json
 from .._common.objects import PRIVATE_KEY, dump_state, load_private
 from ._stream import LiteLLMTee, _hide_base, _Replayed, _show_base, dump_response, load_response
 
-__all__ = [
-    "LiteLLMAsyncResponsesStream",
-    "LiteLLMResponsesStream",
-    "ResponsesTee",
-    "dump_event",
-    "load_event",
-    "stream_type",
-]
+__all__ = ["STREAMS", "ResponsesTee"]
 
 EVENT = "litellm.types.llms.openai:ResponseCompletedEvent"  # an event that lost its $type
 NESTED = "$response"  # in an event's private state: that of the event's ``response``
 _FINAL = ("response.completed", "response.incomplete", "response.failed")
 
 
-def dump_event(event: Any, api_base: str | None) -> Json:
-    """A stream event as a response dict; its ``response`` (a ``ResponsesAPIResponse``)
-    keeps its ``_hidden_params`` too, under ``$private.$response``."""
+def _dump_event(event: Any, api_base: str | None) -> Json:
+    """A stream event as a response dict (its ``response``'s private state included)."""
     data = dump_response(event, api_base)
     inner = getattr(event, "response", None)
     if isinstance(inner, BaseModel) and any((inner.__pydantic_private__ or {}).values()):
@@ -43,8 +34,7 @@ def dump_event(event: Any, api_base: str | None) -> Json:
     return data
 
 
-def load_event(data: Json, api_base: str | None) -> Any:
-    """The event of :func:`dump_event`, rebuilt as its own type."""
+def _load_event(data: Json, api_base: str | None) -> Any:
     private = data.get(PRIVATE_KEY)
     nested = private.get(NESTED) if isinstance(private, dict) else None
     event = load_response(data, api_base, EVENT)
@@ -56,18 +46,15 @@ def load_event(data: Json, api_base: str | None) -> Any:
 
 
 class ResponsesTee(LiteLLMTee):
-    """The events of a Responses API stream (see :class:`LiteLLMTee`)."""
-
     def _dump(self, chunk: Any) -> Json:
-        return dump_event(chunk, self.api_base)
+        return _dump_event(chunk, self.api_base)
 
     def _load(self, data: Json) -> Any:
-        return load_event(data, self.api_base)
+        return _load_event(data, self.api_base)
 
 
 class _Events(_Replayed):
-    """A Responses API stream over a cassette stream; ``completed_response`` (the terminal
-    event once it went by) and ``finished`` as on litellm's iterators."""
+    """A Responses API stream over a cassette stream (``completed_response``, ``finished``)."""
 
     completed_response: Any
     finished: bool
@@ -80,8 +67,7 @@ class _Events(_Replayed):
 
     def _adopt(self, head: Json, live: Any, api_base: str | None) -> None:
         super()._adopt(head, live, api_base)
-        self.completed_response = None
-        self.finished = False
+        self.completed_response, self.finished = None, False
 
     def _take(self, data: Json) -> Any:
         event = super()._take(data)
@@ -105,8 +91,7 @@ class _Events(_Replayed):
 
 
 class LiteLLMResponsesStream(_Events, SyncResponsesAPIStreamingIterator):
-    """What ``litellm.responses(..., stream=True)`` returns in the patch (``for``, ``async
-    for``)."""
+    """What ``litellm.responses(..., stream=True)`` returns in the patch."""
 
     def __aiter__(self) -> LiteLLMResponsesStream:
         return self
@@ -116,6 +101,4 @@ class LiteLLMAsyncResponsesStream(_Events, ResponsesAPIStreamingIterator):
     """What ``litellm.aresponses(..., stream=True)`` returns in the patch."""
 
 
-def stream_type(is_async: bool) -> type[_Events]:
-    """The iterator class of a ``responses`` (``aresponses``) stream."""
-    return LiteLLMAsyncResponsesStream if is_async else LiteLLMResponsesStream
+STREAMS = (LiteLLMResponsesStream, LiteLLMAsyncResponsesStream)  # by is_async

@@ -1,6 +1,5 @@
-"""litellm replies in a cassette: responses and chunks as response dicts (private state
-included, secrets and the api_base left out), and the wrappers that replay a stream as a
-``CustomStreamWrapper`` or a ``TextCompletionStreamWrapper``."""
+"""litellm replies in a cassette: responses and chunks as response dicts (secrets and the
+api_base left out), and the wrappers that replay a stream as litellm's."""
 
 from __future__ import annotations
 
@@ -24,8 +23,7 @@ from .._common.objects import (
     rebuild,
 )
 
-# litellm fetches its model cost map from the network at import unless told otherwise.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # else fetched at import
 
 try:
     from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
@@ -67,11 +65,10 @@ def _headers(headers: Any) -> Any:
 
 
 def _hide_base(hidden: Any, api_base: str | None) -> None:
-    """Headers without secrets; the api_base the call passed becomes ``$api_base``. (A
-    ``HiddenParams`` dumps its private ``_response_ms`` among its fields too: kept once.)"""
+    """Headers without secrets; the api_base the call passed becomes ``$api_base``."""
     if not isinstance(hidden, dict):
         return
-    for key in hidden.get(PRIVATE_KEY) or ():
+    for key in hidden.get(PRIVATE_KEY) or ():  # HiddenParams dumps _response_ms twice
         hidden.pop(key, None)
     for key in ("additional_headers", "headers"):  # (a Responses API reply has both)
         if key in hidden:
@@ -123,8 +120,7 @@ def assemble_text(chunks: list[Json]) -> Json:
 
 
 class LiteLLMTee(Tee):
-    """Chunks of a litellm stream; the first also carries the stream's own state (model,
-    provider, ``_hidden_params``; a text stream's options) under ``$stream``."""
+    """Chunks of a litellm stream; the first also carries the stream's state (``$stream``)."""
 
     def __init__(self, api_base: str | None, chunk: str = CHUNK) -> None:
         super().__init__(self._dump, self._load)
@@ -151,9 +147,8 @@ class LiteLLMTee(Tee):
 
 
 class _Replayed(TeeStream):
-    """A cassette stream: the live chunks while recording (with the live wrapper's
-    attributes), the recorded ones rebuilt on replay. ``first`` is the first chunk's dict,
-    :data:`END`, or the exception getting it raised, raised by the first ``next``."""
+    """A cassette stream as a litellm wrapper; ``first`` is the first chunk's dict,
+    :data:`END`, or the exception getting it raised (raised by the first ``next``)."""
 
     chunks: list[Any]
     _replayed_state: ClassVar[Json] = {}  # the attributes a replayed wrapper starts with
@@ -169,14 +164,10 @@ class _Replayed(TeeStream):
     ) -> None:
         head = first.get(STREAM_KEY) if isinstance(first, dict) else None
         self._adopt(head if isinstance(head, dict) else {}, live, api_base)
-        self.completion_stream = source
-        self.chunks = []
-        self._closed = False
-        self._first = first
+        self.completion_stream, self.chunks, self._closed, self._first = source, [], False, first
         super().__init__(source, tee, live)
 
     def _adopt(self, head: Json, live: Any, api_base: str | None) -> None:
-        """Take the live wrapper's attributes, or on replay the recorded stream head's."""
         if live is not None:
             vars(self).update(vars(live))
             return

@@ -1,9 +1,5 @@
 """Record and replay an agent's MCP traffic: ``mcp_session(cas, server)`` (docs/adapters/mcp.md).
-
-Each request is one interaction on channel ``"mcp"``: ``{"method", "params"}`` without
-``params._meta`` (the handshake by its method alone), answered by ``{"result", "progress"}``,
-the same under mcp 1.x and 2.x. Replay connects to nothing (:func:`idle_transport`).
-"""
+Each request is one interaction on channel ``"mcp"``, the same under mcp 1.x and 2.x."""
 
 from __future__ import annotations
 
@@ -75,8 +71,7 @@ async def _fire(callback: Any, events: Sequence[Json]) -> None:
 
 
 def _plausible_initialize(raw: Any, sent: Json) -> Any:
-    """A recorded initialize result that this SDK accepts: a protocol version it does not
-    know (recorded under another mcp major) becomes the version this client asked for."""
+    """A recorded initialize result with a protocol version this SDK accepts."""
     if not isinstance(raw, dict) or raw.get("protocolVersion") in handshake_versions():
         return raw
     asked = (sent.get("params") or {}).get("protocolVersion")
@@ -84,23 +79,21 @@ def _plausible_initialize(raw: Any, sent: Json) -> Any:
 
 
 class RecordingClientSession(ClientSession):
-    """A ``ClientSession`` whose requests go through ``cassette`` on ``channel``: built as
-    a ClientSession plus ``cassette=``, or from one with :meth:`from_session`. In
-    ``replay`` mode nothing reaches the streams and notifications are dropped."""
+    """A ``ClientSession`` whose requests go through ``cassette`` on ``channel`` (or made
+    from one by :meth:`from_session`); in ``replay`` mode nothing reaches the streams."""
 
     _classes: ClassVar[dict[type[Any], type[Any]]] = {}
 
     def __init__(self, *args: Any, cassette: Cassette, channel: str = CHANNEL, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self.cassette = cassette
-        self.channel = channel
+        self.cassette, self.channel = cassette, channel
 
     @classmethod
     def from_session(
         cls, session: ClientSession, cassette: Cassette, *, channel: str = CHANNEL
     ) -> RecordingClientSession:
-        """Make ``session`` (a ClientSession, or a subclass of it, not yet initialized)
-        record through ``cassette`` from now on; a subclass keeps its own overrides."""
+        """Make ``session`` (not yet initialized) record through ``cassette`` from now on; a
+        subclass of ClientSession keeps its own overrides."""
         if not isinstance(session, ClientSession):
             raise TypeError(f"from_session takes a ClientSession, not {session!r}")
         kind = type(session)
@@ -168,8 +161,7 @@ class RecordingClientSession(ClientSession):
     async def _through(
         self, key: Json, live: Callable[[], Awaitable[Json]], errors: MCPErrors
     ) -> Json:
-        """The response dict of ``key`` from the cassette or ``live``. The handshake always
-        reaches a connected server (it must know the client): then the dict is empty."""
+        """The response dict of ``key``; a handshake always reaches a connected server."""
         if key["method"] not in HANDSHAKE or self.replaying:
             return await self.cassette.acall(key, live=live, channel=self.channel, errors=errors)
         ran = False
@@ -218,7 +210,7 @@ async def mcp_session(
     """An initialized :class:`RecordingClientSession` on ``server`` (``StdioServerParameters``,
     a streamable-HTTP URL or a client transport) recording through ``cas``; in ``replay``
     mode it connects to no server. ``session_kwargs`` go to ``ClientSession``;
-    ``initialize=False`` leaves the handshake to the caller (e.g. 2.x's ``discover()``)."""
+    ``initialize=False`` leaves the handshake to the caller."""
     async with single_errors(), AsyncExitStack() as stack:
         connect = idle_transport() if cas.mode is Mode.REPLAY else transport(server)
         read, write, *_ = await stack.enter_async_context(connect)

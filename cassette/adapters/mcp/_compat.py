@@ -1,6 +1,5 @@
-"""What :mod:`cassette.adapters.mcp` needs from the SDK: what differs between mcp 1.x and
-2.x (typed against 2.x; 1.x-only names reached with ``getattr``), transports, and the
-JSON-RPC errors, stored the same under both majors."""
+"""What :mod:`cassette.adapters.mcp` needs from the SDK, the same under mcp 1.x and 2.x
+(typed against 2.x): transports and JSON-RPC errors."""
 
 from __future__ import annotations
 
@@ -42,8 +41,7 @@ _TASK_GROUP = "unhandled errors in a TaskGroup"  # anyio's message for what esca
 
 
 class MCPErrors:
-    """The ErrorCodec of MCP requests: a JSON-RPC error is ``{"code", "message", "data"}``
-    plus the progress reported before it, replayed as this SDK's ``MCPError``/``McpError``."""
+    """The ErrorCodec of MCP requests: a JSON-RPC error and the progress reported before it."""
 
     def __init__(self) -> None:
         self.progress: list[Json] = []
@@ -93,8 +91,7 @@ def normalise_uri(uri: Any) -> Any:
 
 @asynccontextmanager
 async def idle_transport() -> AsyncIterator[tuple[Any, Any]]:
-    """A (read, write) stream pair with no server behind it, for replay: nothing arrives
-    and what is written is dropped, so a real ClientSession runs on it without a server."""
+    """A (read, write) stream pair with no server behind it: nothing arrives, writes dropped."""
     to_client, read = anyio.create_memory_object_stream[Any](0)
     write, dropped = anyio.create_memory_object_stream[Any](math.inf)
     try:
@@ -120,8 +117,7 @@ def _leaf(group: BaseException) -> BaseException | None:
 
 @asynccontextmanager
 async def single_errors() -> AsyncIterator[None]:
-    """Raise the exception itself where the SDK's task groups wrap a single one (a
-    CassetteMismatch, an MCPError, ...) in an exception group, so ``except`` sees it."""
+    """Raise the one exception the SDK's task groups wrap in a group, so ``except`` sees it."""
     try:
         yield
     except _GROUP as group:

@@ -1,11 +1,6 @@
-"""Record and replay a policy: ``wrap_policy(fn, cas)`` (docs/adapters/policy.md).
-
-**openai**: ``fn(messages, tools=None, **kwargs)``, sync or async, returns a dict, a model
-(its ``"$type"`` rebuilt on replay) or an iterator of chunks (a stream); ``env_index=``
-overrides the episode. **eval_protocol**: ``await policy(tool_schemas, env_index,
-conversation_history)`` returns ``(tool_calls, usage[, finish_reason])`` and appends to the
-history, which replay appends again (:class:`RecordedPolicy`).
-"""
+"""Record and replay a policy: ``wrap_policy(fn, cas)`` (docs/adapters/policy.md), an
+OpenAI-style ``fn(messages, tools=None, **kwargs)`` or an eval-protocol policy, whose
+appends to the conversation history replay appends again (:class:`RecordedPolicy`)."""
 
 from __future__ import annotations
 
@@ -38,9 +33,9 @@ def _split(response: Json) -> tuple[str | None, Json]:
 def _is_async(fn: Any) -> bool:
     while isinstance(fn, functools.partial):
         fn = fn.func
-    if inspect.iscoroutinefunction(fn):
-        return True
-    return not inspect.isfunction(fn) and inspect.iscoroutinefunction(type(fn).__call__)
+    return inspect.iscoroutinefunction(fn) or (
+        not inspect.isfunction(fn) and inspect.iscoroutinefunction(type(fn).__call__)
+    )
 
 
 def _openai_request(args: tuple[Any, ...], kwargs: Json) -> Json:
@@ -78,8 +73,6 @@ def _openai_response(result: Any) -> Json:
 
 
 class _Call:
-    """One call of a wrapped openai-style policy."""
-
     def __init__(
         self, cas: Cassette, channel: str, env_index: int | str | None, args: Any, kwargs: Json
     ) -> None:
@@ -90,7 +83,7 @@ class _Call:
 
     @contextlib.contextmanager
     def failing(self) -> Iterator[None]:
-        """Around a policy called first (record/passthrough): its error is recorded."""
+        """Around a policy called first (record/passthrough): records its error."""
         try:
             yield
         except Exception as exc:
@@ -98,8 +91,7 @@ class _Call:
             raise  # (the call above raises it already)
 
     def answer(self, result: Any, aio: bool) -> Any:
-        """Record what the policy, called first, returned: an answer, or a stream handed
-        over as it arrives (iterated as the wrapper is, ``aio``, where it can be)."""
+        """Record what the policy, called first, returned: an answer, or a stream as it comes."""
         stream = teed(result)
         if stream is None:
             response = _openai_response(result)
@@ -196,8 +188,7 @@ def _tool_call_dict(call: Any, common: str | None) -> Json:
 
 
 def _ep_response(result: Any, appended: list[Any]) -> Json:
-    # (tool_calls, usage, finish_reason); older eval-protocol returned no finish_reason
-    if not isinstance(result, (tuple, list)) or len(result) not in (2, 3):
+    if not isinstance(result, (tuple, list)) or len(result) not in (2, 3):  # 2: older ones
         raise CassetteError(
             "an eval-protocol policy returns (tool_calls, usage, finish_reason), not "
             f"{type(result).__name__}; wrap it with style='openai' if it is a chat function"
@@ -222,14 +213,11 @@ def _ep_response(result: Any, appended: list[Any]) -> Json:
 def _ep_result(response: Json) -> tuple[tuple[Any, ...], list[Any]]:
     types = response.get("$types") or {}
     common = types.get("tool_call")
-    calls = []
-    for data in response.get("tool_calls") or []:
-        path, body = _split(data)
-        calls.append(rebuild(path or common, plain(body)))
+    calls = [
+        rebuild(p or common, plain(b)) for p, b in map(_split, response.get("tool_calls") or [])
+    ]
     usage = rebuild(types.get("usage"), plain(response.get("usage")))
-    result = (
-        (calls, usage, response["finish_reason"]) if "finish_reason" in response else (calls, usage)
-    )
+    result = (calls, usage) + ((response["finish_reason"],) if "finish_reason" in response else ())
     appended = [response["message"]] if "message" in response else response.get("appended", [])
     return result, cast(list[Any], plain(appended))
 

@@ -17,9 +17,8 @@ _LITELLM_STREAM = "litellm.litellm_core_utils.streaming_handler:CustomStreamWrap
 
 
 class PolicyStream(TeeStream):
-    """An iterator that a wrapped policy returned: the live chunks while recording (other
-    attributes are the live iterator's), the recorded ones rebuilt on replay. It iterates
-    as the policy's iterator did (``sync``: ``for``, ``aio``: ``async for``)."""
+    """An iterator a wrapped policy returned (live, or rebuilt on replay), iterating as the
+    policy's did; other attributes are the live iterator's."""
 
     def __init__(
         self, source: Iterator[Json] | AsyncIterator[Json], tee: Tee, info: Json, live: Any
@@ -57,8 +56,7 @@ class PolicyStream(TeeStream):
 
 
 def teed(result: Any) -> tuple[Tee, Json] | None:
-    """The tee and description (type, sync, async) of an iterator result; None for an
-    answer."""
+    """The tee and description (type, sync, async) of an iterator; None for an answer."""
     if isinstance(result, (dict, list, tuple, str, bytes, BaseModel)):
         return None
     cls = type(result)

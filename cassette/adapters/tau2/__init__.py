@@ -1,12 +1,6 @@
 """Record and replay the LLM calls of the real tau2-bench engine: ``patch_tau2(cas)``
-(docs/adapters/tau2.md) replaces ``tau2.utils.llm_utils.generate``, tau2's one door to
-litellm, and every module-level reference to it; the rest of tau2 runs verbatim.
-
-Keys: the episode ``"<domain>/<task id>/trial-<n>"`` is set in the worker thread by a
-wrapper of ``tau2.run.run_task`` (the trial derived from the seed as ``run_tasks`` derives
-seeds); the channel is the caller (``agent``, ``user``, ``judge``). Requests are those of
-``patch_litellm``; responses keep content, tool calls, usage, cost and raw_data.
-"""
+(docs/adapters/tau2.md) replaces ``tau2.utils.llm_utils.generate`` everywhere; the episode
+is ``"<domain>/<task id>/trial-<n>"``, the channel the caller (``agent``, ``user``, ...)."""
 
 from __future__ import annotations
 
@@ -95,8 +89,7 @@ def build_request(
 
 
 def response_from_message(message: Any, model: str) -> Json:
-    """A response dict from tau2's AssistantMessage. ``choices[0].message`` is the message
-    as it reappears in the next request, so the cassette stores it once."""
+    """A response dict from tau2's AssistantMessage (its message as the next request sends it)."""
     as_sent = _tau2("tau2.utils.llm_utils").to_litellm_messages([message])[0]
     raw = message.raw_data if isinstance(message.raw_data, dict) else {}
     choice = {"index": 0, "message": as_sent, "finish_reason": raw.get("finish_reason")}
@@ -132,11 +125,10 @@ def message_from_openai(obj: Any) -> Any:
             f"generate= returned {type(obj).__name__}; it must return an OpenAI-style chat "
             "completion (a dict, or a pydantic model such as openai's ChatCompletion)"
         )
-    choice = data["choices"][0]
-    usage = data.get("usage") or None
-    if usage is not None:
+    choice, usage = data["choices"][0], data.get("usage")
+    if usage:
         usage = {k: usage.get(k) for k in ("completion_tokens", "prompt_tokens")}
-    response = {"choices": [choice], "usage": usage, "raw_data": choice}
+    response = {"choices": [choice], "usage": usage or None, "raw_data": choice}
     return message_from_response({**response, "cost": data.get("cost", 0.0)})
 
 
@@ -144,11 +136,8 @@ def _run(result: Any) -> Any:
     """``result``, awaited on a loop of its own (the thread's is left alone)."""
     if not inspect.isawaitable(result):
         return result
-    loop = asyncio.new_event_loop()
-    try:
+    with contextlib.closing(asyncio.new_event_loop()) as loop:
         return loop.run_until_complete(result)
-    finally:
-        loop.close()
 
 
 def _resolve_generate(generate: Any) -> Callable[..., Any] | None:
@@ -237,8 +226,7 @@ class Tau2Patch:
         return env_index_for(domain, task_id, trial)
 
     def _failed(self, env: int | str, exc: Exception) -> None:
-        """A failed episode: a cassette error is raised again after run_tasks (which may
-        skip it); another error is the episode's outcome."""
+        """A cassette error is raised again after run_tasks; another is the episode's outcome."""
         if not isinstance(exc, CassetteError):
             error = {"error": f"{type(exc).__name__}: {exc}"}
             self.cas.outcome(env, reward=None, terminated=False, info=error)
@@ -315,7 +303,6 @@ class Tau2Patch:
         self.patches.set(run, "run_tasks", self._run_tasks_wrapper(run.run_tasks))
 
     def _patch_uuid(self) -> None:
-        """The modules of :data:`UUID_USERS` get a ``uuid`` whose ``uuid4`` is :meth:`uuid4`."""
         shim = ModuleType("uuid")
         vars(shim).update(vars(uuid), uuid4=self.uuid4)
         for name in UUID_USERS:
@@ -328,13 +315,10 @@ class Tau2Patch:
 def patch_tau2(
     cas: Cassette, generate: Any = None, *, channels: Mapping[str, str] | None = None
 ) -> Iterator[Tau2Patch]:
-    """Route tau2's LLM calls through ``cas`` inside the block; restore everything on exit.
-
-    ``generate``: None calls tau2's own ``generate`` (litellm) to record. A callable is
-    called with the request as keyword arguments (``model``, ``messages``, ``tools``, ...;
-    sync or async) and returns an OpenAI-style chat completion; an OpenAI client is called
-    through ``chat.completions.create``. ``channels`` adds or overrides module -> channel.
-    """
+    """Route tau2's LLM calls through ``cas`` inside the block, restored on exit. To record,
+    ``generate`` (None: tau2's own) is a callable (sync or async) taking the request as
+    keywords and returning an OpenAI-style chat completion, or an OpenAI client.
+    ``channels`` adds or overrides module -> channel."""
     patch = Tau2Patch(cas, generate, channels)
     try:
         patch.install()
