@@ -105,14 +105,6 @@ def sha256_of(parts: Canonical) -> str:
     return h.hexdigest()
 
 
-def _raw(value: Any, option: int = 0) -> bytes:
-    """orjson's bytes of ``value``; a pydantic model, bytes, ...: :func:`dumps_sorted`."""
-    try:
-        return _dumps(value, option=option)
-    except TypeError:  # (or what JSON cannot hold: NotJSONError)
-        return dumps_sorted(value)
-
-
 def _whole(request: dict[str, Any], key: str | None, live: bool) -> Canonical:
     """No conversation apart (none, or both fields): the whole request in one part."""
     whole = _normal_json(request) if key is None else dumps_sorted(normalise_request(request))
@@ -129,7 +121,7 @@ def canonical_parts(request: dict[str, Any], *, live: bool = False) -> Canonical
         return _whole(request, key, live)
     params = dict(request)
     del params[key]
-    try:  # (inline, not _raw: every call's hot path)
+    try:  # a pydantic model, bytes, ...: dumps_sorted's default turns them to JSON
         raw = _dumps(params)
     except TypeError:
         raw = dumps_sorted(params)
@@ -139,7 +131,7 @@ def canonical_parts(request: dict[str, Any], *, live: bool = False) -> Canonical
     try:
         conversation = _dumps(request[key], option=_SORT)
     except TypeError:
-        conversation = _raw(request[key], _SORT)
+        conversation = dumps_sorted(request[key])
     return parts[0], conversation, parts[1], key
 
 

@@ -15,7 +15,7 @@ from ..format.keys import check_key
 from ..storage.recorder import line_meta, now_iso
 from ..types import Json
 from . import streaming
-from .context import LIVE
+from .context import LIVE, inside
 from .modes import ErrorCodec, dump_error
 
 if TYPE_CHECKING:
@@ -127,14 +127,11 @@ class Slot:
     def run(self, live: Callable[[], Json]) -> Json:
         """Call ``live`` and record what it returns or raises."""
         self.started = time.perf_counter()
-        token = LIVE.set(self.owner)  # calls on the owner meanwhile are part of this one
         try:
-            response = live()
+            response = inside(self.owner, live)
         except Exception as exc:
             self.record(None, exc)
             raise
-        finally:
-            LIVE.reset(token)
         self.record(response, None)
         return response
 
