@@ -109,12 +109,9 @@ def reporting_paths(fn: Callable[P, R]) -> Callable[P, R]:
 
 
 class CassetteStorageError(CassetteError):
-    """An object store (an fsspec URL) failed: it could not be listed, read or written.
-
-    ``url`` is what failed; ``unreachable`` is True when the store could not be reached
-    (a refused connection, a timeout); ``kept`` is the local file that holds what a
-    recording could not upload (nothing recorded is lost), or None.
-    """
+    """An object store (an fsspec URL) could not be listed, read or written: ``url`` failed,
+    ``unreachable`` if it could not be reached (refused, timed out), ``kept`` the local file
+    holding what a recording could not upload (or None)."""
 
     def __init__(
         self, message: str, *, url: str = "", unreachable: bool = False, kept: Path | None = None

@@ -66,7 +66,6 @@ def normalise_request(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def _normal_json(params: dict[str, Any]) -> bytes:
-    """Sorted-key JSON of ``params`` with integral floats as ints."""
     raw = dumps_sorted(params)
     return raw if _FLOAT_TOKEN.search(raw) is None else dumps_sorted(normalise_numbers(params))
 
@@ -121,7 +120,7 @@ def canonical_parts(request: dict[str, Any], *, live: bool = False) -> Canonical
         return _whole(request, key, live)
     params = dict(request)
     del params[key]
-    try:  # a pydantic model, bytes, ...: dumps_sorted's default turns them to JSON
+    try:  # unsorted: a cache key need only tell values apart
         raw = _dumps(params)
     except TypeError:
         raw = dumps_sorted(params)

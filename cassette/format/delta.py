@@ -101,8 +101,7 @@ def _all_empty(obj: dict[str, Any], keys: list[str]) -> bool:
 
 @dataclass
 class MessageBase:
-    """What the next delta is relative to: the previous messages and its response's
-    reusable objects, as sorted-key JSON (a snapshot)."""
+    """What the next delta is relative to: the previous messages and response (as JSON)."""
 
     count: int
     raw: bytes

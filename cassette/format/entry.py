@@ -105,8 +105,7 @@ class Entry:
         return cast("Json", self.payload().get("meta") or {})
 
     def check(self) -> None:
-        """Raise :class:`CassetteFormatError` if the line cannot be served (broken delta
-        chain, malformed body, wrong ``meta.checksum``)."""
+        """Raise :class:`CassetteFormatError` if the line cannot be served."""
         if self.broken is not None:
             raise self.broken
         if not self.checked:

@@ -68,8 +68,7 @@ def _terminated(terminated: Any) -> bool | None:
 
 
 def outcome_line(env: Any, reward: Any, terminated: Any, info: Any) -> dict[str, Any]:
-    """The outcome line of an episode, or :class:`CassetteError` naming the value that
-    the file format cannot hold."""
+    """The outcome line of an episode; :class:`CassetteError` for what the format cannot hold."""
     _check_env(env)
     if info is not None and not isinstance(info, Mapping):
         raise CassetteError(

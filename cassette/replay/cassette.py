@@ -155,8 +155,7 @@ class Cassette:
         return f"{self.fix}, or {self.by_key}"
 
     def _take(self, key: Key, request: Json, errors: ErrorCodec | None) -> Entry | Slot:
-        """The entry append mode serves, else the slot of a live call (hashed now: what
-        cannot be recorded is refused before the call); a fork's base may serve it."""
+        """The entry append mode (or a fork's base) serves, else a live call's slot."""
         entry = self.index.entries.get(key) if self.mode is Mode.APPEND else None
         if entry is not None:
             self._check(entry, request)
@@ -313,9 +312,8 @@ class Cassette:
         self.index.outcomes[line["env_index"]] = line
 
     def rewind(self, env_index: EnvIndex | None = None) -> None:
-        """Replay an episode (every episode, when None) from its first step again: a client
-        run a second time against one replaying cassette (``cassette serve``) gets the same
-        answers. Only in replay mode, where no step is written."""
+        """Replay an episode (every episode, when None) from its first step again (replay
+        mode only): a client run twice against ``cassette serve`` gets the same answers."""
         if self.mode is not Mode.REPLAY:
             raise CassetteModeError(
                 f"rewind replays an episode again, which a cassette in {self.mode.value} mode "
@@ -390,10 +388,9 @@ def fork(
 ) -> Cassette:
     """Open ``path`` (default ``$CASSETTE_PATH``) as a fork of ``from_cassette`` (default
     ``$CASSETTE_FORK_FROM``): each episode replays from the base while its requests match,
-    then goes live, and the new cassette records it all (:mod:`cassette.replay.fork`).
-    ``fork_at`` (``{env: step}`` of channel ``fork_channel``, e.g. ``"agent"`` under
-    ``patch_tau2``, or ``callable(env, step)``) defaults to ``$CASSETTE_FORK_AT`` (JSON).
-    ``options`` go to the new cassette (``match``, ``ignore``, ``redact``, ``meta``)."""
+    then goes live, and the new cassette records it all. ``fork_at``: ``{env: step}`` of
+    channel ``fork_channel``, or ``callable(env, step)`` (default ``$CASSETTE_FORK_AT``,
+    JSON); ``options`` go to the new cassette (``match``, ``ignore``, ``redact``, ``meta``)."""
     base = ForkBase.named(
         from_cassette, fork_at=fork_at, live_channels=live_channels, channel=fork_channel
     )

@@ -55,11 +55,8 @@ def current_episode() -> int | str | None:
 
 
 def bind(fn: Callable[P, R]) -> Callable[P, R]:
-    """Wrap ``fn`` to run in a copy of the caller's context (episode included).
-
-    ``threading.Thread(target=cassette.bind(work))`` or ``loop.run_in_executor(None,
-    cassette.bind(work))`` then sees the episode that was current where ``bind`` was called.
-    """
+    """Wrap ``fn`` to run in a copy of the caller's context (episode included), e.g.
+    ``threading.Thread(target=cassette.bind(work))``."""
     ctx = contextvars.copy_context()
 
     @functools.wraps(fn)

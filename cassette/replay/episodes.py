@@ -63,7 +63,6 @@ def _texts(value: Any, into: list[str], ids: set[str], key: str = "") -> None:
 
 
 def _said(value: Any) -> tuple[str, set[str]]:
-    """The text and the identifiers of a message or a reply (:func:`_texts`)."""
     texts: list[str] = []
     ids: set[str] = set()
     _texts(value, texts, ids)
@@ -108,8 +107,7 @@ class _Episode:
 
 
 class Conversations:
-    """Names each call's episode by its conversation; ``fixed`` (default
-    ``$CASSETTE_EPISODE``, read now) names every call's instead."""
+    """Names a call's episode by its conversation; ``fixed`` ($CASSETTE_EPISODE) names all."""
 
     def __init__(
         self,
@@ -165,8 +163,7 @@ class Conversations:
         return episode
 
     def _continued(self, start: bytes, messages: list[bytes]) -> _Episode | None:
-        """The episode whose conversation ``messages`` extends the most (ties: the one
-        whose last reply the next message repeats, else the first)."""
+        """The episode ``messages`` extends most (ties: the one whose reply it repeats)."""
         grown = [ep for ep in self._episodes.values() if ep.grows_into(start, messages)]
         longest = max((len(ep.messages) for ep in grown), default=0)
         best = [ep for ep in grown if len(ep.messages) == longest]

@@ -79,8 +79,7 @@ class ForkBase:
             )
 
     def take(self, key: Key, verify: Callable[[Entry], None]) -> tuple[Entry | None, Json | None]:
-        """(the base's entry to serve at ``key``, else None: live; the fork point, if the
-        episode forks here). ``verify(entry)`` raises :class:`CassetteMismatch`."""
+        """(the base's entry to serve at ``key``, or None; the fork point, if it forks)."""
         env, channel, step = key
         with self._lock:
             if env in self.forked or channel in self.live_channels:

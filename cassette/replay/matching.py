@@ -13,7 +13,7 @@ from ..errors import CassetteMismatch
 from ..format.canonical import canonical_bytes, canonical_parts, normalise_request, sha256_of
 from ..format.codec import check_finite, dumps_sorted, messages_finite
 from ..format.difference import Difference, first_difference
-from ..format.paths import DEEP, Paths
+from ..format.paths import Paths
 
 if TYPE_CHECKING:
     from ..storage.index import Entry
@@ -43,12 +43,9 @@ CHAINS = 256  # (env_index, channel) keys whose hashing state is kept (most rece
 
 
 class Matcher:
-    """Turns a request into the canonical form that is hashed and compared.
-
-    ``ignore`` adds paths to leave out: ``"temperature"``, ``"metadata.trace_id"``,
-    ``"messages[*].name"``, ``"**.timestamp"`` (any depth). The defaults
-    (:data:`DEFAULT_IGNORE`, top-level transport keys) apply unless ``defaults=False``.
-    """
+    """Turns a request into the canonical form that is hashed and compared. ``ignore``
+    adds paths to leave out: ``"temperature"``, ``"messages[*].name"``, ``"**.timestamp"``
+    (any depth); :data:`DEFAULT_IGNORE` applies too unless ``defaults=False``."""
 
     def __init__(self, ignore: Iterable[str] = (), *, defaults: bool = True) -> None:
         self.ignore = (ignore,) if isinstance(ignore, str) else tuple(ignore)  # one rule
@@ -57,13 +54,9 @@ class Matcher:
         self._lock = threading.Lock()
         self._paths = Paths((*DEFAULT_IGNORE, *self.ignore) if defaults else self.ignore)
         self._top = self._paths.drops  # top-level keys left out (checked, not hashed)
-        # nothing but top-level keys left out: a request without them is its own normal form
-        self._flat = not self._paths.walk and DEEP not in self._paths.kids
 
     def normalise(self, request: dict[str, Any]) -> dict[str, Any]:
         """The request without ignored parts (numbers are normalised when hashing)."""
-        if self._flat and self._top.isdisjoint(request):
-            return request
         out: dict[str, Any] = self._paths.apply(request)
         return out
 
@@ -145,8 +138,7 @@ class Matcher:
             self.explain(entry, request, got, fix)
 
     def explain(self, entry: Entry, request: dict[str, Any], got: str, fix: str) -> None:
-        """Raise :class:`CassetteMismatch` naming where ``request`` (hashed to ``got``) parts
-        from the recording, unless they are equal under this matcher's rules."""
+        """Raise :class:`CassetteMismatch` where ``request`` parts from the recording."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         recorded = entry.request if entry.sha is None else entry.full_request()
         if self.digest(recorded) == got:
@@ -171,8 +163,8 @@ class Matcher:
 
 
 def _resume(chain: HashChain | None, head: bytes, conv: bytes, end: int) -> tuple[Any, int]:
-    """(sha256 state after ``head`` + ``conv[:end]``, first message not hashed before):
-    where this request extends ``chain``'s, only its new bytes are hashed."""
+    """(sha256 state after ``head`` + ``conv[:end]``, first new message): only bytes
+    past ``chain``'s are hashed."""
     if chain is not None and chain[0] == head and conv.startswith(chain[1]):
         offset, state = len(chain[1]), chain[2]
         state.update(conv[offset:end])  # (a copy: cheaper than a view)

@@ -57,8 +57,7 @@ def open_parts(
     meta: dict[str, Any],
     fsync: bool,
 ) -> Opened:
-    """Open the cassette at ``path`` (``url``: an fsspec URL; ``given``: as the caller wrote
-    it, a trailing separator names a directory)."""
+    """Open the cassette at ``path`` (``url``: its fsspec URL; ``given``: as written)."""
     found = listing(url) if url is not None else None
     exists = _exists(path, found)
     mode = requested
@@ -79,7 +78,6 @@ def open_parts(
 
 
 def _index(path: Path, found: Listing | None, mode: Mode) -> Index:
-    """The index of an existing cassette that ``mode`` serves from."""
     if mode is Mode.REPLAY:
         return load_index([path], lean=True)
     if mode is not Mode.APPEND:

@@ -34,8 +34,7 @@ class Steps:
         self._served: set[Key] = set()
 
     def next(self, env: EnvIndex, channel: str, step: int | None) -> Key:
-        """The key of the next call: ``step`` if given (the counter goes on from it), else
-        the counter's; marked served."""
+        """The key of the next call (``step``, else the counter's), marked served."""
         if step is not None and (type(step) is not int or step < 0):
             check_key(env, channel, step)  # a step the counters cannot take: refused
         counter = (env, channel)
@@ -80,8 +79,7 @@ class Steps:
 
 
 class Slot:
-    """A call made live for ``owner`` (a cassette): its key, request, hash and the sink
-    its result is written to (None: passthrough)."""
+    """A call made live for ``owner``: key, request, hash, sink (None: passthrough)."""
 
     __slots__ = (
         "conversation", "env_index", "errors", "key", "owner", "request", "sha", "sink", "started",

@@ -41,8 +41,7 @@ async def areplay(
 
 
 def record(live: Callable[[], Iterable[Json]], done: Done, owner: object) -> Iterator[Json]:
-    """Tee the live chunks (a live call of ``owner``); ``done`` records them when the stream
-    ends, fails, or is closed early."""
+    """Tee the live chunks; ``done`` records them when the stream ends, fails or closes."""
     got: list[Json] = []
     try:
         chunks = inside(owner, lambda: iter(live()))

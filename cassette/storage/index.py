@@ -57,8 +57,7 @@ class Index:
         return ", ".join(repr(e) for e in eps[:8]) + (", …" if len(eps) > 8 else "") or "none"
 
     def iter_full(self) -> Iterator[tuple[Entry, Json]]:
-        """Every entry with its full request, in file order; those that cannot be rebuilt
-        are left out with a :class:`CassetteWarning`."""
+        """Every entry with its full request; those that cannot be rebuilt are warned of."""
         rebuilder = Rebuilder()
         for entry in self.entries.values():
             if entry.broken is not None:  # found on load, and warned about then

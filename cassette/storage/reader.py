@@ -118,8 +118,7 @@ class Reader:
             self._last[(env, channel)] = spoilt
 
     def _link(self, entry: Entry) -> Entry:
-        """Link ``entry`` to its delta base (broken without one, as every later one built
-        on it)."""
+        """Link ``entry`` to its delta base (broken without one)."""
         chan = (entry.env_index, entry.channel)
         if entry.delta is not None:
             entry.base = self._base(entry, self._last.get(chan))
@@ -161,8 +160,7 @@ class Reader:
         return what + "; this step and the later ones built on it cannot be served: re-record them"
 
     def _lean(self, line: bytes, lineno: int) -> Entry | None:
-        """An interaction line read in place, its bytes kept; None if not laid out as the
-        recorder writes it."""
+        """An interaction line read in place; None if not laid out as the recorder writes it."""
         cut = line.find(_REQ)
         if cut < 0 or not line.endswith(b"\n"):  # a last line cut short is parsed, and warned of
             return None

@@ -33,8 +33,7 @@ _WRITING_LOCK = threading.Lock()
 
 
 def _head(data: bytes, end: int | None) -> dict[str, Any] | bool:
-    """The header in an object's first ``end`` bytes; True if it goes on past them, False
-    if there is none."""
+    """The header in an object's first ``end`` bytes; True if longer, False if none."""
     cut = end is not None and len(data) >= end
     try:
         if data[:2] == b"\x1f\x8b":
@@ -132,8 +131,7 @@ class RemoteSink:
         self._thread.start()
 
     def _begin(self, found: Listing, record: bool) -> bool:
-        """Decide what close replaces (a continued shard: copied into the spool); whether
-        the local sink records from scratch."""
+        """Decide what close replaces; whether the local sink records from scratch."""
         keep_run = _kept_for_run(found, record)
         own = found.shards.get(self._name)
         self._seq = self._first = self._sent = self._copied = 0
@@ -235,8 +233,7 @@ class RemoteSink:
             raise failed("cannot delete objects next to", self._shown, exc, fix) from exc
 
     def _free_target(self) -> str:
-        """Where the whole shard goes: its object, unless another process wrote it since
-        the listing (then, in a directory, an object of this session's)."""
+        """The shard's object, unless another process wrote it since (then this session's)."""
         try:
             self._fs.invalidate_cache(self.target)
             now = self._fs.info(self.target).get("size")

@@ -87,8 +87,7 @@ def partial_path(path: Path) -> Path:
 
 @contextlib.contextmanager
 def holding(path: Path) -> Iterator[None]:
-    """Hold the append lock of ``path`` (if any): appending processes wait, then follow the
-    file that replaced it. Re-entrant."""
+    """Hold the append lock of ``path``: appenders wait, then follow its replacement."""
     fd = _locked(path)
     if fd is None:  # none (yet), a link, unreadable, held here: nothing to wait for
         yield
@@ -121,8 +120,7 @@ def _locked(path: Path) -> int | None:
 
 @contextlib.contextmanager
 def replacing(out: Path, mode: int | None = None) -> Iterator[Writer]:
-    """A writer of a side file (``mode``: default that of ``out``) that replaces ``out``
-    when the block ends cleanly, under :func:`holding`."""
+    """A writer of a side file that replaces ``out`` when the block ends cleanly."""
     side = partial_path(out)
     with holding(out):
         writer = Writer(side, mode=private_mode(out) if mode is None else mode)
