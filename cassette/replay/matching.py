@@ -112,15 +112,12 @@ class Matcher:
         if not self._top.isdisjoint(request):
             dumps_sorted({k: request[k] for k in self._top.intersection(request)})
 
-    def verify_entry(
-        self, entry: Entry, request: dict[str, Any], fix: str, got: str | None = None
-    ) -> None:
-        """:meth:`verify` ``request`` (``got``: its hash, if known) against ``entry`` (an
-        eval-protocol line: its messages)."""
+    def verify_entry(self, entry: Entry, request: dict[str, Any], fix: str) -> None:
+        """:meth:`verify` ``request`` against ``entry`` (an eval-protocol line: its messages)."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         want = entry.sha
         if want is not None:
-            got = got or self.digest_parts(request, (entry.env_index, entry.channel))[0]
+            got = self.digest_parts(request, (entry.env_index, entry.channel))[0]
             if got != want:
                 self.explain(entry, request, got, fix)
             return
