@@ -84,7 +84,7 @@ def loads(data: bytes | str) -> Any:
 
 
 def all_finite(value: Any) -> bool:
-    """Whether ``value`` (serialised already: not too deep) holds no NaN and no infinity."""
+    """Whether ``value`` (serialised already: not deeper than orjson's limit) is finite."""
     if isinstance(value, float):
         return bool(value - value == 0)  # NaN and infinities only (inf - inf is NaN)
     if isinstance(value, dict):

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, reduce
+from operator import getitem
 from typing import Any
 
 import orjson
@@ -34,15 +35,9 @@ Path = tuple[str | int, ...]
 _PLACES: tuple[Path, ...] = (("choices", 0, "message"), ("message",))
 
 
-def _at(node: Any, path: Path) -> Any:
-    for part in path:
-        node = node[part]
-    return node
-
-
 def _found(response: dict[str, Any], path: Path) -> Any:
     try:
-        return _at(response, path)
+        return reduce(getitem, path, response)
     except (KeyError, IndexError, TypeError):
         return None
 
@@ -168,7 +163,7 @@ def _is_lit(message: Any) -> bool:
 
 
 def _resolve(ref: dict[str, Any], base_response: dict[str, Any] | None) -> Any:
-    node = _at(base_response, ref[REF_KEY])  # KeyError/IndexError/TypeError: for the caller
+    node = reduce(getitem, ref[REF_KEY], base_response)  # (errors: for the caller)
     if not isinstance(node, dict):
         raise TypeError("reference does not point at an object")
     omit = ref.get("omit") or ()

@@ -66,8 +66,6 @@ class Matcher:
     def digest(self, request: dict[str, Any], key: Hashable = None) -> str:
         """sha256 (hex) of :meth:`canonical`. With a ``key`` (env_index, channel) the
         hashing goes on from the previous request of that key where this one extends it."""
-        if key is None:
-            return sha256_of(canonical_parts(self.normalise(request)))
         return self.digest_parts(request, key)[0]
 
     def digest_parts(
