@@ -35,7 +35,7 @@ Path = tuple[str | int, ...]
 _PLACES: tuple[Path, ...] = (("choices", 0, "message"), ("message",))
 
 
-def _found(response: dict[str, Any], path: Path) -> Any:
+def _found(response: Any, path: Path) -> Any:
     try:
         return reduce(getitem, path, response)
     except (KeyError, IndexError, TypeError):
@@ -162,7 +162,7 @@ def _is_lit(message: Any) -> bool:
     return isinstance(message, dict) and len(message) == 1 and LIT_KEY in message
 
 
-def _resolve(ref: dict[str, Any], base_response: dict[str, Any] | None) -> Any:
+def _resolve(ref: dict[str, Any], base_response: Any) -> Any:
     node = reduce(getitem, ref[REF_KEY], base_response)  # (errors: for the caller)
     if not isinstance(node, dict):
         raise TypeError("reference does not point at an object")
