@@ -45,6 +45,7 @@ class Cassette:
     ) -> None:
         path, local = where(path)
         self.url = local if isinstance(local, str) else None  # an fsspec URL (s3://...)
+        # a fork records, whatever $CASSETTE_FORCE_MODE says
         chosen = chosen_mode(mode) if base is None else (Mode.RECORD, None)
         self.requested_mode, forced_fix = chosen
         self.forced = forced_fix is not None  # $CASSETTE_FORCE_MODE overrode ``mode``
