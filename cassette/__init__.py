@@ -5,10 +5,6 @@ import cassette
 with cassette.open("runs/a.jsonl", mode="auto") as cas:
     with cassette.episode(0):
         resp = cas.call(request, live=lambda: client_call(request))
-
-``cassette.fork("runs/b.jsonl", from_cassette="runs/a.jsonl")`` opens a cassette that
-replays each episode of a.jsonl while its requests match, then goes live, recording it all
-into b.jsonl (:mod:`cassette.replay.fork`); like ``open``, it returns a :class:`Cassette`.
 """
 
 from __future__ import annotations

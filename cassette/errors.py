@@ -57,10 +57,9 @@ class CassetteModeError(CassetteError):
 
 
 class CassettePathError(CassetteError, OSError):
-    """A path that cannot be read or written: missing, a directory where a file is needed
-    (or a file where a directory is), unreadable. One line naming it and the fix; also an
-    :class:`OSError` whose ``errno``, ``strerror`` and ``filename`` are the failure's, so
-    ``except OSError`` still catches it."""
+    """A path that cannot be read or written (missing, a directory, unreadable): one line
+    naming it and the fix; also an :class:`OSError` with the failure's ``errno``,
+    ``strerror`` and ``filename``, so ``except OSError`` still catches it."""
 
     def __init__(self, message: str, *, path: str = "", cause: OSError | None = None) -> None:
         super().__init__(message)
@@ -93,9 +92,7 @@ def path_error(exc: OSError) -> CassettePathError:
 
 
 def reporting_paths(fn: Callable[P, R]) -> Callable[P, R]:
-    """``fn``, raising :class:`CassettePathError` where a path it reads or writes fails
-    (an :class:`OSError` that names it): a public function that takes paths raises
-    CassetteErrors for them."""
+    """``fn``, raising :class:`CassettePathError` for an :class:`OSError` that names a path."""
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -112,12 +109,9 @@ def reporting_paths(fn: Callable[P, R]) -> Callable[P, R]:
 
 
 class CassetteStorageError(CassetteError):
-    """An object store (an fsspec URL) failed: it could not be listed, read or written.
-
-    ``url`` is what failed; ``unreachable`` is True when the store could not be reached
-    (a refused connection, a timeout); ``kept`` is the local file that holds what a
-    recording could not upload (nothing recorded is lost), or None.
-    """
+    """An object store (an fsspec URL) could not be listed, read or written: ``url`` failed,
+    ``unreachable`` if it could not be reached (refused, timed out), ``kept`` the local file
+    holding what a recording could not upload (or None)."""
 
     def __init__(
         self, message: str, *, url: str = "", unreachable: bool = False, kept: Path | None = None

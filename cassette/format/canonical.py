@@ -24,13 +24,12 @@ __all__ = [
 ]
 
 MESSAGE_FIELDS = ("messages", "input")  # the conversation of a request
-# A number token that normalisation could change: an integral float ("1.0", "-0.0") or an
-# exponent, right after a JSON delimiter (a match inside a string only costs the slow path).
+# an integral float or an exponent after a delimiter (a match in a string costs the slow path)
 _FLOAT_TOKEN = re.compile(rb"[:,\[]-?\d+(?:\.0(?=[,}\]])|(?:\.\d+)?[eE])")
 _PARAMS_CACHE: dict[tuple[str, bytes], tuple[bytes, bytes, bool]] = {}  # (head, tail, null)
 _dumps = orjson.dumps
 _SORT = orjson.OPT_SORT_KEYS
-# (head, conversation, tail, the conversation's key or None): hashed without joining them
+# (head, conversation, tail, the conversation's key or None)
 Canonical = tuple[bytes, bytes, bytes, "str | None"]
 
 
@@ -46,7 +45,7 @@ def normalise_numbers(value: Any) -> Any:
 
 
 def _integral(value: float) -> int | float:
-    """``value`` as an int if it is integral and fits 64 bits (JSON writes it so)."""
+    """``value`` as an int if it is integral and fits 64 bits."""
     return int(value) if value.is_integer() and abs(value) < 2**63 else value
 
 
@@ -59,8 +58,7 @@ def conversation_field(request: dict[str, Any]) -> str | None:
 
 
 def normalise_request(request: dict[str, Any]) -> dict[str, Any]:
-    """Integral floats as ints in every parameter of a request (temperature, tools, ...);
-    the conversation (``messages``/``input`` lists) is text and is kept as written."""
+    """Integral floats as ints in every parameter; the conversation is kept as written."""
     return {
         k: v if k in MESSAGE_FIELDS and type(v) is list else normalise_numbers(v)
         for k, v in request.items()
@@ -68,7 +66,6 @@ def normalise_request(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def _normal_json(params: dict[str, Any]) -> bytes:
-    """Sorted-key JSON of ``params`` with integral floats as ints."""
     raw = dumps_sorted(params)
     return raw if _FLOAT_TOKEN.search(raw) is None else dumps_sorted(normalise_numbers(params))
 
@@ -81,17 +78,17 @@ def _split(params: dict[str, Any], key: str) -> tuple[bytes, bytes]:
 
 
 def _open(before: bytes) -> bytes:
-    """An object's JSON ``before`` left open for one more key: ``{"a":1,"`` or ``{"``."""
+    """``{"a":1,"`` or ``{"``: an object's JSON left open for one more key."""
     return before[:-1] + (b',"' if len(before) > 2 else b'"')
 
 
 def _close(after: bytes) -> bytes:
-    """An object's JSON ``after`` as the rest of one with a key before: ``,"z":1}`` or ``}``."""
+    """``,"z":1}`` or ``}``: an object's JSON as the rest of one with a key before."""
     return b"," + after[1:] if len(after) > 2 else b"}"
 
 
 def _params_parts(params: dict[str, Any], key: str, raw: bytes) -> tuple[bytes, bytes, bool]:
-    """:func:`_split`, and whether ``raw`` (``params``' JSON) holds a null (a NaN?), cached."""
+    """:func:`_split`, and whether ``raw`` holds a null (a NaN?), cached."""
     parts = (*_split(params, key), b"null" in raw)
     if len(_PARAMS_CACHE) >= 512:
         _PARAMS_CACHE.clear()
@@ -107,14 +104,6 @@ def sha256_of(parts: Canonical) -> str:
     return h.hexdigest()
 
 
-def _raw(value: Any, option: int = 0) -> bytes:
-    """orjson's bytes of ``value``; a pydantic model, bytes, ...: :func:`dumps_sorted`."""
-    try:
-        return _dumps(value, option=option)
-    except TypeError:  # (or what JSON cannot hold: NotJSONError)
-        return dumps_sorted(value)
-
-
 def _whole(request: dict[str, Any], key: str | None, live: bool) -> Canonical:
     """No conversation apart (none, or both fields): the whole request in one part."""
     whole = _normal_json(request) if key is None else dumps_sorted(normalise_request(request))
@@ -124,15 +113,15 @@ def _whole(request: dict[str, Any], key: str | None, live: bool) -> Canonical:
 
 
 def canonical_parts(request: dict[str, Any], *, live: bool = False) -> Canonical:
-    """:func:`canonical_bytes` as :data:`Canonical` parts; NotJSONError where JSON cannot
-    hold a value, and (``live``: a request being made) at a NaN outside the conversation."""
+    """:func:`canonical_bytes` as parts; NotJSONError for what JSON cannot hold (``live``:
+    also a NaN outside the conversation)."""
     key = conversation_field(request)
     if key is None or (key == "messages" and type(request.get("input")) is list):
         return _whole(request, key, live)
     params = dict(request)
     del params[key]
-    try:  # (inline, not _raw: the hot path of every call; the cache's key need not be
-        raw = _dumps(params)  # canonical, the bytes tell values apart)
+    try:  # unsorted: a cache key need only tell values apart
+        raw = _dumps(params)
     except TypeError:
         raw = dumps_sorted(params)
     parts = _PARAMS_CACHE.get((key, raw)) or _params_parts(params, key, raw)
@@ -141,12 +130,11 @@ def canonical_parts(request: dict[str, Any], *, live: bool = False) -> Canonical
     try:
         conversation = _dumps(request[key], option=_SORT)
     except TypeError:
-        conversation = _raw(request[key], _SORT)
+        conversation = dumps_sorted(request[key])
     return parts[0], conversation, parts[1], key
 
 
 def canonical_bytes(request: dict[str, Any]) -> bytes:
-    """Sorted-key compact JSON of :func:`normalise_request` of ``request``: integral
-    floats in the parameters as ints; the conversation as written."""
+    """Sorted-key compact JSON of :func:`normalise_request` of ``request``."""
     head, conversation, tail, _ = canonical_parts(request)
     return head + conversation + tail

@@ -1,5 +1,5 @@
-"""Whether a line is valid: :func:`line_faults` as the models say; :func:`interaction_ok`,
-:func:`head_ok`, :func:`delta_ok` and :func:`body_ok`, the same rules by hand (fast)."""
+"""Whether a line is valid: :func:`line_faults` by the models; the ``*_ok`` functions, the
+same rules by hand (fast)."""
 
 from __future__ import annotations
 
@@ -70,8 +70,7 @@ def _error_ok(error: Any) -> bool:
 
 
 def body_ok(response: Any, error: Any, meta: Any) -> bool:
-    """Whether what a line serves is valid: a response dict or null, an error as
-    :class:`~cassette.format.models.ErrorInfo` or null, a meta dict (a str checksum)."""
+    """Whether a line's response, error and meta are valid."""
     return (
         isinstance(response, (dict, type(None)))
         and _error_ok(error)
@@ -81,7 +80,7 @@ def body_ok(response: Any, error: Any, meta: Any) -> bool:
 
 
 def interaction_ok(obj: dict[str, Any]) -> bool:
-    """Whether the interaction line ``obj`` is valid (as its model says, strictly)."""
+    """Whether the interaction line ``obj`` is valid."""
     return (
         INTERACTION_KEYS >= obj.keys() >= _REQUIRED
         and head_ok(obj["env_index"], obj.get("channel", "llm"), obj["step"], obj.get("delta"))
@@ -96,7 +95,7 @@ def _sha_ok(sha: Any) -> bool:
 
 
 def header_fault(obj: dict[str, Any]) -> str | None:
-    """What makes the header ``obj`` unreadable (another format, a newer version), if anything."""
+    """What makes the header ``obj`` unreadable (another format, a newer version), or None."""
     version = obj.get("version")
     if obj.get("format") != FORMAT:
         return f"not a rollout-cassette header (format {obj.get('format')!r})"
@@ -109,7 +108,6 @@ def header_fault(obj: dict[str, Any]) -> str | None:
 
 
 def _model_faults(obj: dict[str, Any]) -> list[str]:
-    """The faults the line's model finds in ``obj``, each ``where: what``."""
     from pydantic import ValidationError  # the models load on first use
 
     from .models import LINE_ADAPTER
@@ -125,7 +123,7 @@ def _model_faults(obj: dict[str, Any]) -> list[str]:
 
 
 def _where(loc: tuple[int | str, ...]) -> str:
-    """A fault's place in the line (less the model's and the union's tags), or ``line``."""
+    """A fault's place in the line (less the model's and the union's tags)."""
     return ".".join(str(p) for p in loc[1:] if p not in ("int", "str")) or "line"
 
 
@@ -137,6 +135,6 @@ def line_faults(obj: dict[str, Any]) -> list[str]:
     if kind == "header" and (found := header_fault(obj)) is not None:
         return [found]
     faults = _model_faults(obj)
-    if kind == "interaction" and not faults:  # what the models do not say: a str checksum
+    if kind == "interaction" and not faults:  # the one rule the models lack
         return ["meta.checksum: Input should be a valid string"]
     return faults

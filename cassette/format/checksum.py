@@ -1,7 +1,5 @@
-"""``meta.checksum``, what guards an interaction line's response and error against damage:
-the CRC-32 (8 hex digits) of the compact JSON ``[response, error]`` as the line holds them
-(``error`` null when absent). :func:`crc_of_slices` and :func:`checked_response` take it
-from a line's bytes, :func:`checksum` from values. Pure: no IO."""
+"""``meta.checksum``: the CRC-32 (8 hex digits) of the compact JSON ``[response, error]``
+of an interaction line, from its values or from its bytes. Pure."""
 
 from __future__ import annotations
 
@@ -24,7 +22,6 @@ _OPEN = zlib.crc32(b"[")
 _NO_ERROR = b",null]"
 RESPONSE = b'"response":'
 _META = b',"meta":{'
-# how a line written by the recorder ends: the checksum is meta's last field
 _CRC_KEY = b'"' + CHECKSUM_KEY.encode() + b'":"'
 _CRC_END = len(_CRC_KEY) + 8 + 4  # "checksum":"0123abcd"}} and the newline
 
@@ -35,14 +32,13 @@ def checksum(response: Any, error: Any) -> str:
 
 
 def crc_of_slices(raw: bytes, start: int, stop: int) -> int:
-    """The CRC-32 of ``[`` + ``raw[start:stop]`` + ``,null]``: the checksum of a line
-    without an error whose response is those bytes (compact, as the recorder dumps it)."""
+    """The CRC-32 of ``[`` + ``raw[start:stop]`` + ``,null]`` (a response, no error)."""
     return zlib.crc32(_NO_ERROR, zlib.crc32(raw[start:stop], _OPEN))
 
 
 def checked_response(raw: bytes, tail: int) -> int:
-    """Where the response's bytes end in the line ``raw`` laid out as the recorder writes it
-    (``"response":`` at ``tail``, ``meta.checksum`` last) if the checksum matches; else 0."""
+    """Where the response ends in a line as the recorder writes it (``"response":`` at
+    ``tail``, ``meta.checksum`` last) if the checksum matches; else 0."""
     at = len(raw) - _CRC_END
     if not (raw.startswith(_CRC_KEY, at) and raw.endswith(b'"}}\n') and raw[at - 1] in b",{"):
         return 0

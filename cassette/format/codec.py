@@ -1,7 +1,5 @@
-"""The JSON codec: compact orjson bytes, pydantic models dumped in JSON mode. What JSON
-cannot hold exactly (keys that are not strings, ints beyond 64 bits, nesting deeper than 254
-levels, sets, bytes that are not UTF-8; NaN and infinities, which :func:`check_finite`
-finds) is refused with :class:`NotJSONError`, never stored as something else. Pure."""
+"""The JSON codec: compact orjson bytes, pydantic models dumped in JSON mode; what JSON
+cannot hold exactly (a set, an int beyond 64 bits, a NaN, ...) raises :class:`NotJSONError`."""
 
 from __future__ import annotations
 
@@ -34,7 +32,7 @@ _WHY = {
 
 
 class NotJSONError(CassetteError, TypeError):
-    """A value that a cassette cannot store as JSON exactly (see the module docstring)."""
+    """A value that a cassette cannot store as JSON exactly."""
 
 
 def _default(obj: Any) -> Any:
@@ -86,8 +84,7 @@ def loads(data: bytes | str) -> Any:
 
 
 def all_finite(value: Any) -> bool:
-    """Whether ``value`` (serialised already: nested 255 levels at most) holds no NaN and
-    no infinity (no paths: the common case is fast)."""
+    """Whether ``value`` (serialised already: not deeper than orjson's limit) is finite."""
     if isinstance(value, float):
         return bool(value - value == 0)  # NaN and infinities only (inf - inf is NaN)
     if isinstance(value, dict):
@@ -101,7 +98,6 @@ def all_finite(value: Any) -> bool:
 
 
 def _non_finite(value: Any, where: str) -> tuple[float, str] | None:
-    """The first NaN or infinity in ``value`` and where it is, if any."""
     stack: list[tuple[Any, str]] = [(value, where)]
     while stack:
         node, at = stack.pop()
@@ -112,7 +108,6 @@ def _non_finite(value: Any, where: str) -> tuple[float, str] | None:
 
 
 def _inside(node: Any, at: str) -> list[tuple[Any, str]]:
-    """The values in a container and where each is."""
     if isinstance(node, dict):
         return [(v, f"{at}.{k}") for k, v in node.items()]
     if isinstance(node, (list, tuple)):
@@ -121,8 +116,7 @@ def _inside(node: Any, at: str) -> list[tuple[Any, str]]:
 
 
 def check_finite(value: Any, where: str = "request") -> None:
-    """Raise :class:`NotJSONError` if ``value`` holds a NaN or an infinity: JSON has
-    neither, and orjson would write (and hash) them as ``null``."""
+    """Raise :class:`NotJSONError` at a NaN or an infinity (orjson would write ``null``)."""
     found = None if all_finite(value) else _non_finite(value, where)
     if found is not None:
         raise NotJSONError(
@@ -131,6 +125,6 @@ def check_finite(value: Any, where: str = "request") -> None:
         )
 
 
-def messages_finite(messages: Any, start: int, raw: bytes = b"", offset: int = 0) -> bool:
-    """Whether ``messages[start:]`` hold no NaN and no infinity (``raw``, ``offset``: unused)."""
+def messages_finite(messages: Any, start: int) -> bool:
+    """Whether ``messages[start:]`` hold no NaN and no infinity."""
     return all(map(all_finite, messages[start:]))

@@ -1,12 +1,13 @@
-"""The message delta encoding: a request's conversation stored as the count of leading
-messages it shares with the previous request of its episode and channel (``keep``) plus the
-messages after them, a copy of an object of the previous response as ``{"$ref": path}``."""
+"""The message delta encoding: the count of leading messages shared with the previous
+request of the episode and channel (``keep``), then the rest, a copy of an object of the
+previous response as ``{"$ref": path}``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, reduce
+from operator import getitem
 from typing import Any
 
 import orjson
@@ -34,16 +35,9 @@ Path = tuple[str | int, ...]
 _PLACES: tuple[Path, ...] = (("choices", 0, "message"), ("message",))
 
 
-def _at(node: Any, path: Path) -> Any:
-    """The value at ``path`` in ``node``; KeyError, IndexError or TypeError if none."""
-    for part in path:
-        node = node[part]
-    return node
-
-
-def _found(response: dict[str, Any], path: Path) -> Any:
+def _found(response: Any, path: Path) -> Any:
     try:
-        return _at(response, path)
+        return reduce(getitem, path, response)
     except (KeyError, IndexError, TypeError):
         return None
 
@@ -57,7 +51,6 @@ def response_candidates(response: dict[str, Any] | None) -> list[tuple[Path, dic
 
 
 def _outputs(response: dict[str, Any]) -> list[tuple[Path, Any]]:
-    """The items of a Responses API ``output`` list, each with its path."""
     output = response.get("output")
     return (
         [(("output", i), item) for i, item in enumerate(output)] if isinstance(output, list) else []
@@ -66,7 +59,7 @@ def _outputs(response: dict[str, Any]) -> list[tuple[Path, Any]]:
 
 @dataclass
 class RefTarget:
-    """A response's object that may reappear as a message of the next request (as JSON)."""
+    """A response's object that may reappear as a message of the next request."""
 
     path: Path
     raw: bytes
@@ -74,13 +67,13 @@ class RefTarget:
 
     @cached_property
     def view(self) -> dict[str, Any]:
-        """The object, parsed (once, when a message is compared field by field)."""
+        """The object, parsed once (to compare a message field by field)."""
         found: dict[str, Any] = orjson.loads(self.raw)
         return found
 
     def ref(self, message: dict[str, Any], raw: bytes) -> dict[str, Any] | None:
-        """``{"$ref": path}`` if ``message`` (whose JSON is ``raw``) is this object, with
-        ``"omit"`` if it is this object less some of its empty fields; else None."""
+        """``{"$ref": path}`` (with ``"omit"``: less some empty fields) if ``message``
+        (JSON ``raw``) is this object; else None."""
         if raw == self.raw:  # (both sorted-key JSON)
             return {REF_KEY: list(self.path)}
         omit = self._omitted(message, raw)
@@ -98,14 +91,12 @@ class RefTarget:
 
 
 def _all_empty(obj: dict[str, Any], keys: list[str]) -> bool:
-    """Whether ``obj`` holds nothing at ``keys`` (null, ``[]``, ``{}`` or ``""``)."""
     return all(obj[k] in _EMPTY for k in keys)
 
 
 @dataclass
 class MessageBase:
-    """What the next request's delta is relative to: the previous request's messages and
-    its response's reusable objects, as sorted-key JSON bytes (a snapshot)."""
+    """What the next delta is relative to: the previous messages and response (as JSON)."""
 
     count: int
     raw: bytes
@@ -123,7 +114,7 @@ class MessageBase:
         return cls(len(messages), _sorted(messages) if raw is None else raw, targets)
 
     def common_prefix(self, messages: Sequence[Any], raw: bytes) -> int:
-        """How many leading messages of ``messages`` (sorted-key JSON ``raw``) are the base's."""
+        """How many leading messages of ``messages`` (JSON ``raw``) are the base's."""
         if self.count == 0:
             return 0
         end = len(self.raw) - 1  # the base list without its closing bracket
@@ -143,7 +134,6 @@ class MessageBase:
 
 
 def _shared(old: Sequence[Any], new: Sequence[Any]) -> int:
-    """How many leading messages of ``old`` and ``new`` are the same (as sorted-key JSON)."""
     pairs = enumerate(zip(old, new, strict=False))
     return next((i for i, (a, b) in pairs if _sorted(a) != _sorted(b)), min(len(old), len(new)))
 
@@ -152,13 +142,12 @@ def encode_messages(
     messages: Sequence[Any], base: MessageBase, raw: bytes | None = None
 ) -> tuple[list[Any], int]:
     """(stored messages, keep): the messages after the prefix shared with the base, copies
-    of its response's objects as references (``raw``: the sorted-key JSON of ``messages``)."""
+    of its response's objects as references (``raw``: ``messages``' sorted-key JSON)."""
     keep = base.common_prefix(messages, _sorted(messages) if raw is None else raw)
     return [_stored(msg, base) for msg in messages[keep:]], keep
 
 
 def _stored(message: Any, base: MessageBase) -> Any:
-    """``message`` as a delta line stores it: a reference, escaped, or as it is."""
     ref = base.ref(message) if isinstance(message, dict) else None
     if ref is not None:
         return ref
@@ -173,8 +162,8 @@ def _is_lit(message: Any) -> bool:
     return isinstance(message, dict) and len(message) == 1 and LIT_KEY in message
 
 
-def _resolve(ref: dict[str, Any], base_response: dict[str, Any] | None) -> Any:
-    node = _at(base_response, ref[REF_KEY])  # KeyError/IndexError/TypeError: for the caller
+def _resolve(ref: dict[str, Any], base_response: Any) -> Any:
+    node = reduce(getitem, ref[REF_KEY], base_response)  # (errors: for the caller)
     if not isinstance(node, dict):
         raise TypeError("reference does not point at an object")
     omit = ref.get("omit") or ()

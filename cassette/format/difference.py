@@ -1,6 +1,5 @@
-"""Why two JSON values differ: :func:`first_difference` finds the first path where they
-part (keys sorted, lists in order; ``True`` is not ``1``, ``1`` is not ``1.0``), and
-:meth:`Difference.describe` shows both values there, long strings around where they part."""
+"""Why two JSON values differ: the first path where they part (``True`` is not ``1``,
+``1`` is not ``1.0``), and both values there."""
 
 from __future__ import annotations
 
@@ -50,8 +49,7 @@ def format_path(path: Iterable[str | int]) -> str:
 
 
 def _children(a: Any, b: Any) -> list[tuple[str | int, Any, Any]] | None:
-    """(key, a's value, b's value) of two dicts (keys sorted) or two lists (in order), a
-    side without the key holding ``Difference.MISSING``; None unless both are containers."""
+    """(key, a's value, b's value) of two dicts or two lists; else None."""
     gone = Difference.MISSING
     if isinstance(a, dict) and isinstance(b, dict):
         return [(k, a.get(k, gone), b.get(k, gone)) for k in sorted(set(a) | set(b), key=str)]
@@ -61,7 +59,6 @@ def _children(a: Any, b: Any) -> list[tuple[str | int, Any, Any]] | None:
 
 
 def _items(a: list[Any], b: list[Any]) -> list[tuple[str | int, Any, Any]]:
-    """(index, a's item, b's item) of two lists, the shorter padded with ``MISSING``."""
     return [(i, *pair) for i, pair in enumerate(zip_longest(a, b, fillvalue=Difference.MISSING))]
 
 
@@ -82,7 +79,7 @@ def _short(value: Any) -> str:
 
 
 def _shorten(a: Any, b: Any) -> tuple[str, str]:
-    """Both values shortened; two long strings are shown around where they part."""
+    """Both values shortened (two long strings, around where they part)."""
     if isinstance(a, str) and isinstance(b, str) and max(len(a), len(b)) > _WIDTH - 2:
         pairs = enumerate(zip(a, b, strict=False))
         start = next((i for i, (x, y) in pairs if x != y), min(len(a), len(b))) - _WIDTH // 3
@@ -91,6 +88,5 @@ def _shorten(a: Any, b: Any) -> tuple[str, str]:
 
 
 def _window(text: str, start: int) -> str:
-    """``text`` from ``start`` on, as much as fits, with "…" where it is cut."""
     part = text[start : start + _WIDTH - 8]
     return ("…" if start else "") + repr(part) + ("…" if start + len(part) < len(text) else "")

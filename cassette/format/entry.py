@@ -1,6 +1,5 @@
-"""One recorded interaction, :class:`Entry` (keyed by :data:`Key`), decoded from its line
-when asked; a delta-encoded request is rebuilt along its chain of delta bases by
-:meth:`Entry.full_request`, or a file's requests in turn by :class:`Rebuilder`."""
+"""One recorded interaction, :class:`Entry`, decoded from its line when asked; delta
+requests are rebuilt along their bases (:meth:`Entry.full_request`, :class:`Rebuilder`)."""
 
 from __future__ import annotations
 
@@ -34,9 +33,9 @@ def format_error(path: str, line: int, why: str) -> CassetteFormatError:
 
 @dataclass(slots=True, eq=False)
 class Entry:
-    """One recorded interaction: key, hash, delta; the rest read from ``kept`` (the parsed
-    line) or decoded when asked from ``raw``, its bytes (``tail``: where ``"response":``
-    starts; ``stop``: where the response ends, if it was checked as loaded)."""
+    """One recorded interaction: key, hash, delta; the rest from ``kept`` (the parsed line)
+    or decoded from ``raw`` (``tail``: where ``"response":`` starts; ``stop``: where it
+    ends, if checked as loaded)."""
 
     at: InitVar[Key]  # (env_index, channel, step)
     sha: str | None  # None: an eval-protocol line, matched on messages alone
@@ -59,7 +58,7 @@ class Entry:
 
     @classmethod
     def of(cls, line: Json, source: str = "", lineno: int = 0) -> Entry:
-        """The entry of a parsed interaction line (kept as it is)."""
+        """The entry of a parsed interaction line."""
         key = (line["env_index"], line.get("channel", "llm"), line["step"])
         return cls(key, line.get("request_sha256"), line.get("delta"), b"", line, source, lineno)
 
@@ -77,7 +76,7 @@ class Entry:
             raise self._error("the line is not valid JSON") from None
 
     def payload(self) -> Json:
-        """The line's response, error and meta (and, where it was decoded whole, more)."""
+        """The line's response, error and meta (or all of it)."""
         if self.kept is not None:
             return self.kept
         data = b"{" + self.raw[self.tail :] if self.tail else self.raw
@@ -85,7 +84,7 @@ class Entry:
         return found if isinstance(found, dict) else {}
 
     def decoded(self) -> Json:
-        """The whole line, parsed (kept, or decoded now)."""
+        """The whole line, parsed."""
         line: Json = self.kept if self.kept is not None else self._decode(self.raw)
         return line
 
@@ -106,8 +105,7 @@ class Entry:
         return cast("Json", self.payload().get("meta") or {})
 
     def check(self) -> None:
-        """Raise :class:`CassetteFormatError` naming the line if it cannot be served (a
-        broken delta chain, a malformed body, a ``meta.checksum`` that does not match)."""
+        """Raise :class:`CassetteFormatError` if the line cannot be served."""
         if self.broken is not None:
             raise self.broken
         if not self.checked:
@@ -127,7 +125,7 @@ class Entry:
             )
 
     def served(self) -> tuple[Json | None, Json | None]:
-        """(response, error), as replay serves them (one decode)."""
+        """(response, error), in one decode."""
         stop = self.stop
         if not stop:
             payload = self.payload()
@@ -138,7 +136,7 @@ class Entry:
         return response, None
 
     def param(self, key: str) -> Any:
-        """A top-level request value (``model``, ...), looked up along the delta bases; or None."""
+        """A top-level request value (``model``, ...), along the delta bases; or None."""
         node: Entry | None = self
         while node is not None:
             request = node.request
@@ -160,7 +158,7 @@ class Entry:
         return full
 
     def _chain(self) -> tuple[list[Entry], Entry | None]:
-        """The delta lines from this one down to (not with) the first whole request's."""
+        """(the delta lines from this one down, the entry of the whole request below them)."""
         chain: list[Entry] = []
         node: Entry | None = self
         while node is not None and node.delta is not None:
@@ -185,13 +183,12 @@ class Entry:
 
 
 def _takes(delta: Json | None, key: str) -> bool:
-    """Whether a line with ``delta`` takes the request's ``key`` from its base's."""
     same = (delta or {}).get("same", ())
     return same == SAME_ALL or key in same
 
 
 def _matches(response: Json | None, error: Json | None, want: str | None) -> bool:
-    """Whether ``want``, a line's ``meta.checksum`` (None: it has none), is theirs."""
+    """Whether ``want`` (a ``meta.checksum``, or None) is theirs."""
     try:
         return want is None or checksum(response, error) == want
     except NotJSONError:
@@ -199,7 +196,6 @@ def _matches(response: Json | None, error: Json | None, want: str | None) -> boo
 
 
 def _same_params(base_full: Json, same: Any, fld: str) -> Json:
-    """What a delta line's request takes from its base's: the keys ``same`` names."""
     if same == SAME_ALL:
         return {key: value for key, value in base_full.items() if key != fld}
     return {key: base_full[key] for key in same if key in base_full}
@@ -211,14 +207,13 @@ def _messages_of(request: Json, fld: str) -> list[Any]:
 
 
 class Rebuilder:
-    """The full requests of a file's entries, taken in file order: each delta line is
-    rebuilt on its base's full request, kept until a delta line uses it."""
+    """The full requests of a file's entries, in file order (each base's kept until used)."""
 
     def __init__(self) -> None:
         self._kept: dict[Entry, Json] = {}
 
     def full(self, entry: Entry) -> Json:
-        """The full request of ``entry``; CassetteFormatError (set as its ``broken``) if none."""
+        """The full request of ``entry``; CassetteFormatError (its ``broken``) if none."""
         if entry.broken is not None:
             raise entry.broken
         base = entry.base
@@ -227,7 +222,6 @@ class Rebuilder:
         return full
 
     def _on(self, base: Entry, entry: Entry) -> Json:
-        """``entry`` rebuilt on ``base``'s full request (kept, or rebuilt again: a repeat)."""
         try:
             base_full = self._kept.pop(base, None)
             return entry.rebuild(base.full_request() if base_full is None else base_full)
@@ -237,8 +231,7 @@ class Rebuilder:
 
 
 def ep_entry(obj: Json, path: str, line: int) -> Entry:
-    """An eval-protocol line (``env_index``, ``step``, ``messages``) as an entry: its last
-    assistant message is the response, the messages before it the request."""
+    """An eval-protocol line as an entry: its last assistant message answers the rest."""
     messages, env, step = obj.get("messages"), obj.get("env_index"), obj.get("step")
     if (
         not isinstance(messages, list)
@@ -256,7 +249,6 @@ def ep_entry(obj: Json, path: str, line: int) -> Entry:
 
 
 def _ep_kept(messages: list[Any], last: int) -> Json:
-    """The interaction of an eval-protocol line whose last answer is ``messages[last]``."""
     return {
         "request": {"messages": messages[:last]},
         "response": {"choices": [{"index": 0, "message": messages[last]}]},

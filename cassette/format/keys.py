@@ -1,6 +1,5 @@
-"""What a line may hold as its key (env_index, channel, step) and as an episode's outcome,
-checked before anything is written: a value the file format cannot read back (an env_index
-of 1.5, a step of -1, a reward of NaN) would make every later open fail, so it is refused."""
+"""A line's key (env_index, channel, step) and an episode's outcome, checked before they
+are written: a value the format cannot read back would make every later open fail."""
 
 from __future__ import annotations
 
@@ -32,8 +31,7 @@ def _check_env(env: Any) -> None:
 
 
 def check_key(env: Any, channel: Any, step: Any) -> None:
-    """Raise :class:`CassetteError` unless (``env``, ``channel``, ``step``) can be a line's key:
-    an int or str env_index, a str channel, an int step of 0 or more."""
+    """Raise :class:`CassetteError` unless (``env``, ``channel``, ``step``) can be a key."""
     _check_env(env)
     if not isinstance(channel, str):
         raise _wrong("channel", "a str", channel, "pass a str such as 'llm' or 'mcp'")
@@ -70,9 +68,7 @@ def _terminated(terminated: Any) -> bool | None:
 
 
 def outcome_line(env: Any, reward: Any, terminated: Any, info: Any) -> dict[str, Any]:
-    """The outcome line of an episode, or :class:`CassetteError` naming the value that
-    the file format cannot hold: ``env`` as :func:`check_key`'s, ``reward`` a finite
-    number or None, ``terminated`` a bool or None, ``info`` a mapping of JSON values."""
+    """The outcome line of an episode; :class:`CassetteError` for what the format cannot hold."""
     _check_env(env)
     if info is not None and not isinstance(info, Mapping):
         raise CassetteError(

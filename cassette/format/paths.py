@@ -1,7 +1,5 @@
-"""Paths into JSON values (``messages[*].name``, ``metadata.trace_id``, ``**.timestamp``):
-:func:`parse_path` reads one; :class:`Paths`, the ignore rules of :class:`cassette.Matcher`
-and ``cassette diff``, applies many in one walk that copies only what changes, each path
-dropping what it selects or handing it to a function."""
+"""Paths into JSON values (``messages[*].name``, ``**.timestamp``): :class:`Paths` applies
+many in one walk that copies only what changes (the ignore rules of matching and diff)."""
 
 from __future__ import annotations
 
@@ -75,7 +73,6 @@ class Paths:
             node._index()
 
     def _index(self) -> None:
-        """What the walks look up, worked out once a path is added."""
         kids = self.kids
         self.drops = _dropped(kids)
         self.walk = tuple((k, v) for k, v in kids.items() if k not in (*self.drops, DEEP))
@@ -83,7 +80,6 @@ class Paths:
         self.plain = self.act is None and DEEP not in kids and self._lone_star()
 
     def _lone_star(self) -> bool:
-        """Whether ANY, if a kid, is the only one and keeps what it selects."""
         star = self.star
         return star is None or (len(self.kids) == 1 and star.act is not _drop)
 
@@ -101,7 +97,7 @@ class Paths:
         return node if deep is None else deep._deep(node)
 
     def _deep(self, node: Any) -> Any:
-        """Apply at ``node`` and at every depth below it (``**``: zero or more levels)."""
+        """Apply at ``node`` and at every depth below it."""
         node = self.apply(node)
         if isinstance(node, dict):
             new = {k: self._deep(v) for k, v in node.items()}
@@ -164,7 +160,6 @@ class Paths:
         return self._same_items(enumerate(a), b)  # (an item dropped drops on both sides)
 
     def _same_items(self, items: Iterable[tuple[Any, Any]], b: Any) -> bool:
-        """Whether each value of ``items`` is the same as ``b``'s at its key or index."""
         star, kids = self.star, self.kids
         for k, x in items:
             y = b[k]
@@ -184,14 +179,12 @@ def _without(drops: frozenset[str], node: dict[str, Any]) -> dict[str, Any]:
 
 
 def _keys(key: Token, node: dict[str, Any]) -> Iterable[Any]:
-    """The keys of ``node`` that ``key`` selects."""
     if key is ANY:
         return list(node)
     return (key,) if key in node else ()
 
 
 def _indices(key: Token, node: list[Any]) -> Iterable[int]:
-    """The indices of ``node`` that ``key`` selects."""
     if key is ANY:
         return range(len(node))
     return (key,) if isinstance(key, int) and 0 <= key < len(node) else ()
@@ -203,5 +196,4 @@ def _dropped(kids: dict[Token, Paths]) -> frozenset[str]:
 
 
 def _present(items: list[Any]) -> list[Any]:
-    """``items`` less those dropped."""
     return [v for v in items if v is not _GONE]

@@ -1,8 +1,6 @@
-"""The run id, ``meta.run_id`` of every header the recorder writes: the first 16 hex digits
-of a sha256 of what the header holds (``"run:" + meta.run`` for the shards of a
-``$CASSETTE_RUN``, else ``"header:"`` + the JSON ``[created_at, producer, meta.run_nonce]``),
-so it survives a copy, a move or an upload. A run id passed in ``meta`` (1 to 64 letters,
-digits, ``-_.:``) is kept; anything else there is no id and is never shown."""
+"""The run id, ``meta.run_id`` of every header: 16 hex digits of a sha256 of what the
+header holds, so it survives a copy or an upload (docs/reference/file-format.md). One
+passed in ``meta`` (1 to 64 of ``A-Za-z0-9-_.:``) is kept; anything else is no id."""
 
 from __future__ import annotations
 
@@ -31,7 +29,7 @@ NONCE = "run_nonce"  # the random part of a header that names no run
 
 
 def new_nonce() -> str:
-    """16 random hex digits (the golden-file generators replace this to be deterministic)."""
+    """16 random hex digits (golden-file generators replace this)."""
     return secrets.token_hex(8)
 
 
@@ -45,7 +43,6 @@ def _meta(header: Any) -> dict[str, Any]:
 
 
 def _run(meta: dict[str, Any]) -> str | None:
-    """The ``$CASSETTE_RUN`` a header's meta names, if any."""
     run = meta.get("run")
     return run if isinstance(run, str) and run else None
 
@@ -65,8 +62,7 @@ def is_run_id(value: Any) -> bool:
 
 
 def stamp(header: dict[str, Any]) -> dict[str, Any]:
-    """``header`` with ``meta.run_id`` set (and ``meta.run_nonce`` where no run is named),
-    unless its meta holds a run id already."""
+    """``header`` with ``meta.run_id`` (and ``run_nonce`` if no run is named) set if unset."""
     meta = header["meta"]
     if not is_run_id(meta.get(RUN_ID)):
         if _run(meta) is None:
@@ -82,8 +78,8 @@ def run_id_of(header: dict[str, Any]) -> str | None:
 
 
 def set_run_id(headers: list[dict[str, Any]]) -> str:
-    """The run id of a cassette (a file, or shards): the id its headers share, or for several
-    runs ``sha256("set:" + their sorted ids, comma-separated)``; headers without ids: below."""
+    """The run id of a cassette: the id its headers share, or for several runs
+    ``sha256("set:" + their sorted ids, comma-separated)``."""
     ids = {run_id_of(h) for h in headers}
     if not ids or None in ids:
         return _id_before_ids(headers)
@@ -102,6 +98,5 @@ def _id_before_ids(headers: list[dict[str, Any]]) -> str:
 
 
 def kept_run_id(headers: list[dict[str, Any]]) -> dict[str, str]:
-    """Header meta for a file made from cassettes (a merge, an import) whose headers are
-    ``headers``: their set's run id; nothing if there are none (a new id is derived)."""
+    """Header meta for a file made from cassettes with ``headers``: their set's run id."""
     return {RUN_ID: set_run_id(headers)} if headers else {}

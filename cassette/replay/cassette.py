@@ -1,10 +1,4 @@
-"""The Cassette: modes, the index, step counters, and call/acall/stream/astream.
-
-What a cassette is handed decides the rest, as httpx's transports do: a fork base
-(:class:`~cassette.replay.fork.ForkBase`, from :func:`fork`) serves the calls of an
-episode until it forks, an episode-naming policy (:class:`~cassette.replay.context.Episodes`,
-zero-code recording's) names the episodes of calls made outside :func:`cassette.episode`.
-"""
+"""The Cassette: modes, the index, step counters, and call/acall/stream/astream."""
 
 from __future__ import annotations
 
@@ -55,10 +49,8 @@ class Cassette:
         chosen = chosen_mode(mode) if base is None else (Mode.RECORD, None)
         self.requested_mode, forced_fix = chosen
         self.forced = forced_fix is not None  # $CASSETTE_FORCE_MODE overrode ``mode``
-        # how to re-record, as misses and mismatches print it (the pytest plugin names its flag)
-        self.fix = forced_fix or FIX
-        # how to serve by key alone, as a mismatch prints it (``cassette serve`` names its flag)
-        self.by_key = BY_KEY
+        self.fix = forced_fix or FIX  # how to re-record (the pytest plugin names its flag)
+        self.by_key = BY_KEY  # how to serve by key alone (``cassette serve`` names its flag)
         if match not in ("strict", "key"):
             raise CassetteModeError(f"unknown match {match!r}; use 'strict' or 'key'")
         self.match, self.matcher = match, Matcher(ignore)
@@ -75,8 +67,6 @@ class Cassette:
         )
         self.path, self.index, self._sink = opened.path, opened.index, opened.sink
         self.mode = opened.mode if base is None else Mode.APPEND  # a fork serves and records
-
-    # --- lifecycle ----------------------------------------------------------------------
 
     def close(self) -> None:
         """Finish: in record mode the side file replaces the cassette now, atomically."""
@@ -119,8 +109,6 @@ class Cassette:
             f"<Cassette {str(self.url or self.path)!r} mode={self.mode.value} match={self.match}>"
         )
 
-    # --- keys ---------------------------------------------------------------------------
-
     def _begin(
         self,
         request: Json,
@@ -129,8 +117,7 @@ class Cassette:
         step: int | None,
         errors: ErrorCodec | None,
     ) -> Entry | Slot | None:
-        """The entry to serve, the :class:`Slot` of a call to make live, or None for a call
-        made inside a live call of this cassette (part of that call: it goes straight live)."""
+        """The entry to serve, the :class:`Slot` of a live call, or None inside a live call."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         if self.closed or not isinstance(request, dict):
             self._refuse(request)
@@ -146,12 +133,6 @@ class Cassette:
         entry = self.index.entries.get(key)
         if entry is None:
             raise self._miss(key)
-        if entry.checked and entry.broken is None and entry.sha and self.match == "strict":
-            # _check's usual case, inline (replay per call: 3.5% in bench/ab_replay.py)
-            got = self.matcher.digest_parts(request, (entry.env_index, entry.channel))[0]
-            if got != entry.sha:
-                self.matcher.explain(entry, request, got, self.mismatch_fix)
-            return entry
         self._check(entry, request)
         return entry
 
@@ -163,9 +144,7 @@ class Cassette:
         )
 
     def _check(self, entry: Entry, request: Json, got: str | None = None) -> None:
-        """Raise unless ``entry`` may answer ``request``: a line that cannot be served
-        (broken delta chain, changed response), or under strict matching a request that
-        is not the recorded one (``got``: its hash, if made already)."""
+        """Raise unless ``entry`` may answer ``request`` (``got``: its hash, if known)."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         if entry.broken is not None or not entry.checked:
             entry.check()
@@ -184,9 +163,7 @@ class Cassette:
         return f"{self.fix}, or {self.by_key}"
 
     def _take(self, key: Key, request: Json, errors: ErrorCodec | None) -> Entry | Slot:
-        """Record, append and passthrough mode: the entry ``append`` serves, else the slot
-        of a live call (taken for writing, hashed now: what cannot be recorded is refused
-        before the live call); a fork's base may serve it."""
+        """The entry append mode (or a fork's base) serves, else a live call's slot."""
         entry = self.index.entries.get(key) if self.mode is Mode.APPEND else None
         if entry is not None:
             self._check(entry, request)
@@ -210,8 +187,7 @@ class Cassette:
         return slot if self.base is None else self._from_base(self.base, slot, request)
 
     def _from_base(self, base: ForkBase, slot: Slot, request: Json) -> Entry | Slot:
-        """A fork's call: the base's entry, copied into this cassette, or (the episode
-        forks, or forked before) the slot of a live call."""
+        """A fork's call: the base's entry, copied into this cassette, or the live slot."""
         entry, point = base.take(slot.key, lambda e: self._check(e, request, slot.sha))
         if point is not None:
             env, channel, step = slot.key
@@ -233,8 +209,6 @@ class Cassette:
             f"no recording for env_index={env!r} channel={channel!r} step={step}; {held}. "
             f"The code made a call the recording never saw: {self.fix}, or append mode to add it"
         )
-
-    # --- the calls ----------------------------------------------------------------------
 
     def _heard(self, env: EnvIndex, reply: Any) -> None:
         if self.episodes is not None:
@@ -327,8 +301,6 @@ class Cassette:
         self._heard(entry.env_index, chunks)
         return chunks, None if info is None else lambda: load_error(info, errors, self.fix)
 
-    # --- outcomes and queries -----------------------------------------------------------
-
     def outcome(
         self,
         env_index: EnvIndex | None = None,
@@ -348,9 +320,8 @@ class Cassette:
         self.index.outcomes[line["env_index"]] = line
 
     def rewind(self, env_index: EnvIndex | None = None) -> None:
-        """Replay an episode (every episode, when None) from its first step again: a client
-        run a second time against one replaying cassette (``cassette serve``) gets the same
-        answers. Only in replay mode, where no step is written."""
+        """Replay an episode (every episode, when None) from its first step again (replay
+        mode only): a client run twice against ``cassette serve`` gets the same answers."""
         if self.mode is not Mode.REPLAY:
             raise CassetteModeError(
                 f"rewind replays an episode again, which a cassette in {self.mode.value} mode "
@@ -384,8 +355,7 @@ def _header_meta(meta: Json | None, redactor: Redactor, matcher: Matcher) -> Jso
 
 
 def _nearest(env: EnvIndex, episodes: list[EnvIndex]) -> str:
-    """``; the nearest recorded episode is 'NAME'`` for a named episode the recording
-    lacks and another name resembles (a conversation that changed a little), else ""."""
+    """``; the nearest recorded episode is 'NAME'`` for a missing named episode, or ""."""
     if not isinstance(env, str) or env in episodes:
         return ""
     names = [e for e in episodes if isinstance(e, str)]
@@ -426,10 +396,9 @@ def fork(
 ) -> Cassette:
     """Open ``path`` (default ``$CASSETTE_PATH``) as a fork of ``from_cassette`` (default
     ``$CASSETTE_FORK_FROM``): each episode replays from the base while its requests match,
-    then goes live, and the new cassette records it all (:mod:`cassette.replay.fork`).
-    ``fork_at`` (``{env: step}`` of channel ``fork_channel``, e.g. ``"agent"`` under
-    ``patch_tau2``, or ``callable(env, step)``) defaults to ``$CASSETTE_FORK_AT`` (JSON).
-    ``options`` go to the new cassette (``match``, ``ignore``, ``redact``, ``meta``)."""
+    then goes live, and the new cassette records it all. ``fork_at``: ``{env: step}`` of
+    channel ``fork_channel``, or ``callable(env, step)`` (default ``$CASSETTE_FORK_AT``,
+    JSON); ``options`` go to the new cassette (``match``, ``ignore``, ``redact``, ``meta``)."""
     base = ForkBase.named(
         from_cassette, fork_at=fork_at, live_channels=live_channels, channel=fork_channel
     )

@@ -1,10 +1,6 @@
-"""The current episode: ``with cassette.episode(3): ...`` keys the calls made inside it.
-
-It is a context variable, so asyncio tasks inherit it; a plain thread does not, so
-:func:`bind` and :class:`ContextExecutor` carry it into worker threads. For calls made
-outside any :func:`episode`, a cassette may be handed a naming policy (:class:`Episodes`);
-:data:`LIVE` holds the cassette whose live call is running (see :func:`inside`).
-"""
+"""The current episode, a context variable (asyncio tasks inherit it; :func:`bind` and
+:class:`ContextExecutor` carry it into threads), and :data:`LIVE`, the cassette whose live
+call is running."""
 
 from __future__ import annotations
 
@@ -33,14 +29,12 @@ LIVE: contextvars.ContextVar[object] = contextvars.ContextVar("cassette_live", d
 
 
 class Episodes(Protocol):
-    """Names the episode of a call made outside any :func:`episode` (a cassette's
-    ``episodes=``; zero-code recording's is :class:`cassette.replay.episodes.Conversations`)."""
+    """Names the episode of a call made outside any :func:`episode` (``episodes=``), and
+    hears each reply (a response dict, or a stream's chunks) to a call it named."""
 
-    def name(self, request: Json) -> EnvIndex:
-        """The episode of ``request``."""
+    def name(self, request: Json) -> EnvIndex: ...
 
-    def heard(self, env_index: EnvIndex, reply: Any) -> None:
-        """``reply`` (a response dict, or a stream's chunks) answered a call of ``env_index``."""
+    def heard(self, env_index: EnvIndex, reply: Any) -> None: ...
 
 
 @contextmanager
@@ -61,11 +55,8 @@ def current_episode() -> int | str | None:
 
 
 def bind(fn: Callable[P, R]) -> Callable[P, R]:
-    """Wrap ``fn`` to run in a copy of the caller's context (episode included).
-
-    ``threading.Thread(target=cassette.bind(work))`` or ``loop.run_in_executor(None,
-    cassette.bind(work))`` then sees the episode that was current where ``bind`` was called.
-    """
+    """Wrap ``fn`` to run in a copy of the caller's context (episode included), e.g.
+    ``threading.Thread(target=cassette.bind(work))``."""
     ctx = contextvars.copy_context()
 
     @functools.wraps(fn)
@@ -84,8 +75,7 @@ class ContextExecutor(ThreadPoolExecutor):
 
 
 def inside(owner: object, fn: Callable[..., R], *args: Any) -> R:
-    """``fn(*args)`` run as a live call of ``owner``: calls on ``owner`` made meanwhile (in
-    this thread or task) are part of it, not calls of their own."""
+    """``fn(*args)`` as a live call of ``owner`` (calls on it meanwhile are part of it)."""
     token = LIVE.set(owner)
     try:
         return fn(*args)

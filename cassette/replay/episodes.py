@@ -1,27 +1,6 @@
-"""Episodes for code that never names one: :class:`Conversations`, the episode-naming
-policy that zero-code recording hands its cassette (``episodes=``), which names a call's
-episode from the conversation it carries.
-
-The rule, for a request with no :func:`cassette.episode` around it and no
-``$CASSETTE_EPISODE``:
-
-- Its conversation is its messages: ``system`` / ``instructions`` first, then ``messages``
-  or ``input``. Its *start* is everything up to and including the first user message.
-- A call continues an episode when that episode's last request's conversation is a strict
-  prefix of its own (the conversation grew); the longest such prefix wins, and between
-  equals, the episode whose last reply holds the text of the next assistant message.
-- Otherwise it starts an episode: ``"<slug>.<hash of the start>.<n>"``, the slug made of
-  the first words of the first user message (``add-17-and-25.3f2a9c.0``), ``n`` counting
-  the episodes that began with the same start (0 for the first).
-
-So concurrent conversations (threads, asyncio tasks) separate on their own and replay
-finds them again, whatever order they run in: two conversations with the same start get
-the same first answer from the recording, whichever of the two episodes each one takes.
-Limits: a conversation that is not a growing message list (one that drops or rewrites
-earlier messages, summarises its history, or calls with a fresh list each turn) starts a
-new episode at each change; requests without messages (embeddings, model lists) each key
-on their whole body. Name episodes with ``cassette.episode()`` where that matters.
-"""
+"""Episodes for code that never names one: :class:`Conversations` names a call's episode
+by the conversation it carries (zero-code recording's ``episodes=``); the rule is in
+docs/concepts/episodes.md."""
 
 from __future__ import annotations
 
@@ -69,8 +48,7 @@ def _start(messages: list[bytes]) -> bytes:
 
 
 def _texts(value: Any, into: list[str], ids: set[str], key: str = "") -> None:
-    """The strings under text-like keys, in order (replies and stream chunks alike), and
-    the identifiers (tool call ids) anywhere."""
+    """Collect the strings under text-like keys, in order, and the ids (tool call ids)."""
     if isinstance(value, dict):
         for k, item in value.items():
             _texts(item, into, ids, k)
@@ -85,7 +63,6 @@ def _texts(value: Any, into: list[str], ids: set[str], key: str = "") -> None:
 
 
 def _said(value: Any) -> tuple[str, set[str]]:
-    """The text and the identifiers of a message or a reply (:func:`_texts`)."""
     texts: list[str] = []
     ids: set[str] = set()
     _texts(value, texts, ids)
@@ -93,8 +70,7 @@ def _said(value: Any) -> tuple[str, set[str]]:
 
 
 def _slug(start: bytes) -> str:
-    """The first words of the start's last message (its first user message), lowercased,
-    joined by ``-``: ``add-17-and-25`` (at most 32 characters; "" when it has no words)."""
+    """The first words of the first user message: ``add-17-and-25`` (32 characters at most)."""
     last = orjson.loads(start.rsplit(b"\n", 1)[-1]) if start else None
     content = last.get("content") if isinstance(last, dict) else None
     texts: list[str] = []
@@ -108,8 +84,7 @@ def _slug(start: bytes) -> str:
 
 
 def _head(start: bytes) -> str:
-    """The name of the episodes that begin with ``start``, less their count: a readable slug
-    of the first user message and a hash of the whole start (``add-17-and-25.3f2a9c``)."""
+    """The name of the episodes that begin with ``start``, less their count."""
     digest = hashlib.sha256(start).hexdigest()
     slug = _slug(start)
     return f"{slug}.{digest[:6]}" if slug else digest[:10]
@@ -132,8 +107,7 @@ class _Episode:
 
 
 class Conversations:
-    """Names each call's episode by its conversation (the rule above); ``fixed`` (default
-    ``$CASSETTE_EPISODE``, read now) names every call's instead."""
+    """Names a call's episode by its conversation; ``fixed`` ($CASSETTE_EPISODE) names all."""
 
     def __init__(
         self,
@@ -146,8 +120,7 @@ class Conversations:
             named = os.environ[EPISODE_VARIABLE]
             fixed = int(named) if named.isdigit() else named
         self.fixed = fixed
-        # replaying: how many episodes began with each start (by its hash), and how to
-        # replay one again, so a client run twice against one cassette gets the same answers
+        # replaying: how many recorded episodes began with each start, and how to rewind one
         self._recorded = Counter(
             str(e).rpartition(".")[0] for e in recorded if isinstance(e, str) and "." in e
         )
@@ -178,8 +151,7 @@ class Conversations:
         return policy
 
     def _begin(self, start: bytes) -> _Episode:
-        """A new episode of ``start``: ``<hash>.<n>``; replaying, the n-th of the recorded
-        episodes of that start, taken from its first step again, round and round."""
+        """A new episode of ``start``; replaying, the recorded ones round and round."""
         count = self._starts[start] = self._starts.get(start, -1) + 1
         head = _head(start)
         recorded = self._recorded.get(head, 0)
@@ -191,8 +163,7 @@ class Conversations:
         return episode
 
     def _continued(self, start: bytes, messages: list[bytes]) -> _Episode | None:
-        """The episode whose conversation ``messages`` extends the most; between equals,
-        the one whose last reply the next message repeats, else the first to begin."""
+        """The episode ``messages`` extends most (ties: the one whose reply it repeats)."""
         grown = [ep for ep in self._episodes.values() if ep.grows_into(start, messages)]
         longest = max((len(ep.messages) for ep in grown), default=0)
         best = [ep for ep in grown if len(ep.messages) == longest]

@@ -1,34 +1,6 @@
 """Fork a recorded run: replay each episode from a base cassette while its requests match,
-then call live from the first request that differs (or from a step you name) and record
-everything into a new cassette that replays on its own.
-
-.. code-block:: python
-
-    with cassette.fork("runs/b.jsonl", from_cassette="runs/a.jsonl", fork_at={17: 6}) as cas:
-        client = wrap_openai(OpenAI(), cas)    # any adapter: wrap_openai, wrap_anthropic,
-        ...                                    # wrap_policy, patch_tau2, mcp_session
-
-:func:`cassette.fork` opens a :class:`~cassette.Cassette` in record mode with a
-:class:`ForkBase` handed to it (its ``mode`` reads ``append``: it serves and records):
-
-- A call of an episode that has not forked is looked up in the base at the same key; if
-  the base holds it and the request matches, the base's answer (or error) is served and
-  copied into the new cassette. Otherwise the episode forks there: this call and every
-  later call of the episode, on every channel, go live and are recorded.
-- ``fork_at={env: step}`` forks episode ``env`` at step ``step`` of channel ``"llm"``
-  (``fork_channel=``) even if the request matches; ``fork_at=callable(env, step) -> bool``
-  for any rule.
-- ``live_channels={"mcp"}``: calls on these channels always go live (a tool server whose
-  state the prefix must rebuild); they still count as matching the base.
-- Where each episode forked is recorded in the new cassette as one interaction on channel
-  ``"fork"`` (step 0): ``{"base": path, "base_run": run id, "channel", "step", "why"}``.
-  ``cassette diff BASE NEW`` shows them per episode (not as calls); :func:`fork_points`
-  reads them.
-
-``cassette fork BASE NEW -- cmd`` runs a command with ``$CASSETTE_FORK_FROM`` (and the
-variables below) set, so the cassettes it opens (and ``cassette run``'s zero-code
-recording) fork from BASE: :func:`ForkBase.named` reads them when a cassette opens.
-"""
+then go live from the first that differs (or a step named by ``fork_at``), recording it all
+into a new cassette (docs/guides/forking.md)."""
 
 from __future__ import annotations
 
@@ -58,8 +30,7 @@ ForkAt = Mapping[Any, int] | Callable[[Any, int], bool] | None
 
 
 class ForkBase:
-    """The base of a fork: what a cassette serves (and copies) for a call whose episode
-    has not forked, and where each episode forked. Read once, never written."""
+    """The base of a fork: what it serves until an episode forks, and where each forked."""
 
     def __init__(
         self,
@@ -108,9 +79,7 @@ class ForkBase:
             )
 
     def take(self, key: Key, verify: Callable[[Entry], None]) -> tuple[Entry | None, Json | None]:
-        """(the base's entry to serve for the call at ``key``, None: it goes live; the
-        point where its episode forks, if it forks at this call). ``verify(entry)`` raises
-        :class:`CassetteMismatch` if the call's request is not the entry's."""
+        """(the base's entry to serve at ``key``, or None; the fork point, if it forks)."""
         env, channel, step = key
         with self._lock:
             if env in self.forked or channel in self.live_channels:

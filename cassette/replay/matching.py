@@ -1,15 +1,5 @@
-"""Matching a request to the recording: ignore rules, the chained hash, and why two
-requests differ.
-
-The walk of a request through :meth:`cassette.Cassette.call`, in order: :class:`Matcher`
-leaves out the ignored keys (:meth:`Matcher.normalise`, paths from :mod:`cassette.format.paths`),
-:func:`~cassette.format.canonical.canonical_parts` writes the rest in canonical form,
-:meth:`Matcher.digest_parts` hashes it, going on from the previous request of the same
-episode and channel (:data:`HashChain`: over an episode each byte is hashed once, not
-once a step), and on a hash that is not the recording's :meth:`Matcher.verify` names the
-first path where the two requests part (:func:`first_difference`, from
-:mod:`cassette.format.difference`). Pure: dicts in, strings out, no IO.
-"""
+"""Matching a request to the recording: ignore rules, the hash chained over an episode
+(each byte hashed once, not once a step), and where two requests part. Pure, no IO."""
 
 from __future__ import annotations
 
@@ -23,7 +13,7 @@ from ..errors import CassetteMismatch
 from ..format.canonical import canonical_bytes, canonical_parts, normalise_request, sha256_of
 from ..format.codec import check_finite, dumps_sorted, messages_finite
 from ..format.difference import Difference, first_difference
-from ..format.paths import DEEP, Paths
+from ..format.paths import Paths
 
 if TYPE_CHECKING:
     from ..storage.index import Entry
@@ -31,11 +21,8 @@ if TYPE_CHECKING:
 __all__ = ["CHAINS", "DEFAULT_IGNORE", "HashChain", "Matcher"]
 
 _sha256 = hashlib.sha256
-# The hashing of an episode's latest request, for its next one to go on from, by
-# (env_index, channel): (its head, a view of its conversation's JSON less the closing
-# bracket, the sha256 state after those, its number of messages)
+# (head, conversation JSON less its closing bracket, sha256 state after both, messages)
 HashChain = tuple[bytes, memoryview, Any, int]
-
 
 # Request keys that never decide what a model answers: transport, credentials, retries.
 DEFAULT_IGNORE: tuple[str, ...] = (
@@ -56,12 +43,9 @@ CHAINS = 256  # (env_index, channel) keys whose hashing state is kept (most rece
 
 
 class Matcher:
-    """Turns a request into the canonical form that is hashed and compared.
-
-    ``ignore`` adds paths to leave out: ``"temperature"``, ``"metadata.trace_id"``,
-    ``"messages[*].name"``, ``"**.timestamp"`` (any depth). The defaults
-    (:data:`DEFAULT_IGNORE`, top-level transport keys) apply unless ``defaults=False``.
-    """
+    """Turns a request into the canonical form that is hashed and compared. ``ignore``
+    adds paths to leave out: ``"temperature"``, ``"messages[*].name"``, ``"**.timestamp"``
+    (any depth); :data:`DEFAULT_IGNORE` applies too unless ``defaults=False``."""
 
     def __init__(self, ignore: Iterable[str] = (), *, defaults: bool = True) -> None:
         self.ignore = (ignore,) if isinstance(ignore, str) else tuple(ignore)  # one rule
@@ -70,13 +54,9 @@ class Matcher:
         self._lock = threading.Lock()
         self._paths = Paths((*DEFAULT_IGNORE, *self.ignore) if defaults else self.ignore)
         self._top = self._paths.drops  # top-level keys left out (checked, not hashed)
-        # nothing but top-level keys left out: a request without them is its own normal form
-        self._flat = not self._paths.walk and DEEP not in self._paths.kids
 
     def normalise(self, request: dict[str, Any]) -> dict[str, Any]:
         """The request without ignored parts (numbers are normalised when hashing)."""
-        if self._flat and self._top.isdisjoint(request):
-            return request
         out: dict[str, Any] = self._paths.apply(request)
         return out
 
@@ -86,19 +66,14 @@ class Matcher:
     def digest(self, request: dict[str, Any], key: Hashable = None) -> str:
         """sha256 (hex) of :meth:`canonical`. With a ``key`` (env_index, channel) the
         hashing goes on from the previous request of that key where this one extends it."""
-        if key is None:
-            return sha256_of(canonical_parts(self.normalise(request)))
         return self.digest_parts(request, key)[0]
 
     def digest_parts(
         self, request: dict[str, Any], key: Hashable = None
     ) -> tuple[str, bytes | None]:
-        """(:meth:`digest`, the JSON of the request's conversation list as hashed), the
-        latter None unless the ignore rules left the conversation as it is.
-
-        With a ``key`` the request is a live one: a value that a cassette cannot store
-        exactly (NaN, an int beyond 64 bits, a set, ...) raises
-        :class:`~cassette.format.codec.NotJSONError`, before any live call is made."""
+        """(:meth:`digest`, the conversation's JSON as hashed, None if the ignore rules
+        changed it). With a ``key`` (a live request) what a cassette cannot store raises
+        :class:`~cassette.format.codec.NotJSONError`."""
         normal = self.normalise(request)
         if key is None:
             parts = canonical_parts(normal)
@@ -111,9 +86,8 @@ class Matcher:
             return sha256_of((head, conv, tail, fld)), None
         messages = normal[fld]
         end = len(conv) - 1  # the conversation list without its closing bracket
-        state, start, offset = _resume(chain, head, conv, end)
-        # only the messages this request adds are looked at for NaN: from their first byte
-        if not messages_finite(messages, start, conv, offset):
+        state, start = _resume(chain, head, conv, end)
+        if not messages_finite(messages, start):
             for i in range(start, len(messages)):
                 check_finite(messages[i], f"{fld}[{i}]")
         final = state.copy()
@@ -123,7 +97,7 @@ class Matcher:
         return final.hexdigest(), conv if messages is request.get(fld) else None
 
     def _keep(self, key: Hashable, chain: HashChain) -> None:
-        """Keep ``chain`` for the next request of ``key``, and at most :data:`CHAINS`."""
+        """Keep ``chain`` for the next request of ``key`` (at most :data:`CHAINS` kept)."""
         chains = self._chains
         chains[key] = chain
         if len(chains) > CHAINS:
@@ -132,14 +106,12 @@ class Matcher:
                     del chains[next(iter(chains))]
 
     def check_ignored(self, request: dict[str, Any]) -> None:
-        """Raise :class:`~cassette.format.codec.NotJSONError` if a top-level key that is not
-        hashed (``headers``, ``timeout``, ...) holds what a cassette cannot store."""
+        """Raise ``NotJSONError`` if an ignored top-level key holds what cannot be stored."""
         if not self._top.isdisjoint(request):
             dumps_sorted({k: request[k] for k in self._top.intersection(request)})
 
     def verify_entry(self, entry: Entry, request: dict[str, Any], fix: str) -> None:
-        """:meth:`verify` ``request`` against a recorded entry: its hash, or for an
-        eval-protocol line (no hash) the digest of its messages (made once)."""
+        """:meth:`verify` ``request`` against ``entry`` (an eval-protocol line: its messages)."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         want = entry.sha
         if want is not None:
@@ -153,17 +125,15 @@ class Matcher:
         self.verify(entry, {"messages": request.get("messages")}, want, fix)
 
     def verify(self, entry: Entry, request: dict[str, Any], want: str, fix: str) -> None:
-        """Raise :class:`CassetteMismatch` unless ``request`` hashes to ``want`` (the
-        recorded hash), or equals the recorded request under this matcher's rules."""
+        """Raise :class:`CassetteMismatch` unless ``request`` hashes to ``want`` or equals
+        the recorded request under this matcher's rules."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         got = self.digest(request, (entry.env_index, entry.channel))
         if got != want:
             self.explain(entry, request, got, fix)
 
     def explain(self, entry: Entry, request: dict[str, Any], got: str, fix: str) -> None:
-        """Raise :class:`CassetteMismatch` naming where ``request`` (which hashes to
-        ``got``, not to the recorded hash) parts from the recorded request, unless the two
-        are equal under this matcher's rules (recorded under other ignore rules)."""
+        """Raise :class:`CassetteMismatch` where ``request`` parts from the recording."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
         recorded = entry.request if entry.sha is None else entry.full_request()
         if self.digest(recorded) == got:
@@ -187,14 +157,13 @@ class Matcher:
         return first_difference(a, b)
 
 
-def _resume(chain: HashChain | None, head: bytes, conv: bytes, end: int) -> tuple[Any, int, int]:
-    """(the sha256 state after ``head`` and ``conv[:end]``, the first message and byte not
-    hashed before): where this request extends ``chain``'s, only its new bytes are hashed,
-    going on from the chain's state (a chain is used once: it was popped)."""
+def _resume(chain: HashChain | None, head: bytes, conv: bytes, end: int) -> tuple[Any, int]:
+    """(sha256 state after ``head`` + ``conv[:end]``, first new message): only bytes
+    past ``chain``'s are hashed."""
     if chain is not None and chain[0] == head and conv.startswith(chain[1]):
         offset, state = len(chain[1]), chain[2]
         state.update(conv[offset:end])  # (a copy: cheaper than a view)
-        return state, chain[3], offset
+        return state, chain[3]
     state = _sha256(head)
     state.update(memoryview(conv)[:end])
-    return state, 0, 0
+    return state, 0

@@ -39,9 +39,7 @@ PYTEST_FIX = "re-record with --cassette-mode=record"  # a cassette the pytest pl
 SERVE_FIX = "to re-record, restart `cassette serve` with --mode record"  # as a server prints it
 BY_KEY = "open with match='key' to serve by key alone"  # a mismatch's other way out
 SERVE_BY_KEY = "restart `cassette serve` with --match key to serve by key alone"
-# In replay no call leaves the process, so an SDK client needs no real key: where none is
-# set, `cassette run --mode replay` and the pytest plugin's replays give it this one (the
-# openai and anthropic clients refuse to start without a key).
+# replay sends nothing, but the openai and anthropic clients refuse to start without a key
 REPLAY_KEYS = {
     "OPENAI_API_KEY": "cassette-replay-no-key",
     "ANTHROPIC_API_KEY": "cassette-replay-no-key",
@@ -74,8 +72,7 @@ class Mode(str, Enum):
 
 
 def chosen_mode(value: Mode | str | None) -> tuple[Mode, str | None]:
-    """The mode a cassette opens in, given the code's ``value``: ``$CASSETTE_FORCE_MODE``
-    when set (then also its fix, which names that variable), else :meth:`Mode.parse`."""
+    """(mode, its fix if ``$CASSETTE_FORCE_MODE`` set it), else :meth:`Mode.parse` of ``value``."""
     forced = os.environ.get(FORCE_VARIABLE, "").strip()
     if not forced:
         return Mode.parse(value), None
@@ -83,7 +80,6 @@ def chosen_mode(value: Mode | str | None) -> tuple[Mode, str | None]:
         mode = Mode.parse(forced)
     except CassetteModeError as exc:
         raise CassetteModeError(f"{FORCE_VARIABLE}={forced!r}: {exc}") from None
-    # `cassette run --mode M` sets the variable for its command, so there the flag is the fix
     return mode, (
         f"re-record with {FORCE_VARIABLE}=record (it is {mode.value} now; "
         "under `cassette run --mode`, with --mode record)"
@@ -104,14 +100,12 @@ def default_error(exc: BaseException) -> Json:
 
 
 def dump_error(exc: BaseException, errors: ErrorCodec | None) -> Json:
-    """How ``exc`` is recorded: as the adapter's ``errors`` store it, else its type name
-    and message."""
+    """How ``exc`` is recorded: as the adapter's ``errors`` store it, else its type and message."""
     return (errors.dump(exc) if errors is not None else None) or default_error(exc)
 
 
 def load_error(info: Json, errors: ErrorCodec | None, fix: str) -> BaseException:
-    """The exception a recorded error is replayed as: the adapter's, else a
-    :class:`RecordedError` with its type name and message."""
+    """The exception a recorded error is replayed as: the adapter's, else :class:`RecordedError`."""
     exc = errors.load(info) if errors is not None else None
     if exc is None:
         return RecordedError(
@@ -121,8 +115,7 @@ def load_error(info: Json, errors: ErrorCodec | None, fix: str) -> BaseException
 
 
 def served(entry: Entry, errors: ErrorCodec | None, fix: str) -> Json:
-    """What a call that ``entry`` answers returns: its response, or its error rebuilt
-    (:func:`load_error`) and raised."""
+    """What a call that ``entry`` answers returns, or its recorded error, raised."""
     response, error = entry.served()
     if error is not None:
         raise load_error(error, errors, fix)

@@ -1,6 +1,5 @@
-"""Where an opened cassette lives and what opening it takes: whether it exists (a file,
-a shard directory, an fsspec URL), the mode ``auto`` resolves to, the index replay and
-append load, and the sink record and append write to."""
+"""Opening a cassette (a file, a shard directory, an fsspec URL): the mode ``auto``
+resolves to, the index replay and append load, the sink record and append write to."""
 
 from __future__ import annotations
 
@@ -58,8 +57,7 @@ def open_parts(
     meta: dict[str, Any],
     fsync: bool,
 ) -> Opened:
-    """Open the cassette at ``path`` (``url``, if it is an fsspec URL; ``given``: the path
-    as the caller wrote it, a trailing separator names a directory) in ``requested`` mode."""
+    """Open the cassette at ``path`` (``url``: its fsspec URL; ``given``: as written)."""
     found = listing(url) if url is not None else None
     exists = _exists(path, found)
     mode = requested
@@ -80,7 +78,6 @@ def open_parts(
 
 
 def _index(path: Path, found: Listing | None, mode: Mode) -> Index:
-    """The index of an existing cassette that ``mode`` serves from (replay, append)."""
     if mode is Mode.REPLAY:
         return load_index([path], lean=True)
     if mode is not Mode.APPEND:

@@ -1,9 +1,5 @@
-"""The keys an open cassette hands out, and the calls it makes live.
-
-:class:`Steps` is the bookkeeping (thread-safe): each call's step (a counter per episode
-and channel, unless the caller names one), which keys this run wrote and which it served.
-:class:`Slot` is a call made live: its key, its request, and how its result is recorded.
-"""
+"""The keys an open cassette hands out (:class:`Steps`, thread-safe), and a call it makes
+live (:class:`Slot`: its key, its request, and how its result is recorded)."""
 
 from __future__ import annotations
 
@@ -19,7 +15,7 @@ from ..format.keys import check_key
 from ..storage.recorder import line_meta, now_iso
 from ..types import Json
 from . import streaming
-from .context import LIVE
+from .context import LIVE, inside
 from .modes import ErrorCodec, dump_error
 
 if TYPE_CHECKING:
@@ -38,8 +34,7 @@ class Steps:
         self._served: set[Key] = set()
 
     def next(self, env: EnvIndex, channel: str, step: int | None) -> Key:
-        """The key of the next call of (``env``, ``channel``): ``step`` if given (the
-        counter goes on from it), else the counter's; marked served."""
+        """The key of the next call (``step``, else the counter's), marked served."""
         if step is not None and (type(step) is not int or step < 0):
             check_key(env, channel, step)  # a step the counters cannot take: refused
         counter = (env, channel)
@@ -64,7 +59,7 @@ class Steps:
             self._written.add(key)
 
     def give_back(self, key: Key) -> None:
-        """Free a key taken for writing whose call was refused before it was made."""
+        """Free a key whose call was refused before it was made."""
         env, channel, step = key
         with self._lock:
             self._written.discard(key)
@@ -84,9 +79,7 @@ class Steps:
 
 
 class Slot:
-    """A call made live for ``owner`` (a cassette): its key and request, and the sink its
-    result is written to (None: passthrough, nothing is), with the hash of its request and
-    its conversation's JSON as hashed, taken before the live call."""
+    """A call made live for ``owner``: key, request, hash, sink (None: passthrough)."""
 
     __slots__ = (
         "conversation", "env_index", "errors", "key", "owner", "request", "sha", "sink", "started",
@@ -130,16 +123,13 @@ class Slot:
         self.write(response, error, time.perf_counter() - self.started, extra)
 
     def run(self, live: Callable[[], Json]) -> Json:
-        """Call ``live`` (as a live call of the owner) and record what it returns or raises."""
+        """Call ``live`` and record what it returns or raises."""
         self.started = time.perf_counter()
-        token = LIVE.set(self.owner)  # calls on the owner made meanwhile are part of it
         try:
-            response = live()
+            response = inside(self.owner, live)
         except Exception as exc:
             self.record(None, exc)
             raise
-        finally:
-            LIVE.reset(token)
         self.record(response, None)
         return response
 
@@ -160,8 +150,7 @@ class Slot:
     def stream_done(
         self, assemble: Callable[[list[Json]], Json] | None, heard: Callable[[Any, Any], None]
     ) -> streaming.Done:
-        """What records a live stream when it ends (:func:`streaming.record`): its chunks,
-        and ``assemble(chunks)``; then ``heard(env_index, chunks)``."""
+        """What records a live stream when it ends (:func:`streaming.record`)."""
         self.started = time.perf_counter()
 
         def done(chunks: list[Json], exc: BaseException | None, complete: bool) -> None:

@@ -1,5 +1,4 @@
-"""Streams under a cassette: chunks are handed over as they arrive and recorded at the
-end (with the assembled message), or replayed in their recorded order and boundaries."""
+"""Streams: chunks handed over as they arrive and recorded at the end, or replayed."""
 
 from __future__ import annotations
 
@@ -42,9 +41,7 @@ async def areplay(
 
 
 def record(live: Callable[[], Iterable[Json]], done: Done, owner: object) -> Iterator[Json]:
-    """Tee the live chunks to the caller; ``done`` records them when the stream ends, fails,
-    or is closed early (then marked incomplete). The live stream runs as a live call of
-    ``owner`` (:func:`~cassette.replay.context.inside`), while it starts and each chunk."""
+    """Tee the live chunks; ``done`` records them when the stream ends, fails or closes."""
     got: list[Json] = []
     try:
         chunks = inside(owner, lambda: iter(live()))
@@ -89,8 +86,7 @@ async def _anext(owner: object, chunks: AsyncIterator[Json]) -> Any:
 def stream_response(
     chunks: list[Json], assemble: Callable[[list[Json]], Json] | None, whole: bool
 ) -> tuple[Json, Json]:
-    """(the response dict of a stream, extra meta): the chunks, the assembled message when
-    the stream ran whole, and the usage found in the message or the last chunk holding it."""
+    """(the response of a stream: chunks and assembled message; meta: its usage)."""
     response: Json = {"chunks": chunks}
     if assemble is not None and whole:
         response["message"] = assemble(chunks)

@@ -1,5 +1,5 @@
-"""The in-memory index of a cassette: entries keyed by (env_index, channel, step), loaded
-from files and shard directories; full requests are rebuilt only when asked for."""
+"""The in-memory index of a cassette: entries by (env_index, channel, step), from files and
+shard directories."""
 
 from __future__ import annotations
 
@@ -28,15 +28,14 @@ class Index:
     outcomes: dict[EnvIndex, dict[str, Any]] = field(default_factory=dict)
     headers: list[dict[str, Any]] = field(default_factory=list)
     eval_protocol: bool = False
-    # lines of a key recorded before (the first is served): (the served entry, this one)
-    duplicates: list[tuple[Entry, Entry]] = field(default_factory=list)
+    duplicates: list[tuple[Entry, Entry]] = field(default_factory=list)  # (served, repeat)
 
     def episodes(self) -> list[EnvIndex]:
         """Every episode, in the order first seen: those with calls, then outcomes alone."""
         return list(dict.fromkeys([*(key[0] for key in self.entries), *self.outcomes]))
 
     def describe_episode(self, env_index: EnvIndex) -> str:
-        """What the cassette holds for one episode, for a CassetteMiss message."""
+        """What the cassette holds for one episode (for a CassetteMiss)."""
         steps: dict[str, list[int]] = defaultdict(list)
         for env, channel, step in self.entries:
             if env == env_index and type(env) is type(env_index):
@@ -58,8 +57,7 @@ class Index:
         return ", ".join(repr(e) for e in eps[:8]) + (", …" if len(eps) > 8 else "") or "none"
 
     def iter_full(self) -> Iterator[tuple[Entry, Json]]:
-        """Every entry with its full request, in file order; those that cannot be rebuilt
-        are left out, each with a :class:`CassetteWarning`."""
+        """Every entry with its full request; those that cannot be rebuilt are warned of."""
         rebuilder = Rebuilder()
         for entry in self.entries.values():
             if entry.broken is not None:  # found on load, and warned about then
@@ -84,7 +82,6 @@ def reason_of(exc: CassetteFormatError) -> str:
 
 
 def warn_left_out(entry: Entry, exc: CassetteFormatError, stacklevel: int) -> None:
-    """Warn that ``entry`` is left out of a walk of full requests, as ``exc`` says why."""
     warnings.warn(
         f"{entry.source}:{entry.line}: left out, its request cannot be rebuilt "
         f"({reason_of(exc)}); run `cassette validate {entry.source}`",
@@ -105,7 +102,7 @@ def _load_file(index: Index, path: Path, lean: bool) -> None:
             twice.append((prior, record))
     index.eval_protocol = index.eval_protocol or reader.eval_protocol
     index.duplicates += twice
-    if twice:  # a kind of damage readers tolerate: one warning for the file
+    if twice:
         _warn_twice(str(path), twice)
     if reader.broken:
         _warn_broken(str(path), reader.broken)
@@ -121,7 +118,6 @@ def _where(old: Entry, new: Entry) -> str:
 def _warn_twice(spath: str, twice: list[tuple[Entry, Entry]]) -> None:
     shown = ", ".join(_where(old, new) for old, new in twice[:3])
     more = f" and {len(twice) - 3} more" if len(twice) > 3 else ""
-    # repeats across shards: the copy without them is a merge of the whole directory
     across = any(old.source != new.source for old, new in twice)
     cassette = f"{Path(spath).parent}/" if across else spath
     warnings.warn(
@@ -146,8 +142,7 @@ def _warn_broken(spath: str, broken: list[Entry]) -> None:
 
 @reporting_paths
 def load_index(paths: Iterable[Path], *, lean: bool = False) -> Index:
-    """Load files (or shard directories) into one index; ``lean`` (replay): interactions
-    keep their line's bytes, decoded when served."""
+    """Load files (or shard directories) into one index; ``lean``: entries keep their bytes."""
     index = Index()
     with paused_gc():
         for path in paths:

@@ -1,5 +1,4 @@
-"""The lines of a cassette file (plain or gzip), numbered; runs of blank lines are
-skipped at the speed of a byte scan (a 20 KB ``.gz`` of 20 MB of newlines is cheap)."""
+"""The lines of a cassette file (plain or gzip), numbered; blank runs skipped by a byte scan."""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ from ..errors import CassetteFormatError, CassetteWarning
 
 __all__ = ["gunzip", "is_gzip_file", "numbered_lines", "parse_line", "read_records"]
 
-_INK = re.compile(rb"\S")  # a byte that is not ASCII whitespace (what bytes.strip() keeps)
+_INK = re.compile(rb"\S")  # what bytes.strip() keeps
 _BLOCK = 1 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
 _FEED = 1 << 14  # bytes of gzip data given to the decompressor at a time
@@ -35,8 +34,7 @@ def gunzip(blocks: Iterable[bytes], where: object, state: dict[str, bool]) -> It
     for block in blocks:
         view, pos = memoryview(block), 0
         while pos < len(block):
-            # fed in small pieces: what follows a member's end is copied (unused_data),
-            # and a file of many small members must stay linear
+            # small pieces: unused_data is copied, and many small members must stay linear
             piece = view[pos : pos + _FEED]
             state["closed"] = False
             try:
@@ -93,9 +91,8 @@ def _numbered(chunks: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
 
 
 def numbered_lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    """(line number, line) of each line that is not blank, with its newline (which the
-    last one lacks if the file was cut short); an unclosed gzip stream is read to its end,
-    with a :class:`CassetteWarning`."""
+    """(line number, line) of each line that is not blank, with its newline; an unclosed
+    gzip stream is read to its end, with a :class:`CassetteWarning`."""
     if not is_gzip_file(path):
         yield from _numbered(_blocks(path))
         return

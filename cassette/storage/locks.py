@@ -35,7 +35,7 @@ class RecordLock:
             return
         make_parent(target)
         fd = self._take(target)
-        while not is_at(self.path, identity(fd)):  # the holder before removed it after our open
+        while not is_at(self.path, identity(fd)):  # the last holder removed it after our open
             os.close(fd)
             fd = self._take(target)
         os.ftruncate(fd, 0)
@@ -44,7 +44,6 @@ class RecordLock:
         self._finalizer = weakref.finalize(self, os.close, fd)
 
     def _take(self, target: Path) -> int:
-        """The lock file, opened and locked, or the error that says who holds it."""
         try:
             fd = os.open(self.path, _FLAGS, 0o600)
         except OSError as exc:
@@ -69,7 +68,6 @@ class RecordLock:
 
 
 def _held(target: Path, fd: int) -> CassetteModeError:
-    """The refusal of a second recorder of ``target`` (``fd``: its lock file, closed)."""
     holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
     os.close(fd)
     return CassetteModeError(

@@ -1,11 +1,6 @@
-"""The one line reader: a cassette file's lines as headers, outcomes and entries, their
-delta bases linked, every line checked; a bad line raises
-:class:`~cassette.errors.CassetteFormatError` or goes to a ``fault`` hook (``validate``).
-
-``lean`` (replay): an interaction line as the recorder writes it is not parsed whole: its
-head is read by a regex, its hash found in place and its response's CRC checked; the
-entry keeps the line's bytes. Other lines are parsed and checked whole.
-"""
+"""The one line reader: a file's lines as headers, outcomes and entries, delta bases
+linked, every line checked (a bad one raises, or goes to a ``fault`` hook). ``lean``: a
+line as the recorder writes it is read in place by a regex and kept as bytes."""
 
 from __future__ import annotations
 
@@ -30,12 +25,12 @@ Fault = Callable[[CassetteFormatError, "Json | None"], None]  # (why, the parsed
 Head = tuple[EnvIndex, str, int, "Json | None"]
 
 _EP_KEYS = frozenset({"env_index", "step", "messages"})
-_HEAD_KEYS = frozenset({"type", "env_index", "channel", "step", "delta"})  # before the request
+_HEAD_KEYS = frozenset({"type", "env_index", "channel", "step", "delta"})
 _REQ = b',"request":{'
 _SHA = b',"request_sha256":"'
 _HEX = b"0123456789abcdef"
 _BAD: Json = {}  # a head's delta that is not valid
-# a head as the recorder writes it: its key order, plain strings and ints, a flat delta
+# a head as the recorder writes it: key order, plain strings and ints, a flat delta
 _TEXT = rb'"([^"\\\x00-\x1f]*)"'
 _HEAD = re.compile(
     rb'\{"type":"interaction","env_index":(?:(-?(?:0|[1-9]\d{0,17}))|' + _TEXT + rb"),"
@@ -44,9 +39,8 @@ _HEAD = re.compile(
 
 
 class Reader:
-    """Reads one file: iterate it for ``(line number, record)``, a record being an
-    :class:`Entry` or a header or outcome line's dict; ``broken``: entries whose delta
-    chain is broken."""
+    """Reads one file: iterate for ``(line number, Entry or header/outcome dict)``;
+    ``broken``: entries whose delta chain is broken."""
 
     def __init__(self, path: Path, *, lean: bool = False, fault: Fault | None = None) -> None:
         self.path, self.spath = path, str(path)
@@ -83,7 +77,6 @@ class Reader:
             yield lineno, record
 
     def _parse(self, line: bytes, lineno: int) -> Json | None:
-        """The line as a JSON object; None for a last line cut short (warned of)."""
         try:
             return parse_line(self.path, lineno, line, stacklevel=5)
         except CassetteFormatError:
@@ -91,7 +84,7 @@ class Reader:
             raise
 
     def _record(self, obj: Json, line: bytes, lineno: int) -> Entry | Json:
-        """The record of a parsed line, checked; :class:`CassetteFormatError` if bad."""
+        """The record of a parsed line; :class:`CassetteFormatError` if bad."""
         kind = obj.get("type")
         if self._first:
             self._first = False
@@ -116,7 +109,7 @@ class Reader:
         return self._link(entry)
 
     def _spoil(self, obj: Json, lineno: int, why: str) -> None:
-        """An invalid interaction line: later delta lines on its (env_index, channel) are broken."""
+        """An invalid interaction line: later delta lines on its channel are broken."""
         env, channel = obj.get("env_index"), obj.get("channel", "llm")
         kind = obj.get("type")
         if kind == "interaction" and isinstance(env, (int, str)) and isinstance(channel, str):
@@ -125,9 +118,7 @@ class Reader:
             self._last[(env, channel)] = spoilt
 
     def _link(self, entry: Entry) -> Entry:
-        """Link ``entry`` to its delta base: the previous interaction of its (env_index,
-        channel), or the latest earlier line of the step its delta names; without one, the
-        entry is broken, as every later one built on it."""
+        """Link ``entry`` to its delta base (broken without one)."""
         chan = (entry.env_index, entry.channel)
         if entry.delta is not None:
             entry.base = self._base(entry, self._last.get(chan))
@@ -137,8 +128,7 @@ class Reader:
         return entry
 
     def _base(self, entry: Entry, previous: Entry | None) -> Entry | None:
-        """The delta base of ``entry`` (``previous`` is its channel's last line); without
-        one, or with a broken one, ``entry`` is marked broken."""
+        """The previous line of the channel, or the latest of the step its delta names."""
         step = entry.delta["base"]  # type: ignore[index]
         base = previous
         if previous is not None and previous.step != step and previous.step >= 0:
@@ -170,8 +160,7 @@ class Reader:
         return what + "; this step and the later ones built on it cannot be served: re-record them"
 
     def _lean(self, line: bytes, lineno: int) -> Entry | None:
-        """An interaction line as an entry that keeps its bytes, its head and hash read in
-        place; None where the line is not laid out as the recorder writes it."""
+        """An interaction line read in place; None if not laid out as the recorder writes it."""
         cut = line.find(_REQ)
         if cut < 0 or not line.endswith(b"\n"):  # a last line cut short is parsed, and warned of
             return None
@@ -183,13 +172,12 @@ class Reader:
         sha = line[start : start + 64].decode()
         entry = Entry((env, channel, step), sha, delta, line, None, self.spath, lineno)
         entry.tail = tail = start + 66
-        # a CRC of the response's bytes while in the CPU's cache (else checked when served)
+        # checked now, while in the CPU's cache (else when served)
         entry.stop = stop = checked_response(line, tail)
         entry.checked = stop > 0
         return entry
 
     def _plain_head(self, line: bytes, cut: int) -> Head | None:
-        """The head of a line as the recorder writes it, read by one regex; else None."""
         found = _HEAD.fullmatch(line, 0, cut)
         if found is None:
             return None
@@ -204,7 +192,7 @@ class Reader:
             return None
 
     def _delta(self, raw: bytes) -> Json:
-        """A head's delta, parsed once per file; :data:`_BAD` if it is not a valid one."""
+        """A head's delta, parsed once per file; :data:`_BAD` if not a valid one."""
         delta = self._deltas.get(raw)
         if delta is not None:
             return delta
@@ -220,7 +208,7 @@ class Reader:
 
 
 def _sha_at(line: bytes, cut: int) -> int:
-    """Where the one well-formed request hash after ``cut`` begins; -1 if there is none."""
+    """Where the one well-formed request hash after ``cut`` begins; else -1."""
     at = line.find(_SHA, cut)
     if at < 0 or line.find(_SHA, at + 1) >= 0:
         return -1
@@ -231,7 +219,7 @@ def _sha_at(line: bytes, cut: int) -> int:
 
 
 def _head(line: bytes, cut: int) -> Head | None:
-    """The head (``line[:cut]``) of any line whose head is a valid interaction's."""
+    """The head ``line[:cut]`` of any valid interaction line."""
     try:
         head: dict[str, Any] = orjson.loads(line[:cut] + b"}")
     except orjson.JSONDecodeError:

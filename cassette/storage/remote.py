@@ -1,7 +1,6 @@
-"""Cassettes at any fsspec URL (``s3://``, ``gs://``, ``memory://``; ``file://`` is a local
-path): object stores have no append, so reading lists the cassette once and fetches its
-shard and part objects in parallel into a private local copy (:func:`materialize`);
-writing is :mod:`cassette.storage.remote_sink`'s."""
+"""Cassettes at an fsspec URL (``s3://``, ``memory://``; ``file://`` is a local path):
+one listing, then the shard and part objects fetched in parallel into a private local
+copy (:func:`materialize`); writing is :mod:`cassette.storage.remote_sink`'s."""
 
 from __future__ import annotations
 
@@ -35,10 +34,10 @@ __all__ = [
 ]
 
 INSTALL_HINT = "pip install 'rollout-cassette[cloud]'"
-CHECK = "{check}"  # in the fix of :func:`failed`: what to check, for the kind of failure
+CHECK = "{check}"  # in the fix of :func:`failed`: what to check
 _CHECK_STORE = "check the URL and its credentials"
 _CHECK_ENDPOINT = "check the endpoint (AWS_ENDPOINT_URL for S3) and the network"
-# a failure to reach the store, by the name of the error's class or of one of its bases
+# a failure to reach the store, by the name of the error's class or a base's
 _UNREACHABLE = {
     "ConnectionError",  # the builtin's subclasses, botocore's and requests'
     "ClientConnectionError",  # aiohttp's (gcsfs, adlfs)
@@ -57,7 +56,7 @@ def is_url(path: object) -> bool:
 
 
 def local_or_url(path: str | os.PathLike[str]) -> str | Path:
-    """A ``file://`` URL as its local path; other URLs as they are; paths as Paths."""
+    """A ``file://`` URL as its local path, other URLs as they are, paths as Paths."""
     text = os.fspath(path)
     if text.startswith("file://"):
         return Path(text[len("file://") :])
@@ -72,7 +71,7 @@ def filesystem(url: str) -> tuple[Any, str]:
     """(fsspec filesystem, path within it) for ``url``; a one-line hint without fsspec."""
     try:
         from fsspec.core import url_to_fs  # type: ignore[import-untyped, import-not-found, unused-ignore]
-    except ImportError:  # and the store's own package, which the cloud extra lacks (gcsfs)
+    except ImportError:
         more = _STORE_PACKAGES.get(url.partition("://")[0].lower())
         hint = f"{INSTALL_HINT} {more}" if more else INSTALL_HINT
         raise CassetteError(f"{url} is a URL and reading it needs fsspec: {hint}") from None
@@ -89,7 +88,6 @@ def filesystem(url: str) -> tuple[Any, str]:
 
 
 def _install(exc: ImportError) -> str:
-    """How to install the package whose import failed."""
     missing = getattr(exc.__cause__, "name", None) or exc.name
     package = str(missing).partition(".")[0] if missing else "s3fs"
     return INSTALL_HINT if package in {"fsspec", "s3fs"} else f"pip install {package}"
@@ -104,8 +102,8 @@ def described(exc: BaseException) -> str:
 def failed(
     doing: str, url: str, exc: BaseException, fix: str = CHECK, *, kept: Path | None = None
 ) -> CassetteStorageError:
-    """The one-line error for a store that failed while ``doing`` ``url``; :data:`CHECK` in
-    ``fix`` becomes what to check (the endpoint if unreachable, else URL and credentials)."""
+    """The one-line error for a store that failed while ``doing`` ``url`` (:data:`CHECK` in
+    ``fix``: the endpoint if unreachable, else the URL and credentials)."""
     if isinstance(exc, CassetteStorageError):
         return exc
     unreachable = _unreachable(exc)
@@ -116,7 +114,6 @@ def failed(
 
 
 def _unreachable(exc: BaseException) -> bool:
-    """Whether ``exc``, or one it came from, is a failure to reach the store."""
     seen: list[BaseException] = []
     current: BaseException | None = exc
     while current is not None and all(current is not e for e in seen):
@@ -151,7 +148,6 @@ def keep(path: Path) -> Path:
 
 
 def _roots(path: Path) -> list[Path]:
-    """The private directories that hold ``path``, no longer removed at exit."""
     roots = [p for p in _TEMP if p == path or p in path.parents]
     _TEMP.difference_update(roots)
     return roots
@@ -164,18 +160,18 @@ class Shard:
     sessions: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
 
     def paths(self) -> list[str]:
-        """Its object, then each session's parts, sessions in the order they were written."""
+        """Its object, then each session's parts, in the order written."""
         ordered = sorted(sorted(parts) for parts in self.sessions.values())
         return ([self.whole] if self.whole else []) + [p for parts in ordered for _, p in parts]
 
     def next_seq(self) -> int:
-        """The number a session that continues this shard gives its first part."""
+        """The first part number of a session that continues this shard."""
         return 1 + max((seq for parts in self.sessions.values() for seq, _ in parts), default=-1)
 
 
 @dataclass
 class Listing:
-    """What one listing of a cassette URL found: each shard's object and parts."""
+    """One listing of a cassette URL: each shard's object and parts."""
 
     url: str
     fs: Any
@@ -203,7 +199,7 @@ def listing(url: str) -> Listing:
 
 
 def _sizes(fs: Any, parent: str) -> dict[str, int]:
-    """The size of each object under ``parent``, listed afresh (others write there)."""
+    """The size of each object under ``parent``, listed afresh."""
     fs.invalidate_cache(parent)
     try:
         info = fs.find(parent, maxdepth=1, detail=True)
@@ -222,8 +218,7 @@ def _is_dir(fs: Any, root: str) -> bool:
 
 
 def _file(shards: dict[str, Shard], full: str, only: str | None) -> None:
-    """File the object ``full`` under its shard as its whole object or a part (in the
-    listing of the single object ``only``, nothing else)."""
+    """File the object ``full`` under its shard (``only``: the one shard wanted)."""
     name = full.rstrip("/").rsplit("/", 1)[-1]
     part = _PART.match(name)
     shard = part.group("shard") if part else name
@@ -237,7 +232,7 @@ def _file(shards: dict[str, Shard], full: str, only: str | None) -> None:
 
 
 def remote_exists(found: Listing) -> bool:
-    """Whether the listing holds a recording (a non-empty object, or parts)."""
+    """Whether the listing holds a non-empty object, or parts."""
     return any(
         s.sessions or (s.whole is not None and found.sizes.get(s.whole, 1))
         for s in found.shards.values()
@@ -258,7 +253,7 @@ def shard_bytes(found: Listing, name: str, blobs: dict[str, bytes]) -> bytes:
 
 
 def fetch_all(found: Listing) -> dict[str, bytes]:
-    """Every object of the listing, read in parallel (one ``cat`` of all paths)."""
+    """Every object of the listing, read in parallel."""
     paths = found.paths()
     if not paths:
         return {}
@@ -266,12 +261,11 @@ def fetch_all(found: Listing) -> dict[str, bytes]:
         got = found.fs.cat(paths, on_error="raise")
     except Exception as exc:  # OSError, or a storage library's own
         raise failed("cannot read", found.url, exc) from exc
-    return {str(k): v for k, v in got.items()}  # (a list of paths: always a dict)
+    return {str(k): v for k, v in got.items()}
 
 
 def materialize(url: str | Listing) -> Path:
-    """A private local copy of the cassette at ``url``, parts appended to their shard (a
-    path that does not exist if it is missing)."""
+    """A private local copy of the cassette at ``url`` (a missing path if it is missing)."""
     found = listing(url) if isinstance(url, str) else url
     local = private_dir()
     blobs = fetch_all(found)
@@ -289,8 +283,8 @@ def materialize(url: str | Listing) -> Path:
 
 
 def upload(local: Path, url: str) -> None:
-    """Copy a local file, or a directory's files, to ``url`` (objects replaced; those a
-    failed upload added are removed again); :class:`CassetteStorageError` if it fails."""
+    """Copy a local file, or a directory's files, to ``url`` (a failed upload removes what
+    it added); :class:`CassetteStorageError` if it fails."""
     fs, root = filesystem(url)
     if local.is_dir():
         _upload_dir(fs, root, local, url)
@@ -318,7 +312,6 @@ def _upload_dir(fs: Any, root: str, local: Path, url: str) -> None:
 
 
 def _undo(fs: Any, added: list[str]) -> str:
-    """Remove the objects a failed upload added; the fix of its error."""
     if not added:
         return f"nothing was added there; {CHECK}"
     try:

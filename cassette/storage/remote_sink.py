@@ -1,8 +1,6 @@
-"""The write side of a cassette at an fsspec URL: a local spool file whose completed lines
-a thread uploads as part objects ``<shard>.<session>.<seq>.part``; a clean close uploads
-the whole shard and deletes the parts (and, recording, what it replaces). When the store
-cannot be written, the spool file is kept and the error names it.
-"""
+"""Writing a cassette at an fsspec URL: a thread uploads a local spool file's completed lines
+as part objects ``<shard>.<session>.<seq>.part``; a clean close uploads the whole shard and
+deletes the parts. If the store fails, the spool file is kept and the error names it."""
 
 from __future__ import annotations
 
@@ -35,8 +33,7 @@ _WRITING_LOCK = threading.Lock()
 
 
 def _head(data: bytes, end: int | None) -> dict[str, Any] | bool:
-    """The header in an object's first ``end`` bytes; True if it goes on past them, False
-    if there is none (a shard to replace)."""
+    """The header in an object's first ``end`` bytes; True if longer, False if none."""
     cut = end is not None and len(data) >= end
     try:
         if data[:2] == b"\x1f\x8b":
@@ -54,11 +51,11 @@ def _cat(found: Listing, paths: list[str], end: int | None) -> dict[str, bytes]:
         got = found.fs.cat(paths, start=0, end=end, on_error="omit")
     except Exception as exc:  # OSError, or a storage library's own
         raise failed("cannot read", found.url, exc) from exc
-    return dict(got)  # (a list of paths: always a dict)
+    return dict(got)
 
 
 def _heads(found: Listing) -> dict[str, dict[str, Any]]:
-    """Each shard's header, from the first 64 KiB of its first object (or all of it)."""
+    """Each shard's header, from the first 64 KiB of its first object (else all of it)."""
     firsts = {n: s.paths()[0] for n, s in found.shards.items() if s.paths()}
     out: dict[str, dict[str, Any]] = {}
     end: int | None = _HEAD_BYTES
@@ -72,8 +69,7 @@ def _heads(found: Listing) -> dict[str, dict[str, Any]]:
 
 
 def _claim(found: Listing, target: str) -> tuple[str, str]:
-    """Mark ``target`` as written by this process until :func:`_release`; a second writer
-    of it here is refused (it would replace the first one's calls on close)."""
+    """Mark ``target`` as written here until :func:`_release`; a second writer is refused."""
     key = (str(found.fs.protocol), target)
     with _WRITING_LOCK:
         if key in _WRITING:
@@ -93,7 +89,7 @@ def _release(key: tuple[str, str]) -> None:
 
 
 def _kept_for_run(found: Listing, record: bool) -> set[str]:
-    """In record mode with ``$CASSETTE_RUN``: the objects of this run's other workers."""
+    """Recording with ``$CASSETTE_RUN``: the objects of this run's other workers."""
     run = os.environ.get("CASSETTE_RUN")
     if not (record and found.directory and run):
         return set()
@@ -135,8 +131,7 @@ class RemoteSink:
         self._thread.start()
 
     def _begin(self, found: Listing, record: bool) -> bool:
-        """Decide what close replaces, copy a continued shard's lines into the spool, and
-        say whether the local sink records (from scratch) or appends."""
+        """Decide what close replaces; whether the local sink records from scratch."""
         keep_run = _kept_for_run(found, record)
         own = found.shards.get(self._name)
         self._seq = self._first = self._sent = self._copied = 0
@@ -148,7 +143,7 @@ class RemoteSink:
         return record
 
     def _continue(self, found: Listing, own: Shard) -> None:
-        """Go on with the shard ``own``: its lines copied into the spool, replaced on close."""
+        """Go on with the shard ``own``: copied into the spool, replaced on close."""
         only = Listing(found.url, found.fs, found.root, found.directory, {self._name: own})
         self._spool.write_bytes(shard_bytes(only, self._name, fetch_all(only)))
         self._sent = self._copied = self._spool.stat().st_size
@@ -172,7 +167,7 @@ class RemoteSink:
             with contextlib.suppress(OSError):
                 size = self._grow.stat().st_size - self._sent
                 if size > 0 and (time.monotonic() - last >= PART_SECONDS or size >= PART_BYTES):
-                    # a store that fails: a later part or the close uploads the lines
+                    # if the store fails, a later part or the close uploads the lines
                     with contextlib.suppress(Exception):
                         self.flush_part()
                     last = time.monotonic()
@@ -196,14 +191,13 @@ class RemoteSink:
                 self._sent += cut
 
     def _kept(self, path: Path, exc: BaseException) -> CassetteStorageError:
-        """The error for a store that failed: ``path`` (the recording) is kept."""
         kept = keep(path)
         fix = f"what this run recorded is kept in {kept}; {CHECK}, then copy that file to "
         fix += self._shown
         return failed("cannot upload", self._shown, exc, fix, kept=kept)
 
     def close(self) -> None:
-        """Upload the whole shard, then delete the parts and what it replaces; raises
+        """Upload the whole shard, then delete the parts and what it replaces;
         :class:`CassetteStorageError`, naming the kept local file, if the store fails."""
         try:
             self._stop.set()
@@ -218,8 +212,8 @@ class RemoteSink:
         data = self._spool.read_bytes()
         target = self._free_target()
         replaced = self._replaced
-        if target != self.target and self._copied:  # its own lines under its header alone:
-            # the shard it continued is another's (which may be alive); its parts stay
+        if target != self.target and self._copied:  # the continued shard is another's now:
+            # upload its own lines under the header alone; the other's parts stay
             data = data[: data.find(b"\n") + 1] + data[self._copied :]
             replaced = []
         try:
@@ -230,7 +224,6 @@ class RemoteSink:
         self._delete([p for p in [*replaced, *parts] if p != self.target])
 
     def _delete(self, gone: list[str]) -> None:
-        """Delete the parts and what the recording replaces, once it is uploaded."""
         try:
             if gone:
                 self._fs.rm(gone)
@@ -240,10 +233,9 @@ class RemoteSink:
             raise failed("cannot delete objects next to", self._shown, exc, fix) from exc
 
     def _free_target(self) -> str:
-        """Where the whole shard goes: its object, unless another process wrote it since
-        the listing (then, in a directory, an object of this session's own)."""
+        """The shard's object, unless another process wrote it since (then this session's)."""
         try:
-            self._fs.invalidate_cache(self.target)  # (the listing's, which may be cached)
+            self._fs.invalidate_cache(self.target)
             now = self._fs.info(self.target).get("size")
         except FileNotFoundError:
             now = None
@@ -261,8 +253,8 @@ class RemoteSink:
         )
 
     def abort(self, exc: BaseException | None) -> None:
-        """Stop; what was recorded stays as parts, or, if the store fails, in a local file
-        named by a note on ``exc`` (raised when ``exc`` is None)."""
+        """Stop; what was recorded stays as parts, else in a local file named by a note on
+        ``exc`` (raised when ``exc`` is None)."""
         try:
             self._stop.set()
             self._thread.join()

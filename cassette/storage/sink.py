@@ -1,7 +1,5 @@
-"""Where a cassette writes: its file (or this process's shard of a directory), and in
-``record`` mode a side file (held under a :class:`~cassette.storage.locks.RecordLock`)
-that replaces it atomically on a clean close; a ``.gz`` cassette is written whole, and
-``append`` to one is refused at open."""
+"""Where a cassette writes: its file (or this process's shard), and in ``record`` mode a
+locked side file that replaces it atomically on a clean close."""
 
 from __future__ import annotations
 
@@ -30,9 +28,8 @@ __all__ = ["Sink"]
 
 
 class Sink:
-    """The write side of one open cassette (``record`` and ``append`` modes): ``target``
-    is the file the recording belongs in, ``side`` (record mode) where it is written until
-    :meth:`close`. The recorder opens on first use (at once in record mode)."""
+    """The write side of one open cassette: ``target`` is the file the recording belongs
+    in, ``side`` (record mode) where it is written until :meth:`close`."""
 
     def __init__(
         self,
@@ -61,7 +58,6 @@ class Sink:
             self._start(path, directory)
 
     def _start(self, path: Path, directory: bool) -> None:
-        """Record mode: lock the cassette, list the shards it replaces, open the side file."""
         self._record_lock = lock = RecordLock(self.target)
         if directory and path.is_dir():
             self._stale = stale_shards(path, self.target)
@@ -74,7 +70,6 @@ class Sink:
 
     @property
     def redacted(self) -> int:
-        """How many secret values have been replaced in what was written."""
         return self._recorder.redacted if self._recorder is not None else 0
 
     def recorder(self) -> Recorder:
@@ -98,8 +93,7 @@ class Sink:
         return recorder
 
     def close(self) -> None:
-        """Finish: the side file replaces the cassette atomically, unless a write to it
-        failed (then :class:`CassetteError` says where it is)."""
+        """Finish: the side file replaces the cassette, unless a write to it failed."""
         try:
             if self._recorder is not None:
                 self._recorder.writer.close()
@@ -126,8 +120,7 @@ class Sink:
         )
 
     def abort(self, exc: BaseException | None) -> None:
-        """Stop without replacing the cassette; ``exc`` gets a note naming the side file
-        (removed instead if it holds only its header)."""
+        """Stop without replacing the cassette; ``exc`` gets a note naming the side file."""
         try:
             if self._recorder is not None:
                 self._recorder.writer.close()
@@ -148,7 +141,7 @@ class Sink:
 
 
 def _records(target: Path, directory: bool, record: bool) -> bool:
-    """Whether the sink records from scratch (else it appends); a ``.gz`` is refused."""
+    """Whether the sink records from scratch (else it appends)."""
     if record and directory and continues_run(target):
         record = False  # a worker of this run opening its shard again: it goes on
     if not record and written_whole(target):
@@ -157,7 +150,6 @@ def _records(target: Path, directory: bool, record: bool) -> bool:
 
 
 def _no_append(target: Path) -> str:
-    """The refusal of ``append`` on a ``.gz`` cassette, with the shard directory to use."""
     stem = target.name.removesuffix(".gz").removesuffix(".jsonl").removesuffix(".ndjson")
     shards = target.with_name(stem or "shards")
     move = f"`mkdir {shards} && mv {target} {shards}/`, then " if target.exists() else ""

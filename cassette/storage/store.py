@@ -1,5 +1,5 @@
-"""Files around a cassette: shard and side file names, the lock a rewrite in place holds,
-publishing a side file, and the repair of a last line a crash cut short."""
+"""Files around a cassette: shard and side file names, the lock of a rewrite in place,
+publishing a side file, repairing a last line a crash cut short."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def written_whole(path: Path) -> bool:
 
 
 def shard_files(directory: Path) -> list[Path]:
-    """The shard files of a cassette directory, in name order (side files excluded)."""
+    """The shard files of a cassette directory, in name order."""
     return sorted(p for p in directory.iterdir() if p.is_file() and p.name.endswith(SHARD_SUFFIXES))
 
 
@@ -87,8 +87,7 @@ def partial_path(path: Path) -> Path:
 
 @contextlib.contextmanager
 def holding(path: Path) -> Iterator[None]:
-    """Hold the append lock of the file ``path`` (if any) until the block ends, so that
-    appending processes wait, then follow the file that replaced it. Re-entrant."""
+    """Hold the append lock of ``path``: appenders wait, then follow its replacement."""
     fd = _locked(path)
     if fd is None:  # none (yet), a link, unreadable, held here: nothing to wait for
         yield
@@ -103,8 +102,7 @@ def holding(path: Path) -> Iterator[None]:
 
 
 def _locked(path: Path) -> int | None:
-    """A locked descriptor of the regular file still at ``path``; None if there is none to
-    lock, or this process holds it already."""
+    """A locked descriptor of the regular file still at ``path``; None if none, or held here."""
     while True:
         try:
             fd = os.open(path, _READ)
@@ -122,9 +120,7 @@ def _locked(path: Path) -> int | None:
 
 @contextlib.contextmanager
 def replacing(out: Path, mode: int | None = None) -> Iterator[Writer]:
-    """A writer of a side file (permission bits ``mode``, default those of ``out``) that
-    replaces ``out`` when the block ends cleanly, removed after an exception; processes
-    appending to ``out`` wait (:func:`holding`), then append to the new file."""
+    """A writer of a side file that replaces ``out`` when the block ends cleanly."""
     side = partial_path(out)
     with holding(out):
         writer = Writer(side, mode=private_mode(out) if mode is None else mode)
@@ -159,8 +155,7 @@ def publish(side: Path, target: Path) -> None:
 
 
 def repair_tail(path: Path) -> bool:
-    """Make ``path`` end on a whole line (under its lock): a cut-short last line is cut
-    off, a whole one gains its newline. True if it changed anything."""
+    """Make ``path`` end on a whole line (under its lock); True if it changed anything."""
     if not path.exists() or path.stat().st_size == 0:
         return False
     with open(path, "r+b") as f:
@@ -194,7 +189,7 @@ def stale_shards(directory: Path, own: Path) -> list[Path]:
 
 
 def continues_run(shard: Path) -> bool:
-    """Whether ``shard`` is one this ``$CASSETTE_RUN`` started (continued, not replaced)."""
+    """Whether ``shard`` is one this ``$CASSETTE_RUN`` started."""
     run = os.environ.get("CASSETTE_RUN")
     return bool(run) and shard.is_file() and _of_run(shard, str(run))
 
