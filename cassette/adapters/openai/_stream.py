@@ -1,10 +1,15 @@
 """The streams of the ``create`` fast path: the SDK's own ``Stream`` / ``AsyncStream``
-(same name), fed the cassette's chunk dicts as parsed events rather than as bytes to parse
-again; the SDK's own loop (``[DONE]``, error events, chunk objects) runs as when live."""
+(same name) over the cassette's chunk dicts. A plain chat chunk goes to the client's
+``_process_response_data`` as the SDK's loop sends it; from the first other event on (one
+kept as it came, a typed one, one with an ``"error"``, or options that change the loop),
+the SDK's own loop reads the rest, fed them as parsed events: its errors, ``thread.*``
+events and ``[DONE]`` are its own."""
 
 from __future__ import annotations
 
 import functools
+import inspect
+import itertools
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, TypeVar
 
@@ -14,9 +19,10 @@ from openai._streaming import ServerSentEvent
 from ...types import Json
 from .._common.http import SSE
 
-__all__ = ["stream_class"]
+__all__ = ["open_stream", "stream_class"]
 
 _T = TypeVar("_T")
+_OPTIONS = "options" in inspect.signature(Stream.__init__).parameters  # (not in openai 1.x)
 
 
 class _Parsed(ServerSentEvent):
@@ -41,22 +47,77 @@ def _event(chunk: Json) -> ServerSentEvent:
     return _Parsed(chunk, kind if isinstance(kind, str) else None)
 
 
+def _plain(chunk: Json) -> bool:
+    """Whether the SDK's loop would only validate ``chunk`` (an unnamed event, no error)."""
+    return SSE not in chunk and "type" not in chunk and not chunk.get("error")
+
+
+def _direct(options: Any) -> bool:
+    """Whether the stream's options leave plain chunks to be validated as they came."""
+    return not getattr(options, "synthesize_event_and_data", None)
+
+
+def _source(response: Any) -> Any:
+    """The rebuilt response's byte stream: its ``first`` chunk and the other ``chunks``."""
+    return response.stream  # (``byte_streams``)
+
+
+async def _prepend(chunk: Json, chunks: AsyncIterator[Json]) -> AsyncIterator[Json]:
+    yield chunk
+    async for more in chunks:
+        yield more
+
+
 class _Events(Stream[_T]):
+    _rest: Iterator[Json]  # the chunks not read yet
+
     def _iter_events(self) -> Iterator[ServerSentEvent]:
-        source: Any = self.response.stream  # the rebuilt response's chunks (``byte_streams``)
-        if source.first is not None:
-            yield _event(source.first)
-        for chunk in source.chunks:
-            yield _event(chunk)
+        return map(_event, self._rest)
+
+    def __stream__(self) -> Iterator[_T]:
+        response, source = self.response, _source(self.response)
+        chunks = iter(source.chunks)
+        self._rest = chunks if source.first is None else itertools.chain((source.first,), chunks)
+        process, cast_to = self._client._process_response_data, self._cast_to
+        try:
+            if _direct(getattr(self, "_options", None)):
+                for chunk in self._rest:
+                    if not _plain(chunk):
+                        self._rest = itertools.chain((chunk,), self._rest)
+                        break
+                    yield process(data=chunk, cast_to=cast_to, response=response)
+                else:
+                    return
+            yield from super().__stream__()
+        finally:
+            response.close()
 
 
 class _AsyncEvents(AsyncStream[_T]):
+    _rest: AsyncIterator[Json]
+
     async def _iter_events(self) -> AsyncIterator[ServerSentEvent]:
-        source: Any = self.response.stream
-        if source.first is not None:
-            yield _event(source.first)
-        async for chunk in source.chunks:
+        async for chunk in self._rest:
             yield _event(chunk)
+
+    async def __stream__(self) -> AsyncIterator[_T]:
+        response, source = self.response, _source(self.response)
+        chunks = source.chunks
+        self._rest = chunks if source.first is None else _prepend(source.first, chunks)
+        process, cast_to = self._client._process_response_data, self._cast_to
+        try:
+            if _direct(getattr(self, "_options", None)):
+                async for chunk in self._rest:
+                    if not _plain(chunk):
+                        self._rest = _prepend(chunk, self._rest)
+                        break
+                    yield process(data=chunk, cast_to=cast_to, response=response)
+                else:
+                    return
+            async for item in super().__stream__():
+                yield item
+        finally:
+            await response.aclose()
 
 
 for _cls, _base in ((_Events, Stream), (_AsyncEvents, AsyncStream)):
@@ -68,3 +129,11 @@ for _cls, _base in ((_Events, Stream), (_AsyncEvents, AsyncStream)):
 def stream_class(chunk: Any, aio: bool) -> Any:
     """The stream class of a fast-path ``create(stream=True)`` of ``chunk`` objects."""
     return (_AsyncEvents if aio else _Events)[chunk]
+
+
+def open_stream(cls: Any, chunk: Any, response: Any, client: Any, options: Any) -> Any:
+    """A stream of ``cls`` (from :func:`stream_class`) as the SDK's ``APIResponse.parse``
+    makes it."""
+    if _OPTIONS:
+        return cls(cast_to=chunk, response=response, client=client, options=options)
+    return cls(cast_to=chunk, response=response, client=client)
