@@ -13,11 +13,13 @@ import itertools
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, TypeVar
 
+import pydantic
 from openai import AsyncStream, Stream
 from openai._streaming import ServerSentEvent
 
 from ...types import Json
 from .._common.http import SSE
+from ._http import Processor
 
 __all__ = ["open_stream", "stream_class"]
 
@@ -47,14 +49,13 @@ def _event(chunk: Json) -> ServerSentEvent:
     return _Parsed(chunk, kind if isinstance(kind, str) else None)
 
 
-def _plain(chunk: Json) -> bool:
-    """Whether the SDK's loop would only validate ``chunk`` (an unnamed event, no error)."""
-    return SSE not in chunk and "type" not in chunk and not chunk.get("error")
-
-
-def _direct(options: Any) -> bool:
-    """Whether the stream's options leave plain chunks to be validated as they came."""
-    return not getattr(options, "synthesize_event_and_data", None)
+def _validation(stream: Any) -> Any:
+    """What the SDK's loop does with a plain chunk (an unnamed event, no ``"error"``), when
+    that is only the wrapped client's pydantic validation; else None."""
+    process, options = stream._client._process_response_data, getattr(stream, "_options", None)
+    if not isinstance(process, Processor) or getattr(options, "synthesize_event_and_data", None):
+        return None
+    return process.validator(stream._cast_to)
 
 
 def _source(response: Any) -> Any:
@@ -79,13 +80,18 @@ class _Events(Stream[_T]):
         chunks = iter(source.chunks)
         self._rest = chunks if source.first is None else itertools.chain((source.first,), chunks)
         process, cast_to = self._client._process_response_data, self._cast_to
+        validate = _validation(self)
         try:
-            if _direct(getattr(self, "_options", None)):
+            if validate is not None:
                 for chunk in self._rest:
-                    if not _plain(chunk):
+                    if SSE in chunk or "type" in chunk or chunk.get("error"):  # (not plain)
                         self._rest = itertools.chain((chunk,), self._rest)
                         break
-                    yield process(data=chunk, cast_to=cast_to, response=response)
+                    try:
+                        item = validate(chunk)
+                    except pydantic.ValidationError:
+                        item = process(data=chunk, cast_to=cast_to, response=response)
+                    yield item
                 else:
                     return
             yield from super().__stream__()
@@ -105,13 +111,18 @@ class _AsyncEvents(AsyncStream[_T]):
         chunks = source.chunks
         self._rest = chunks if source.first is None else _prepend(source.first, chunks)
         process, cast_to = self._client._process_response_data, self._cast_to
+        validate = _validation(self)
         try:
-            if _direct(getattr(self, "_options", None)):
+            if validate is not None:
                 async for chunk in self._rest:
-                    if not _plain(chunk):
+                    if SSE in chunk or "type" in chunk or chunk.get("error"):  # (not plain)
                         self._rest = _prepend(chunk, self._rest)
                         break
-                    yield process(data=chunk, cast_to=cast_to, response=response)
+                    try:
+                        item = validate(chunk)
+                    except pydantic.ValidationError:
+                        item = process(data=chunk, cast_to=cast_to, response=response)
+                    yield item
                 else:
                     return
             async for item in super().__stream__():
