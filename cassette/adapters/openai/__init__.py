@@ -32,7 +32,7 @@ from .._common.http_recorder import RECORDER
 from ._errors import OpenAIErrors
 from ._http import LIVE, Recorder, adapter, without_http
 from ._request import build_request, materialise
-from ._stream import open_stream, stream_class
+from ._stream import open_stream, pending, stream_class
 
 __all__ = ["OpenAIErrors", "build_request", "wrap_openai"]
 
@@ -116,12 +116,14 @@ class _Create:
         streams = self.streams if stream else None
         return self.recorder.process(cast_to, options, http(options), stream, streams)
 
-    def stream(self, headers: Mapping[str, Any] | None, events: Any) -> Any:
-        """The SDK's stream of the HTTP response ``events(options)`` rebuilds, made as the
-        SDK's ``_process_response`` makes it when no header asks for a raw response."""
+    def stream(self, headers: Any, request: Json, first: Json | None, chunks: Any) -> Any:
+        """The SDK's stream over ``first`` and the rest of ``chunks``: made as the SDK's
+        ``_process_response`` makes it (no header asks for a raw response), its HTTP
+        response rebuilt when first read."""
         options = self.options(headers)
-        client, chunk = self.recorder.client, self.endpoint.chunk
-        return open_stream(self.streams, chunk, events(options), client, options)
+        make = partial(self.recorder.events, options, request, first, chunks)
+        http = pending(make, first, chunks)
+        return open_stream(self.streams, self.endpoint.chunk, http, self.recorder.client, options)
 
     def request(self, kwargs: Mapping[str, Any]) -> Json:
         if not (kwargs.keys() <= self.accepts and self.required <= kwargs.keys()):
@@ -185,8 +187,10 @@ def _sync_create(call: _Create) -> Callable[..., Any]:
                 assemble=assemble_chat, errors=call.errors,
             )  # fmt: skip
             first = next(chunks, None)  # raises here, like the SDK, if the call fails
+            if not raw:
+                return call.stream(headers, request, first, chunks)
             events = partial(call.recorder.events, request=request, first=first, chunks=chunks)
-            return call.respond(headers, events, True) if raw else call.stream(headers, events)
+            return call.respond(headers, events, True)
         data = call.cas.call(
             request, lambda: live(kwargs), channel=call.channel, errors=call.errors
         )
@@ -222,10 +226,10 @@ def _async_create(call: _Create) -> Callable[..., Any]:
                 assemble=assemble_chat, errors=call.errors,
             )  # fmt: skip
             first = await anext(chunks, None)
+            if not raw:
+                return call.stream(headers, request, first, chunks)
             events = partial(call.recorder.events, request=request, first=first, chunks=chunks)
-            if raw:
-                return await call.respond(headers, events, True)
-            return call.stream(headers, events)
+            return await call.respond(headers, events, True)
         data = await call.cas.acall(
             request, lambda: live(kwargs), channel=call.channel, errors=call.errors
         )

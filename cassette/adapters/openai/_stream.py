@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import itertools
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, TypeVar
 
 import pydantic
@@ -18,10 +18,10 @@ from openai import AsyncStream, Stream
 from openai._streaming import ServerSentEvent
 
 from ...types import Json
-from .._common.http import SSE
+from .._common.http import HTTP, SSE
 from ._http import Processor
 
-__all__ = ["open_stream", "stream_class"]
+__all__ = ["open_stream", "pending", "stream_class"]
 
 _T = TypeVar("_T")
 _OPTIONS = "options" in inspect.signature(Stream.__init__).parameters  # (not in openai 1.x)
@@ -58,9 +58,31 @@ def _validation(stream: Any) -> Any:
     return process.validator(stream._cast_to)
 
 
-def _source(response: Any) -> Any:
-    """The rebuilt response's byte stream: its ``first`` chunk and the other ``chunks``."""
-    return response.stream  # (``byte_streams``)
+class _Pending:
+    """A stream's HTTP response until first read (rebuilding it costs as much as
+    validating a chunk): what makes it, and the chunks (``first`` without its head)."""
+
+    def __init__(self, make: Callable[[], Any], first: Json | None, chunks: Any) -> None:
+        self.make, self.chunks, self.closed = make, chunks, False
+        self.first = None if first is None or HTTP in first else first
+
+
+def _response(stream: Any) -> Any:
+    """A stream's ``response``: the rebuilt HTTP response, made when first read."""
+    made = vars(stream)["_http"]
+    if made is None:
+        pending = vars(stream)["_pending"]
+        made = vars(stream)["_http"] = pending.make()
+        made.is_closed = pending.closed  # (the stream has closed its chunks)
+    return made
+
+
+def _set_response(stream: Any, value: Any) -> None:
+    if not isinstance(value, _Pending):  # a response rebuilt at once (``byte_streams``)
+        value, made = _Pending(lambda: None, value.stream.first, value.stream.chunks), value
+    else:
+        made = None
+    vars(stream).update(_http=made, _pending=value)
 
 
 async def _prepend(chunk: Json, chunks: AsyncIterator[Json]) -> AsyncIterator[Json]:
@@ -71,15 +93,16 @@ async def _prepend(chunk: Json, chunks: AsyncIterator[Json]) -> AsyncIterator[Js
 
 class _Events(Stream[_T]):
     _rest: Iterator[Json]  # the chunks not read yet
+    _pending: _Pending
 
     def _iter_events(self) -> Iterator[ServerSentEvent]:
         return map(_event, self._rest)
 
     def __stream__(self) -> Iterator[_T]:
-        response, source = self.response, _source(self.response)
-        chunks = iter(source.chunks)
-        self._rest = chunks if source.first is None else itertools.chain((source.first,), chunks)
-        process, cast_to = self._client._process_response_data, self._cast_to
+        pending = self._pending
+        chunks = iter(pending.chunks)
+        first = pending.first
+        self._rest = chunks if first is None else itertools.chain((first,), chunks)
         validate = _validation(self)
         try:
             if validate is not None:
@@ -90,27 +113,33 @@ class _Events(Stream[_T]):
                     try:
                         item = validate(chunk)
                     except pydantic.ValidationError:
-                        item = process(data=chunk, cast_to=cast_to, response=response)
+                        item = self._client._process_response_data(
+                            data=chunk, cast_to=self._cast_to, response=self.response
+                        )
                     yield item
                 else:
                     return
             yield from super().__stream__()
         finally:
-            response.close()
+            if vars(self)["_http"] is None:
+                pending.closed = True
+                pending.chunks.close()
+            else:
+                self.response.close()
 
 
 class _AsyncEvents(AsyncStream[_T]):
     _rest: AsyncIterator[Json]
+    _pending: _Pending
 
     async def _iter_events(self) -> AsyncIterator[ServerSentEvent]:
         async for chunk in self._rest:
             yield _event(chunk)
 
     async def __stream__(self) -> AsyncIterator[_T]:
-        response, source = self.response, _source(self.response)
-        chunks = source.chunks
-        self._rest = chunks if source.first is None else _prepend(source.first, chunks)
-        process, cast_to = self._client._process_response_data, self._cast_to
+        pending = self._pending
+        chunks, first = pending.chunks, pending.first
+        self._rest = chunks if first is None else _prepend(first, chunks)
         validate = _validation(self)
         try:
             if validate is not None:
@@ -121,19 +150,26 @@ class _AsyncEvents(AsyncStream[_T]):
                     try:
                         item = validate(chunk)
                     except pydantic.ValidationError:
-                        item = process(data=chunk, cast_to=cast_to, response=response)
+                        item = self._client._process_response_data(
+                            data=chunk, cast_to=self._cast_to, response=self.response
+                        )
                     yield item
                 else:
                     return
             async for item in super().__stream__():
                 yield item
         finally:
-            await response.aclose()
+            if vars(self)["_http"] is None:
+                pending.closed = True
+                await pending.chunks.aclose()
+            else:
+                await self.response.aclose()
 
 
 for _cls, _base in ((_Events, Stream), (_AsyncEvents, AsyncStream)):
     _cls.__name__, _cls.__qualname__ = _base.__name__, _base.__qualname__
     _cls.__module__ = _base.__module__
+    _cls.response = property(_response, _set_response)  # type: ignore[assignment]
 
 
 @functools.lru_cache(maxsize=8)
@@ -142,9 +178,15 @@ def stream_class(chunk: Any, aio: bool) -> Any:
     return (_AsyncEvents if aio else _Events)[chunk]
 
 
-def open_stream(cls: Any, chunk: Any, response: Any, client: Any, options: Any) -> Any:
+def open_stream(cls: Any, chunk: Any, http: Any, client: Any, options: Any) -> Any:
     """A stream of ``cls`` (from :func:`stream_class`) as the SDK's ``APIResponse.parse``
-    makes it."""
+    makes it, over ``http``: a pending response (:func:`pending`)."""
     if _OPTIONS:
-        return cls(cast_to=chunk, response=response, client=client, options=options)
-    return cls(cast_to=chunk, response=response, client=client)
+        return cls(cast_to=chunk, response=http, client=client, options=options)
+    return cls(cast_to=chunk, response=http, client=client)
+
+
+def pending(make: Callable[[], Any], first: Json | None, chunks: Any) -> Any:
+    """The HTTP response ``make()`` rebuilds, of a stream of ``first`` and ``chunks``, made
+    only when its stream's ``response`` is first read."""
+    return _Pending(make, first, chunks)

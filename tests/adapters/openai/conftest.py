@@ -1,5 +1,5 @@
 """Fixtures of the openai adapter's tests: a server on 127.0.0.1 that answers each request
-with the next server-sent-event body it was given, byte for byte."""
+with the next server-sent-event body it was given, byte for byte (and a request id)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = self.server.bodies.pop(0)
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
+        self.send_header("x-request-id", "req_events")
         self.send_header("content-length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)

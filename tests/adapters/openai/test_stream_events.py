@@ -95,7 +95,9 @@ def test_a_replayed_stream_yields_and_raises_as_the_sdk_live(
     ):
         stream = create(wrap_openai(dead, cas))
         assert type(stream).__name__ == "Stream"
+        assert not stream.response.is_closed
         assert stream.response.headers["content-type"] == "text/event-stream"
+        assert stream.response.headers["x-request-id"] == "req_events"
         assert str(stream.response.request.url) == NOWHERE + "/chat/completions"
         assert outcome(stream) == live
         assert stream.response.is_closed
@@ -121,18 +123,29 @@ def test_an_async_replayed_stream_yields_and_raises_as_the_sdk_live(
     assert asyncio.run(run(NOWHERE, "replay")) == live
 
 
-def test_a_replayed_stream_closed_early_closes_its_response(event_server: Any, path: Path) -> None:
-    event_server.serve([chunk("a"), chunk("b"), chunk("c")])
+def test_a_replayed_stream_read_or_closed_has_its_response_closed(
+    event_server: Any, path: Path
+) -> None:
+    event_server.serve([chunk("a"), chunk("b"), chunk("c")], times=2)
     with (
         openai.OpenAI(base_url=event_server.base_url, api_key="k", max_retries=0) as client,
         cassette.open(path, mode="record") as cas,
     ):
-        assert len(list(create(wrap_openai(client, cas)))) == 3
+        wrapped = wrap_openai(client, cas)
+        assert len(list(create(wrapped))) == 3
+        with create(wrapped) as stream:
+            next(stream)
     with (
         openai.OpenAI(base_url=NOWHERE, api_key="k", max_retries=0) as dead,
         cassette.open(path, mode="replay") as cas,
     ):
-        with create(wrap_openai(dead, cas)) as stream:
+        wrapped = wrap_openai(dead, cas)
+        stream = create(wrapped)
+        assert len(list(stream)) == 3  # its response read only once the stream has ended
+        assert stream.response.is_closed
+        assert stream.response.headers["x-request-id"] == "req_events"
+        assert stream.response.status_code == 200
+        with create(wrapped) as stream:
             assert next(stream).choices[0].delta.content == "a"
         assert stream.response.is_closed
         assert list(stream) == []
