@@ -93,7 +93,12 @@ class _Create:
         self._options: dict[Any, FinalRequestOptions] = {}
 
     def options(self, headers: Mapping[str, Any] | None) -> FinalRequestOptions:
-        """Request options as the SDK would have made them (a template per headers)."""
+        """Request options as the SDK would have made them, to change (a copy)."""
+        return copy.copy(self.template(headers))
+
+    def template(self, headers: Mapping[str, Any] | None) -> FinalRequestOptions:
+        """Request options as the SDK would have made them, one per headers: not to be
+        changed (``_maybe_override_cast_to`` changes its own, so ``respond`` copies)."""
         headers = headers or {}
         try:
             key: Any = frozenset(headers.items())
@@ -106,7 +111,7 @@ class _Create:
             )
             if key is not None:
                 self._options[key] = template
-        return copy.copy(template)
+        return template
 
     def respond(self, headers: Mapping[str, Any] | None, http: Any, stream: bool = False) -> Any:
         """What the SDK returns for the HTTP response ``http(options)`` rebuilds (an object,
@@ -120,7 +125,7 @@ class _Create:
         """The SDK's stream over ``first`` and the rest of ``chunks``: made as the SDK's
         ``_process_response`` makes it (no header asks for a raw response), its HTTP
         response rebuilt when first read."""
-        options = self.options(headers)
+        options = self.template(headers)  # (the SDK's stream only reads its options)
         make = partial(self.recorder.events, options, request, first, chunks)
         http = pending(make, first, chunks)
         return open_stream(self.streams, self.endpoint.chunk, http, self.recorder.client, options)
