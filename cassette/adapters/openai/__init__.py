@@ -32,7 +32,7 @@ from .._common.http_recorder import RECORDER
 from ._errors import OpenAIErrors
 from ._http import LIVE, Recorder, adapter, without_http
 from ._request import build_request, materialise
-from ._stream import open_stream, pending, stream_class
+from ._stream import open_stream, stream_class
 
 __all__ = ["OpenAIErrors", "build_request", "wrap_openai"]
 
@@ -127,8 +127,8 @@ class _Create:
         response rebuilt when first read."""
         options = self.template(headers)  # (the SDK's stream only reads its options)
         make = partial(self.recorder.events, options, request, first, chunks)
-        http = pending(make, first, chunks)
-        return open_stream(self.streams, self.endpoint.chunk, http, self.recorder.client, options)
+        client, chunk = self.recorder.client, self.endpoint.chunk
+        return open_stream(self.streams, chunk, client, options, make, first, chunks)
 
     def request(self, kwargs: Mapping[str, Any]) -> Json:
         if not (kwargs.keys() <= self.accepts and self.required <= kwargs.keys()):

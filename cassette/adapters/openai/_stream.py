@@ -21,9 +21,10 @@ from ...types import Json
 from .._common.http import HTTP, SSE
 from ._http import Processor
 
-__all__ = ["open_stream", "pending", "stream_class"]
+__all__ = ["open_stream", "stream_class"]
 
 _T = TypeVar("_T")
+_OTHER: Any = object()  # (an event the SDK's own loop reads)
 _OPTIONS = "options" in inspect.signature(Stream.__init__).parameters  # (not in openai 1.x)
 
 
@@ -58,37 +59,61 @@ def _validation(stream: Any) -> Any:
     return process.validator(stream._cast_to)
 
 
+def _item(stream: Any, validate: Any, chunk: Json) -> Any:
+    """What the SDK's loop yields for a plain chunk; ``_OTHER`` for any other event."""
+    if validate is None or SSE in chunk or "type" in chunk or chunk.get("error"):
+        return _OTHER
+    try:
+        return validate(chunk)
+    except pydantic.ValidationError:  # the SDK's own way: constructed leniently
+        process = stream._client._process_response_data
+        return process(data=chunk, cast_to=stream._cast_to, response=stream.response)
+
+
 class _Pending:
     """A stream's HTTP response until first read (rebuilding it costs as much as
     validating a chunk): what makes it, and the chunks (``first`` without its head)."""
 
     def __init__(self, make: Callable[[], Any], first: Json | None, chunks: Any) -> None:
         self.make, self.chunks, self.closed = make, chunks, False
+        self.made: Any = None
         self.first = None if first is None or HTTP in first else first
 
+    def response(self) -> Any:
+        """The HTTP response, made now if not yet."""
+        if self.made is None:
+            self.made = self.make()
+            self.made.is_closed = self.closed  # (the stream has closed its chunks)
+        return self.made
 
-def _response(stream: Any) -> Any:
-    """A stream's ``response``: the rebuilt HTTP response, made when first read."""
-    made = vars(stream)["_http"]
-    if made is None:
-        pending = vars(stream)["_pending"]
-        made = vars(stream)["_http"] = pending.make()
-        made.is_closed = pending.closed  # (the stream has closed its chunks)
-    return made
+    def close(self) -> None:
+        """Close the response if made, else its chunks."""
+        if self.made is not None:
+            self.made.close()
+        else:
+            self.closed = True
+            self.chunks.close()
+
+    async def aclose(self) -> None:
+        if self.made is not None:
+            await self.made.aclose()
+        else:
+            self.closed = True
+            await self.chunks.aclose()
 
 
 def _set_response(stream: Any, value: Any) -> None:
     if not isinstance(value, _Pending):  # a response rebuilt at once (``byte_streams``)
-        value, made = _Pending(lambda: None, value.stream.first, value.stream.chunks), value
-    else:
-        made = None
-    vars(stream).update(_http=made, _pending=value)
+        made, value = value, _Pending(lambda: None, value.stream.first, value.stream.chunks)
+        value.made = made
+    vars(stream)["_pending"] = value
 
 
-async def _prepend(chunk: Json, chunks: AsyncIterator[Json]) -> AsyncIterator[Json]:
-    yield chunk
-    async for more in chunks:
-        yield more
+async def _chained(first: Json | None, chunks: AsyncIterator[Json]) -> AsyncIterator[Json]:
+    if first is not None:
+        yield first
+    async for chunk in chunks:
+        yield chunk
 
 
 class _Events(Stream[_T]):
@@ -99,33 +124,19 @@ class _Events(Stream[_T]):
         return map(_event, self._rest)
 
     def __stream__(self) -> Iterator[_T]:
-        pending = self._pending
-        chunks = iter(pending.chunks)
-        first = pending.first
-        self._rest = chunks if first is None else itertools.chain((first,), chunks)
-        validate = _validation(self)
+        pending, validate = self._pending, _validation(self)
+        first = () if pending.first is None else (pending.first,)
+        rest = self._rest = itertools.chain(first, pending.chunks)
         try:
-            if validate is not None:
-                for chunk in self._rest:
-                    if SSE in chunk or "type" in chunk or chunk.get("error"):  # (not plain)
-                        self._rest = itertools.chain((chunk,), self._rest)
-                        break
-                    try:
-                        item = validate(chunk)
-                    except pydantic.ValidationError:
-                        item = self._client._process_response_data(
-                            data=chunk, cast_to=self._cast_to, response=self.response
-                        )
-                    yield item
-                else:
+            for chunk in rest:
+                item = _item(self, validate, chunk)
+                if item is _OTHER:  # the SDK's own loop from here on
+                    self._rest = itertools.chain((chunk,), rest)
+                    yield from super().__stream__()
                     return
-            yield from super().__stream__()
+                yield item
         finally:
-            if vars(self)["_http"] is None:
-                pending.closed = True
-                pending.chunks.close()
-            else:
-                self.response.close()
+            pending.close()
 
 
 class _AsyncEvents(AsyncStream[_T]):
@@ -137,39 +148,25 @@ class _AsyncEvents(AsyncStream[_T]):
             yield _event(chunk)
 
     async def __stream__(self) -> AsyncIterator[_T]:
-        pending = self._pending
-        chunks, first = pending.chunks, pending.first
-        self._rest = chunks if first is None else _prepend(first, chunks)
-        validate = _validation(self)
+        pending, validate = self._pending, _validation(self)
+        rest = self._rest = _chained(pending.first, pending.chunks)
         try:
-            if validate is not None:
-                async for chunk in self._rest:
-                    if SSE in chunk or "type" in chunk or chunk.get("error"):  # (not plain)
-                        self._rest = _prepend(chunk, self._rest)
-                        break
-                    try:
-                        item = validate(chunk)
-                    except pydantic.ValidationError:
-                        item = self._client._process_response_data(
-                            data=chunk, cast_to=self._cast_to, response=self.response
-                        )
-                    yield item
-                else:
+            async for chunk in rest:
+                item = _item(self, validate, chunk)
+                if item is _OTHER:
+                    self._rest = _chained(chunk, rest)
+                    async for item in super().__stream__():
+                        yield item
                     return
-            async for item in super().__stream__():
                 yield item
         finally:
-            if vars(self)["_http"] is None:
-                pending.closed = True
-                await pending.chunks.aclose()
-            else:
-                await self.response.aclose()
+            await pending.aclose()
 
 
 for _cls, _base in ((_Events, Stream), (_AsyncEvents, AsyncStream)):
     _cls.__name__, _cls.__qualname__ = _base.__name__, _base.__qualname__
     _cls.__module__ = _base.__module__
-    _cls.response = property(_response, _set_response)  # type: ignore[assignment]
+    _cls.response = property(lambda self: self._pending.response(), _set_response)  # type: ignore[assignment]
 
 
 @functools.lru_cache(maxsize=8)
@@ -178,15 +175,11 @@ def stream_class(chunk: Any, aio: bool) -> Any:
     return (_AsyncEvents if aio else _Events)[chunk]
 
 
-def open_stream(cls: Any, chunk: Any, http: Any, client: Any, options: Any) -> Any:
+def open_stream(cls: Any, chunk: Any, client: Any, options: Any, *http: Any) -> Any:
     """A stream of ``cls`` (from :func:`stream_class`) as the SDK's ``APIResponse.parse``
-    makes it, over ``http``: a pending response (:func:`pending`)."""
+    makes it, its HTTP response ``make()`` made when first read: ``http`` is ``(make,
+    first, chunks)``, the chunks it rebuilds."""
+    response = _Pending(*http)
     if _OPTIONS:
-        return cls(cast_to=chunk, response=http, client=client, options=options)
-    return cls(cast_to=chunk, response=http, client=client)
-
-
-def pending(make: Callable[[], Any], first: Json | None, chunks: Any) -> Any:
-    """The HTTP response ``make()`` rebuilds, of a stream of ``first`` and ``chunks``, made
-    only when its stream's ``response`` is first read."""
-    return _Pending(make, first, chunks)
+        return cls(cast_to=chunk, response=response, client=client, options=options)
+    return cls(cast_to=chunk, response=response, client=client)
