@@ -7,6 +7,7 @@ events and ``[DONE]`` are its own."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import itertools
@@ -155,8 +156,10 @@ class _AsyncEvents(AsyncStream[_T]):
                 item = _item(self, validate, chunk)
                 if item is _OTHER:
                     self._rest = _chained(chunk, rest)
-                    async for item in super().__stream__():
-                        yield item
+                    sdk: Any = super().__stream__()
+                    async with contextlib.aclosing(sdk):  # (closed with this one)
+                        async for item in sdk:
+                            yield item
                     return
                 yield item
         finally:
