@@ -575,25 +575,21 @@ def agent_floor(path: Path, calls: list[Json], steps: int) -> list[float]:
     return marks
 
 
-def stream_floor(path: Path, calls: list[Json], steps: int, keep: bool = False) -> list[float]:
+def stream_floor(path: Path, calls: list[Json], steps: int) -> list[float]:
     """:func:`agent_floor` for streams: the recorded chunks parsed (one orjson pass over
-    the list), each validated into a ``ChatCompletionChunk``; ``keep``: the chunks kept to
-    the end of the run, as the agent loop keeps the replies (the garbage collector's work
-    on them then falls in the calls, as in a replay)."""
+    the list), each validated into a ``ChatCompletionChunk``."""
     import orjson
     from openai.types.chat import ChatCompletionChunk
     from pydantic import TypeAdapter
 
     validate = TypeAdapter(ChatCompletionChunk).validate_python
     stored = recorded(path, "chunks")
-    marks, kept = [], []
+    marks = []
     for start in range(0, len(calls), steps):
         t0 = time.perf_counter()
         for i in range(start, min(start + steps, len(calls))):
             _hash(calls[i])
-            chunks = [validate(chunk) for chunk in orjson.loads(stored[i])]
-            if keep:
-                kept.append(chunks)
+            [validate(chunk) for chunk in orjson.loads(stored[i])]
         marks.append(time.perf_counter() - t0)
     return marks
 
@@ -738,7 +734,6 @@ def agent_bench(base_url: str, episodes: int, steps: int, repeats: int, tmp: Pat
         timed("replay_raw", partial(replay, raw=True))
         timed("replay_stream", partial(replay, stream=True), "stream")
         floor("floor_stream", stream_floor, spath, scalls)
-        floor("floor_stream_kept", partial(stream_floor, keep=True), spath, scalls)
         timed("replay_async", areplay)
         floor("floor_async", async_floor, path, calls)
     return {
