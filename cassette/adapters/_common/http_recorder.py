@@ -40,6 +40,7 @@ class HttpRecorder:
         self.base_path = client.base_url.raw_path.decode().rstrip("/")
         self._errors: dict[str, SdkErrors] = {}
         self._urls: dict[str, Any] = {}
+        self._requests: dict[tuple[Any, ...], Any] = {}  # (method, url, raw header): request
 
     def attach(self, aio: bool, wrap: Callable[..., Any]) -> None:
         """Put this recorder on its client; its copies (``with_options``) are ``wrap``-ped."""
@@ -81,13 +82,19 @@ class HttpRecorder:
         return response_dict(response, self.kept)
 
     def http_request(self, options: Any) -> Any:
-        """The request a rebuilt response answers: its URL and raw-response header."""
-        url = self.prepare_url(options.url)
+        """The request a rebuilt response answers (its URL, the raw-response header): a copy
+        of the one built first for these."""
         headers = options.headers if isinstance(options.headers, dict) else {}
         raw = headers.get(self.raw_header)
-        return self.http.Request(
-            options.method, url, headers={self.raw_header: raw} if raw else None
-        )
+        made = self._requests.get((options.method, options.url, raw))
+        if made is None:
+            url = self.prepare_url(options.url)
+            extra = {self.raw_header: raw} if raw else None
+            made = self.http.Request(options.method, url, headers=extra)
+            self._requests[options.method, options.url, raw] = made
+        request = object.__new__(type(made))  # (a tenth of building one anew)
+        vars(request).update(vars(made), headers=made.headers.copy(), extensions={})
+        return request
 
     def _rebuilt(self, options: Any, meta: Json, headers: Json, **body: Any) -> Any:
         status = int(meta.get("status", 200))

@@ -32,7 +32,7 @@ from .._common.http_recorder import RECORDER
 from ._errors import OpenAIErrors
 from ._http import LIVE, Recorder, adapter, without_http
 from ._request import build_request, materialise
-from ._stream import stream_class
+from ._stream import open_stream, stream_class
 
 __all__ = ["OpenAIErrors", "build_request", "wrap_openai"]
 
@@ -88,12 +88,17 @@ class _Create:
         )
         self.adapter = adapter(endpoint.result)
         aio = isinstance(recorder.client, AsyncOpenAI)
-        self.streams = stream_class(endpoint.chunk, aio) if endpoint.chunk else None
+        self.streams: Any = stream_class(endpoint.chunk, aio) if endpoint.chunk else None
         self._ok: Any = None
         self._options: dict[Any, FinalRequestOptions] = {}
 
     def options(self, headers: Mapping[str, Any] | None) -> FinalRequestOptions:
-        """Request options as the SDK would have made them (a template per headers)."""
+        """Request options as the SDK would have made them, to change (a copy)."""
+        return copy.copy(self.template(headers))
+
+    def template(self, headers: Mapping[str, Any] | None) -> FinalRequestOptions:
+        """Request options as the SDK would have made them, one per headers: not to be
+        changed (``_maybe_override_cast_to`` changes its own, so ``respond`` copies)."""
         headers = headers or {}
         try:
             key: Any = frozenset(headers.items())
@@ -106,7 +111,7 @@ class _Create:
             )
             if key is not None:
                 self._options[key] = template
-        return copy.copy(template)
+        return template
 
     def respond(self, headers: Mapping[str, Any] | None, http: Any, stream: bool = False) -> Any:
         """What the SDK returns for the HTTP response ``http(options)`` rebuilds (an object,
@@ -116,11 +121,14 @@ class _Create:
         streams = self.streams if stream else None
         return self.recorder.process(cast_to, options, http(options), stream, streams)
 
-    def stream(self, kwargs: dict[str, Any], request: Json, chunks: Any, first: Any) -> Any:
-        """The SDK's stream over ``first`` and the rest of ``chunks``."""
-        recorder = self.recorder
-        events = partial(recorder.events, request=request, first=first, chunks=chunks)
-        return self.respond(kwargs.get("extra_headers"), events, stream=True)
+    def stream(self, headers: Any, request: Json, first: Json | None, chunks: Any) -> Any:
+        """The SDK's stream over ``first`` and the rest of ``chunks``: made as the SDK's
+        ``_process_response`` makes it (no header asks for a raw response), its HTTP
+        response rebuilt when first read."""
+        options = self.template(headers)  # (the SDK's stream only reads its options)
+        make = partial(self.recorder.events, options, request, first, chunks)
+        client, chunk = self.recorder.client, self.endpoint.chunk
+        return open_stream(self.streams, chunk, client, options, make, first, chunks)
 
     def request(self, kwargs: Mapping[str, Any]) -> Json:
         if not (kwargs.keys() <= self.accepts and self.required <= kwargs.keys()):
@@ -176,18 +184,22 @@ def _sync_create(call: _Create) -> Callable[..., Any]:
         if stream and call.streams is None:  # streams of this endpoint go the SDK's way
             return call.create(**kwargs)
         kwargs = materialise(kwargs)
-        request = call.request(kwargs)
+        request, headers = call.request(kwargs), kwargs.get("extra_headers")
+        raw = headers and _CONTROL & headers.keys()  # with_raw/streaming_response
         if stream:
             chunks = call.cas.stream(
                 request, lambda: live_events(kwargs), channel=call.channel,
                 assemble=assemble_chat, errors=call.errors,
             )  # fmt: skip
-            return call.stream(kwargs, request, chunks, next(chunks, None))
+            first = next(chunks, None)  # raises here, like the SDK, if the call fails
+            if not raw:
+                return call.stream(headers, request, first, chunks)
+            events = partial(call.recorder.events, request=request, first=first, chunks=chunks)
+            return call.respond(headers, events, True)
         data = call.cas.call(
             request, lambda: live(kwargs), channel=call.channel, errors=call.errors
         )
-        headers = kwargs.get("extra_headers")
-        if headers and _CONTROL & headers.keys():  # with_raw/streaming_response
+        if raw:
             return call.respond(headers, partial(call.recorder.response, data=data))
         return call.build(data)
 
@@ -211,18 +223,22 @@ def _async_create(call: _Create) -> Callable[..., Any]:
         if stream and call.streams is None:  # streams of this endpoint go the SDK's way
             return await call.create(**kwargs)
         kwargs = materialise(kwargs)
-        request = call.request(kwargs)
+        request, headers = call.request(kwargs), kwargs.get("extra_headers")
+        raw = headers and _CONTROL & headers.keys()  # with_raw/streaming_response
         if stream:
             chunks = call.cas.astream(
                 request, lambda: live_events(kwargs), channel=call.channel,
                 assemble=assemble_chat, errors=call.errors,
             )  # fmt: skip
-            return await call.stream(kwargs, request, chunks, await anext(chunks, None))
+            first = await anext(chunks, None)
+            if not raw:
+                return call.stream(headers, request, first, chunks)
+            events = partial(call.recorder.events, request=request, first=first, chunks=chunks)
+            return await call.respond(headers, events, True)
         data = await call.cas.acall(
             request, lambda: live(kwargs), channel=call.channel, errors=call.errors
         )
-        headers = kwargs.get("extra_headers")
-        if headers and _CONTROL & headers.keys():  # with_raw/streaming_response
+        if raw:
             return await call.respond(headers, partial(call.recorder.response, data=data))
         return call.build(data)
 

@@ -20,8 +20,9 @@ from .._common.http_recorder import HttpRecorder
 from ._errors import OpenAIErrors
 from ._request import options_request
 
-__all__ = ["LIVE", "Recorder", "adapter", "without_http"]
+__all__ = ["LIVE", "Processor", "Recorder", "adapter", "without_http"]
 
+Validate = Callable[[Json], Any]
 LIVE: contextvars.ContextVar[bool] = contextvars.ContextVar("cassette_openai_live", default=False)
 _ASSEMBLE = {"chat.completions": assemble_chat, "responses": assemble_response}
 # SDK types that pydantic validates into what the SDK's lenient construction makes
@@ -59,30 +60,40 @@ class Recorder(HttpRecorder):
     def assembler(self, endpoint: str) -> Callable[[list[Json]], Json] | None:
         return _ASSEMBLE.get(endpoint)
 
-    def process_response_data(self) -> Callable[..., Any]:
+    def process_response_data(self) -> Processor:
         """The client's ``_process_response_data``, validating the hot types with pydantic."""
-        cls, client = self.cls, self.client
-        original = cls._process_response_data
+        return Processor(self.cls._process_response_data, self.client)
 
-        def process(*, data: Any, cast_to: Any, response: Any) -> Any:
+
+class Processor:
+    """A wrapped client's ``_process_response_data``: data of the hot types validated by
+    pydantic, any other (or what pydantic rejects) processed the SDK's own way."""
+
+    def __init__(self, original: Callable[..., Any], client: Any) -> None:
+        self.original, self.client = original, client
+
+    def __call__(self, *, data: Any, cast_to: Any, response: Any) -> Any:
+        validate = self.validator(cast_to)
+        if validate is not None and type(data) is dict:
             try:
-                validate = _validators[cast_to]
-            except (KeyError, TypeError):
-                validate = _validator(cast_to)
-            if validate is not None and type(data) is dict:
-                try:
-                    return validate(data)
-                except pydantic.ValidationError:
-                    pass  # the SDK's own way: constructed leniently, or its strict error
-            return original(client, data=data, cast_to=cast_to, response=response)
+                return validate(data)
+            except pydantic.ValidationError:
+                pass  # the SDK's own way: constructed leniently, or its strict error
+        return self.original(self.client, data=data, cast_to=cast_to, response=response)
 
-        return process
-
-
-_validators: dict[Any, Any] = {}  # by cast_to: its pydantic validation, or None (the SDK's)
+    @staticmethod
+    def validator(cast_to: Any) -> Validate | None:
+        """The pydantic validation of a dict as ``cast_to``, or None (the SDK's way)."""
+        try:
+            return _validators[cast_to]
+        except (KeyError, TypeError):
+            return _validator(cast_to)
 
 
-def _validator(cast_to: Any) -> Any:
+_validators: dict[Any, Validate | None] = {}  # by cast_to: pydantic's, or None (the SDK's)
+
+
+def _validator(cast_to: Any) -> Validate | None:
     name = (getattr(cast_to, "__module__", None), getattr(cast_to, "__name__", None))
     validate = adapter(cast_to).validate_python if name in _VALIDATED else None
     with contextlib.suppress(TypeError):  # (a cast_to that cannot be a key: looked at anew)
