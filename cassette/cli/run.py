@@ -1,5 +1,5 @@
-"""``cassette run``: a command with its cassettes' mode and path set (its LLM calls through
-the import hook of :mod:`cassette.autorecord`, or a ``cassette serve``)."""
+"""``cassette run``: a command with its cassettes' mode and path set (its calls recorded by
+:mod:`cassette.autorecord`'s import hook, or a ``cassette serve``)."""
 
 from __future__ import annotations
 
@@ -103,8 +103,7 @@ def run(
 
 
 def _environment(opens: str, forced: str | None) -> dict[str, str]:
-    """The command's environment with its cassettes' mode set (and in a replay the API keys
-    the SDKs ask for: no call leaves the command)."""
+    """The command's environment with its cassettes' mode set (and a replay's dummy API keys)."""
     from ..replay.modes import REPLAY_KEYS
 
     env = {**os.environ, "CASSETTE_MODE": opens}
@@ -154,7 +153,6 @@ def _recorded_run(
 def _run_served(
     command: tuple[str, ...], env: dict[str, str], where: str, mode: str, console: Console
 ) -> int:
-    """Run ``command`` with a ``cassette serve`` of ``where`` for its clients."""
     from ..serve.child import ServedChild
 
     child = ServedChild(where, mode, env)
@@ -211,7 +209,6 @@ def readable_cassette(local: Path, console: Console) -> None:
 
 
 def _writable_place(path: str, mode: str, console: Console) -> None:
-    """Fail if the cassette at ``path`` cannot be written (a read-only directory)."""
     import tempfile
 
     local = Path(path)
@@ -237,7 +234,6 @@ def _existing_place(path: str) -> Path:
 
 
 def spawn(command: tuple[str, ...], env: dict[str, str], console: Console) -> NoReturn:
-    """Run ``command`` with ``env``; exit with its exit code."""
     sys.exit(run_command(command, env, console))
 
 

@@ -12,7 +12,7 @@ from ..replay.fork import FORK_CHANNEL
 from ..storage.index import Entry, Index
 from ..types import EnvIndex, Json
 
-__all__ = ["episode_calls", "run_summary"]
+__all__ = ["episode_calls", "new_start", "run_summary"]
 
 _CONVERSATION = ("messages", "input", "system", "instructions")
 
@@ -38,14 +38,21 @@ class _Channel:
 
     def new_part(self, messages: list[Any], call: Json, request: Json) -> None:
         """Put in ``call`` the messages not shown before, and the settings if they changed."""
-        n = len(self.seen)
-        start = n if n and messages[:n] == self.seen else 0
-        if start and start < len(messages) and _is_answer(messages[start], self.answer):
-            start += 1
+        start = new_start(messages, self.seen, self.answer)
         self.seen, call["new"] = messages, messages[start:]
         settings = {k: v for k, v in request.items() if k not in _CONVERSATION}
         if settings != self.settings:
             call["settings"] = self.settings = settings
+
+
+def new_start(messages: list[Any], seen: list[Any], answer: Any) -> int:
+    """Where a request's new messages start: after the ``seen`` ones of the previous request of
+    its channel and, right after them, that request's ``answer`` coming back."""
+    n = len(seen)
+    start = n if n and messages[:n] == seen else 0
+    if start and start < len(messages) and _is_answer(messages[start], answer):
+        start += 1
+    return start
 
 
 def _is_answer(message: Any, answer: Any) -> bool:
