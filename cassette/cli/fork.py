@@ -127,7 +127,6 @@ def _named_in_base(console: Console, base: str, named: dict[str, int], channel: 
 
 
 def _episodes_on(console: Console, base: str, channel: str) -> set[str]:
-    """The episodes of BASE with calls on ``channel``; none is one ``error:`` line."""
     from .console import existing, load
 
     index = load(console, existing(console, base))

@@ -54,8 +54,7 @@ def _open(sock: socket.socket, path: str, mode: str | None, match: str) -> Any:
 
 
 def _server(app: Any) -> Any:
-    """A uvicorn server that stops on SIGINT/SIGTERM and returns (uvicorn's own raises the
-    signal again once stopped, which would kill the process before the cassette closes)."""
+    """A uvicorn server that returns on SIGINT/SIGTERM (uvicorn's own re-raises the signal)."""
     import uvicorn
 
     class Server(uvicorn.Server):
