@@ -183,7 +183,6 @@ def _check_out(console: Console, out: str, force: bool) -> None:
 
 
 def _refuse_with_bundled(console: Console, **given: Any) -> None:
-    """The shipped cassette is replayed as it is: nothing is recorded."""
     chosen = [f"--{flag}" for flag, value in given.items() if value]
     if chosen:
         console.fail(f"--bundled only replays the shipped cassette; drop {', '.join(chosen)}")

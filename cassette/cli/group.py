@@ -16,8 +16,7 @@ from .console import Console, one_line, reason
 
 __all__ = ["OneLineGroup", "user_error"]
 
-# what to check when a command cannot reach its endpoint
-ENDPOINT_HINTS = {
+ENDPOINT_HINTS = {  # what to check when a command cannot reach its endpoint
     "demo": "check OPENAI_BASE_URL (and OPENAI_API_KEY), or run `cassette demo` without --live",
     "tau2": "check --base-url (and --api-key)",
 }

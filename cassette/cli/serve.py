@@ -155,9 +155,7 @@ def serve(
     anthropic_upstream = anthropic_upstream or os.environ.get("ANTHROPIC_BASE_URL")
     sock = _bind(console, host, port)
     cas = _open(sock, path, mode, match)
-    # the loaded cassette lives as long as the server: the collector stops walking it (a
-    # full collection over a large cassette's index stalls every client for 100s of ms)
-    gc.freeze()
+    gc.freeze()  # a full collection over a large cassette's index stalls every client
     app = create_app(cas, upstream=upstream, anthropic_upstream=anthropic_upstream, token=token)
     server = _server(app)
     shown = f"[{host}]" if ":" in host else host

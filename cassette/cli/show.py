@@ -71,7 +71,6 @@ def _show(
 def _print_text(
     console: Console, path: str, index: Index, run_id: str | None, episodes: Transcripts
 ) -> None:
-    """The counts of ``index`` and its run id, then the lines of each episode."""
     counts = [(len(index.episodes()), "episode"), (len(index.entries), "interaction")]
     counts.append((len(index.outcomes), "outcome"))
     console.print(f"{path}: {', '.join(plural(n, word) for n, word in counts)}", "bold")
@@ -84,7 +83,6 @@ def _print_text(
 
 
 def _check(console: Console, path: str, what: str, given: str | None, held: list[str]) -> None:
-    """Refuse a ``--channel`` or ``--env`` that ``path`` does not hold."""
     if given is not None and given not in held:
         known = ", ".join(held[:10]) or "none"
         console.fail(f"no {what} {given} in {path} (it holds {known}); pick one of those")
@@ -161,7 +159,6 @@ def _answer_lines(entry: Entry, width: int | None) -> Iterator[list[Segment]]:
 
 
 def _stream_lines(entry: Entry) -> Iterator[list[Segment]]:
-    """A streamed answer's chunk count (and whether it was cut short)."""
     chunks = (entry.response or {}).get("chunks")
     if isinstance(chunks, list):
         cut = ", cut short" if entry.meta.get("incomplete") else ""

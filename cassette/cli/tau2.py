@@ -123,24 +123,27 @@ def _exists(path: Path) -> bool:
     return path.is_dir() or (path.is_file() and path.stat().st_size > 0)
 
 
-# what the fix of a missing setting shows (the models of `cassette tau2 --help`'s example)
 _EXAMPLE = "--domain mock --agent-llm openai/gpt-4.1-mini --user-llm openai/gpt-4.1-mini"
 
 
 def _settle(options: Json, recorded: Json, path: Path | None = None) -> Json:
     """The run's settings: the options, else what the replayed cassette ``path`` recorded."""
-    config = {k: options.get(k) for k in (*REQUIRED, *DEFAULTS)}
-    config |= {k: recorded.get(k, DEFAULTS.get(k)) for k, v in config.items() if v is None}
+    merged = {**DEFAULTS, **recorded, **{k: v for k, v in options.items() if v is not None}}
+    config = {k: merged.get(k) for k in (*REQUIRED, *DEFAULTS)}
     missing = [f"--{k.replace('_', '-')}" for k in REQUIRED if not config[k]]
-    if missing and path is not None and not recorded:
-        Console.fail(
+    if missing:
+        Console.fail(_unsettled(missing, path, recorded))
+    return config
+
+
+def _unsettled(missing: list[str], path: Path | None, recorded: Json) -> str:
+    if path is not None and not recorded:
+        return (
             f"{path} is not a `cassette tau2` recording (its header holds no tau2 settings); "
             "name a cassette that `cassette tau2 --mode record` wrote, or replay the shipped "
             "one with `cassette tau2 --bundled`"
         )
-    if missing:
-        Console.fail(f"{', '.join(missing)} required to record, e.g. {_EXAMPLE}")
-    return config
+    return f"{', '.join(missing)} required to record, e.g. {_EXAMPLE}"
 
 
 def _reward(sim: Any) -> float | None:
@@ -217,7 +220,6 @@ def tau2_command(
 
 
 def _ids(task_ids: tuple[str, ...]) -> list[str] | None:
-    """``--task-ids``: comma-separated or repeated (None: every task)."""
     return [i for item in task_ids for i in item.replace(",", " ").split()] or None
 
 
@@ -233,7 +235,6 @@ def _llm_args(base_url: str | None, api_key: str | None) -> Json:
 
 
 def _cassette(given: str | None, bundled: bool, mode: str) -> Path:
-    """The cassette to run on: CASSETTE, or the shipped one with --bundled."""
     from ..errors import CassetteError
     from ..testing.bundled import bundled as bundled_path
 
@@ -266,7 +267,6 @@ def _quiet_import() -> None:
 
 
 def _replayed(path: Path, mode: str, options: Json, bundled: bool) -> tuple[Cassette, Json]:
-    """The cassette at ``path`` opened, and the settings it was recorded with."""
     from ..replay.cassette import open as open_cassette
 
     if not _exists(path):
@@ -287,8 +287,7 @@ def _replayed(path: Path, mode: str, options: Json, bundled: bool) -> tuple[Cass
 def _recorded(
     path: Path, mode: str, options: Json, base_url: str | None, meta_items: tuple[str, ...]
 ) -> tuple[Cassette, Json]:
-    """A cassette opened to record with ``options``, and the settings; the tasks and the
-    endpoint are checked first, so that no side file is left."""
+    """A cassette opened to record, and the settings (tasks and endpoint checked first)."""
     from ..replay.cassette import open as open_cassette
 
     config = _settle(options, {})

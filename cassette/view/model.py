@@ -56,7 +56,6 @@ def new_start(messages: list[Any], seen: list[Any], answer: Any) -> int:
 
 
 def _is_answer(message: Any, answer: Any) -> bool:
-    """Whether ``message`` is the previous answer coming back in the next request."""
     if not isinstance(message, dict) or not isinstance(answer, dict):
         return False
     keys = [k for k in ("content", "tool_calls") if k in message or k in answer]
@@ -78,7 +77,6 @@ def _response(call: Json, entry: Entry) -> Json | None:
 
 
 def _call(entry: Entry, request: Json, part: _Channel) -> Json:
-    """One call of an episode, as the page shows it."""
     call: Json = {"ch": entry.channel, "step": entry.step}
     messages = _messages(request)
     if messages:
@@ -106,7 +104,6 @@ def episode_calls(index: Index) -> Iterator[tuple[EnvIndex, list[Json]]]:
 
 
 def _models(calls: list[Json]) -> list[str]:
-    """The models an episode's requests named."""
     named = (c["settings"].get("model") for c in calls if isinstance(c.get("settings"), dict))
     return sorted({str(m) for m in named if m is not None})
 
@@ -135,7 +132,6 @@ def _totals(calls: list[Json]) -> Json:
 
 
 def _row(env: EnvIndex, calls: list[Json], outcome: Json | None) -> Json:
-    """The table row of one episode: its totals, outcome and fork point."""
     row: Json = {"key": env, **_totals(calls)}
     if outcome is not None:
         row |= {"reward": outcome.get("reward"), "terminated": outcome.get("terminated")}
