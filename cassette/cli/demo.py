@@ -223,8 +223,8 @@ def record_and_replay(console: Console, out: str | None, *, live: bool, model: s
     console.print(f"recorded {calls} from {source} ({record_ms:.0f} ms, SDK start-up included)")
     console.print(f"replayed them with no model reachable ({replay_ms:.0f} ms)")
     same = bool(recorded) and recorded == replayed and not unused
-    verdict = "identical" if same else "DIFFERENT"
-    console.print(f"transcripts and rewards: {verdict}", "bold green" if same else "bold red")
+    verdict, style = ("identical", "bold green") if same else ("DIFFERENT", "bold red")
+    console.print(f"transcripts and rewards: {verdict}", style)
     console.print(f"cassette: {path}")
     return same
 

@@ -302,11 +302,11 @@ def _recorded(
 
 def _rows(envs: list[Any], sims: list[Any], cas: Cassette, replay: bool) -> int:
     """A row per episode (in a replay, with its recorded reward); how many rewards differ."""
-    width = max([len(str(e)) for e in envs] + [7])
+    width = max([7, *map(len, map(str, envs))])
     click.echo(f"{'episode':<{width}}  reward  {'recorded  ' if replay else ''}termination")
     differs = 0
     for env, sim in zip(envs, sims, strict=True):
-        reward, was = _reward(sim), (cas.index.outcomes.get(env) or {}).get("reward")
+        reward, was = _reward(sim), cas.index.outcomes.get(env, {}).get("reward")
         line = f"{env!s:<{width}}  {_fmt(reward):>6}  "
         if replay:
             line += f"{_fmt(was):>8}  " + ("" if was == reward else "DIFFERS ")

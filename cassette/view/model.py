@@ -48,9 +48,8 @@ class _Channel:
 def new_start(messages: list[Any], seen: list[Any], answer: Any) -> int:
     """Where a request's new messages start: after the ``seen`` ones of the previous request of
     its channel and, right after them, that request's ``answer`` coming back."""
-    n = len(seen)
-    start = n if n and messages[:n] == seen else 0
-    if start and start < len(messages) and _is_answer(messages[start], answer):
+    start = len(seen) if messages[: len(seen)] == seen else 0
+    if 0 < start < len(messages) and _is_answer(messages[start], answer):
         start += 1
     return start
 
