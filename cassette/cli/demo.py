@@ -154,17 +154,13 @@ def replay_bundled(console: Console) -> None:
 
 def _not_a_demo(path: Path) -> bool:
     """Whether ``path`` holds anything but an earlier demo recording (header ``meta.demo``)."""
-    import warnings
-
     from ..errors import CassetteError
-    from ..storage.lines import read_records
+    from .run import readable_cassette
 
     if not path.is_file() or path.stat().st_size == 0:
         return path.exists() and not path.is_file()
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            meta = next(read_records(path), (0, {}))[1].get("meta")
+        meta = readable_cassette(path).get("meta")
     except (CassetteError, OSError):
         return True
     return not (isinstance(meta, dict) and meta.get("demo") is True)

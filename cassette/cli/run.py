@@ -7,7 +7,7 @@ import contextlib
 import os
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 
@@ -192,20 +192,20 @@ def _check_local(
             f"{again} {shlex.join(command)}"
         )
     if mode in {"replay", "auto"} and local.is_file():
-        readable_cassette(local, console)
+        readable_cassette(local)
     if mode in {"record", "append"} or (mode == "auto" and not exists):
         _writable_place(path, mode, console)
 
 
-def readable_cassette(local: Path, console: Console) -> None:
-    """Raise (the group's one line) if the first line of ``local`` is not a record."""
+def readable_cassette(local: Path) -> Any:
+    """The first record of ``local``, read quietly ({} if none); not a cassette: it raises."""
     import warnings
 
     from ..storage.lines import read_records
 
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # a cut-short last line: the child warns of it
-        next(read_records(local), None)
+        warnings.simplefilter("ignore")  # a cut-short last line: not this reader's to report
+        return next(read_records(local), (0, {}))[1]
 
 
 def _writable_place(path: str, mode: str, console: Console) -> None:
