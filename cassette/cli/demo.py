@@ -185,9 +185,7 @@ def _refuse_with_bundled(console: Console, **given: Any) -> None:
 
 
 def record_and_replay(console: Console, out: str | None, *, live: bool, model: str | None) -> bool:
-    """Record the agent into ``out`` (default: a new temporary folder) from the scripted server
-    in random mode (or the ``live`` endpoint), replay it with no model, show the replay, the
-    timings and the verdict; whether the replay was identical."""
+    """Record the agent into ``out``, replay it with no model, show it; whether it was the same."""
     import contextlib
     import tempfile
     import time

@@ -46,8 +46,7 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
 
 
 class Recorded:
-    """The cassette of a ``cassette run`` before its command runs, to say afterwards what
-    the command added; ``net_log`` is where a Python command counts its connections."""
+    """A ``cassette run``'s cassette before its command runs, to say what the command added."""
 
     def __init__(self, where: str, mode: str) -> None:
         self.path = Path(where)

@@ -196,8 +196,7 @@ def _selected(index: Index, env: str | None, channel: str | None) -> Iterator[tu
 def episode_transcripts(
     index: Index, *, env: str | None = None, channel: str | None = None, full: bool = False
 ) -> Transcripts:
-    """Per episode, the lines ``cassette show`` prints: a heading with the outcome, then each
-    step with the messages it adds (``full``: all, untruncated) and its response."""
+    """Per episode, the lines ``cassette show`` prints (``full``: every message, untruncated)."""
     out: Transcripts = {
         e: [[(f"episode {e!r}", "bold"), ("  " + _outcome_text(index.outcomes.get(e)), None)]]
         for e in _episodes(index, env)
@@ -216,8 +215,7 @@ def episode_transcripts(
 def episode_records(
     index: Index, *, env: str | None = None, channel: str | None = None
 ) -> list[Json]:
-    """What ``cassette show --format json`` prints: per episode its env_index, outcome and
-    steps, each whole (full request, response, error, meta)."""
+    """What ``cassette show --format json`` prints: per episode its outcome and whole steps."""
     out: dict[EnvIndex, Json] = {
         e: {"env_index": e, "outcome": index.outcomes.get(e), "steps": []}
         for e in _episodes(index, env)

@@ -45,8 +45,7 @@ def run_tau2(
     cas: Cassette, config: Json, *, max_concurrency: int = 1, llm_args: Json | None = None,
     quiet: bool = True,
 ) -> tuple[list[Any], Any]:  # fmt: skip
-    """``tau2.run.run_tasks`` with its LLM calls through ``cas`` (``llm_args``, not recorded, go
-    to the agent and the user simulator); its simulations, and the patch counting the calls."""
+    """tau2's ``run_tasks`` through ``cas`` (``llm_args`` unrecorded): simulations, patch."""
     from ..adapters.tau2 import patch_tau2
 
     run = importlib.import_module("tau2.run")
