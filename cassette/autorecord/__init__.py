@@ -1,8 +1,6 @@
 """Zero-code recording for ``cassette run``: the child's ``sitecustomize`` (``boot/``) calls
-:func:`start`, whose import hook wraps every ``openai`` / ``anthropic`` client the program makes
-and patches ``litellm``; calls are keyed by conversation unless an episode is named, and the
-cassette (``$CASSETTE_PATH``) opens at the first call. :func:`stop` (at exit, on SIGTERM) undoes
-it all and closes the cassette."""
+:func:`start`, whose import hook wraps every ``openai`` / ``anthropic`` client and patches
+``litellm``; the cassette opens at the first call; :func:`stop` (at exit) undoes it all."""
 
 from __future__ import annotations
 

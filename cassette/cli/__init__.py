@@ -32,7 +32,6 @@ def main(color: bool | None) -> None:
     """
 
 
-# command -> "module:object", imported when the command is named
 _SAME = ("convert", "demo", "diff", "export", "fork", "merge", "redact", "run", "serve", "show",
          "stats", "validate", "view")  # fmt: skip
 main.lazy = {name: f"cassette.cli.{name}:{name}" for name in _SAME}

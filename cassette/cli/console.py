@@ -1,5 +1,5 @@
-"""The one :class:`Console` that prints, progress bars, and the helpers commands share to
-open their inputs and outputs (local paths or URLs)."""
+"""The :class:`Console` that prints, progress bars, and the commands' inputs and outputs (local
+paths or URLs)."""
 
 from __future__ import annotations
 
@@ -48,12 +48,10 @@ def reason(exc: BaseException) -> str:
 
 
 def _isatty(stream: Any) -> bool:
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty()) if callable(isatty) else False
+    return bool(getattr(stream, "isatty", lambda: False)())
 
 
 def _default_color() -> bool:
-    """The group's --color/--no-color, else on a terminal unless NO_COLOR is set."""
     ctx = click.get_current_context(silent=True)
     given = ctx.find_root().params.get("color") if ctx is not None else None
     if isinstance(given, bool):
@@ -99,7 +97,6 @@ class Console:
 
     @staticmethod
     def fail(message: str, code: int = 2) -> NoReturn:
-        """``error: message`` as one line on stderr, and exit with ``code``."""
         click.echo(f"error: {one_line(message)}", err=True)
         sys.exit(code)
 
@@ -168,8 +165,7 @@ def working(
     *,
     lines: bool = False,
 ) -> Iterator[Callable[[int], None]]:
-    """A long operation, without cyclic GC, its CassetteWarnings printed after; yields
-    ``advance(n)`` of a progress bar for large inputs (``lines``: of the first one's lines)."""
+    """Without cyclic GC, warnings printed after; ``advance(n)`` of a bar for large inputs."""
     with reporting_warnings(console), paused_gc():
         if not (console.terminal and inputs and _size(inputs) >= LARGE_BYTES):
             yield lambda n: None
@@ -187,7 +183,7 @@ def working(
 
 
 def load(console: Console, path: Path) -> Index:
-    """The index of a cassette (a bad file: the group's one ``error:`` line)."""
+    """The index of a cassette, under a progress bar if it is large."""
     from ..storage.index import load_index
 
     with working(console, f"reading {path.name}", [path]):
@@ -195,8 +191,7 @@ def load(console: Console, path: Path) -> Index:
 
 
 def writable(console: Console, out: str, force: bool) -> Path:
-    """``out`` as a local path, if it may be written: not a directory, new unless ``force``
-    (a URL: a private file uploaded when the command ends)."""
+    """``out`` as a local path to write (a URL: see :func:`uploaded`), new unless ``force``."""
     if out.endswith(("/", os.sep)) or (target := _local_output(console, out, force)).is_dir():
         console.fail(f"{out} is a directory; name the output file, e.g. {out.rstrip('/')}.jsonl")
     if target.exists() and not force:
@@ -218,7 +213,6 @@ def _local_input(path: str) -> Path:
 
 
 def _discarded_when_done(path: Path) -> Path:
-    """``path``, whose private directory is removed when the running command ends."""
     from ..storage.remote import discard
 
     ctx = click.get_current_context(silent=True)

@@ -1,6 +1,5 @@
 """``cassette demo``: a tool-calling agent recorded through the openai SDK, replayed with no
-model. A task is an episode: the agent calls ``add`` until the model answers in text; the
-reward is 1.0 when the answer quotes the tool's result."""
+model; an episode's reward is 1.0 when the answer quotes the ``add`` tool's result."""
 
 from __future__ import annotations
 
@@ -49,10 +48,6 @@ class Transcript:
     reward: float
 
 
-def add(a: int, b: int) -> str:
-    return str(int(a) + int(b))
-
-
 def run_agent(chat: Chat, cas: Cassette, *, max_steps: int = 6) -> list[Transcript]:
     """Run every task as episode ``i`` through ``chat``; outcomes go to ``cas``."""
     results = []
@@ -82,7 +77,7 @@ def _run_tools(calls: list[Json], messages: list[Json]) -> list[str]:
     results = []
     for call in calls:
         args = json.loads(call["function"]["arguments"])
-        results.append(add(args.get("a", 0), args.get("b", 0)))
+        results.append(str(int(args.get("a", 0)) + int(args.get("b", 0))))
         messages.append({"role": "tool", "tool_call_id": call["id"], "content": results[-1]})
     return results
 
@@ -108,33 +103,6 @@ def cassette_chat(cas: Cassette, model: Callable[[Json], Json]) -> Chat:
         return message
 
     return chat
-
-
-def run_demo(path: Path, *, live: bool = False, model: str | None = None) -> Json:
-    """Record the agent through the openai SDK from the scripted server in random mode (or the
-    ``live`` endpoint), then replay it with no model; what happened, and the timings."""
-    import contextlib
-    import time
-
-    import openai
-
-    from ..adapters.openai import wrap_openai
-    from ..replay.cassette import open as open_cassette
-
-    meta = {"demo": True, "model_source": "live endpoint" if live else "scripted server"}
-    with contextlib.ExitStack() as stack:
-        client, model, source = _recording_client(stack, live, model)
-        start = time.perf_counter()
-        with open_cassette(path, "record", meta=meta) as cas:
-            recorded = run_agent(openai_chat(wrap_openai(client, cas), model), cas)
-    record_s, start = time.perf_counter() - start, time.perf_counter()
-    # replay: a client whose endpoint is a closed port, so any live call would fail
-    offline = openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key="unused", max_retries=0)
-    with offline, open_cassette(path, "replay") as cas:
-        replayed = run_agent(openai_chat(wrap_openai(offline, cas), model), cas)
-        calls, unused = len(cas.index.entries), len(cas.unused())
-    run = {"source": source, "recorded": recorded, "replayed": replayed, "calls": calls}
-    return run | {"unused": unused, "record_s": record_s, "replay_s": time.perf_counter() - start}
 
 
 def _recording_client(stack: Any, live: bool, model: str | None) -> tuple[Any, str, str]:
@@ -186,17 +154,13 @@ def replay_bundled(console: Console) -> None:
 
 def _not_a_demo(path: Path) -> bool:
     """Whether ``path`` holds anything but an earlier demo recording (header ``meta.demo``)."""
-    import warnings
-
     from ..errors import CassetteError
-    from ..storage.lines import read_records
+    from .run import readable_cassette
 
     if not path.is_file() or path.stat().st_size == 0:
         return path.exists() and not path.is_file()
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            meta = next(read_records(path), (0, {}))[1].get("meta")
+        meta = readable_cassette(path).get("meta")
     except (CassetteError, OSError):
         return True
     return not (isinstance(meta, dict) and meta.get("demo") is True)
@@ -215,35 +179,46 @@ def _check_out(console: Console, out: str, force: bool) -> None:
 
 
 def _refuse_with_bundled(console: Console, **given: Any) -> None:
-    """The shipped cassette is replayed as it is: nothing is recorded."""
     chosen = [f"--{flag}" for flag, value in given.items() if value]
     if chosen:
         console.fail(f"--bundled only replays the shipped cassette; drop {', '.join(chosen)}")
 
 
-_VERDICTS = {
-    True: ("transcripts and rewards: identical", "bold green"),
-    False: ("transcripts and rewards: DIFFERENT", "bold red"),
-}
-
-
 def record_and_replay(console: Console, out: str | None, *, live: bool, model: str | None) -> bool:
-    """``cassette demo``: :func:`run_demo` into ``out`` (default: a new temporary folder),
-    then show the replay, the timings and the verdict; whether the replay was identical."""
+    """Record the agent into ``out``, replay it with no model, show it; whether it was the same."""
+    import contextlib
     import tempfile
+    import time
+
+    import openai
+
+    from ..adapters.openai import wrap_openai
+    from ..replay.cassette import open as open_cassette
 
     path = Path(out) if out else Path(tempfile.mkdtemp(prefix="cassette-demo-")) / "demo.jsonl"
+    meta = {"demo": True, "model_source": "live endpoint" if live else "scripted server"}
     try:
-        run = run_demo(path, live=live, model=model)
+        with contextlib.ExitStack() as stack:
+            client, model, source = _recording_client(stack, live, model)
+            start = time.perf_counter()
+            with open_cassette(path, "record", meta=meta) as cas:
+                recorded = run_agent(openai_chat(wrap_openai(client, cas), model), cas)
+        record_ms, start = (time.perf_counter() - start) * 1000, time.perf_counter()
+        # replay: a client whose endpoint is a closed port, so any live call would fail
+        offline = openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key="unused", max_retries=0)
+        with offline, open_cassette(path, "replay") as cas:
+            replayed = run_agent(openai_chat(wrap_openai(offline, cas), model), cas)
+            calls, unused = plural(len(cas.index.entries), "model call"), cas.unused()
+        replay_ms = (time.perf_counter() - start) * 1000
     except OSError as exc:
         console.fail(f"cannot write {path}: {exc.strerror or exc}; pick another --out")
-    show_transcripts(console, run["replayed"])
+    show_transcripts(console, replayed)
     console.print()
-    calls, ms = plural(run["calls"], "model call"), run["record_s"] * 1000
-    console.print(f"recorded {calls} from {run['source']} ({ms:.0f} ms, SDK start-up included)")
-    console.print(f"replayed them with no model reachable ({run['replay_s'] * 1000:.0f} ms)")
-    same = bool(run["recorded"]) and run["recorded"] == run["replayed"] and not run["unused"]
-    console.print(*_VERDICTS[same])
+    console.print(f"recorded {calls} from {source} ({record_ms:.0f} ms, SDK start-up included)")
+    console.print(f"replayed them with no model reachable ({replay_ms:.0f} ms)")
+    same = bool(recorded) and recorded == replayed and not unused
+    verdict, style = ("identical", "bold green") if same else ("DIFFERENT", "bold red")
+    console.print(f"transcripts and rewards: {verdict}", style)
     console.print(f"cassette: {path}")
     return same
 

@@ -107,7 +107,6 @@ def _inputs(
     html_out: str | None,
     ignore: tuple[str, ...],
 ) -> tuple[list[Path], Path | None]:
-    """The runs and the baseline as local paths, once the options are checked."""
     from ..diff import Rules
 
     if not 2 <= len(runs) <= MAX_RUNS:
@@ -135,8 +134,7 @@ def _writable_values(console: Console) -> Iterator[None]:
 def _compare(
     console: Console, paths: list[Path], baseline: Path | None, labels: list[str], **kw: Any
 ) -> Any:
-    """Each run diffed against the first (and the first against ``baseline``, the noise
-    floor), under a progress bar for two large runs; a failure is one ``error:`` line."""
+    """Each run diffed against the first (and the first against ``baseline``)."""
     from ..diff import diff_many
 
     indexes = [load(console, p) for p in paths]
@@ -177,7 +175,6 @@ def _write(console: Console, report: Any, out: str) -> None:
 
 
 def _print(console: Console, report: Any, fmt: str) -> None:
-    """The report on stdout: json, markdown, or text as wide as the terminal."""
     from ..diff import ManyDiff
     from ..diff import report as renderers
 

@@ -12,8 +12,7 @@ __all__ = ["export", "output_dir"]
 
 
 def output_dir(console: Console, out: str, force: bool) -> Path:
-    """The local directory to write ``out`` to (for a URL, a private one uploaded when
-    the command ends); refused if it holds files, unless ``force``."""
+    """The local directory for ``out`` (a URL: uploaded at the end), empty unless ``force``."""
     from ..storage.remote import is_url, listing
 
     target = Path(out.removeprefix("file://"))

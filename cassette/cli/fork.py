@@ -101,7 +101,7 @@ def _check_base(console: Console, base: str, new: str, command: tuple[str, ...])
     if os.path.abspath(base) == os.path.abspath(new):
         console.fail(f"NEW is BASE ({base}); name another cassette for the fork", code=2)
     if os.path.isfile(base):
-        readable_cassette(Path(base), console)  # not a cassette: one line, not the child's
+        readable_cassette(Path(base))  # not a cassette: one line, not the child's
 
 
 def _parse_at(console: Console, at: tuple[str, ...]) -> dict[str, int]:
@@ -127,7 +127,6 @@ def _named_in_base(console: Console, base: str, named: dict[str, int], channel: 
 
 
 def _episodes_on(console: Console, base: str, channel: str) -> set[str]:
-    """The episodes of BASE with calls on ``channel``; none is one ``error:`` line."""
     from .console import existing, load
 
     index = load(console, existing(console, base))

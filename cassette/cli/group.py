@@ -16,8 +16,7 @@ from .console import Console, one_line, reason
 
 __all__ = ["OneLineGroup", "user_error"]
 
-# what to check when a command cannot reach its endpoint
-ENDPOINT_HINTS = {
+ENDPOINT_HINTS = {  # what to check when a command cannot reach its endpoint
     "demo": "check OPENAI_BASE_URL (and OPENAI_API_KEY), or run `cassette demo` without --live",
     "tau2": "check --base-url (and --api-key)",
 }
@@ -35,7 +34,6 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 
 def _url_of(exc: BaseException) -> str | None:
-    """The URL of the request an openai or httpx error was about, if it knows it."""
     try:
         request = exc.request  # type: ignore[attr-defined]  # httpx raises if it has none
     except (AttributeError, RuntimeError):
@@ -45,7 +43,6 @@ def _url_of(exc: BaseException) -> str | None:
 
 
 def _unreached(exc: BaseException, chain: list[BaseException], hint: str) -> Found:
-    """A network failure: which URL could not be reached, and why."""
     network = [e for e in chain if type(e).__name__ in _NETWORK_ERRORS]
     if not network and not isinstance(exc, (ConnectionError, TimeoutError)):
         return None
@@ -64,7 +61,6 @@ def _refused(chain: list[BaseException], hint: str) -> Found:
 
 
 def _own(exc: BaseException) -> Found:
-    """A cassette error (exit 1: a store out of reach), or a bad path."""
     from ..errors import CassetteError
 
     if isinstance(exc, CassetteError):
@@ -75,8 +71,7 @@ def _own(exc: BaseException) -> Found:
 
 
 def user_error(exc: BaseException, command: str) -> Found:
-    """The one-line message and exit code for ``exc`` escaping ``cassette COMMAND``, if it
-    is the user's to fix or a network failure; None for a bug."""
+    """The one-line message and exit code of ``exc``, if the user can fix it; None for a bug."""
     if isinstance(exc, ModuleNotFoundError) and command == "tau2":
         fix = "pip install 'rollout-cassette[tau2]'"
         return f"cassette tau2 needs the tau2 extra ({exc}); {fix}", 2
@@ -86,7 +81,7 @@ def user_error(exc: BaseException, command: str) -> Found:
 
 
 def _quiet_stdout() -> None:
-    """Point stdout at /dev/null, so that flushing it at exit raises no second BrokenPipeError."""
+    """stdout to /dev/null: flushing it at exit raises no second BrokenPipeError."""
     with contextlib.suppress(OSError, ValueError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -103,8 +98,7 @@ class _OneLineUsage(click.UsageError):
 
 
 def _one_line_usage(exc: click.UsageError, command: str = "cassette") -> click.UsageError:
-    """``exc`` as one line naming the help of the command it came from (``command`` where
-    click's parser gave it no context: an option missing its argument)."""
+    """``exc`` as one line naming the help of its command (``command`` where it has no context)."""
     if isinstance(exc, (_OneLineUsage, click.exceptions.NoArgsIsHelpError)):
         return exc
     where = exc.ctx.command_path if exc.ctx is not None else command
@@ -115,8 +109,7 @@ def _one_line_usage(exc: click.UsageError, command: str = "cassette") -> click.U
 class OneLineGroup(click.Group):
     """Usage errors are one line too: ``error: <what>; see `cassette CMD --help```."""
 
-    # commands that live in their own module, imported only when used ("module:object")
-    lazy: dict[str, str] = {}
+    lazy: dict[str, str] = {}  # command -> "module:object", imported when used
 
     def make_context(
         self,
@@ -139,8 +132,7 @@ class OneLineGroup(click.Group):
         except BrokenPipeError:  # `cassette diff A B | head`: the reader has what it wanted
             _quiet_stdout()
             sys.exit(141)  # as a process killed by SIGPIPE, what a shell reports for `yes | head`
-        except KeyboardInterrupt:  # not click's "Aborted!" and exit 1, which means "the runs
-            # differ" to diff and "faults" to validate; 130 as a shell reports SIGINT
+        except KeyboardInterrupt:  # 130 as a shell says; click's exit 1 means "differ" to diff
             Console.fail("interrupted; " + _again(ctx.invoked_subcommand), 130)
         except Exception as exc:  # a user error or a network failure: one line, no traceback
             found = user_error(exc, ctx.invoked_subcommand or "")

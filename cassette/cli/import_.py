@@ -46,7 +46,6 @@ def _fetched(console: Console, src: str) -> Path:
 
 
 def _save(console: Console, src: str, local: Path, data: Any, *, needed: bool) -> None:
-    """Write a fetched table to ``local``: ``data`` is its bytes, or what reading it raised."""
     from ..storage.remote import failed
 
     if isinstance(data, bytes):

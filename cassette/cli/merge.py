@@ -50,7 +50,6 @@ def merge(out: str, inputs: tuple[str, ...], on_conflict: str, force: bool) -> N
 
 
 def _print_left_out(console: Console, merged: Any, on_conflict: str) -> None:
-    """What the merge dropped, renumbered or left out, a line each."""
     for env, source in merged.dropped:
         console.print(f"  dropped episode {env!r} of {source} (--on-conflict {on_conflict})")
     for source, prefix in merged.prefixes.items():

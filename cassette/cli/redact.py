@@ -55,7 +55,6 @@ def redact(
 
 
 def _done(src: str, out: str | None, counts: dict[str, int]) -> str:
-    """What was scrubbed, per type, and where."""
     where = f"{src} (in place)" if out is None else f"{src} into {out}"
     if not counts:
         return f"nothing to redact in {where}"

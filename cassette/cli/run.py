@@ -1,5 +1,5 @@
-"""``cassette run``: a command with its cassettes' mode and path set (its LLM calls through
-the import hook of :mod:`cassette.autorecord`, or a ``cassette serve``)."""
+"""``cassette run``: a command with its cassettes' mode and path set (its calls recorded by
+:mod:`cassette.autorecord`'s import hook, or a ``cassette serve``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import contextlib
 import os
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 
@@ -103,8 +103,7 @@ def run(
 
 
 def _environment(opens: str, forced: str | None) -> dict[str, str]:
-    """The command's environment with its cassettes' mode set (and in a replay the API keys
-    the SDKs ask for: no call leaves the command)."""
+    """The command's environment with its cassettes' mode set (and a replay's dummy API keys)."""
     from ..replay.modes import REPLAY_KEYS
 
     env = {**os.environ, "CASSETTE_MODE": opens}
@@ -154,7 +153,6 @@ def _recorded_run(
 def _run_served(
     command: tuple[str, ...], env: dict[str, str], where: str, mode: str, console: Console
 ) -> int:
-    """Run ``command`` with a ``cassette serve`` of ``where`` for its clients."""
     from ..serve.child import ServedChild
 
     child = ServedChild(where, mode, env)
@@ -194,24 +192,23 @@ def _check_local(
             f"{again} {shlex.join(command)}"
         )
     if mode in {"replay", "auto"} and local.is_file():
-        readable_cassette(local, console)
+        readable_cassette(local)
     if mode in {"record", "append"} or (mode == "auto" and not exists):
         _writable_place(path, mode, console)
 
 
-def readable_cassette(local: Path, console: Console) -> None:
-    """Raise (the group's one line) if the first line of ``local`` is not a record."""
+def readable_cassette(local: Path) -> Any:
+    """The first record of ``local``, read quietly ({} if none); not a cassette: it raises."""
     import warnings
 
     from ..storage.lines import read_records
 
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # a cut-short last line: the child warns of it
-        next(read_records(local), None)
+        warnings.simplefilter("ignore")  # a cut-short last line: not this reader's to report
+        return next(read_records(local), (0, {}))[1]
 
 
 def _writable_place(path: str, mode: str, console: Console) -> None:
-    """Fail if the cassette at ``path`` cannot be written (a read-only directory)."""
     import tempfile
 
     local = Path(path)
@@ -237,7 +234,6 @@ def _existing_place(path: str) -> Path:
 
 
 def spawn(command: tuple[str, ...], env: dict[str, str], console: Console) -> NoReturn:
-    """Run ``command`` with ``env``; exit with its exit code."""
     sys.exit(run_command(command, env, console))
 
 

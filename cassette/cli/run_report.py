@@ -46,8 +46,7 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
 
 
 class Recorded:
-    """The cassette of a ``cassette run`` before its command runs, to say afterwards what
-    the command added; ``net_log`` is where a Python command counts its connections."""
+    """A ``cassette run``'s cassette before its command runs, to say what the command added."""
 
     def __init__(self, where: str, mode: str) -> None:
         self.path = Path(where)
@@ -69,8 +68,7 @@ class Recorded:
         return ", ".join(f"{where} ({n})" for where, n in sorted(seen.items(), key=lambda i: -i[1]))
 
     def report(self, served: bool, failed: bool) -> None:
-        """One line on stderr about what a record run wrote (nothing for a replay, nor for a
-        command that ``failed`` and left its cassette as it was)."""
+        """One line on stderr about what a record run wrote (not if it failed and wrote nothing)."""
         opened = self._connections()  # (read, and the file removed, in any case)
         if not self.writes or (failed and _stamp(self.path) == self.stamp):
             return
@@ -83,7 +81,6 @@ class Recorded:
 
 
 def _why(served: bool, opened: str) -> str:
-    """Why a record run wrote nothing."""
     if served:
         return "the command sent no call to OPENAI_BASE_URL or ANTHROPIC_BASE_URL"
     if opened:

@@ -54,8 +54,7 @@ def _open(sock: socket.socket, path: str, mode: str | None, match: str) -> Any:
 
 
 def _server(app: Any) -> Any:
-    """A uvicorn server that stops on SIGINT/SIGTERM and returns (uvicorn's own raises the
-    signal again once stopped, which would kill the process before the cassette closes)."""
+    """A uvicorn server that returns on SIGINT/SIGTERM (uvicorn's own re-raises the signal)."""
     import uvicorn
 
     class Server(uvicorn.Server):
@@ -156,9 +155,7 @@ def serve(
     anthropic_upstream = anthropic_upstream or os.environ.get("ANTHROPIC_BASE_URL")
     sock = _bind(console, host, port)
     cas = _open(sock, path, mode, match)
-    # the loaded cassette lives as long as the server: the collector stops walking it (a
-    # full collection over a large cassette's index stalls every client for 100s of ms)
-    gc.freeze()
+    gc.freeze()  # a full collection over a large cassette's index stalls every client
     app = create_app(cas, upstream=upstream, anthropic_upstream=anthropic_upstream, token=token)
     server = _server(app)
     shown = f"[{host}]" if ":" in host else host

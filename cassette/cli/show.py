@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..dataset.inspect import content_text, json_text, response_message, tool_calls, usage_of
-from ..format.delta import is_ref
 from ..format.runid import set_run_id
 from ..types import EnvIndex, Json
+from ..view.model import new_start
 from .console import Console, existing, format_option, load, plural, reporting_warnings
 
 if TYPE_CHECKING:
@@ -71,7 +71,6 @@ def _show(
 def _print_text(
     console: Console, path: str, index: Index, run_id: str | None, episodes: Transcripts
 ) -> None:
-    """The counts of ``index`` and its run id, then the lines of each episode."""
     counts = [(len(index.episodes()), "episode"), (len(index.entries), "interaction")]
     counts.append((len(index.outcomes), "outcome"))
     console.print(f"{path}: {', '.join(plural(n, word) for n, word in counts)}", "bold")
@@ -84,7 +83,6 @@ def _print_text(
 
 
 def _check(console: Console, path: str, what: str, given: str | None, held: list[str]) -> None:
-    """Refuse a ``--channel`` or ``--env`` that ``path`` does not hold."""
     if given is not None and given not in held:
         known = ", ".join(held[:10]) or "none"
         console.fail(f"no {what} {given} in {path} (it holds {known}); pick one of those")
@@ -118,37 +116,6 @@ def _body(message: Json, width: int | None) -> str:
     return "  ".join(p for p in (text, *calls) if p)
 
 
-def _filled(message: Any) -> Any:
-    if not isinstance(message, dict):
-        return message
-    return {k: v for k, v in message.items() if v not in (None, [], {}, "")}
-
-
-def _new_positions(
-    entry: Entry, messages: list[Any], prev: tuple[list[Any], Json | None] | None
-) -> Iterator[int]:
-    """Indices of the messages this step adds: not in the previous request of its
-    (env_index, channel), and not the previous step's answer (shown with that step)."""
-    if entry.delta is not None:  # exact: the delta says what is new
-        keep = int(entry.delta.get("keep", 0))
-        stored = entry.request.get(entry.delta.get("field", "messages"))
-        stored = stored if isinstance(stored, list) else []
-        yield from (keep + i for i, msg in enumerate(stored) if not is_ref(msg))
-    else:
-        yield from range(0 if prev is None else _common(messages, *prev), len(messages))
-
-
-def _common(messages: list[Any], before: list[Any], answer: Json | None) -> int:
-    """How many messages lead ``messages`` as they led the previous request ``before``,
-    with the previous step's ``answer`` after them."""
-    start = 0
-    while start < min(len(before), len(messages)) and messages[start] == before[start]:
-        start += 1
-    if start and start < len(messages) and _filled(messages[start]) == _filled(answer):
-        start += 1
-    return start
-
-
 def _step_head(entry: Entry) -> list[Segment]:
     meta = entry.meta
     bits = [str(meta["model"])] if meta.get("model") else []
@@ -164,14 +131,13 @@ def _step_head(entry: Entry) -> list[Segment]:
 
 
 def _step_lines(
-    entry: Entry, request: Json, shown: Iterator[int] | None, width: int | None
+    entry: Entry, request: Json, start: int, width: int | None
 ) -> Iterator[list[Segment]]:
     yield _step_head(entry)
-    messages = request.get((entry.delta or {}).get("field", _message_field(request)))
+    messages = request.get(_message_field(request))
     if isinstance(messages, list):
-        for i in range(len(messages)) if shown is None else shown:
-            if i < len(messages):  # (a damaged delta may name more than there is)
-                yield [("    ", None), *_message_line(messages[i], width)]
+        for message in messages[start:]:
+            yield [("    ", None), *_message_line(message, width)]
     else:
         yield [(f"    {'request':>10}  ", "bold"), (_excerpt(json_text(request), width), None)]
     yield from _answer_lines(entry, width)
@@ -193,7 +159,6 @@ def _answer_lines(entry: Entry, width: int | None) -> Iterator[list[Segment]]:
 
 
 def _stream_lines(entry: Entry) -> Iterator[list[Segment]]:
-    """A streamed answer's chunk count (and whether it was cut short)."""
     chunks = (entry.response or {}).get("chunks")
     if isinstance(chunks, list):
         cut = ", cut short" if entry.meta.get("incomplete") else ""
@@ -231,29 +196,26 @@ def _selected(index: Index, env: str | None, channel: str | None) -> Iterator[tu
 def episode_transcripts(
     index: Index, *, env: str | None = None, channel: str | None = None, full: bool = False
 ) -> Transcripts:
-    """Per episode, the lines ``cassette show`` prints: a heading with the outcome, then each
-    step with the messages it adds (``full``: all, untruncated) and its response."""
+    """Per episode, the lines ``cassette show`` prints (``full``: every message, untruncated)."""
     out: Transcripts = {
         e: [[(f"episode {e!r}", "bold"), ("  " + _outcome_text(index.outcomes.get(e)), None)]]
         for e in _episodes(index, env)
     }
     prev: dict[tuple[EnvIndex, str], tuple[list[Any], Json | None]] = {}
     for entry, request in _selected(index, env, channel):
-        messages = request.get(_message_field(request))
-        shown = None
+        messages, start = request.get(_message_field(request)), 0
         if isinstance(messages, list):
             key = (entry.env_index, entry.channel)
-            shown = None if full else _new_positions(entry, messages, prev.get(key))
+            start = 0 if full else new_start(messages, *prev.get(key, ([], None)))
             prev[key] = (messages, response_message(entry.response))
-        out[entry.env_index].extend(_step_lines(entry, request, shown, None if full else 160))
+        out[entry.env_index].extend(_step_lines(entry, request, start, None if full else 160))
     return out
 
 
 def episode_records(
     index: Index, *, env: str | None = None, channel: str | None = None
 ) -> list[Json]:
-    """What ``cassette show --format json`` prints: per episode its env_index, outcome and
-    steps, each whole (full request, response, error, meta)."""
+    """What ``cassette show --format json`` prints: per episode its outcome and whole steps."""
     out: dict[EnvIndex, Json] = {
         e: {"env_index": e, "outcome": index.outcomes.get(e), "steps": []}
         for e in _episodes(index, env)

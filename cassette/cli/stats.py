@@ -53,8 +53,6 @@ def _number(value: Any) -> TypeGuard[float]:
 
 
 class _Totals:
-    """What the interactions add up to, per channel and overall."""
-
     def __init__(self) -> None:
         self.steps: Counter[str] = Counter()
         self.errors: Counter[str] = Counter()
@@ -183,7 +181,6 @@ def stats(path: str, fmt: str, as_json: bool) -> None:
 
 
 def _print_rows(console: Console, path: str, data: Json) -> None:
-    """``path``, then a row a figure, the labels in a column."""
     console.print(path, "bold")
     rows = list(stats_rows(data))
     width = max([16] + [len(label) + 2 for label, _ in rows])  # a gap after the longest label

@@ -7,8 +7,7 @@ import contextlib
 import importlib
 import os
 import sys
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,24 +17,13 @@ from ..replay.cassette import Cassette
 from ..types import Json
 from .console import Console, reason
 
-__all__ = ["Tau2Results", "run_tau2", "tau2_command"]
+__all__ = ["run_tau2", "tau2_command"]
 
 # litellm fetches its model cost map from the network at import unless told otherwise.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 DEFAULTS: Json = dict(task_ids=None, num_trials=1, max_steps=100, max_errors=10, seed=300)
 REQUIRED = ("domain", "agent_llm", "user_llm")
-
-
-@dataclass
-class Tau2Results:
-    """tau2's SimulationRuns, their episodes and outcomes (as the cassette holds them)."""
-
-    simulations: list[Any]
-    env_indices: list[int | str]
-    calls: int = 0
-    live_calls: int = 0
-    outcomes: dict[int | str, Json] = field(default_factory=dict)
 
 
 @contextlib.contextmanager
@@ -54,36 +42,24 @@ def _quiet(on: bool) -> Iterator[None]:
 
 
 def run_tau2(
-    cas: Cassette, *, domain: str, agent_llm: str, user_llm: str,
-    task_ids: list[str] | None = None, num_trials: int = 1, max_concurrency: int = 1,
-    max_steps: int = 100, max_errors: int = 10, seed: int = 300,
-    llm_args: Mapping[str, Any] | None = None, quiet: bool = True,
-) -> Tau2Results:  # fmt: skip
-    """``tau2.run.run_tasks`` with its LLM calls through ``cas``; ``llm_args`` (not recorded)
-    go to the agent and the user simulator."""
+    cas: Cassette, config: Json, *, max_concurrency: int = 1, llm_args: Json | None = None,
+    quiet: bool = True,
+) -> tuple[list[Any], Any]:  # fmt: skip
+    """tau2's ``run_tasks`` through ``cas`` (``llm_args`` unrecorded): simulations, patch."""
     from ..adapters.tau2 import patch_tau2
 
     run = importlib.import_module("tau2.run")
-    tasks = run.get_tasks(domain, task_ids=list(task_ids) if task_ids else None)
-    args = dict(llm_args or {})
+    tasks = run.get_tasks(config["domain"], task_ids=config["task_ids"] or None)
+    args, c = dict(llm_args or {}), config
     with patch_tau2(cas) as patch, _quiet(quiet):
         results = run.run_tasks(
-            domain=domain, tasks=tasks, agent="llm_agent", user="user_simulator",
-            llm_agent=agent_llm, llm_args_agent=dict(args), llm_user=user_llm,
-            llm_args_user=dict(args), num_trials=num_trials, max_steps=max_steps,
-            max_errors=max_errors, console_display=not quiet, max_concurrency=max_concurrency,
-            seed=seed, log_level="CRITICAL" if quiet else "INFO", skip_failed_samples=True,
+            domain=c["domain"], tasks=tasks, agent="llm_agent", user="user_simulator",
+            llm_agent=c["agent_llm"], llm_args_agent=dict(args), llm_user=c["user_llm"],
+            llm_args_user=dict(args), num_trials=c["num_trials"], max_steps=c["max_steps"],
+            max_errors=c["max_errors"], console_display=not quiet, max_concurrency=max_concurrency,
+            seed=c["seed"], log_level="CRITICAL" if quiet else "INFO", skip_failed_samples=True,
         )  # fmt: skip
-    return _results(cas, domain, list(results.simulations), patch)
-
-
-def _results(cas: Cassette, domain: str, sims: list[Any], patch: Any) -> Tau2Results:
-    """The simulations with their episodes, and the outcomes the cassette holds for them."""
-    from ..adapters.tau2 import env_index_for
-
-    envs: list[int | str] = [env_index_for(domain, s.task_id, s.trial or 0) for s in sims]
-    outcomes = {env: dict(cas.index.outcomes.get(env) or {}) for env in envs}
-    return Tau2Results(sims, envs, patch.calls, patch.live_calls, outcomes)
+    return list(results.simulations), patch
 
 
 def _unreachable(url: str) -> str | None:
@@ -146,18 +122,13 @@ def _exists(path: Path) -> bool:
     return path.is_dir() or (path.is_file() and path.stat().st_size > 0)
 
 
-# what the fix of a missing setting shows (the models of `cassette tau2 --help`'s example)
 _EXAMPLE = "--domain mock --agent-llm openai/gpt-4.1-mini --user-llm openai/gpt-4.1-mini"
-
-
-def _setting(key: str, options: Json, recorded: Json) -> Any:
-    given = options.get(key)
-    return given if given is not None else recorded.get(key, DEFAULTS.get(key))
 
 
 def _settle(options: Json, recorded: Json, path: Path | None = None) -> Json:
     """The run's settings: the options, else what the replayed cassette ``path`` recorded."""
-    config = {key: _setting(key, options, recorded) for key in (*REQUIRED, *DEFAULTS)}
+    merged = {**DEFAULTS, **recorded, **{k: v for k, v in options.items() if v is not None}}
+    config = {k: merged.get(k) for k in (*REQUIRED, *DEFAULTS)}
     missing = [f"--{k.replace('_', '-')}" for k in REQUIRED if not config[k]]
     if missing:
         Console.fail(_unsettled(missing, path, recorded))
@@ -165,7 +136,6 @@ def _settle(options: Json, recorded: Json, path: Path | None = None) -> Json:
 
 
 def _unsettled(missing: list[str], path: Path | None, recorded: Json) -> str:
-    """Why settings are missing: the replayed ``path`` is no tau2 recording, or options are."""
     if path is not None and not recorded:
         return (
             f"{path} is not a `cassette tau2` recording (its header holds no tau2 settings); "
@@ -238,17 +208,17 @@ def tau2_command(
         else:
             cas, config = _recorded(path, mode, options, base_url, meta_items)
         with cas:
-            res = run_tau2(cas, **config, max_concurrency=max_concurrency,
-                           llm_args=_llm_args(base_url, api_key), quiet=not verbose)  # fmt: skip
+            llm_args = _llm_args(base_url, api_key)
+            sims, patch = run_tau2(cas, config, max_concurrency=max_concurrency,
+                                   llm_args=llm_args, quiet=not verbose)  # fmt: skip
     except CassetteError as exc:  # (the command is also called outside the group)
         Console.fail(str(exc))
     except (ValueError, KeyError) as exc:  # tau2: unknown domain or task ids
         Console.fail(f"tau2: {exc}; {_tasks_fix(domain or '')}")
-    _report(path, cas, config, res)
+    _report(path, cas, config, sims, patch)
 
 
 def _ids(task_ids: tuple[str, ...]) -> list[str] | None:
-    """``--task-ids``: comma-separated or repeated (None: every task)."""
     return [i for item in task_ids for i in item.replace(",", " ").split()] or None
 
 
@@ -264,7 +234,6 @@ def _llm_args(base_url: str | None, api_key: str | None) -> Json:
 
 
 def _cassette(given: str | None, bundled: bool, mode: str) -> Path:
-    """The cassette to run on: CASSETTE, or the shipped one with --bundled."""
     from ..errors import CassetteError
     from ..testing.bundled import bundled as bundled_path
 
@@ -297,7 +266,6 @@ def _quiet_import() -> None:
 
 
 def _replayed(path: Path, mode: str, options: Json, bundled: bool) -> tuple[Cassette, Json]:
-    """The cassette at ``path`` opened, and the settings it was recorded with."""
     from ..replay.cassette import open as open_cassette
 
     if not _exists(path):
@@ -318,8 +286,7 @@ def _replayed(path: Path, mode: str, options: Json, bundled: bool) -> tuple[Cass
 def _recorded(
     path: Path, mode: str, options: Json, base_url: str | None, meta_items: tuple[str, ...]
 ) -> tuple[Cassette, Json]:
-    """A cassette opened to record with ``options``, and the settings; the tasks and the
-    endpoint are checked first, so that no side file is left."""
+    """A cassette opened to record, and the settings (tasks and endpoint checked first)."""
     from ..replay.cassette import open as open_cassette
 
     config = _settle(options, {})
@@ -332,38 +299,32 @@ def _recorded(
     return open_cassette(path, mode, meta={**extra, "tau2": config}), config
 
 
-def _line(env: Any, sim: Any, recorded: Any, replay: bool, width: int) -> str:
-    """One episode's row: its reward (and in a replay the recorded one), its termination."""
-    reward = _reward(sim)
-    line = f"{env!s:<{width}}  {_fmt(reward):>6}  "
-    if replay:
-        line += f"{_fmt(recorded):>8}  " + ("" if recorded == reward else "DIFFERS ")
-    return line + str(getattr(sim.termination_reason, "value", sim.termination_reason))
-
-
-def _done(path: Path, cas: Cassette, res: Tau2Results, replay: bool) -> str:
-    if replay:
-        return f"{res.calls} LLM calls replayed from {path}, 0 live"
-    return f"{res.live_calls} LLM calls made, cassette {path} ({cas.mode.value})"
-
-
-def _rows(res: Tau2Results, recorded: list[Any], replay: bool) -> int:
+def _rows(envs: list[Any], sims: list[Any], cas: Cassette, replay: bool) -> int:
     """A row per episode (in a replay, with its recorded reward); how many rewards differ."""
-    width = max([len(str(e)) for e in res.env_indices] + [7])
+    width = max([7, *map(len, map(str, envs))])
     click.echo(f"{'episode':<{width}}  reward  {'recorded  ' if replay else ''}termination")
-    for env, sim, was in zip(res.env_indices, res.simulations, recorded, strict=True):
-        click.echo(_line(env, sim, was, replay, width))
-    return sum(_reward(sim) != was for sim, was in zip(res.simulations, recorded, strict=True))
+    differs = 0
+    for env, sim in zip(envs, sims, strict=True):
+        reward, was = _reward(sim), cas.index.outcomes.get(env, {}).get("reward")
+        line = f"{env!s:<{width}}  {_fmt(reward):>6}  "
+        if replay:
+            line += f"{_fmt(was):>8}  " + ("" if was == reward else "DIFFERS ")
+            differs += was != reward
+        click.echo(line + str(getattr(sim.termination_reason, "value", sim.termination_reason)))
+    return differs
 
 
-def _report(path: Path, cas: Cassette, config: Json, res: Tau2Results) -> None:
+def _report(path: Path, cas: Cassette, config: Json, sims: list[Any], patch: Any) -> None:
     """The rows, then the mean reward; exit 1 if a replay's rewards differ from the recording."""
-    replay = res.live_calls == 0 and cas.mode.value == "replay"
-    recorded = [res.outcomes.get(env, {}).get("reward") for env in res.env_indices]
-    differs = _rows(res, recorded, replay)
-    rewards = [_reward(sim) or 0.0 for sim in res.simulations]
-    mean = sum(rewards) / max(len(rewards), 1)
-    summary = f"{len(rewards)} episodes of {config['domain']}, mean reward {mean:.3f}"
-    click.echo(f"{summary}; {_done(path, cas, res, replay)}")
+    from ..adapters.tau2 import env_index_for
+
+    replay = patch.live_calls == 0 and cas.mode.value == "replay"
+    envs = [env_index_for(config["domain"], s.task_id, s.trial or 0) for s in sims]
+    differs = _rows(envs, sims, cas, replay)
+    mean = sum(_reward(sim) or 0.0 for sim in sims) / max(len(sims), 1)
+    done = f"{patch.live_calls} LLM calls made, cassette {path} ({cas.mode.value})"
+    if replay:
+        done = f"{patch.calls} LLM calls replayed from {path}, 0 live"
+    click.echo(f"{len(sims)} episodes of {config['domain']}, mean reward {mean:.3f}; {done}")
     if replay and differs:
         Console.fail(f"{differs} episode(s) got a reward other than the recorded one", 1)

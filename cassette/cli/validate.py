@@ -60,7 +60,6 @@ def validate(path: str, ignore: tuple[str, ...], fmt: str) -> None:
 def _print(
     console: Console, path: str, faults: list[Fault], warnings: list[Fault], summary: str
 ) -> None:
-    """Every fault and warning, in file order, then OK or the count of faults."""
     found = [(f, "", "red") for f in faults] + [(w, "warning: ", "yellow") for w in warnings]
     for fault, kind, style in sorted(found, key=lambda t: (t[0].path, t[0].line)):
         where = f"{fault.path}:{fault.line}: " if fault.line else f"{fault.path}: "
@@ -73,7 +72,6 @@ def _print(
 
 
 def _json(path: str, report: Report) -> Json:
-    """What ``--format json`` prints: ok, the summary, every fault and warning."""
     found = {kind: [_fault(f) for f in getattr(report, kind)] for kind in ("faults", "warnings")}
     return {"path": path, "ok": report.ok, "summary": report.summary(), **found}
 

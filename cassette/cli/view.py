@@ -56,6 +56,7 @@ def view(runs: tuple[str, ...], out: str | None, port: int, no_browser: bool) ->
 
 
 def _serve(console: Console, text: str, port: int, no_browser: bool) -> None:
+    import contextlib
     import threading
     import webbrowser
 
@@ -68,9 +69,6 @@ def _serve(console: Console, text: str, port: int, no_browser: bool) -> None:
     console.print(f"serving {server.url}  (Ctrl-C stops)")
     if not no_browser:
         webbrowser.open(server.url)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C stops it
         threading.Event().wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
+    server.stop()

@@ -1,6 +1,5 @@
 """The scripted server's answers: a :class:`~.conversation.Reply` as a Chat Completions,
-Responses or Anthropic Messages answer (SSE events when streamed), the other OpenAI endpoints'
-made from the request, and Anthropic's errors."""
+Responses or Messages answer (SSE events when streamed); the other endpoints' from the request."""
 
 from __future__ import annotations
 

@@ -115,7 +115,6 @@ def parse_chat(body: Json) -> Conversation:
     return _conversation(body, msgs)
 
 
-# a Responses input item's type -> its (role, text)
 _RESPONSES_ITEMS: dict[str, Callable[[Json], tuple[str, str]]] = {
     "message": lambda it: (str(it.get("role", "user")), text_of(it.get("content"))),
     "function_call_output": lambda it: ("tool", text_of(it.get("output"))),

@@ -61,9 +61,7 @@ def default_path(item: pytest.Item, directory: Path | str) -> Path | str:
     ``[A-Za-z0-9_.,=+@[]-]`` become ``_`` and an 8-hex hash of the id is appended."""
     classes = [node.name for node in item.listchain() if isinstance(node, pytest.Class)]
     name = ".".join([*classes, item.name])
-    if isinstance(directory, str):  # a URL
-        return f"{directory}/{item.path.stem}/{_safe_name(name)}.jsonl"
-    return directory / item.path.stem / f"{_safe_name(name)}.jsonl"
+    return _where(item, directory, f"{item.path.stem}/{_safe_name(name)}.jsonl")
 
 
 def _marker_options(item: pytest.Item) -> dict[str, Any]:

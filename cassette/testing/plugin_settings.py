@@ -1,6 +1,5 @@
-"""The pytest plugin's ``--cassette-*`` options and ini twins, read once per session into
-:class:`Settings` (the mode and the directory, a path or an fsspec URL), its report header,
-and the session's summary of recordings never played (:class:`UnusedSummary`)."""
+"""The pytest plugin's ``--cassette-*`` options and ini twins (read once into :class:`Settings`),
+its report header, and the summary of recordings never played (:class:`UnusedSummary`)."""
 
 from __future__ import annotations
 

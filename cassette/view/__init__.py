@@ -1,5 +1,5 @@
-"""``cassette view``: one self-contained HTML page of runs (episodes, calls, errors), two runs
-or more side by side with their diff; written privately (0600) or served (:mod:`.server`)."""
+"""``cassette view``: one self-contained HTML page of runs, two or more side by side with their
+diff; written privately (0600) or served (:mod:`.server`)."""
 
 from __future__ import annotations
 
@@ -48,8 +48,8 @@ def load_run(path: Path, name: str | None = None) -> Run:
 
 
 def load_runs(path: Path, name: str | None = None) -> list[Run]:
-    """The run at ``path``; a directory whose files are of different runs (a folder of
-    cassettes, not one run's shards, told by their headers' run ids): one run a file."""
+    """The run at ``path``; a folder of files of different runs (by their headers' run ids):
+    one run a file."""
     files = shard_files(path) if path.is_dir() else []
     if len({_run_id(file) for file in files}) < 2:
         return [load_run(path, name)]
@@ -57,7 +57,6 @@ def load_runs(path: Path, name: str | None = None) -> list[Run]:
 
 
 def _run_id(file: Path) -> str | None:
-    """The run id in the header of ``file`` (its first line), read alone."""
     _, first = next(read_records(file), (0, {}))  # (the reader is closed as it is dropped)
     return run_id_of(first)
 

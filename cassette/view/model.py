@@ -12,7 +12,7 @@ from ..replay.fork import FORK_CHANNEL
 from ..storage.index import Entry, Index
 from ..types import EnvIndex, Json
 
-__all__ = ["episode_calls", "run_summary"]
+__all__ = ["episode_calls", "new_start", "run_summary"]
 
 _CONVERSATION = ("messages", "input", "system", "instructions")
 
@@ -38,18 +38,23 @@ class _Channel:
 
     def new_part(self, messages: list[Any], call: Json, request: Json) -> None:
         """Put in ``call`` the messages not shown before, and the settings if they changed."""
-        n = len(self.seen)
-        start = n if n and messages[:n] == self.seen else 0
-        if start and start < len(messages) and _is_answer(messages[start], self.answer):
-            start += 1
+        start = new_start(messages, self.seen, self.answer)
         self.seen, call["new"] = messages, messages[start:]
         settings = {k: v for k, v in request.items() if k not in _CONVERSATION}
         if settings != self.settings:
             call["settings"] = self.settings = settings
 
 
+def new_start(messages: list[Any], seen: list[Any], answer: Any) -> int:
+    """Where a request's new messages start: after the ``seen`` ones of the previous request of
+    its channel and, right after them, that request's ``answer`` coming back."""
+    start = len(seen) if messages[: len(seen)] == seen else 0
+    if 0 < start < len(messages) and _is_answer(messages[start], answer):
+        start += 1
+    return start
+
+
 def _is_answer(message: Any, answer: Any) -> bool:
-    """Whether ``message`` is the previous answer coming back in the next request."""
     if not isinstance(message, dict) or not isinstance(answer, dict):
         return False
     keys = [k for k in ("content", "tool_calls") if k in message or k in answer]
@@ -71,7 +76,6 @@ def _response(call: Json, entry: Entry) -> Json | None:
 
 
 def _call(entry: Entry, request: Json, part: _Channel) -> Json:
-    """One call of an episode, as the page shows it."""
     call: Json = {"ch": entry.channel, "step": entry.step}
     messages = _messages(request)
     if messages:
@@ -99,7 +103,6 @@ def episode_calls(index: Index) -> Iterator[tuple[EnvIndex, list[Json]]]:
 
 
 def _models(calls: list[Json]) -> list[str]:
-    """The models an episode's requests named."""
     named = (c["settings"].get("model") for c in calls if isinstance(c.get("settings"), dict))
     return sorted({str(m) for m in named if m is not None})
 
@@ -128,7 +131,6 @@ def _totals(calls: list[Json]) -> Json:
 
 
 def _row(env: EnvIndex, calls: list[Json], outcome: Json | None) -> Json:
-    """The table row of one episode: its totals, outcome and fork point."""
     row: Json = {"key": env, **_totals(calls)}
     if outcome is not None:
         row |= {"reward": outcome.get("reward"), "terminated": outcome.get("terminated")}
