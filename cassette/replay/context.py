@@ -40,7 +40,8 @@ class Episodes(Protocol):
         """The episode of ``request``."""
 
     def heard(self, env_index: EnvIndex, reply: Any) -> None:
-        """``reply`` (a response dict, or a stream's chunks) answered a call of ``env_index``."""
+        """``reply`` (a response dict, its JSON bytes, or a stream's chunks) answered a call
+        of ``env_index``."""
 
 
 @contextmanager

@@ -31,9 +31,10 @@ from ..adapters._common.http import EVENTS_TYPE, HTTP, JSON_TYPE, encode_event
 from ..errors import CassetteError, CassetteMismatch, CassetteMiss
 from ..replay.cassette import Cassette
 from ..replay.episodes import Conversations
+from ..replay.modes import Mode
 from ..types import Json
 from .requests import ANTHROPIC, OPENAI, BadRequest, Call, parse_call
-from .upstream import Upstream, UpstreamError, UpstreamErrors
+from .upstream import RawHeaders, Upstream, UpstreamError, UpstreamErrors
 
 __all__ = ["MAX_BODY", "App", "Reply", "create_app"]
 
@@ -44,11 +45,11 @@ _ASSEMBLE = {
     "responses": assemble_response,
     "messages": assemble_message,
 }
-RawHeaders = list[tuple[bytes, bytes]]
 _JSON: RawHeaders = [(b"content-type", JSON_TYPE.encode())]
 _NO_RETRY: RawHeaders = [(b"x-should-retry", b"false"), *_JSON]
 # the request headers the server reads (the upstream gets them all, when it is called)
 _READ = frozenset({b"content-length", b"x-cassette-episode", b"x-cassette-step", b"anthropic-beta"})
+_HTTP_KEY = b'"' + HTTP.encode() + b'"'  # a recorded response with HTTP meta is decoded
 
 
 def assembler(endpoint: str) -> Callable[[list[Json]], Json] | None:
@@ -108,7 +109,10 @@ def _keys(headers: Mapping[str, str]) -> Json:
     return keys
 
 
-def _json_response(data: Json) -> Reply:
+def _json_response(data: Json | bytes) -> Reply:
+    """The reply of a response dict, or of its JSON as recorded (sent as it is)."""
+    if isinstance(data, bytes):
+        return Reply(data) if _HTTP_KEY not in data else _json_response(orjson.loads(data))
     meta = data.get(HTTP)
     if meta is None:
         return Reply(orjson.dumps(data))
@@ -198,13 +202,15 @@ class App:
         except _Disconnected:
             return Reply(b"", 499, [])
         keys["errors"] = self.errors[call.provider]
-        return await self._answer(call, (call, content, Headers(scope=scope), query), keys)
+        return await self._answer(call, (call, content, scope["headers"], query), keys)
 
     async def _answer(self, call: Call, args: tuple[Any, ...], keys: Json) -> ASGIApp:
         """The cassette's answer to ``call`` (``args``: what the upstream would be sent)."""
         try:
             if call.stream:
                 return await self._stream(call, args, keys)
+            if self.cas.mode is Mode.REPLAY:  # (no live call: the recorded bytes as they are)
+                return _json_response(self.cas.replayed(call.request, **keys))
             live = lambda: self.upstream.json(*args)  # noqa: E731
             return _json_response(await self.cas.acall(call.request, live=live, **keys))
         except UpstreamError as exc:
