@@ -19,6 +19,8 @@ from collections.abc import Hashable, Iterable
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from ..errors import CassetteMismatch
 from ..format.canonical import canonical_bytes, canonical_parts, normalise_request, sha256_of
 from ..format.codec import check_finite, dumps_sorted, messages_finite
@@ -31,10 +33,13 @@ if TYPE_CHECKING:
 __all__ = ["CHAINS", "DEFAULT_IGNORE", "HashChain", "Matcher"]
 
 _sha256 = hashlib.sha256
+_COMMA = ord(",")
 # The hashing of an episode's latest request, for its next one to go on from, by
 # (env_index, channel): (its head, a view of its conversation's JSON less the closing
-# bracket, the sha256 state after those, its number of messages)
-HashChain = tuple[bytes, memoryview, Any, int]
+# bracket, the sha256 state after those, its number of messages, and where its last
+# message starts with the state there, if known: a next request may replace that message)
+Cut = tuple[int, Any]
+HashChain = tuple[bytes, memoryview, Any, int, "Cut | None"]
 
 
 # Request keys that never decide what a model answers: transport, credentials, retries.
@@ -111,7 +116,7 @@ class Matcher:
             return sha256_of((head, conv, tail, fld)), None
         messages = normal[fld]
         end = len(conv) - 1  # the conversation list without its closing bracket
-        state, start, offset = _resume(chain, head, conv, end)
+        state, start, offset, cut = _resume(chain, head, conv, end, messages)
         # only the messages this request adds are looked at for NaN: from their first byte
         if not messages_finite(messages, start, conv, offset):
             for i in range(start, len(messages)):
@@ -119,7 +124,7 @@ class Matcher:
         final = state.copy()
         final.update(b"]")  # (conv[end:]: a list's JSON ends with its bracket)
         final.update(tail)
-        self._keep(key, (head, memoryview(conv)[:end], state, len(messages)))
+        self._keep(key, (head, memoryview(conv)[:end], state, len(messages), cut))
         return final.hexdigest(), conv if messages is request.get(fld) else None
 
     def _keep(self, key: Hashable, chain: HashChain) -> None:
@@ -187,14 +192,38 @@ class Matcher:
         return first_difference(a, b)
 
 
-def _resume(chain: HashChain | None, head: bytes, conv: bytes, end: int) -> tuple[Any, int, int]:
+def _resume(
+    chain: HashChain | None, head: bytes, conv: bytes, end: int, messages: list[Any]
+) -> tuple[Any, int, int, Cut | None]:
     """(the sha256 state after ``head`` and ``conv[:end]``, the first message and byte not
-    hashed before): where this request extends ``chain``'s, only its new bytes are hashed,
-    going on from the chain's state (a chain is used once: it was popped)."""
-    if chain is not None and chain[0] == head and conv.startswith(chain[1]):
-        offset, state = len(chain[1]), chain[2]
-        state.update(conv[offset:end])  # (a copy: cheaper than a view)
-        return state, chain[3], offset
+    hashed before, the :data:`Cut` before its last message): where this request extends
+    ``chain``'s, or only replaces its last message, only its new bytes are hashed, going on
+    from the chain's state (a chain is used once: it was popped)."""
+    if chain is not None and chain[0] == head:
+        if conv.startswith(chain[1]):
+            offset, state = len(chain[1]), chain[2]
+            state.update(conv[offset:end])  # (a copy: cheaper than a view)
+            return state, chain[3], offset, None
+        cut = chain[4]
+        if cut is not None and len(messages) == chain[3] and conv.startswith(chain[1][: cut[0]]):
+            state = cut[1].copy()  # (the cut is kept for the next request)
+            state.update(conv[cut[0] : end])
+            return state, len(messages) - 1, cut[0], cut
     state = _sha256(head)
-    state.update(memoryview(conv)[:end])
-    return state, 0, 0
+    at = _last_message(conv, end, messages)
+    state.update(memoryview(conv)[:at])
+    cut = (at, state.copy()) if at else None
+    state.update(memoryview(conv)[at:end])
+    return state, 0, 0, cut
+
+
+def _last_message(conv: bytes, end: int, messages: list[Any]) -> int:
+    """Where the last of two or more messages starts in ``conv``, their JSON; else 0."""
+    if len(messages) < 2:
+        return 0
+    try:
+        last = orjson.dumps(messages[-1], option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # (what orjson cannot dump alone: no cut)
+        return 0
+    at = end - len(last)
+    return at if at > 0 and conv[at - 1] == _COMMA and conv.startswith(last, at) else 0
