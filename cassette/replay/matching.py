@@ -36,10 +36,12 @@ _sha256 = hashlib.sha256
 _COMMA = ord(",")
 # The hashing of an episode's latest request, for its next one to go on from, by
 # (env_index, channel): (its head, a view of its conversation's JSON less the closing
-# bracket, the sha256 state after those, its number of messages, and where its last
-# message starts with the state there, if known: a next request may replace that message)
-Cut = tuple[int, Any]
+# bracket, the sha256 state after those, its number of messages, its :data:`Cut`)
 HashChain = tuple[bytes, memoryview, Any, int, "Cut | None"]
+# Where an episode's conversation was cut before its last message, for a next request that
+# replaces that message: (the byte, the sha256 state after the head and the bytes before it,
+# the number of messages before it)
+Cut = tuple[int, Any, int]
 
 
 # Request keys that never decide what a model answers: transport, credentials, retries.
@@ -196,34 +198,40 @@ def _resume(
     chain: HashChain | None, head: bytes, conv: bytes, end: int, messages: list[Any]
 ) -> tuple[Any, int, int, Cut | None]:
     """(the sha256 state after ``head`` and ``conv[:end]``, the first message and byte not
-    hashed before, the :data:`Cut` before its last message): where this request extends
-    ``chain``'s, or only replaces its last message, only its new bytes are hashed, going on
-    from the chain's state (a chain is used once: it was popped)."""
+    hashed before, the :data:`Cut` to keep): where this request extends ``chain``'s, or
+    starts with its conversation up to the cut (the same system prompt, a new question),
+    only the rest is hashed, going on from the state there (a chain is used once: it was
+    popped; a cut's state is copied, it stays with the chain)."""
     if chain is not None and chain[0] == head:
         if conv.startswith(chain[1]):
             offset, state = len(chain[1]), chain[2]
             state.update(conv[offset:end])  # (a copy: cheaper than a view)
-            return state, chain[3], offset, None
+            return state, chain[3], offset, chain[4]
         cut = chain[4]
-        if cut is not None and len(messages) == chain[3] and conv.startswith(chain[1][: cut[0]]):
-            state = cut[1].copy()  # (the cut is kept for the next request)
+        if cut is not None and conv.startswith(chain[1][: cut[0]]):
+            state = cut[1].copy()
             state.update(conv[cut[0] : end])
-            return state, len(messages) - 1, cut[0], cut
+            return state, cut[2], cut[0], cut
+    return _hash_anew(head, conv, end, messages)
+
+
+def _hash_anew(
+    head: bytes, conv: bytes, end: int, messages: list[Any]
+) -> tuple[Any, int, int, Cut | None]:
+    """:func:`_resume` with nothing to go on from: all is hashed, cut before the last message."""
     state = _sha256(head)
     at = _last_message(conv, end, messages)
     state.update(memoryview(conv)[:at])
-    cut = (at, state.copy()) if at else None
+    cut = (at, state.copy(), len(messages) - 1) if at else None
     state.update(memoryview(conv)[at:end])
     return state, 0, 0, cut
 
 
 def _last_message(conv: bytes, end: int, messages: list[Any]) -> int:
     """Where the last of two or more messages starts in ``conv``, their JSON; else 0."""
-    if len(messages) < 2:
-        return 0
     try:
         last = orjson.dumps(messages[-1], option=orjson.OPT_SORT_KEYS)
-    except TypeError:  # (what orjson cannot dump alone: no cut)
+    except (IndexError, TypeError):  # (no message, or one orjson cannot dump alone)
         return 0
-    at = end - len(last)
-    return at if at > 0 and conv[at - 1] == _COMMA and conv.startswith(last, at) else 0
+    at = end - len(last)  # (one message: conv[0] is its bracket, not a comma)
+    return at if conv.startswith(last, at) and conv[at - 1] == _COMMA else 0

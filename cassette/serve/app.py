@@ -109,10 +109,12 @@ def _keys(headers: Mapping[str, str]) -> Json:
     return keys
 
 
-def _json_response(data: Json | bytes) -> Reply:
-    """The reply of a response dict, or of its JSON as recorded (sent as it is)."""
-    if isinstance(data, bytes):
-        return Reply(data) if _HTTP_KEY not in data else _json_response(orjson.loads(data))
+def _recorded(body: bytes) -> Reply:
+    """A response as the JSON bytes of its line, sent as they are unless they hold HTTP meta."""
+    return Reply(body) if _HTTP_KEY not in body else _json_response(orjson.loads(body))
+
+
+def _json_response(data: Json) -> Reply:
     meta = data.get(HTTP)
     if meta is None:
         return Reply(orjson.dumps(data))
@@ -210,7 +212,7 @@ class App:
             if call.stream:
                 return await self._stream(call, args, keys)
             if self.cas.mode is Mode.REPLAY:  # (no live call: the recorded bytes as they are)
-                return _json_response(self.cas.replayed(call.request, **keys))
+                return self._replayed(call, keys)
             live = lambda: self.upstream.json(*args)  # noqa: E731
             return _json_response(await self.cas.acall(call.request, live=live, **keys))
         except UpstreamError as exc:
@@ -220,6 +222,10 @@ class App:
             return error_response(call.provider, status, "cassette_miss", str(exc))
         except CassetteError as exc:
             return error_response(call.provider, 400, "cassette_error", str(exc))
+
+    def _replayed(self, call: Call, keys: Json) -> Reply:
+        got = self.cas.replayed(call.request, **keys)
+        return _recorded(got) if isinstance(got, bytes) else _json_response(got)
 
     async def _stream(self, call: Call, args: tuple[Any, ...], keys: Json) -> ASGIApp:
         live = lambda: self.upstream.events(*args)  # noqa: E731

@@ -35,18 +35,8 @@ RawHeaders = list[tuple[bytes, bytes]]  # headers as ASGI has them (names in low
 PUBLIC = {"openai": "https://api.openai.com", ANTHROPIC: "https://api.anthropic.com"}
 # request headers never forwarded: the connection's own, and the server's own headers
 _HOP = frozenset(
-    {
-        "host",
-        "content-length",
-        "connection",
-        "keep-alive",
-        "transfer-encoding",
-        "upgrade",
-        "te",
-        "trailer",
-        "proxy-authorization",
-        "accept-encoding",
-    }
+    b"host content-length connection keep-alive transfer-encoding upgrade te trailer "
+    b"proxy-authorization accept-encoding".split()
 )
 # the headers a cassette keeps, by provider: the wrappers' own rules
 KEPT = {"openai": openai_kept, ANTHROPIC: anthropic_kept}
@@ -126,8 +116,11 @@ class Upstream:
 
     def _send(self, call: Call, content: bytes, headers: RawHeaders, query: str) -> Any:
         url = self.roots[call.provider] + call.path + (f"?{query}" if query else "")
-        pairs = ((k.decode("latin-1"), v.decode("latin-1")) for k, v in headers)
-        forward = {k: v for k, v in pairs if k not in _HOP and not k.startswith("x-cassette-")}
+        forward = {
+            k.decode("latin-1"): v.decode("latin-1")
+            for k, v in headers
+            if k.lower() not in _HOP and not k.lower().startswith(b"x-cassette-")
+        }
         method = "POST" if not call.endpoint.startswith("GET ") else "GET"
         return self.client.build_request(method, url, content=content or None, headers=forward)
 

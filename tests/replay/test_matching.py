@@ -33,6 +33,7 @@ def said(*texts: str) -> list[dict[str, str]]:
 @settings(max_examples=300, deadline=None)
 @given(st.lists(steps, min_size=1, max_size=10))
 @example([("extend", said("a", "b")), ("last", said("c")), ("last", said("d"))])
+@example([("extend", said("a", "b")), ("extend", said("c")), ("last", said("d")), ("same", [])])
 def test_chained_hashing_gives_the_plain_hash_whatever_the_next_request(
     steps: list[tuple[str, list[Any]]],
 ) -> None:
