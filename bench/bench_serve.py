@@ -8,18 +8,22 @@ recording TTFT within 5 ms of the upstream's. "mean over" is the mean latency's 
 in a closed loop it is clients x the difference of the per-call service times, whatever
 the order in which each server happens to answer its connections (which moves the p50).
 
-    python bench/bench_serve.py [--calls 2000] [--rounds 3]
+    python bench/bench_serve.py [--calls 2000] [--rounds 3] [--in-process]
 
 Both servers run as processes of their own on 127.0.0.1; the load comes from one asyncio
 process (a plain keep-alive HTTP/1.1 client, one connection per client), the same for
 both, so what differs is the server. The machine has two
 cores shared by the servers and the client: compare the ratios, not the absolute figures.
+Last, the server's own work per call, steadier than any latency on a busy machine: the CPU
+time of ``cassette serve``'s app replaying every call in this process (no sockets), next to
+a bare ASGI app that reads the body and answers the same bytes (``--in-process``: only that).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import signal
 import statistics
@@ -163,12 +167,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=1920, help="replayed calls per row")
     parser.add_argument("--rounds", type=int, default=3, help="runs per row (best kept)")
+    parser.add_argument("--in-process", action="store_true", help="only the in-process cost")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-serve-"))
     levels = (1, 8, 64)
     steps = {c: max(1, args.calls // c) for c in levels}
     path = work / "replay.jsonl"
     make_cassette(path, 64, max(steps.values()))
+    if args.in_process:
+        print(f"$ {command_line()}")
+        asyncio.run(in_process(path, steps[64]))
+        return
     py = sys.executable
     served, served_url = start(
         [py, "-m", "cassette", "serve", "--cassette", str(path), "--mode", "replay"]
@@ -209,10 +218,74 @@ def main() -> None:
         stop(served)
         stop(floor)
         ttft_table(work, py)
+        asyncio.run(in_process(path, steps[64]))
     finally:
         for proc in (served, floor):
             if proc.poll() is None:
                 proc.kill()
+
+
+def _scope(episode: int, step: int) -> tuple[dict[str, Any], bytes]:
+    """The ASGI scope and body of one of the load's requests."""
+    content = orjson.dumps(body(episode, step))
+    headers = [(b"host", b"127.0.0.1"), (b"content-type", b"application/json")]
+    length, episode_name = b"%d" % len(content), b"e%d" % episode
+    headers += [(b"content-length", length), (b"x-cassette-episode", episode_name)]
+    scope = {"type": "http", "method": "POST", "path": "/v1/chat/completions"}
+    return {**scope, "query_string": b"", "headers": headers}, content
+
+
+async def _cpu_per_call(app: Any, calls: list[tuple[dict[str, Any], bytes]]) -> float:
+    """The CPU time of one pass of ``app`` over ``calls``, per call, in µs."""
+    sent: list[Any] = []
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    t0 = time.process_time()
+    for scope, content in calls:
+        message = {"type": "http.request", "body": content, "more_body": False}
+
+        async def receive(message: Any = message) -> Any:
+            return message
+
+        await app(scope, receive, send)
+    spent = (time.process_time() - t0) / len(calls) * 1e6
+    if any(m.get("status", 200) != 200 for m in sent):
+        raise SystemExit(f"a call failed in process: {[m for m in sent if 'status' in m][:1]}")
+    return spent
+
+
+async def in_process(path: Path, steps: int, passes: int = 15) -> None:
+    """The server's app and a bare one, their CPU time per call (median of ``passes``)."""
+    from cassette.replay.episodes import Conversations
+    from cassette.serve import create_app
+
+    cas = cassette.open(path, mode="replay")
+    cas.episodes = Conversations(recorded=cas.index.episodes(), rewind=cas.rewind)
+    gc.freeze()  # (as `cassette serve` does: the collector no longer walks the cassette)
+    app = create_app(cas)
+    answer = orjson.dumps(ANSWER)
+
+    async def bare(scope: Any, receive: Any, send: Any) -> None:
+        while (await receive()).get("more_body"):
+            pass
+        headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(answer))]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": answer})
+
+    calls = [_scope(e, s) for s in range(steps) for e in range(64)]
+    got: dict[str, list[float]] = {"serve": [], "bare": []}
+    for _ in range(passes):
+        cas.rewind()
+        got["serve"].append(await _cpu_per_call(app, calls))
+        got["bare"].append(await _cpu_per_call(bare, calls))
+    cas.close()
+    serve, floor = (statistics.median(got[k]) for k in ("serve", "bare"))
+    print(
+        f"\nin process, CPU per replayed call (median of {passes} passes over {len(calls)} "
+        f"calls): serve {serve:.1f} µs, a bare ASGI app {floor:.1f} µs (+{serve - floor:.1f} µs)"
+    )
 
 
 def ttft_table(work: Path, py: str) -> None:

@@ -135,6 +135,13 @@ class Entry:
             raise self._error("malformed interaction")
         return response, None
 
+    def response_json(self) -> bytes | None:
+        """The response as the JSON bytes of the line (no decode) where it was checked as
+        loaded and is an object (and the line holds no error); else None."""
+        start = self.tail + _AFTER
+        ok = self.stop and self.raw.startswith(b"{", start)
+        return self.raw[start : self.stop] if ok else None
+
     def param(self, key: str) -> Any:
         """A top-level request value (``model``, ...), along the delta bases; or None."""
         node: Entry | None = self

@@ -252,6 +252,23 @@ class Cassette:
         self._heard(got.env_index, response)
         return response
 
+    def replayed(
+        self,
+        request: Json,
+        *,
+        env_index: EnvIndex | None = None,
+        step: int | None = None,
+        errors: ErrorCodec | None = None,
+    ) -> Json | bytes:
+        """:meth:`call` in replay mode, the response as the JSON bytes of its line where it
+        can (``cassette serve`` sends them as they are: no decode, no encode)."""
+        got = self._begin(request, env_index, "llm", step, errors)
+        assert isinstance(got, Entry)  # replay: every call is served (or a miss raised)
+        body = got.response_json()
+        response = served(got, errors, self.fix) if body is None else body
+        self._heard(got.env_index, response)
+        return response
+
     def stream(
         self,
         request: Json,

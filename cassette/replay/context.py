@@ -30,7 +30,7 @@ LIVE: contextvars.ContextVar[object] = contextvars.ContextVar("cassette_live", d
 
 class Episodes(Protocol):
     """Names the episode of a call made outside any :func:`episode` (``episodes=``), and
-    hears each reply (a response dict, or a stream's chunks) to a call it named."""
+    hears each reply (a response dict, its JSON bytes, or a stream's chunks) to a call it named."""
 
     def name(self, request: Json) -> EnvIndex: ...
 

@@ -176,6 +176,6 @@ class Conversations:
         """Keep the text of the reply to the last call of an episode this policy named."""
         episode = self._episodes.get(env_index) if isinstance(env_index, str) else None
         if episode is not None:
-            text, ids = _said(reply)
+            text, ids = _said(orjson.loads(reply) if isinstance(reply, bytes) else reply)
             with self._lock:
                 episode.reply, episode.ids = text, ids

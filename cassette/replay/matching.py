@@ -9,6 +9,8 @@ from collections.abc import Hashable, Iterable
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from ..errors import CassetteMismatch
 from ..format.canonical import canonical_bytes, canonical_parts, normalise_request, sha256_of
 from ..format.codec import check_finite, dumps_sorted, messages_finite
@@ -21,8 +23,15 @@ if TYPE_CHECKING:
 __all__ = ["CHAINS", "DEFAULT_IGNORE", "HashChain", "Matcher"]
 
 _sha256 = hashlib.sha256
-# (head, conversation JSON less its closing bracket, sha256 state after both, messages)
-HashChain = tuple[bytes, memoryview, Any, int]
+_COMMA = ord(",")
+# The hashing of an episode's latest request, for its next one to go on from, by
+# (env_index, channel): (its head, a view of its conversation's JSON less the closing
+# bracket, the sha256 state after those, its number of messages, its :data:`Cut`)
+HashChain = tuple[bytes, memoryview, Any, int, "Cut | None"]
+# Where an episode's conversation was cut before its last message, for a next request that
+# replaces that message: (the byte, the sha256 state after the head and the bytes before it,
+# the number of messages before it)
+Cut = tuple[int, Any, int]
 
 # Request keys that never decide what a model answers: transport, credentials, retries.
 DEFAULT_IGNORE: tuple[str, ...] = (
@@ -86,14 +95,14 @@ class Matcher:
             return sha256_of((head, conv, tail, fld)), None
         messages = normal[fld]
         end = len(conv) - 1  # the conversation list without its closing bracket
-        state, start = _resume(chain, head, conv, end)
+        state, start, cut = _resume(chain, head, conv, end, messages)
         if not messages_finite(messages, start):
             for i in range(start, len(messages)):
                 check_finite(messages[i], f"{fld}[{i}]")
         final = state.copy()
         final.update(b"]")  # (conv[end:]: a list's JSON ends with its bracket)
         final.update(tail)
-        self._keep(key, (head, memoryview(conv)[:end], state, len(messages)))
+        self._keep(key, (head, memoryview(conv)[:end], state, len(messages), cut))
         return final.hexdigest(), conv if messages is request.get(fld) else None
 
     def _keep(self, key: Hashable, chain: HashChain) -> None:
@@ -157,13 +166,44 @@ class Matcher:
         return first_difference(a, b)
 
 
-def _resume(chain: HashChain | None, head: bytes, conv: bytes, end: int) -> tuple[Any, int]:
-    """(sha256 state after ``head`` + ``conv[:end]``, first new message): only bytes
-    past ``chain``'s are hashed."""
-    if chain is not None and chain[0] == head and conv.startswith(chain[1]):
-        offset, state = len(chain[1]), chain[2]
-        state.update(conv[offset:end])  # (a copy: cheaper than a view)
-        return state, chain[3]
+def _resume(
+    chain: HashChain | None, head: bytes, conv: bytes, end: int, messages: list[Any]
+) -> tuple[Any, int, Cut | None]:
+    """(the sha256 state after ``head`` and ``conv[:end]``, the first message not hashed
+    before, the :data:`Cut` to keep): where this request extends ``chain``'s, or
+    starts with its conversation up to the cut (the same system prompt, a new question),
+    only the rest is hashed, going on from the state there (a chain is used once: it was
+    popped; a cut's state is copied, it stays with the chain)."""
+    if chain is not None and chain[0] == head:
+        if conv.startswith(chain[1]):
+            offset, state = len(chain[1]), chain[2]
+            state.update(conv[offset:end])  # (a copy: cheaper than a view)
+            return state, chain[3], chain[4]
+        cut = chain[4]
+        if cut is not None and conv.startswith(chain[1][: cut[0]]):
+            state = cut[1].copy()
+            state.update(conv[cut[0] : end])
+            return state, cut[2], cut
+    return _hash_anew(head, conv, end, messages)
+
+
+def _hash_anew(
+    head: bytes, conv: bytes, end: int, messages: list[Any]
+) -> tuple[Any, int, Cut | None]:
+    """:func:`_resume` with nothing to go on from: all is hashed, cut before the last message."""
     state = _sha256(head)
-    state.update(memoryview(conv)[:end])
-    return state, 0
+    at = _last_message(conv, end, messages)
+    state.update(memoryview(conv)[:at])
+    cut = (at, state.copy(), len(messages) - 1) if at else None
+    state.update(memoryview(conv)[at:end])
+    return state, 0, cut
+
+
+def _last_message(conv: bytes, end: int, messages: list[Any]) -> int:
+    """Where the last of two or more messages starts in ``conv``, their JSON; else 0."""
+    try:
+        last = orjson.dumps(messages[-1], option=orjson.OPT_SORT_KEYS)
+    except (IndexError, TypeError):  # (no message, or one orjson cannot dump alone)
+        return 0
+    at = end - len(last)  # (one message: conv[0] is its bracket, not a comma)
+    return at if conv.startswith(last, at) and conv[at - 1] == _COMMA else 0

@@ -31,9 +31,10 @@ from ..adapters._common.http import EVENTS_TYPE, HTTP, JSON_TYPE, encode_event
 from ..errors import CassetteError, CassetteMismatch, CassetteMiss
 from ..replay.cassette import Cassette
 from ..replay.episodes import Conversations
+from ..replay.modes import Mode
 from ..types import Json
 from .requests import ANTHROPIC, OPENAI, BadRequest, Call, parse_call
-from .upstream import Upstream, UpstreamError, UpstreamErrors
+from .upstream import RawHeaders, Upstream, UpstreamError, UpstreamErrors
 
 __all__ = ["MAX_BODY", "App", "Reply", "create_app"]
 
@@ -44,11 +45,11 @@ _ASSEMBLE = {
     "responses": assemble_response,
     "messages": assemble_message,
 }
-RawHeaders = list[tuple[bytes, bytes]]
 _JSON: RawHeaders = [(b"content-type", JSON_TYPE.encode())]
 _NO_RETRY: RawHeaders = [(b"x-should-retry", b"false"), *_JSON]
 # the request headers the server reads (the upstream gets them all, when it is called)
 _READ = frozenset({b"content-length", b"x-cassette-episode", b"x-cassette-step", b"anthropic-beta"})
+_HTTP_KEY = b'"' + HTTP.encode() + b'"'  # a recorded response with HTTP meta is decoded
 
 
 def assembler(endpoint: str) -> Callable[[list[Json]], Json] | None:
@@ -106,6 +107,11 @@ def _keys(headers: Mapping[str, str]) -> Json:
             raise BadRequest(f"X-Cassette-Step is {step!r}; send a step number (0, 1, ...)")
         keys["step"] = int(step)
     return keys
+
+
+def _recorded(body: bytes) -> Reply:
+    """A response as the JSON bytes of its line, sent as they are unless they hold HTTP meta."""
+    return Reply(body) if _HTTP_KEY not in body else _json_response(orjson.loads(body))
 
 
 def _json_response(data: Json) -> Reply:
@@ -198,13 +204,15 @@ class App:
         except _Disconnected:
             return Reply(b"", 499, [])
         keys["errors"] = self.errors[call.provider]
-        return await self._answer(call, (call, content, Headers(scope=scope), query), keys)
+        return await self._answer(call, (call, content, scope["headers"], query), keys)
 
     async def _answer(self, call: Call, args: tuple[Any, ...], keys: Json) -> ASGIApp:
         """The cassette's answer to ``call`` (``args``: what the upstream would be sent)."""
         try:
             if call.stream:
                 return await self._stream(call, args, keys)
+            if self.cas.mode is Mode.REPLAY:  # (no live call: the recorded bytes as they are)
+                return self._replayed(call, keys)
             live = lambda: self.upstream.json(*args)  # noqa: E731
             return _json_response(await self.cas.acall(call.request, live=live, **keys))
         except UpstreamError as exc:
@@ -214,6 +222,10 @@ class App:
             return error_response(call.provider, status, "cassette_miss", str(exc))
         except CassetteError as exc:
             return error_response(call.provider, 400, "cassette_error", str(exc))
+
+    def _replayed(self, call: Call, keys: Json) -> Reply:
+        got = self.cas.replayed(call.request, **keys)
+        return _recorded(got) if isinstance(got, bytes) else _json_response(got)
 
     async def _stream(self, call: Call, args: tuple[Any, ...], keys: Json) -> ASGIApp:
         live = lambda: self.upstream.events(*args)  # noqa: E731

@@ -29,23 +29,14 @@ from ..adapters._common.http import response_dict as http_response_dict
 from ..types import Json
 from .requests import ANTHROPIC, Call
 
-__all__ = ["KEPT", "PUBLIC", "Upstream", "UpstreamError", "UpstreamErrors"]
+__all__ = ["KEPT", "PUBLIC", "RawHeaders", "Upstream", "UpstreamError", "UpstreamErrors"]
 
+RawHeaders = list[tuple[bytes, bytes]]  # headers as ASGI has them (names in lowercase)
 PUBLIC = {"openai": "https://api.openai.com", ANTHROPIC: "https://api.anthropic.com"}
 # request headers never forwarded: the connection's own, and the server's own headers
 _HOP = frozenset(
-    {
-        "host",
-        "content-length",
-        "connection",
-        "keep-alive",
-        "transfer-encoding",
-        "upgrade",
-        "te",
-        "trailer",
-        "proxy-authorization",
-        "accept-encoding",
-    }
+    b"host content-length connection keep-alive transfer-encoding upgrade te trailer "
+    b"proxy-authorization accept-encoding".split()
 )
 # the headers a cassette keeps, by provider: the wrappers' own rules
 KEPT = {"openai": openai_kept, ANTHROPIC: anthropic_kept}
@@ -123,19 +114,17 @@ class Upstream:
     async def aclose(self) -> None:
         await self.client.aclose()
 
-    def _send(self, call: Call, content: bytes, headers: Mapping[str, str], query: str) -> Any:
+    def _send(self, call: Call, content: bytes, headers: RawHeaders, query: str) -> Any:
         url = self.roots[call.provider] + call.path + (f"?{query}" if query else "")
         forward = {
-            k: v
-            for k, v in headers.items()
-            if k.lower() not in _HOP and not k.lower().startswith("x-cassette-")
+            k.decode("latin-1"): v.decode("latin-1")
+            for k, v in headers
+            if k.lower() not in _HOP and not k.lower().startswith(b"x-cassette-")
         }
         method = "POST" if not call.endpoint.startswith("GET ") else "GET"
         return self.client.build_request(method, url, content=content or None, headers=forward)
 
-    async def json(
-        self, call: Call, content: bytes, headers: Mapping[str, str], query: str
-    ) -> Json:
+    async def json(self, call: Call, content: bytes, headers: RawHeaders, query: str) -> Json:
         """The response dict of a plain call; an error status raises UpstreamError."""
         try:
             response = await self.client.send(self._send(call, content, headers, query))
@@ -148,7 +137,7 @@ class Upstream:
         return http_response_dict(response, KEPT[call.provider])
 
     async def events(
-        self, call: Call, content: bytes, headers: Mapping[str, str], query: str
+        self, call: Call, content: bytes, headers: RawHeaders, query: str
     ) -> AsyncIterator[Json]:
         """The chunks of a streamed call as they arrive (``{"$http": ...}`` first when there
         are headers to keep); an error status raises UpstreamError before any chunk."""

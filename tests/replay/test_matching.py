@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import cassette
@@ -22,17 +22,24 @@ conversations = st.lists(
     ),
     max_size=4,
 )
-steps = st.tuples(st.sampled_from(["extend", "same", "rewrite", "params", "input"]), conversations)
+kinds = st.sampled_from(["extend", "same", "rewrite", "last", "params", "input"])
+steps = st.tuples(kinds, conversations)
+
+
+def said(*texts: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": t} for t in texts]
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(steps, min_size=1, max_size=10))
+@example([("extend", said("a", "b")), ("last", said("c")), ("last", said("d"))])
+@example([("extend", said("a", "b")), ("extend", said("c")), ("last", said("d")), ("same", [])])
 def test_chained_hashing_gives_the_plain_hash_whatever_the_next_request(
     steps: list[tuple[str, list[Any]]],
 ) -> None:
-    """A matcher hashes only what a request adds to the previous one of its key, going
-    on from that one's state; the hash must be that of the whole canonical form,
-    whatever the sequence (and a chain is never used twice)."""
+    """A matcher hashes only what a request adds to the previous one of its key (or the
+    last message it replaces), going on from that one's state; the hash must be that of
+    the whole canonical form, whatever the sequence (and a chain is never used twice)."""
     request: dict[str, Any] = {"model": "m", "messages": []}
     matcher = Matcher()
     for kind, extra in steps:
@@ -40,6 +47,8 @@ def test_chained_hashing_gives_the_plain_hash_whatever_the_next_request(
             request = {**request, "messages": [*request.get("messages", []), *extra]}
         elif kind == "rewrite":
             request = {**request, "messages": extra}
+        elif kind == "last":  # the last message replaced (the same system prompt, a new question)
+            request = {**request, "messages": [*request.get("messages", [])[:-1], *extra[:1]]}
         elif kind == "params":
             request = {**request, "temperature": float(len(extra)), "a": extra}
         elif kind == "input":  # the conversation moves to another key
