@@ -2,7 +2,8 @@
 pattern runs. Each is looser than the default patterns it stands for (any case, ``-`` and
 ``_`` alike, escapes of JSON held in a string allowed), so a line that passes none holds
 nothing they would match (``tests/redact`` checks it on the corpus in every placement).
-A gate is (a byte that must be there, then a scan led by a literal the engine jumps to).
+A gate on the raw bytes is (a rare byte, looked for first, then a scan); one on the folded
+copy is a scan alone, led by a literal the engine jumps to (as fast as a substring test).
 """
 
 from __future__ import annotations
@@ -10,10 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-__all__ = ["Gates", "line_gates"]
+__all__ = ["Gates", "Scans", "line_gates"]
 
 Gate = tuple[bytes, re.Pattern[bytes]]
-Gates = tuple[tuple[bytes, Callable[[bytes], object]], ...]  # (byte, the scan's search)
+Search = Callable[[bytes], object]
+Gates = tuple[tuple[bytes, Search], ...]  # (byte, the scan's search)
+Scans = tuple[Search, ...]
 
 # on the line's bytes as they are: the rarer shapes, each after a one-byte search
 RAW: tuple[Gate, ...] = (
@@ -23,42 +26,33 @@ RAW: tuple[Gate, ...] = (
     (b"A", re.compile(rb"A(?:[KS]IA[0-9A-Z]{16}|Iza[0-9A-Za-z_\-]{35})")),  # AWS, Google
 )
 
-# on the folded copy (lowered, "-" read as "_"); the scan for ":" is made by line_gates
-FOLDED: tuple[Gate, ...] = (
+# on the folded copy (lowered, "-" read as "_"); the scan for the keys is made by line_gates
+FOLDED: tuple[re.Pattern[bytes], ...] = tuple(re.compile(source) for source in (
     # every pattern led by a word ending in "-" or "_": sk-, gsk_ and [sr]k_live_ all end
     # in "sk_"/"k_..." once folded
-    (
-        b"_",
-        re.compile(
-            rb"_(?=[a-z0-9_]{10})(?<=[kpousrabtfwe]_)(?:(?<=sk_)(?=[a-z0-9_]{16})"
-            rb"|(?<=gh[pousr]_)|(?<=xox[abprs]_)|(?<=_pat_)|(?<=hf_|fw_)|(?<=_live_|_test_))"
-        ),
-    ),
-    (b"b", re.compile(rb"b(?:earer|asic)")),
+    rb"_(?=[a-z0-9_]{10})(?<=[kpousrabtfwe]_)(?:(?<=sk_)(?=[a-z0-9_]{16})"
+    rb"|(?<=gh[pousr]_)|(?<=xox[abprs]_)|(?<=_pat_)|(?<=hf_|fw_)|(?<=_live_|_test_))",
+    rb"b(?:earer|asic)",
     # the credential keywords (any name ending with one: db_password, api key, x_auth_token)
-    (b"pass", re.compile(rb"pass(?:w(?:or)?d|phrase)?(?![a-z])")),
-    (b"pwd", re.compile(rb"pwd(?![a-z])")),
-    (b"secret", re.compile(rb"secret")),
-    (b"aws", re.compile(rb"aws")),
-    (b"token", re.compile(rb"token(?![a-z])")),
-    (b"key", re.compile(rb"key(?![a-z])")),
-    (b"credential", re.compile(rb"credentials?(?![a-z])")),
-    (b"auth", re.compile(rb"auth(?:ori[sz]ation)?(?![a-z])")),
-)
+    rb"pass(?:w(?:or)?d|phrase)?(?![a-z])", rb"pwd(?![a-z])", rb"secret", rb"aws",
+    rb"token(?![a-z])", rb"key(?![a-z])", rb"credentials?(?![a-z])",
+    rb"auth(?:ori[sz]ation)?(?![a-z])",
+))  # fmt: skip
 
 
-def _key_looks(keys: list[str]) -> bytes | None:
-    """A look back from the ``:`` of ``"key":`` for the ``keys`` that name a secret
-    (folded; ``*_x`` a suffix): at their last five bytes (all of a shorter key, with its
-    opening quote), after a look at their last two, where most keys of a line fail."""
+def _key_scan(keys: list[str]) -> bytes | None:
+    """A scan for the ``"key":`` of the ``keys`` that name a secret (folded; ``*_x`` a
+    suffix): a look back at their last five bytes (all of a shorter key, with its opening
+    quote), after one at their last two, where most keys fail (led by them if all share)."""
     words = {(k[1:] if k[0] == "*" else '"' + k)[-5:] for k in keys}
     if not words:
         return None
-    looks = _by_width(words)
-    if min(map(len, words)) < 2:
-        return looks
-    ends = b"|".join(sorted({re.escape(w[-2:].encode()) for w in words}))
-    return b"(?<=(?:" + ends + b')":)(?:' + looks + b")"
+    looks, ends = b"(?:" + _by_width(words) + b")", {w[-2:] for w in words}
+    if min(map(len, ends)) < 2:
+        return b":" + looks
+    if len(ends) == 1:
+        return re.escape(ends.pop().encode()) + b'":' + looks
+    return b":(?<=(?:" + b"|".join(sorted(re.escape(e.encode()) for e in ends)) + b')":)' + looks
 
 
 def _by_width(words: set[str]) -> bytes:
@@ -69,11 +63,18 @@ def _by_width(words: set[str]) -> bytes:
     return b"|".join(b"(?<=(?:" + b"|".join(alts) + b')":)' for alts in by_width.values())
 
 
-def line_gates(keys: list[str], defaults: bool) -> tuple[Gates, Gates]:
+def _seen(key: str, scans: tuple[re.Pattern[bytes], ...]) -> bool:
+    """Whether one of ``scans`` finds the secret ``key`` (folded; ``*_x`` a suffix) in
+    ``"key":`` (``_x":``) alone, so in every line that holds it."""
+    held = (key[1:] if key[0] == "*" else '"' + key).encode() + b'":'
+    return any(scan.search(held) for scan in scans)
+
+
+def line_gates(keys: list[str], defaults: bool) -> tuple[Gates, Scans]:
     """The gates (on the raw bytes, on the folded copy) of the secret ``keys`` (folded
-    names) and, if ``defaults``, of the default patterns; the scan led by ``:`` looks for
-    both ``name: value`` and the keys."""
-    look = _key_looks(keys)
-    colon = [(b":", re.compile(b":(?:" + look + b")"))] if look else []
-    raw, folded = (RAW, (*FOLDED, *colon)) if defaults else ((), tuple(colon))
-    return tuple((b, g.search) for b, g in raw), tuple((b, g.search) for b, g in folded)
+    names) and, if ``defaults``, of the default patterns; a scan for ``"key":`` looks for
+    the keys that no other gate sees (of the defaults: ``cookie``)."""
+    raw, folded = (RAW, FOLDED) if defaults else ((), ())
+    scan = _key_scan([k for k in keys if not _seen(k, folded)])
+    colon = (re.compile(scan),) if scan else ()
+    return tuple((b, g.search) for b, g in raw), tuple(g.search for g in (*folded, *colon))
