@@ -18,10 +18,10 @@ Search = Callable[[bytes], object]
 Gates = tuple[tuple[bytes, Search], ...]  # (byte, the scan's search)
 Scans = tuple[Search, ...]
 
-# on the line's bytes as they are: the rarer shapes, each after a one-byte search
+# on the line's bytes as they are: the rarer shapes, each after a one-byte search (a PEM
+# block's "PRIVATE KEY" passes the gate of "key")
 RAW: tuple[Gate, ...] = (
     (b"J", re.compile(rb"eyJ[A-Za-z0-9_\-]{10,}\.eyJ")),  # JWT
-    (b"V", re.compile(rb"PRIVATE KEY")),  # PEM
     (b"@", re.compile(rb"://[^\s/]*@")),  # URL password
     (b"A", re.compile(rb"A(?:[KS]IA[0-9A-Z]{16}|Iza[0-9A-Za-z_\-]{35})")),  # AWS, Google
 )
