@@ -31,7 +31,6 @@ SAME_ALL = "*"  # delta.same: every top-level key of the base that this line doe
 _EMPTY: tuple[Any, ...] = (None, [], {}, "")
 
 Path = tuple[str | int, ...]
-_PLACES: tuple[Path, ...] = (("choices", 0, "message"), ("message",))
 
 
 def _at(node: Any, path: Path) -> Any:
@@ -41,18 +40,18 @@ def _at(node: Any, path: Path) -> Any:
     return node
 
 
-def _found(response: dict[str, Any], path: Path) -> Any:
-    try:
-        return _at(response, path)
-    except (KeyError, IndexError, TypeError):
-        return None
-
-
 def response_candidates(response: dict[str, Any] | None) -> list[tuple[Path, dict[str, Any]]]:
-    """The objects of a response that may reappear as messages of the next request."""
+    """The objects of a response that may reappear as messages of the next request (looked
+    up without raising: this runs on every recorded call)."""
     if not isinstance(response, dict):
         return []
-    found = [(path, _found(response, path)) for path in _PLACES] + _outputs(response)
+    choices = response.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    found = [
+        (("choices", 0, "message"), first.get("message") if isinstance(first, dict) else None),
+        (("message",), response.get("message")),
+        *_outputs(response),
+    ]
     return [(path, obj) for path, obj in found if isinstance(obj, dict)]
 
 
