@@ -8,6 +8,7 @@ copy is a scan alone, led by a literal the engine jumps to (as fast as a substri
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -67,6 +68,7 @@ def _by_width(words: set[str]) -> bytes:
     return b"|".join(b"(?<=(?:" + b"|".join(alts) + b')":)' for alts in by_width.values())
 
 
+@functools.lru_cache(maxsize=4096)  # (every Redactor asks it of the same default keys)
 def _seen(key: str, scans: tuple[re.Pattern[bytes], ...]) -> bool:
     """Whether one of ``scans`` finds the secret ``key`` (folded; ``*_x`` a suffix) in
     ``"key":`` (``_x":``) alone, so in every line that holds it."""
