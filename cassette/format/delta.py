@@ -31,6 +31,7 @@ SAME_ALL = "*"  # delta.same: every top-level key of the base that this line doe
 _EMPTY: tuple[Any, ...] = (None, [], {}, "")
 
 Path = tuple[str | int, ...]
+_PLACES: tuple[Path, ...] = (("choices", 0, "message"), ("message",))
 
 
 def _at(node: Any, path: Path) -> Any:
@@ -40,18 +41,19 @@ def _at(node: Any, path: Path) -> Any:
     return node
 
 
+def _found(response: dict[str, Any], path: Path) -> Any:
+    try:
+        return _at(response, path)
+    except (KeyError, IndexError, TypeError):
+        return None
+
+
 def response_candidates(response: dict[str, Any] | None) -> list[tuple[Path, dict[str, Any]]]:
-    """The objects of a response that may reappear as messages of the next request (looked
-    up without raising: this runs on every recorded call)."""
+    """The objects of a response that may reappear as messages of the next request."""
     if not isinstance(response, dict):
         return []
-    choices = response.get("choices")
-    first = choices[0] if isinstance(choices, list) and choices else None
-    found = [
-        (("choices", 0, "message"), first.get("message") if isinstance(first, dict) else None),
-        (("message",), response.get("message")),
-        *_outputs(response),
-    ]
+    # (a lookup that fails raises, and this runs on every recorded call: absent keys skipped)
+    found = [(p, _found(response, p)) for p in _PLACES if p[0] in response] + _outputs(response)
     return [(path, obj) for path, obj in found if isinstance(obj, dict)]
 
 

@@ -188,18 +188,12 @@ class Redactor:
         rules = _rules((*self.patterns, *self.extra_patterns), self.extra_keywords)
         raw, folded = line_gates(names, any(rule.gated for rule in rules))
         allowed, allowed_re = _allowances(self.allow)
-        setup = {
-            "_keys": keys,
-            "_suffixes": suffixes,
-            "_rules": rules,
-            "_ungated": tuple(rule for rule in rules if not rule.gated),
-            "_raw": raw,
-            "_folded": folded,
-            "_checked": set(),
-            "_allowed": allowed,
-            "_allowed_re": allowed_re,
-        }
-        for name, value in setup.items():
+        ungated = tuple(rule for rule in rules if not rule.gated)
+        for name, value in (
+            ("_keys", keys), ("_suffixes", suffixes), ("_rules", rules), ("_ungated", ungated),
+            ("_raw", raw), ("_folded", folded), ("_checked", set()), ("_allowed", allowed),
+            ("_allowed_re", allowed_re),
+        ):  # fmt: skip
             object.__setattr__(self, name, value)
 
     def described(self) -> dict[str, Any]:
