@@ -33,7 +33,7 @@ import cassette
 from cassette.redact import Redactor
 
 ROOT = Path(__file__).resolve().parent.parent
-MODULES = ("__init__", "context", "gates", "patterns", "redactor", "streams")  # any rev's
+MODULES = ("__init__", "context", "derive", "gates", "patterns", "redactor", "streams")  # any rev's
 
 
 def old_redactor(rev: str, into: Path) -> Any:

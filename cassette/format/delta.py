@@ -46,7 +46,8 @@ def response_candidates(response: dict[str, Any] | None) -> list[tuple[Path, dic
     """The objects of a response that may reappear as messages of the next request."""
     if not isinstance(response, dict):
         return []
-    found = [(path, _found(response, path)) for path in _PLACES] + _outputs(response)
+    # (a lookup that fails raises, and this runs on every recorded call: absent keys skipped)
+    found = [(p, _found(response, p)) for p in _PLACES if p[0] in response] + _outputs(response)
     return [(path, obj) for path, obj in found if isinstance(obj, dict)]
 
 

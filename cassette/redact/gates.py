@@ -2,63 +2,60 @@
 pattern runs. Each is looser than the default patterns it stands for (any case, ``-`` and
 ``_`` alike, escapes of JSON held in a string allowed), so a line that passes none holds
 nothing they would match (``tests/redact`` checks it on the corpus in every placement).
-A gate is (a byte that must be there, then a scan led by a literal the engine jumps to).
-"""
+A gate is a scan (on the raw bytes: after a one-byte search), led by a literal."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
-__all__ = ["Gates", "line_gates"]
+__all__ = ["Gates", "Scans", "line_gates"]
 
-Gate = tuple[bytes, re.Pattern[bytes]]
 Gates = tuple[tuple[bytes, Callable[[bytes], object]], ...]  # (byte, the scan's search)
+Scans = tuple[Callable[[bytes], object], ...]
 
-# on the line's bytes as they are: the rarer shapes, each after a one-byte search
-RAW: tuple[Gate, ...] = (
-    (b"J", re.compile(rb"eyJ[A-Za-z0-9_\-]{10,}\.eyJ")),  # JWT
-    (b"V", re.compile(rb"PRIVATE KEY")),  # PEM
-    (b"@", re.compile(rb"://[^\s/]*@")),  # URL password
-    (b"A", re.compile(rb"A(?:[KS]IA[0-9A-Z]{16}|Iza[0-9A-Za-z_\-]{35})")),  # AWS, Google
+# on the line's bytes as they are: the rarer shapes, each after a one-byte search (a PEM
+# block's "PRIVATE KEY" passes the gate of "key")
+RAW: Gates = (
+    (b"J", re.compile(rb"eyJ[A-Za-z0-9_\-]{10,}\.eyJ").search),  # JWT
+    (b"@", re.compile(rb"://[^\s/]*@").search),  # URL password
+    (b"A", re.compile(rb"A(?:[KS]IA[0-9A-Z]{16}|Iza[0-9A-Za-z_\-]{35})").search),  # AWS, Google
 )
 
-# on the folded copy (lowered, "-" read as "_"); the scan for ":" is made by line_gates
-FOLDED: tuple[Gate, ...] = (
+# on the folded copy (lowered, "-" read as "_"), each led by its rarer letters (the engine
+# jumps to a leading literal faster than a substring test runs, but tries a class anywhere)
+FOLDED: Scans = tuple(re.compile(source).search for source in (
     # every pattern led by a word ending in "-" or "_": sk-, gsk_ and [sr]k_live_ all end
     # in "sk_"/"k_..." once folded
-    (
-        b"_",
-        re.compile(
-            rb"_(?=[a-z0-9_]{10})(?<=[kpousrabtfwe]_)(?:(?<=sk_)(?=[a-z0-9_]{16})"
-            rb"|(?<=gh[pousr]_)|(?<=xox[abprs]_)|(?<=_pat_)|(?<=hf_|fw_)|(?<=_live_|_test_))"
-        ),
-    ),
-    (b"b", re.compile(rb"b(?:earer|asic)")),
+    rb"_(?=[a-z0-9_]{10})(?<=[kpousrabtfwe]_)(?:(?<=sk_)(?=[a-z0-9_]{16})"
+    rb"|(?<=gh[pousr]_)|(?<=xox[abprs]_)|(?<=_pat_)|(?<=hf_|fw_)|(?<=_live_|_test_))",
+    rb"b(?:earer|asic)",
     # the credential keywords (any name ending with one: db_password, api key, x_auth_token)
-    (b"pass", re.compile(rb"pass(?:w(?:or)?d|phrase)?(?![a-z])")),
-    (b"pwd", re.compile(rb"pwd(?![a-z])")),
-    (b"secret", re.compile(rb"secret")),
-    (b"aws", re.compile(rb"aws")),
-    (b"token", re.compile(rb"token(?![a-z])")),
-    (b"key", re.compile(rb"key(?![a-z])")),
-    (b"credential", re.compile(rb"credentials?(?![a-z])")),
-    (b"auth", re.compile(rb"auth(?:ori[sz]ation)?(?![a-z])")),
-)
+    rb"pass(?:w(?:or)?d|phrase)?(?![a-z])", rb"w(?:s(?<=aws)|d(?<=pwd)(?![a-z]))",
+    rb"cre(?:t(?<=secret)|dentials?(?![a-z]))", rb"ke(?:y|n(?<=token))(?![a-z])",
+    rb"uth(?<=auth)(?:ori[sz]ation)?(?![a-z])",
+))  # fmt: skip
 
 
-def _key_looks(keys: list[str]) -> bytes | None:
-    """A look back from the ``:`` of ``"key":`` for the ``keys`` that name a secret
-    (folded; ``*_x`` a suffix): at their last five bytes (all of a shorter key, with its
-    opening quote), after a look at their last two, where most keys of a line fail."""
-    words = {(k[1:] if k[0] == "*" else '"' + k)[-5:] for k in keys}
+def _held(key: str) -> str:
+    """How the secret ``key`` (folded; ``*_x`` a suffix) ends every ``"key":`` of it."""
+    return key[1:] if key[0] == "*" else '"' + key
+
+
+def _key_scan(keys: list[str]) -> Scans:
+    """A scan for the ``"key":`` of secret ``keys``: a look back at their last five bytes,
+    after one at their last two, where most keys fail (led by their last three if shared)."""
+    words = {_held(k)[-5:] for k in keys}
     if not words:
-        return None
-    looks = _by_width(words)
-    if min(map(len, words)) < 2:
-        return looks
-    ends = b"|".join(sorted({re.escape(w[-2:].encode()) for w in words}))
-    return b"(?<=(?:" + ends + b')":)(?:' + looks + b")"
+        return ()
+    looks = b"(?:" + _by_width(words) + b")"
+    tails = {w[-3:] for w in words}
+    if len(tails) == 1:
+        return (re.compile(re.escape(tails.pop().encode()) + b'":' + looks).search,)
+    width = min(2, *map(len, words))  # (a look back has one width)
+    ends = b"|".join(sorted({re.escape(w[-width:].encode()) for w in words}))
+    return (re.compile(b":(?<=(?:" + ends + b')":)' + looks).search,)
 
 
 def _by_width(words: set[str]) -> bytes:
@@ -69,11 +66,15 @@ def _by_width(words: set[str]) -> bytes:
     return b"|".join(b"(?<=(?:" + b"|".join(alts) + b')":)' for alts in by_width.values())
 
 
-def line_gates(keys: list[str], defaults: bool) -> tuple[Gates, Gates]:
-    """The gates (on the raw bytes, on the folded copy) of the secret ``keys`` (folded
-    names) and, if ``defaults``, of the default patterns; the scan led by ``:`` looks for
-    both ``name: value`` and the keys."""
-    look = _key_looks(keys)
-    colon = [(b":", re.compile(b":(?:" + look + b")"))] if look else []
-    raw, folded = (RAW, (*FOLDED, *colon)) if defaults else ((), tuple(colon))
-    return tuple((b, g.search) for b, g in raw), tuple((b, g.search) for b, g in folded)
+@functools.lru_cache(maxsize=4096)  # (every Redactor asks it of the same default keys)
+def _seen(key: str, scans: Scans) -> bool:
+    """Whether a scan finds the secret ``key`` in its ``"key":`` alone (so in every line)."""
+    held = (_held(key) + '":').encode()
+    return any(scan(held) for scan in scans)
+
+
+def line_gates(keys: list[str], defaults: bool) -> tuple[Gates, Scans]:
+    """The gates (on the raw bytes, on the folded copy) of the default patterns if
+    ``defaults``, and of the secret ``keys`` (folded) no other sees (of the defaults: cookie)."""
+    raw, folded = (RAW, FOLDED) if defaults else ((), ())
+    return raw, (*folded, *_key_scan([k for k in keys if not _seen(k, folded)]))

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from ..errors import CassetteError
-from .gates import Gates, line_gates
+from .gates import Gates, Scans, line_gates
 from .patterns import (
     DEFAULT_KEYS,
     DEFAULT_PATTERNS,
@@ -176,7 +176,7 @@ class Redactor:
     _rules: tuple[Rule, ...] = field(init=False, repr=False)  # every pattern
     _ungated: tuple[Rule, ...] = field(init=False, repr=False)  # the user's patterns
     _raw: Gates = field(init=False, repr=False)  # the line gates, on the bytes as they are
-    _folded: Gates = field(init=False, repr=False)  # and on their folded copy
+    _folded: Scans = field(init=False, repr=False)  # and on their folded copy
     _checked: set[str] = field(init=False, repr=False)
     _allowed: frozenset[str] = field(init=False, repr=False)
     _allowed_re: tuple[re.Pattern[str], ...] = field(init=False, repr=False)
@@ -188,18 +188,12 @@ class Redactor:
         rules = _rules((*self.patterns, *self.extra_patterns), self.extra_keywords)
         raw, folded = line_gates(names, any(rule.gated for rule in rules))
         allowed, allowed_re = _allowances(self.allow)
-        setup = {
-            "_keys": keys,
-            "_suffixes": suffixes,
-            "_rules": rules,
-            "_ungated": tuple(rule for rule in rules if not rule.gated),
-            "_raw": raw,
-            "_folded": folded,
-            "_checked": set(),
-            "_allowed": allowed,
-            "_allowed_re": allowed_re,
-        }
-        for name, value in setup.items():
+        ungated = tuple(rule for rule in rules if not rule.gated)
+        for name, value in (
+            ("_keys", keys), ("_suffixes", suffixes), ("_rules", rules), ("_ungated", ungated),
+            ("_raw", raw), ("_folded", folded), ("_checked", set()), ("_allowed", allowed),
+            ("_allowed_re", allowed_re),
+        ):  # fmt: skip
             object.__setattr__(self, name, value)
 
     def described(self) -> dict[str, Any]:
@@ -229,8 +223,8 @@ class Redactor:
             if byte in raw and search(raw) is not None:
                 return True
         folded = raw.lower().replace(b"-", b"_")
-        for byte, search in self._folded:  # noqa: SIM110 (a loop is cheaper than any())
-            if byte in folded and search(folded) is not None:
+        for search in self._folded:  # noqa: SIM110 (a loop is cheaper than any())
+            if search(folded) is not None:
                 return True
         return False
 
