@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import mmap
 import os
 import re
 import secrets
@@ -16,12 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from ..errors import CassetteModeError
 from .lines import is_gzip_file
 from .lines import read_records as iter_records
-from .writer import Writer, create_exclusive, identity, is_at, private_mode
+from .writer import Writer, create_exclusive, end_whole, identity, is_at, private_mode
 
 try:
     import fcntl
@@ -161,19 +158,7 @@ def repair_tail(path: Path) -> bool:
     with open(path, "r+b") as f:
         if fcntl is not None:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX)
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            if data[-1:] == b"\n":
-                return False
-            start = data.rfind(b"\n") + 1
-            last = data[start:]
-        try:
-            orjson.loads(last)
-        except orjson.JSONDecodeError:
-            f.truncate(start)
-        else:
-            f.seek(0, os.SEEK_END)
-            f.write(b"\n")
-        return True
+        return end_whole(f)
 
 
 def header_run(header: dict[str, Any]) -> Any:

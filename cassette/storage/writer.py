@@ -6,10 +6,14 @@ A failed write is cut back; a writer follows a file a rewrite in place renamed o
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
 import stat
 import threading
 from pathlib import Path
+from typing import BinaryIO
+
+import orjson
 
 from ..errors import CassetteError, path_error
 
@@ -18,7 +22,15 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["Writer", "create_exclusive", "identity", "is_at", "make_parent", "private_mode"]
+__all__ = [
+    "Writer",
+    "create_exclusive",
+    "end_whole",
+    "identity",
+    "is_at",
+    "make_parent",
+    "private_mode",
+]
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -92,6 +104,24 @@ def is_at(path: Path, held: tuple[int, int], missing: bool = False) -> bool:
     return (now.st_dev, now.st_ino) == held
 
 
+def end_whole(f: BinaryIO) -> bool:
+    """Make the file ``f`` (opened ``r+b``, its lock held) end on a whole line: a last line cut
+    short (a writer killed mid-write) is cut off, a whole one missing its newline ended."""
+    with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        if data[-1:] == b"\n":
+            return False
+        start = data.rfind(b"\n") + 1
+        last = data[start:]
+    try:
+        orjson.loads(last)
+    except orjson.JSONDecodeError:
+        f.truncate(start)
+    else:
+        f.seek(0, os.SEEK_END)
+        f.write(b"\n")
+    return True
+
+
 class Writer:
     """Appends whole lines to one file; safe across threads, tasks and processes."""
 
@@ -108,6 +138,7 @@ class Writer:
         make_parent(path)
         self._fd: int | None = _open(path, 0) if mode is None else create_exclusive(path, mode)
         self._held = identity(self._fd)
+        self._end = -1  # the file's size after this writer's last write (shared files)
 
     @property
     def closed(self) -> bool:
@@ -122,7 +153,10 @@ class Writer:
                 return
             fcntl.flock(fd, fcntl.LOCK_EX)
             try:
-                self._put(self._follow(), line + b"\n")
+                fd = self._follow()
+                self._mend(fd)
+                self._put(fd, line + b"\n")
+                self._end = os.lseek(fd, 0, os.SEEK_CUR)
             finally:
                 if self._fd is not None:
                     fcntl.flock(self._fd, fcntl.LOCK_UN)
@@ -136,6 +170,14 @@ class Writer:
                 "free space or raise the file size limit and record again"
             )
         raise CassetteError(f"{self.path}: writer is closed; open the cassette again")
+
+    def _mend(self, fd: int) -> None:
+        """Under the flock: where another writer wrote since this one, the file is made to
+        end on a whole line (one killed mid-write leaves a line cut short)."""
+        size = os.fstat(fd).st_size
+        if size != self._end and size:
+            with open(self.path, "r+b") as f:
+                end_whole(f)
 
     def _follow(self) -> int:
         """The locked descriptor of the file now at the path (a rewrite may have replaced it)."""

@@ -217,6 +217,27 @@ def test_half_written_last_line(tmp_path: Path, name: str) -> None:
     check_replays(path, plan([0], 6))
 
 
+def test_line_cut_short_by_another_appender_is_cut_off_before_the_next_line(
+    tmp_path: Path,
+) -> None:
+    # two appenders share a file; one is killed mid-write (its half line is left under the
+    # lock it held); the other's next line must not be glued onto that half line
+    path = tmp_path / "run.jsonl"
+    with cassette.open(path, "record") as cas:
+        play(cas, plan([0], 2), [])
+    other = tmp_path / "other.jsonl"
+    with cassette.open(other, "record") as cas:
+        play(cas, plan([3], 1), [])
+    half = other.read_bytes().splitlines()[-1]
+    with cassette.open(path, "append") as cas:
+        play(cas, plan([1], 1), [])
+        with open(path, "ab") as f:  # what a writer killed mid-write leaves
+            f.write(half[: len(half) // 2])
+        play(cas, plan([2], 1), [])
+    assert interaction_keys(path) == Counter(plan([0], 2) + plan([1, 2], 1))
+    check_replays(path, plan([0], 2) + plan([1, 2], 1))
+
+
 def test_half_written_line_in_the_middle_is_an_error(tmp_path: Path) -> None:
     # a cut line that was written over by later lines is not a crash artefact to skip
     path = tmp_path / "run.jsonl"
