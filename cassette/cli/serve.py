@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import signal
 import socket
 from collections.abc import Iterator
@@ -45,6 +46,12 @@ def _open(sock: socket.socket, path: str, mode: str | None, match: str) -> Any:
     except CassetteError:  # (the group's one error line)
         sock.close()
         raise
+    if cas.mode.value == "replay" and cas.url is None and not cas.path.exists():
+        sock.close()  # (as `cassette run` does: fail at start, not at the first call)
+        again = f"cassette serve --cassette {shlex.quote(path)} --mode record"
+        raise CassetteError(
+            f"no cassette at {path} to replay; check the path, or record it: {again}"
+        )
     if not cas.forced:  # (a forced mode names its variable)
         cas.fix = SERVE_FIX
     cas.by_key = SERVE_BY_KEY

@@ -78,6 +78,10 @@ BAD_PATHS = [
         ("run", "--mode", "replay", "--cassette", "missing.jsonl", "--", "true"),
         "no cassette at missing.jsonl to replay; check the path, or record it first:",
     ),
+    (
+        ("serve", "--cassette", "missing.jsonl", "--mode", "replay"),
+        "no cassette at missing.jsonl to replay; check the path, or record it: cassette serve",
+    ),
 ]
 
 
