@@ -218,6 +218,21 @@ def test_an_upstream_error_is_replayed_as_the_same_http_response(
     assert fail(serve(path, "replay")) == recorded
 
 
+def test_an_upstream_not_running_is_named_with_the_flag_that_moves_it(
+    serve: Serve, tmp_path: Path
+) -> None:
+    with socket.socket() as sock:  # a port just freed: nothing listens
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    url = serve(tmp_path / "c.jsonl", "record", "--upstream", dead + "/v1")
+    with pytest.raises(openai.InternalServerError) as info:
+        chat(openai.OpenAI(base_url=url, api_key=KEY, max_retries=0), "hello")
+    assert info.value.status_code == 502
+    said = info.value.body["message"]  # type: ignore[index]
+    fix = "start it, or set --upstream (or $OPENAI_BASE_URL) to one that runs"
+    assert said == f"{dead} could not be reached; {fix}"
+
+
 def test_another_host_needs_a_token_and_clients_must_send_it(
     serve: Serve, tmp_path: Path, empty: Path
 ) -> None:
