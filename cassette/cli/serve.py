@@ -46,12 +46,6 @@ def _open(sock: socket.socket, path: str, mode: str | None, match: str) -> Any:
     except CassetteError:  # (the group's one error line)
         sock.close()
         raise
-    if cas.mode.value == "replay" and cas.url is None and not cas.path.exists():
-        sock.close()  # (as `cassette run` does: fail at start, not at the first call)
-        again = f"cassette serve --cassette {shlex.quote(path)} --mode record"
-        raise CassetteError(
-            f"no cassette at {path} to replay; check the path, or record it: {again}"
-        )
     if not cas.forced:  # (a forced mode names its variable)
         cas.fix = SERVE_FIX
     cas.by_key = SERVE_BY_KEY
@@ -154,13 +148,17 @@ def serve(
     import asyncio
     import gc
 
+    from ..replay.modes import chosen_mode
     from ..serve import create_app
+    from .run import cassette_path
 
     console = Console()
     if host not in LOCAL_HOSTS and not token:
         console.fail(f"--host {host} lets other machines in; pass --token T, or drop --host")
     upstream = upstream or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
     anthropic_upstream = anthropic_upstream or os.environ.get("ANTHROPIC_BASE_URL")
+    redo = f"cassette serve --cassette {shlex.quote(path)} --mode record"
+    cassette_path(path, chosen_mode(mode)[0].value, redo, console)  # one line, before the bind
     sock = _bind(console, host, port)
     cas = _open(sock, path, mode, match)
     # the loaded cassette lives as long as the server: the collector stops walking it (a

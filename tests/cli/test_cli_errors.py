@@ -80,7 +80,7 @@ BAD_PATHS = [
     ),
     (
         ("serve", "--cassette", "missing.jsonl", "--mode", "replay"),
-        "no cassette at missing.jsonl to replay; check the path, or record it: cassette serve",
+        "no cassette at missing.jsonl to replay; check the path, or record it first: cassette s",
     ),
 ]
 
