@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from .console import Console
+from .console import PORT, Console
 
 __all__ = ["LOCAL_HOSTS", "serve"]
 
@@ -114,7 +114,7 @@ def _server(app: Any) -> Any:
     help="The Anthropic API (default: $ANTHROPIC_BASE_URL, else the public one).",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
-@click.option("--port", type=int, default=0, show_default=True, help="0 picks a free port.")
+@click.option("--port", type=PORT, default=0, show_default=True, help="0 picks a free port.")
 @click.option(
     "--token",
     default=None,
