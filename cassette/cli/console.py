@@ -18,12 +18,13 @@ from ..storage.gc import paused_gc
 if TYPE_CHECKING:
     from ..storage.index import Index
 
-__all__ = ["LARGE_BYTES", "Console", "existing", "format_option", "load",
+__all__ = ["LARGE_BYTES", "PORT", "Console", "existing", "format_option", "load",
            "one_line", "overwritten", "plural", "reason", "reporting_warnings", "scratch_dir",
            "upload_on_exit", "uploaded", "working", "writable"]  # fmt: skip
 
 Part = str | tuple[str, str | None]  # plain text, or (text, rich style)
 LARGE_BYTES = 16 << 20  # inputs at least this large get a progress bar (on a terminal)
+PORT = click.IntRange(0, 65535)  # a --port: one line for any other number, not a traceback
 _UPLOADS = "cassette.uploads"  # click context meta: the (local, URL) pairs of the command
 
 

@@ -70,7 +70,7 @@ def fork(
     env = {k: v for k, v in os.environ.items() if k != "CASSETTE_FORCE_MODE"}
     env.update(
         CASSETTE_FORK_FROM=os.path.abspath(base),
-        CASSETTE_PATH=cassette_path(new, "record", command, console),  # a URL as it is
+        CASSETTE_PATH=cassette_path(new, "record", "", console),  # a URL as it is
         CASSETTE_MODE="record",
         CASSETTE_FORK_CHANNEL=channel,
         CASSETTE_FORK_LIVE=",".join(live),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -95,7 +96,8 @@ def run(
     env = _environment(opens, mode)
     if path is not None:  # (--no-auto without --mode: the code's own mode, unchecked)
         checked = opens if auto or mode else ""
-        env["CASSETTE_PATH"] = cassette_path(path, checked, command, console)
+        redo = ["cassette", "run", "--mode", "record", "--cassette", path, "--", *command]
+        env["CASSETTE_PATH"] = cassette_path(path, checked, shlex.join(redo), console)
     if path is None or not auto:
         spawn(command, env, console)
     offline = opens == "replay" and not allow_network
@@ -164,33 +166,26 @@ def _run_served(
             console.warn(f"cassette serve for the command did not close {where} cleanly")
 
 
-def cassette_path(path: str, mode: str, command: tuple[str, ...], console: Console) -> str:
-    """``--cassette PATH`` for the child: a local path checked and made absolute, a URL as is."""
+def cassette_path(path: str, mode: str, redo: str, console: Console) -> str:
+    """``--cassette PATH`` for the child: a local path checked and made absolute, a URL as is
+    (``redo``: the command that records it, named when there is nothing to replay)."""
     from ..storage.remote import local_or_url
 
     local = local_or_url(path)
     if not isinstance(local, os.PathLike):
         return local  # a URL: abspath would make it a local path
-    _check_local(local, path, mode, command, console)
+    _check_local(local, path, mode, redo, console)
     where = os.path.abspath(local)
     if path.endswith(("/", os.sep)):  # a shard directory: abspath drops the slash
         where += os.sep
     return where
 
 
-def _check_local(
-    local: Path, path: str, mode: str, command: tuple[str, ...], console: Console
-) -> None:
+def _check_local(local: Path, path: str, mode: str, redo: str, console: Console) -> None:
     """Fail in one line where the child would: nothing to replay, not a cassette, read-only."""
-    import shlex
-
     exists = local.exists()
     if mode == "replay" and not exists:
-        again = shlex.join(["cassette", "run", "--mode", "record", "--cassette", path, "--"])
-        console.fail(
-            f"no cassette at {path} to replay; check the path, or record it first: "
-            f"{again} {shlex.join(command)}"
-        )
+        console.fail(f"no cassette at {path} to replay; check the path, or record it first: {redo}")
     if mode in {"replay", "auto"} and local.is_file():
         readable_cassette(local)
     if mode in {"record", "append"} or (mode == "auto" and not exists):

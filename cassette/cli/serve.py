@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import signal
 import socket
 from collections.abc import Iterator
@@ -11,7 +12,7 @@ from typing import Any
 
 import click
 
-from .console import Console
+from .console import PORT, Console
 
 __all__ = ["LOCAL_HOSTS", "serve"]
 
@@ -112,7 +113,7 @@ def _server(app: Any) -> Any:
     help="The Anthropic API (default: $ANTHROPIC_BASE_URL, else the public one).",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
-@click.option("--port", type=int, default=0, show_default=True, help="0 picks a free port.")
+@click.option("--port", type=PORT, default=0, show_default=True, help="0 picks a free port.")
 @click.option(
     "--token",
     default=None,
@@ -146,13 +147,17 @@ def serve(
     import asyncio
     import gc
 
+    from ..replay.modes import chosen_mode
     from ..serve import create_app
+    from .run import cassette_path
 
     console = Console()
     if host not in LOCAL_HOSTS and not token:
         console.fail(f"--host {host} lets other machines in; pass --token T, or drop --host")
     upstream = upstream or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
     anthropic_upstream = anthropic_upstream or os.environ.get("ANTHROPIC_BASE_URL")
+    redo = f"cassette serve --cassette {shlex.quote(path)} --mode record"
+    cassette_path(path, chosen_mode(mode)[0].value, redo, console)  # one line, before the bind
     sock = _bind(console, host, port)
     cas = _open(sock, path, mode, match)
     gc.freeze()  # a full collection over a large cassette's index stalls every client

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .console import Console, existing, overwritten, uploaded
+from .console import PORT, Console, existing, overwritten, uploaded
 
 __all__ = ["view"]
 
@@ -21,7 +21,7 @@ MAX_RUNS = 8
     default=None,
     help="Write the page to this file (private, 0600) instead of serving it.",
 )
-@click.option("--port", type=int, default=0, show_default=True, help="0 picks a free port.")
+@click.option("--port", type=PORT, default=0, show_default=True, help="0 picks a free port.")
 @click.option("--no-browser", is_flag=True, help="Serve the page without opening a browser.")
 def view(runs: tuple[str, ...], out: str | None, port: int, no_browser: bool) -> None:
     """Show runs in a browser: episodes, messages, tool and MCP calls, fork points.

@@ -127,10 +127,17 @@ def _json_response(data: Json) -> Reply:
     return Reply(body, status, _raw(headers))
 
 
-def _upstream_response(exc: UpstreamError, provider: str) -> Reply:
+_FLAGS = {  # where each upstream is set
+    OPENAI: "--upstream (or $OPENAI_BASE_URL)",
+    ANTHROPIC: "--anthropic-upstream (or $ANTHROPIC_BASE_URL)",
+}
+
+
+def _upstream_response(exc: UpstreamError, provider: str, root: str) -> Reply:
     if exc.kind != "status":
         what = "timed out" if exc.kind == "timeout" else "could not be reached"
-        return error_response(provider, exc.status, "upstream_error", f"the upstream {what}")
+        fix = f"start it, or set {_FLAGS[provider]} to one that runs"
+        return error_response(provider, exc.status, "upstream_error", f"{root} {what}; {fix}")
     return Reply(exc.body, exc.status, _raw(exc.headers))
 
 
@@ -216,7 +223,7 @@ class App:
             live = lambda: self.upstream.json(*args)  # noqa: E731
             return _json_response(await self.cas.acall(call.request, live=live, **keys))
         except UpstreamError as exc:
-            return _upstream_response(exc, call.provider)
+            return _upstream_response(exc, call.provider, self.upstream.roots[call.provider])
         except (CassetteMiss, CassetteMismatch) as exc:
             status = 404 if isinstance(exc, CassetteMiss) else 400
             return error_response(call.provider, status, "cassette_miss", str(exc))

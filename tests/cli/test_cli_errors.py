@@ -78,6 +78,12 @@ BAD_PATHS = [
         ("run", "--mode", "replay", "--cassette", "missing.jsonl", "--", "true"),
         "no cassette at missing.jsonl to replay; check the path, or record it first:",
     ),
+    (("view", "good.jsonl", "--port", "99999"), "'--port': 99999 is not in the range 0<=x<="),
+    (("serve", "--cassette", "good.jsonl", "--port", "-1"), "'--port': -1 is not in the range"),
+    (
+        ("serve", "--cassette", "missing.jsonl", "--mode", "replay"),
+        "no cassette at missing.jsonl to replay; check the path, or record it first: cassette s",
+    ),
 ]
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+import cassette
+
 REPO = Path(__file__).resolve().parents[2]
 Serve = Callable[..., str]
 PACKAGES = ("openai@7.60.0", "@anthropic-ai/sdk@1.17.0", "ai@7.0.173", "@ai-sdk/openai@4.0.118")
@@ -25,6 +27,14 @@ def _stop(proc: subprocess.Popen[str]) -> None:
         proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err
+
+
+@pytest.fixture
+def empty(tmp_path: Path) -> Path:
+    """A cassette with its header and no call: a replay server over it answers a miss."""
+    with cassette.open(tmp_path / "empty.jsonl", mode="record"):
+        pass
+    return tmp_path / "empty.jsonl"
 
 
 @pytest.fixture

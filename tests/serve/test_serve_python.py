@@ -161,9 +161,9 @@ def test_served_cassette_replays_through_wrap_openai_and_back(
     ],
 )
 def test_malformed_requests_get_an_http_error_and_the_server_lives(
-    serve: Serve, tmp_path: Path, method: str, path: str, body: bytes, status: int
+    serve: Serve, empty: Path, method: str, path: str, body: bytes, status: int
 ) -> None:
-    url = serve(tmp_path / "c.jsonl", "replay").removesuffix("/v1")
+    url = serve(empty, "replay").removesuffix("/v1")
     response = httpx.request(method, url + path, content=body)
     assert response.status_code == status
     assert response.headers["x-should-retry"] == "false"
@@ -218,7 +218,24 @@ def test_an_upstream_error_is_replayed_as_the_same_http_response(
     assert fail(serve(path, "replay")) == recorded
 
 
-def test_another_host_needs_a_token_and_clients_must_send_it(serve: Serve, tmp_path: Path) -> None:
+def test_an_upstream_not_running_is_named_with_the_flag_that_moves_it(
+    serve: Serve, tmp_path: Path
+) -> None:
+    with socket.socket() as sock:  # a port just freed: nothing listens
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    url = serve(tmp_path / "c.jsonl", "record", "--upstream", dead + "/v1")
+    with pytest.raises(openai.InternalServerError) as info:
+        chat(openai.OpenAI(base_url=url, api_key=KEY, max_retries=0), "hello")
+    assert info.value.status_code == 502
+    said = info.value.body["message"]  # type: ignore[index]
+    fix = "start it, or set --upstream (or $OPENAI_BASE_URL) to one that runs"
+    assert said == f"{dead} could not be reached; {fix}"
+
+
+def test_another_host_needs_a_token_and_clients_must_send_it(
+    serve: Serve, tmp_path: Path, empty: Path
+) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "cassette", "serve", "--cassette", str(tmp_path / "c.jsonl"),
          "--host", "0.0.0.0"],
@@ -226,7 +243,7 @@ def test_another_host_needs_a_token_and_clients_must_send_it(serve: Serve, tmp_p
     )  # fmt: skip
     assert proc.returncode == 2 and proc.stderr.count("error:") == 1
     assert "--token" in proc.stderr
-    url = serve(tmp_path / "c.jsonl", "replay", "--token", "s3cret-token")
+    url = serve(empty, "replay", "--token", "s3cret-token")
     denied = httpx.post(url + "/chat/completions", json={"model": "m", "messages": []})
     assert denied.status_code == 401 and denied.headers["x-should-retry"] == "false"
     allowed = httpx.post(

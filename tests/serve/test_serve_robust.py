@@ -86,8 +86,8 @@ def test_64_concurrent_streams_record_and_replay(
     assert asyncio.run(run(serve(path, "replay"))) == recorded
 
 
-def test_an_oversized_body_is_refused_and_the_server_lives(serve: Serve, tmp_path: Path) -> None:
-    root = serve(tmp_path / "c.jsonl", "replay")
+def test_an_oversized_body_is_refused_and_the_server_lives(serve: Serve, empty: Path) -> None:
+    root = serve(empty, "replay")
     big = b'{"model": "m", "messages": [], "pad": "' + b"x" * (33 * 1024 * 1024) + b'"}'
     response = httpx.post(root + "/chat/completions", content=big, timeout=60)
     assert response.status_code == 413

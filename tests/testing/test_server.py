@@ -7,6 +7,7 @@ import http.client
 import json
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -568,6 +569,18 @@ def test_subprocess_prints_ready_and_stops_on_signal(signum: int) -> None:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+def test_subprocess_on_a_port_in_use_says_so_in_one_line() -> None:
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = str(held.getsockname()[1])
+        command = [sys.executable, "-m", "cassette.testing.server", "--port", port]
+        proc = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and proc.stdout == ""
+    said = f"error: cannot listen on 127.0.0.1:{port} (Address already in use); pick another"
+    assert proc.stderr == said + " --port\n"
 
 
 # -- structured answers: JSON that fits the requested schema ----------------------------------
