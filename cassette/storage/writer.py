@@ -176,7 +176,7 @@ class Writer:
         end on a whole line (one killed mid-write leaves a line cut short)."""
         size = os.fstat(fd).st_size
         if size != self._end and size:
-            with open(self.path, "r+b") as f:
+            with os.fdopen(os.open(self.path, os.O_RDWR | _NOFOLLOW | _CLOEXEC), "r+b") as f:
                 end_whole(f)
 
     def _follow(self) -> int:
