@@ -15,8 +15,10 @@ __all__ = [
     "delta_ok",
     "head_ok",
     "header_fault",
+    "header_ok",
     "interaction_ok",
     "line_faults",
+    "outcome_ok",
 ]
 
 INTERACTION_KEYS = frozenset(
@@ -26,6 +28,17 @@ INTERACTION_KEYS = frozenset(
 _REQUIRED = frozenset({"type", "env_index", "step", "request", "request_sha256"})
 _DELTA_KEYS = frozenset({"base", "keep", "field", "same"})
 _ERROR_KEYS = frozenset({"type", "message", "data"})
+# the keys of a parsed line's header or outcome: (the default of one left out, its types)
+_Want = dict[str, tuple[Any, tuple[type, ...]]]
+_TEXT: tuple[Any, tuple[type, ...]] = (None, (str,))
+_HEADER: _Want = {
+    "type": _TEXT, "format": _TEXT, "version": (VERSION, (int,)), "created_at": _TEXT,
+    "producer": _TEXT, "meta": ({}, (dict,)),
+}  # fmt: skip
+_OUTCOME: _Want = {
+    "type": _TEXT, "env_index": (None, (int, str)), "reward": (None, (float, type(None))),
+    "terminated": (None, (bool, type(None))), "info": ({}, (dict,)),
+}  # fmt: skip
 _HEX = "0123456789abcdef"
 
 
@@ -94,6 +107,28 @@ def _sha_ok(sha: Any) -> bool:
     return isinstance(sha, str) and len(sha) == 64 and not sha.strip(_HEX)
 
 
+def _fits(obj: dict[str, Any], want: _Want) -> bool:
+    """Whether ``obj`` holds only keys of ``want``, each value (or default) of their types."""
+    return obj.keys() <= want.keys() and all(
+        type(obj.get(key, default)) in types for key, (default, types) in want.items()
+    )
+
+
+def header_ok(obj: dict[str, Any]) -> bool:
+    """Whether the header line ``obj`` is valid (and of this format and version)."""
+    return (
+        obj.get("type") == "header"
+        and obj.get("format") == FORMAT
+        and obj.get("version", VERSION) == VERSION
+        and _fits(obj, _HEADER)
+    )
+
+
+def outcome_ok(obj: dict[str, Any]) -> bool:
+    """Whether the outcome line ``obj`` is valid."""
+    return obj.get("type") == "outcome" and _fits(obj, _OUTCOME)
+
+
 def header_fault(obj: dict[str, Any]) -> str | None:
     """What makes the header ``obj`` unreadable (another format, a newer version), or None."""
     version = obj.get("version")
@@ -130,8 +165,8 @@ def _where(loc: tuple[int | str, ...]) -> str:
 def line_faults(obj: dict[str, Any]) -> list[str]:
     """Every fault of the parsed line ``obj`` (as its ``type`` says), each ``where: what``."""
     kind = obj.get("type")
-    if kind == "interaction" and interaction_ok(obj):
-        return []
+    if (kind == "interaction" and interaction_ok(obj)) or header_ok(obj) or outcome_ok(obj):
+        return []  # (the models, which import pydantic, only for a line with a fault)
     if kind == "header" and (found := header_fault(obj)) is not None:
         return [found]
     faults = _model_faults(obj)

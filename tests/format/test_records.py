@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -9,8 +11,10 @@ import pytest
 from pydantic import ValidationError
 
 import cassette
+from cassette.format.check import _model_faults, header_fault, header_ok, line_faults, outcome_ok
 from cassette.format.models import LINE_ADAPTER, Header, Interaction, Outcome, json_schema
 from cassette.format.runid import derive
+from cassette.types import Json
 
 
 def test_schema_covers_the_three_line_types_and_documents_the_delta() -> None:
@@ -67,3 +71,48 @@ def test_schema_documents_the_checksum_and_the_damage_policy() -> None:
     assert "broken" not in meta and "unusable" in schema["$defs"]["Delta"]["description"]
     for refused in ("NaN", "not UTF-8", "a set", "beyond 64 bits", "254 levels"):
         assert refused in schema["description"]
+
+
+_HEADER = {
+    "type": "header", "format": "rollout-cassette", "version": 1, "created_at": "t",
+    "producer": "p", "meta": {"k": [1]},
+}  # fmt: skip
+_OUTCOME = {"type": "outcome", "env_index": 3, "reward": 0.5, "terminated": True, "info": {}}
+
+
+def _variants(line: Json) -> list[Json]:
+    """``line``, each key dropped, each value swapped for another kind, and one key more."""
+    kinds = [None, True, 1, 1.0, "1", "header", "outcome", "rollout-cassette", [], {}, {"1": 1}]
+    out = [line, {**line, "extra": 1}]
+    out += [{k: v for k, v in line.items() if k != key} for key in line]
+    out += [{**line, key: kind} for key in line for kind in kinds]
+    return out
+
+
+@pytest.mark.parametrize("line", [*_variants(_HEADER), *_variants(_OUTCOME)], ids=repr)
+def test_the_hand_checks_pass_only_what_the_models_pass(line: Json) -> None:
+    """header_ok/outcome_ok spare a valid line the models (and pydantic's import); what
+    they pass the models pass, and line_faults reports the same faults either way."""
+    fault = header_fault(line) if line.get("type") == "header" else None
+    if header_ok(line) or outcome_ok(line):
+        LINE_ADAPTER.validate_python(line, strict=True)
+        assert fault is None
+    assert header_ok(_HEADER) and outcome_ok(_OUTCOME)
+    assert bool(line_faults(line)) == bool(fault or _model_faults(line))
+
+
+def test_replay_opens_without_importing_pydantic(tmp_path: Path) -> None:
+    """A valid file's header and outcomes are checked by hand: pydantic (about 9 MB of
+    memory and most of a small file's open time) is not imported to read them."""
+    path = tmp_path / "a.jsonl"
+    with cassette.open(path, "record", meta={"who": "test"}) as cas:
+        cas.call({"model": "m"}, live=lambda: {"ok": 1})
+        cas.outcome(0, reward=1.0, terminated=True, info={"k": "v"})
+    code = (
+        "import sys, cassette\n"
+        f"cas = cassette.open({str(path)!r}, 'replay')\n"
+        "assert cas.index.outcomes and cas.call({'model': 'm'}, live=dict) == {'ok': 1}\n"
+        "print('pydantic' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
