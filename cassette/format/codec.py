@@ -85,12 +85,15 @@ def loads(data: bytes | str) -> Any:
 
 def all_finite(value: Any) -> bool:
     """Whether ``value`` (serialised already: not deeper than orjson's limit) is finite."""
-    if isinstance(value, float):
-        return bool(value - value == 0)  # NaN and infinities only (inf - inf is NaN)
-    if isinstance(value, dict):
+    kind = type(value)
+    if kind is dict:
         value = value.values()
-    elif not isinstance(value, (list, tuple)):
-        return True
+    elif kind is not list:  # (a float, a tuple, a subclass: rarer)
+        if isinstance(value, float):
+            return bool(value - value == 0)  # NaN and infinities only (inf - inf is NaN)
+        if not isinstance(value, (dict, list, tuple)):
+            return True
+        value = value.values() if isinstance(value, dict) else value
     for item in value:  # noqa: SIM110 - a loop is faster than all() here
         if type(item) not in _SCALARS and not all_finite(item):
             return False
@@ -127,4 +130,4 @@ def check_finite(value: Any, where: str = "request") -> None:
 
 def messages_finite(messages: Any, start: int) -> bool:
     """Whether ``messages[start:]`` hold no NaN and no infinity."""
-    return all(map(all_finite, messages[start:]))
+    return all_finite(messages[start:])

@@ -3,6 +3,7 @@ live (:class:`Slot`: its key, its request, and how its result is recorded)."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -25,11 +26,14 @@ __all__ = ["Slot", "Steps"]
 
 
 class Steps:
-    """Step counters and the keys written and served, for one open cassette."""
+    """Step counters and the keys written and served, for one open cassette. A counter is
+    an ``itertools.count``, whose next() is atomic, as are dict and set operations: replay
+    (``locked=False``) hands out keys without a lock; a cassette that writes takes one, so
+    that a refused call gives its step back exactly."""
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._counters: dict[tuple[EnvIndex, str], int] = {}
+    def __init__(self, *, locked: bool = True) -> None:
+        self._lock = threading.Lock() if locked else None
+        self._counters: dict[tuple[EnvIndex, str], Callable[[], int]] = {}
         self._written: set[Key] = set()
         self._served: set[Key] = set()
 
@@ -37,17 +41,28 @@ class Steps:
         """The key of the next call (``step``, else the counter's), marked served."""
         if step is not None and (type(step) is not int or step < 0):
             check_key(env, channel, step)  # a step the counters cannot take: refused
-        counter = (env, channel)
-        with self._lock:
-            if step is None:
-                step = self._counters.get(counter, 0)
-            self._counters[counter] = step + 1
+        if self._lock is None:
+            step = self._step(env, channel, step)
+        else:
+            with self._lock:
+                step = self._step(env, channel, step)
         key = (env, channel, step)
         self._served.add(key)
         return key
 
+    def _step(self, env: EnvIndex, channel: str, step: int | None) -> int:
+        counter = (env, channel)
+        if step is None:
+            take = self._counters.get(counter) or self._counters.setdefault(
+                counter, itertools.count().__next__
+            )
+            return take()
+        self._counters[counter] = itertools.count(step + 1).__next__
+        return step
+
     def claim(self, key: Key, where: Path) -> None:
         """Take ``key`` for writing: a key written twice in one run is refused."""
+        assert self._lock is not None  # (a cassette that writes)
         with self._lock:
             if key in self._written:
                 env, channel, step = key
@@ -59,23 +74,27 @@ class Steps:
             self._written.add(key)
 
     def give_back(self, key: Key) -> None:
-        """Free a key whose call was refused before it was made."""
+        """Free a key whose call was refused before it was made: its step is the counter's
+        next again, unless a later one was handed out meanwhile."""
         env, channel, step = key
+        assert self._lock is not None  # (a cassette that writes)
         with self._lock:
             self._written.discard(key)
-            if self._counters.get((env, channel)) == step + 1:
-                self._counters[(env, channel)] = step
+            take = self._counters.get((env, channel))
+            if take is not None:
+                upcoming = take()  # (under the lock: no call takes a step meanwhile)
+                start = step if upcoming == step + 1 else upcoming
+                self._counters[(env, channel)] = itertools.count(start).__next__
 
     def restart(self, env: EnvIndex | None = None) -> None:
         """Start the step counters of ``env`` (every episode's, when None) at 0 again."""
-        with self._lock:
-            for counter in [c for c in self._counters if env is None or c[0] == env]:
-                del self._counters[counter]
+        for counter in list(self._counters):  # (copied at once: a call may add one)
+            if env is None or counter[0] == env:
+                self._counters.pop(counter, None)
 
     def unused(self, entries: Mapping[Key, Entry]) -> list[Key]:
         """The keys of ``entries`` not served in this run."""
-        with self._lock:
-            return [k for k in entries if k not in self._served]
+        return [k for k in entries if k not in self._served]
 
 
 class Slot:
