@@ -32,30 +32,21 @@ SAME_ALL = "*"  # delta.same: every top-level key of the base that this line doe
 _EMPTY: tuple[Any, ...] = (None, [], {}, "")
 
 Path = tuple[str | int, ...]
-_PLACES: tuple[Path, ...] = (("choices", 0, "message"), ("message",))
-
-
-def _found(response: Any, path: Path) -> Any:
-    try:
-        return reduce(getitem, path, response)
-    except (KeyError, IndexError, TypeError):
-        return None
+_CHOICE: Path = ("choices", 0, "message")
+_MESSAGE: Path = ("message",)
 
 
 def response_candidates(response: dict[str, Any] | None) -> list[tuple[Path, dict[str, Any]]]:
     """The objects of a response that may reappear as messages of the next request."""
     if not isinstance(response, dict):
         return []
-    # (a lookup that fails raises, and this runs on every recorded call: absent keys skipped)
-    found = [(p, _found(response, p)) for p in _PLACES if p[0] in response] + _outputs(response)
+    choices, output = response.get("choices"), response.get("output")
+    first = choices[0] if isinstance(choices, list) and choices else {}
+    found = [(_CHOICE, first.get("message") if isinstance(first, dict) else None)]
+    found.append((_MESSAGE, response.get("message")))
+    if isinstance(output, list):
+        found += [(("output", i), item) for i, item in enumerate(output)]
     return [(path, obj) for path, obj in found if isinstance(obj, dict)]
-
-
-def _outputs(response: dict[str, Any]) -> list[tuple[Path, Any]]:
-    output = response.get("output")
-    return (
-        [(("output", i), item) for i, item in enumerate(output)] if isinstance(output, list) else []
-    )
 
 
 @dataclass
