@@ -16,7 +16,7 @@ from ..format.keys import check_key
 from ..storage.recorder import line_meta, now_iso
 from ..types import Json
 from . import streaming
-from .context import LIVE, inside
+from .context import LIVE
 from .modes import ErrorCodec, dump_error
 
 if TYPE_CHECKING:
@@ -144,11 +144,14 @@ class Slot:
     def run(self, live: Callable[[], Json]) -> Json:
         """Call ``live`` and record what it returns or raises."""
         self.started = time.perf_counter()
+        token = LIVE.set(self.owner)
         try:
-            response = inside(self.owner, live)
+            response = live()
         except Exception as exc:
             self.record(None, exc)
             raise
+        finally:
+            LIVE.reset(token)
         self.record(response, None)
         return response
 

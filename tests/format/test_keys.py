@@ -28,6 +28,9 @@ def _answer() -> dict[str, Any]:
     [
         ({"env_index": 1.5}, "env_index must be an int (64-bit) or a str, not float"),
         ({"env_index": True}, "env_index must be an int (64-bit) or a str, not bool"),
+        # equal to the episode 0 checked before: still refused
+        ({"env_index": False}, "env_index must be an int (64-bit) or a str, not bool"),
+        ({"env_index": 0.0}, "env_index must be an int (64-bit) or a str, not float"),
         ({"env_index": 2**70}, "env_index must be an int (64-bit) or a str, not int"),
         ({"env_index": ("a", 1)}, "env_index must be an int (64-bit) or a str, not tuple"),
         ({"channel": 3}, "channel must be a str, not int"),
