@@ -116,17 +116,13 @@ def _fits(obj: dict[str, Any], want: _Want) -> bool:
 
 def header_ok(obj: dict[str, Any]) -> bool:
     """Whether the header line ``obj`` is valid (and of this format and version)."""
-    return (
-        obj.get("type") == "header"
-        and obj.get("format") == FORMAT
-        and obj.get("version", VERSION) == VERSION
-        and _fits(obj, _HEADER)
-    )
+    want = ("header", FORMAT, VERSION)  # (the types checked first: True == 1)
+    return _fits(obj, _HEADER) and (obj["type"], obj["format"], obj.get("version", VERSION)) == want
 
 
 def outcome_ok(obj: dict[str, Any]) -> bool:
     """Whether the outcome line ``obj`` is valid."""
-    return obj.get("type") == "outcome" and _fits(obj, _OUTCOME)
+    return _fits(obj, _OUTCOME) and obj["type"] == "outcome"
 
 
 def header_fault(obj: dict[str, Any]) -> str | None:

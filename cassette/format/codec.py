@@ -88,16 +88,21 @@ def all_finite(value: Any) -> bool:
     kind = type(value)
     if kind is dict:
         value = value.values()
-    elif kind is not list:  # (a float, a tuple, a subclass: rarer)
-        if isinstance(value, float):
-            return bool(value - value == 0)  # NaN and infinities only (inf - inf is NaN)
-        if not isinstance(value, (dict, list, tuple)):
-            return True
-        value = value.values() if isinstance(value, dict) else value
+    elif kind is not list:
+        return _odd_finite(value)
     for item in value:  # noqa: SIM110 - a loop is faster than all() here
         if type(item) not in _SCALARS and not all_finite(item):
             return False
     return True
+
+
+def _odd_finite(value: Any) -> bool:
+    """:func:`all_finite` of what is not a dict or a list: a float, a tuple, a subclass."""
+    if isinstance(value, float):
+        return bool(value - value == 0)  # NaN and infinities only (inf - inf is NaN)
+    if isinstance(value, dict):
+        return all_finite(list(value.values()))
+    return not isinstance(value, (list, tuple)) or all_finite(list(value))
 
 
 def _non_finite(value: Any, where: str) -> tuple[float, str] | None:

@@ -32,16 +32,15 @@ class Steps:
     that a refused call gives its step back exactly."""
 
     def __init__(self, *, locked: bool = True) -> None:
-        self._lock = threading.Lock() if locked else None
+        self._free = not locked
+        self._lock = threading.Lock()
         self._counters: dict[tuple[EnvIndex, str], Callable[[], int]] = {}
         self._written: set[Key] = set()
         self._served: set[Key] = set()
 
     def next(self, env: EnvIndex, channel: str, step: int | None) -> Key:
         """The key of the next call (``step``, else the counter's), marked served."""
-        if step is not None and (type(step) is not int or step < 0):
-            check_key(env, channel, step)  # a step the counters cannot take: refused
-        if self._lock is None:
+        if self._free:
             step = self._step(env, channel, step)
         else:
             with self._lock:
@@ -57,12 +56,13 @@ class Steps:
                 counter, itertools.count().__next__
             )
             return take()
+        if type(step) is not int or step < 0:
+            check_key(env, channel, step)  # a step the counters cannot take: refused
         self._counters[counter] = itertools.count(step + 1).__next__
         return step
 
     def claim(self, key: Key, where: Path) -> None:
         """Take ``key`` for writing: a key written twice in one run is refused."""
-        assert self._lock is not None  # (a cassette that writes)
         with self._lock:
             if key in self._written:
                 env, channel, step = key
@@ -77,14 +77,11 @@ class Steps:
         """Free a key whose call was refused before it was made: its step is the counter's
         next again, unless a later one was handed out meanwhile."""
         env, channel, step = key
-        assert self._lock is not None  # (a cassette that writes)
-        with self._lock:
+        with self._lock:  # (a cassette that writes: no call takes a step meanwhile)
             self._written.discard(key)
-            take = self._counters.get((env, channel))
-            if take is not None:
-                upcoming = take()  # (under the lock: no call takes a step meanwhile)
-                start = step if upcoming == step + 1 else upcoming
-                self._counters[(env, channel)] = itertools.count(start).__next__
+            upcoming = self._counters[env, channel]()
+            start = step if upcoming == step + 1 else upcoming
+            self._counters[env, channel] = itertools.count(start).__next__
 
     def restart(self, env: EnvIndex | None = None) -> None:
         """Start the step counters of ``env`` (every episode's, when None) at 0 again."""
