@@ -40,13 +40,18 @@ def response_candidates(response: dict[str, Any] | None) -> list[tuple[Path, dic
     """The objects of a response that may reappear as messages of the next request."""
     if not isinstance(response, dict):
         return []
-    choices, output = response.get("choices"), response.get("output")
-    first = choices[0] if isinstance(choices, list) and choices else {}
-    found = [(_CHOICE, first.get("message") if isinstance(first, dict) else None)]
+    found = [(_CHOICE, _first_message(response.get("choices")))]
     found.append((_MESSAGE, response.get("message")))
+    output = response.get("output")
     if isinstance(output, list):
         found += [(("output", i), item) for i, item in enumerate(output)]
     return [(path, obj) for path, obj in found if isinstance(obj, dict)]
+
+
+def _first_message(choices: Any) -> Any:
+    """``choices[0]["message"]``, or None."""
+    first = choices[0] if isinstance(choices, list) and choices else None
+    return first.get("message") if isinstance(first, dict) else None
 
 
 @dataclass
@@ -114,15 +119,18 @@ class MessageBase:
             return self.count
         return _shared(orjson.loads(self.raw), messages)  # the history was rewritten
 
-    def ref(self, message: dict[str, Any]) -> dict[str, Any] | None:
-        """The reference to the target that ``message`` copies, if any."""
+    def stored(self, message: Any) -> Any:
+        """``message`` as a delta line stores it: a reference to the target it copies, a
+        literal escaped where it would read as one, else itself."""
+        if not isinstance(message, dict):
+            return message
         kind, raw = (message.get("role"), message.get("type")), b""
         for target in self.targets:
             if target.kind == kind:
                 raw = raw or _sorted(message)
                 if (ref := target.ref(message, raw)) is not None:
                     return ref
-        return None
+        return {LIT_KEY: message} if _escaped(message) else message
 
 
 def _shared(old: Sequence[Any], new: Sequence[Any]) -> int:
@@ -136,14 +144,12 @@ def encode_messages(
     """(stored messages, keep): the messages after the prefix shared with the base, copies
     of its response's objects as references (``raw``: ``messages``' sorted-key JSON)."""
     keep = base.common_prefix(messages, _sorted(messages) if raw is None else raw)
-    return [_stored(msg, base) for msg in messages[keep:]], keep
+    return [base.stored(msg) for msg in messages[keep:]], keep
 
 
-def _stored(message: Any, base: MessageBase) -> Any:
-    ref = base.ref(message) if isinstance(message, dict) else None
-    if ref is not None:
-        return ref
-    return {LIT_KEY: message} if is_ref(message) or _is_lit(message) else message
+def _escaped(message: dict[str, Any]) -> bool:
+    """Whether a literal ``message`` would read as a reference or an escape."""
+    return (REF_KEY in message and len(message) <= 2) or (LIT_KEY in message and len(message) == 1)
 
 
 def is_ref(message: Any) -> bool:
