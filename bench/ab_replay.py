@@ -1,14 +1,22 @@
-"""Replay per call of two or more checkouts of this project, measured side by side.
+"""The core rows of two or more checkouts of this project, measured side by side.
 
-    python bench/ab_replay.py TREE_A TREE_B [...] [--rounds 4] [--envs 100]
+    python bench/ab_replay.py TREE_A TREE_B [...] [--rounds 4] [--envs 100] [--calls 5000]
 
 Each TREE is the root of a checkout (``git worktree add DIR COMMIT`` makes one). Every
-round runs each tree once, in turn, in a fresh process with ``PYTHONPATH=TREE``: the
-process records bench_core's (a) workload (``--envs`` episodes x 30 steps) with that
-tree's code, opens it in replay mode, and times the ``cas.call`` loop of every episode
-(strict matching); per call = the lower quartile of the episode times / 30. The table
-shows each tree's best and median over the rounds, and its ratio to the first tree.
-Alternating in fresh processes keeps the machine's other work from favouring one tree.
+round runs each tree once, in turn, in fresh processes with ``PYTHONPATH=TREE`` (this
+checkout's bench code, that tree's cassette code), for bench_core's rows:
+
+(a) replay per call: the process records the (a) workload (``--envs`` episodes x 30 steps),
+    opens it in replay mode, and times the ``cas.call`` loop of every episode (strict);
+    per call = the lower quartile of the episode times / 30.
+(c) record overhead per call: the median of (c)'s per-call times over 10 of its episodes
+    (each ``cas.call`` in record mode alternating with eval-protocol's per-step log).
+(d) load throughput and (f) peak-RSS growth of the open / the file's size: (f)'s child
+    opens one ``--calls``-call cassette (recorded once, by this checkout) in replay mode.
+
+The table shows each tree's best and median over the rounds, and the ratio of its median
+to the first tree's. Alternating in fresh processes keeps the machine's other work from
+favouring one tree.
 """
 
 from __future__ import annotations
@@ -23,12 +31,18 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+ROWS = {
+    "a": "(a) replay per call, µs",
+    "c": "(c) record overhead per call, median, µs",
+    "d": "(d) load throughput, MB/s (higher is better)",
+    "f": "(f) open peak memory growth / file size",
+}
 
 
 def child(envs: int, passes: int) -> None:
-    """Run under one tree: record, replay ``passes`` times, print the per-call figure."""
+    """Run under one tree: (a) and (c), printed as JSON in seconds."""
     sys.path.insert(0, str(HERE))
-    from bench_core import STEPS, Workload, episode_seconds, record
+    from bench_core import STEPS, Workload, episode_seconds, record, record_costs
 
     import cassette
 
@@ -42,20 +56,41 @@ def child(envs: int, passes: int) -> None:
             times += [episode_seconds(cas, env, ep) for env, ep in enumerate(run)]
             assert not cas.unused()
             cas.close()
-    print(json.dumps({"per_call": statistics.quantiles(times, n=4)[0] / STEPS}))
+        costs = record_costs(run[:10], Path(tmp))[0]
+    a = statistics.quantiles(times, n=4)[0] / STEPS
+    print(json.dumps({"a": a, "c": statistics.median(costs)}))
 
 
-def measure(tree: Path, envs: int, passes: int) -> float:
+def _run(tree: Path, *args: str) -> dict[str, float]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     out = subprocess.run(
-        [sys.executable, __file__, "--child", str(envs), str(passes)],
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
+        [sys.executable, *args], env=env, check=True, capture_output=True, text=True
     )
-    result: float = json.loads(out.stdout.strip().splitlines()[-1])["per_call"]
-    return result
+    got: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return got
+
+
+def measure(tree: Path, args: argparse.Namespace, lean: Path) -> dict[str, float]:
+    """One round of ``tree``: each row's figure (µs, MB/s, or a ratio)."""
+    ac = _run(tree, __file__, "--child", str(args.envs), str(args.passes))
+    core = str(HERE / "bench_core.py")
+    opened = _run(tree, core, "--child-lean", "lean", str(lean), str(args.calls))
+    size = lean.stat().st_size
+    return {
+        "a": ac["a"] * 1e6,
+        "c": ac["c"] * 1e6,
+        "d": size / 1e6 / opened["seconds"],
+        "f": opened["rss"] / size,
+    }
+
+
+def lean_file(path: Path, calls: int) -> Path:
+    """The (d)/(f) cassette, recorded by this checkout's code."""
+    sys.path.insert(0, str(HERE))
+    from bench_core import LEAN_SEED, Workload, record
+
+    record(path, Workload(LEAN_SEED).run(calls))
+    return path
 
 
 def main() -> None:
@@ -64,6 +99,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--envs", type=int, default=100)
     parser.add_argument("--passes", type=int, default=3, help="replays of the file a process")
+    parser.add_argument("--calls", type=int, default=5_000, help="calls of the (d)/(f) file")
     parser.add_argument("--child", nargs=2, type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -71,19 +107,25 @@ def main() -> None:
         return
     if len(args.trees) < 2:
         parser.error("give two or more checkouts to compare")
-    samples: dict[Path, list[float]] = {t: [] for t in args.trees}
-    for r in range(args.rounds):
-        order = args.trees if r % 2 == 0 else args.trees[::-1]
-        for tree in order:
-            samples[tree].append(measure(tree, args.envs, args.passes))
-    first = min(samples[args.trees[0]])
-    print(f"{'tree':<40} {'best µs':>8} {'median µs':>10} {'best/first':>10}   all µs")
-    for tree, got in samples.items():
-        cells = " ".join(f"{s * 1e6:.1f}" for s in got)
-        print(
-            f"{tree.name:<40} {min(got) * 1e6:>8.2f} {statistics.median(got) * 1e6:>10.2f} "
-            f"{min(got) / first:>10.3f}   {cells}"
-        )
+    trees = [t.resolve() for t in args.trees]
+    samples: dict[Path, list[dict[str, float]]] = {t: [] for t in trees}
+    with tempfile.TemporaryDirectory() as tmp:
+        lean = lean_file(Path(tmp) / "lean.jsonl", args.calls)
+        for r in range(args.rounds):
+            for tree in trees if r % 2 == 0 else trees[::-1]:
+                samples[tree].append(measure(tree, args, lean))
+    print(f"{'row':<46} {'tree':<24} {'best':>8} {'median':>8} {'/ first':>8}   all")
+    for key, label in ROWS.items():
+        first = statistics.median(s[key] for s in samples[trees[0]])
+        best = max if key == "d" else min  # (MB/s: the most)
+        for i, (tree, got) in enumerate(samples.items()):
+            values = [s[key] for s in got]
+            median = statistics.median(values)
+            cells = " ".join(f"{v:.2f}" for v in values)
+            print(
+                f"{label if i == 0 else '':<46} {tree.name:<24} {best(values):>8.2f} "
+                f"{median:>8.2f} {median / first:>8.3f}   {cells}"
+            )
 
 
 if __name__ == "__main__":

@@ -389,8 +389,6 @@ def child_lean(kind: str, path: str, calls: str) -> None:
     """Run in a subprocess: open ``path`` lean (``cassette.open``) or eager (the pre-lean
     reader), print seconds and peak-RSS growth of the open; then replay every call of
     the (f) workload, strict, and print the lower quartile of the episode times / STEPS."""
-    from cassette.storage.index import load_index
-
     gc.collect()
     before, how = peak_rss()
     t0 = time.perf_counter()
@@ -398,6 +396,8 @@ def child_lean(kind: str, path: str, calls: str) -> None:
         cas = cassette.open(path, "replay")
         index = cas.index
     else:
+        from cassette.storage.index import load_index  # (here: ab_replay runs older trees)
+
         index = load_index([Path(path)])
     elapsed = time.perf_counter() - t0
     grew = peak_rss()[0] - before
@@ -536,6 +536,36 @@ def _p90(samples: list[float]) -> float:
     return statistics.quantiles(samples, n=10)[-1]
 
 
+def record_costs(run: list[Episode], tmp: Path) -> tuple[list[float], list[float]]:
+    """(c) seconds of each ``cas.call`` of ``run`` in record mode (live call excluded) and of
+    eval-protocol's per-step log of the same step, alternating call by call; the fastest of
+    3 repeats per call."""
+    clock = time.perf_counter
+    ours: list[list[float]] = []
+    base: list[list[float]] = []
+    for i in range(3):
+        ours.append([])
+        base.append([])
+        path, ep_path = tmp / f"c-{i}.jsonl", tmp / f"c-{i}.ep.jsonl"
+        gc.collect()
+        with cassette.open(path, "record") as cas:
+            call = cas.call
+            for env, ep in enumerate(run):
+                for step, (request, response) in enumerate(ep):
+                    live = _const(response)
+                    history = ep_history(request, response)
+                    t0 = clock()
+                    call(request, live=live, env_index=env)
+                    t1 = clock()
+                    ep_log(ep_path, env, step, history)
+                    t2 = clock()
+                    ours[-1].append(t1 - t0)
+                    base[-1].append(t2 - t1)
+        path.unlink()
+        ep_path.unlink()
+    return _fastest(ours), _fastest(base)
+
+
 # --- the measurements --------------------------------------------------------------------
 
 
@@ -626,32 +656,8 @@ class Bench:
         self.add(label, _ms(ours_s), _ms(base_s), _x(ratio), "<= 1.50x", ratio <= 1.5)
 
     def record_overhead(self, run: list[Episode]) -> None:
-        """(c) per-call record cost, against eval-protocol's per-step log, alternating
-        call by call; the fastest of 3 repeats per call."""
-        clock = time.perf_counter
-        ours: list[list[float]] = []
-        base: list[list[float]] = []
-        for i in range(3):
-            ours.append([])
-            base.append([])
-            path, ep_path = self.tmp / f"c-{i}.jsonl", self.tmp / f"c-{i}.ep.jsonl"
-            gc.collect()
-            with cassette.open(path, "record") as cas:
-                call = cas.call
-                for env, ep in enumerate(run):
-                    for step, (request, response) in enumerate(ep):
-                        live = _const(response)
-                        history = ep_history(request, response)
-                        t0 = clock()
-                        call(request, live=live, env_index=env)
-                        t1 = clock()
-                        ep_log(ep_path, env, step, history)
-                        t2 = clock()
-                        ours[-1].append(t1 - t0)
-                        base[-1].append(t2 - t1)
-            path.unlink()
-            ep_path.unlink()
-        calls, ep_calls = _fastest(ours), _fastest(base)
+        """(c) per-call record cost, against eval-protocol's per-step log (:func:`record_costs`)."""
+        calls, ep_calls = record_costs(run, self.tmp)
         med, ep_med = statistics.median(calls), statistics.median(ep_calls)
         p90, ep_p90 = _p90(calls), _p90(ep_calls)
         what = "(vs eval-protocol per-step log)"
