@@ -180,8 +180,9 @@ class Recorder:
         fld = conversation_field(request) if self.delta else None
         if fld is None:
             return None
-        rest = dumps({k: v for k, v in request.items() if k != fld})
-        return _Base(step, fld, MessageBase.of(request[fld], response, conversation), rest)
+        rest = dict(request)  # (a copy, less a key: faster than a comprehension)
+        del rest[fld]
+        return _Base(step, fld, MessageBase.of(request[fld], response, conversation), dumps(rest))
 
 
 def _delta(
