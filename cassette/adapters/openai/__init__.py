@@ -30,7 +30,7 @@ from ...types import Json
 from .._common.assemble import assemble_chat
 from .._common.http_recorder import RECORDER
 from ._errors import OpenAIErrors
-from ._http import LIVE, Recorder, adapter, without_http
+from ._http import LIVE, Processor, Recorder, adapter, without_http
 from ._request import build_request, materialise
 from ._stream import open_stream, stream_class
 
@@ -86,7 +86,6 @@ class _Create:
             for name, p in signature.parameters.items()
             if p.default is p.empty and p.kind is p.KEYWORD_ONLY
         )
-        self.adapter = adapter(endpoint.result)
         aio = isinstance(recorder.client, AsyncOpenAI)
         self.streams: Any = stream_class(endpoint.chunk, aio) if endpoint.chunk else None
         self._ok: Any = None
@@ -143,12 +142,17 @@ class _Create:
         headers[RAW_RESPONSE_HEADER] = "raw"
         return {**kwargs, "extra_headers": headers}
 
+    def validate(self, data: Json) -> Any:
+        """pydantic's validation of a reply (:meth:`Processor.validator`)."""
+        validate = Processor.validator(self.endpoint.result)
+        return validate(data) if validate else adapter(self.endpoint.result).validate_python(data)
+
     def build(self, data: Json) -> Any:
         """The SDK object of a reply: validated by pydantic (as the SDK's lenient
         construction, at a twentieth of the cost), else built the SDK's own way."""
         data = without_http(data)
         try:
-            return self.adapter.validate_python(data)
+            return self.validate(data)
         except pydantic.ValidationError:
             if self._ok is None:
                 self._ok = self.errors.response(200, headers={"content-type": "application/json"})

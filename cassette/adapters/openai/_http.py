@@ -94,8 +94,13 @@ _validators: dict[Any, Validate | None] = {}  # by cast_to: pydantic's, or None 
 
 
 def _validator(cast_to: Any) -> Validate | None:
+    """pydantic's own validator of a hot type, built (the SDK defers it) by a first call
+    through its ``TypeAdapter``, which until then is what is handed out, and not kept."""
     name = (getattr(cast_to, "__module__", None), getattr(cast_to, "__name__", None))
-    validate = adapter(cast_to).validate_python if name in _VALIDATED else None
+    typed = adapter(cast_to) if name in _VALIDATED else None
+    if typed is not None and not getattr(typed, "pydantic_complete", False):
+        return typed.validate_python
+    validate = None if typed is None else typed.validator.validate_python
     with contextlib.suppress(TypeError):  # (a cast_to that cannot be a key: looked at anew)
         _validators[cast_to] = validate
     return validate
