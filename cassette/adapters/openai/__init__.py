@@ -30,7 +30,7 @@ from ...types import Json
 from .._common.assemble import assemble_chat
 from .._common.http_recorder import RECORDER
 from ._errors import OpenAIErrors
-from ._http import LIVE, Processor, Recorder, adapter, without_http
+from ._http import LIVE, Processor, Recorder, without_http
 from ._request import build_request, materialise
 from ._stream import open_stream, stream_class
 
@@ -142,23 +142,19 @@ class _Create:
         headers[RAW_RESPONSE_HEADER] = "raw"
         return {**kwargs, "extra_headers": headers}
 
-    def validate(self, data: Json) -> Any:
-        """pydantic's validation of a reply (:meth:`Processor.validator`)."""
-        validate = Processor.validator(self.endpoint.result)
-        return validate(data) if validate else adapter(self.endpoint.result).validate_python(data)
-
     def build(self, data: Json) -> Any:
         """The SDK object of a reply: validated by pydantic (as the SDK's lenient
         construction, at a twentieth of the cost), else built the SDK's own way."""
-        data = without_http(data)
+        data, result = without_http(data), self.endpoint.result
+        validate: Any = Processor.validator(result)  # (not None: a type of _http._VALIDATED)
         try:
-            return self.validate(data)
+            return validate(data)
         except pydantic.ValidationError:
             if self._ok is None:
                 self._ok = self.errors.response(200, headers={"content-type": "application/json"})
             cls = self.recorder.cls
             return cls._process_response_data(
-                self.recorder.client, data=data, cast_to=self.endpoint.result, response=self._ok
+                self.recorder.client, data=data, cast_to=result, response=self._ok
             )
 
 
