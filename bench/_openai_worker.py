@@ -477,7 +477,9 @@ def agent_loop(
     else a user follow-up. ``raw``: through ``with_raw_response.create(...).parse()``;
     ``stream``: ``create(..., stream=True)``, its chunks read in the call's time, the
     message assembled outside it. ``marks`` gets the seconds spent in calls of each
-    episode, ``sizes`` request bytes."""
+    episode, ``sizes`` request bytes. Returns each reply as :func:`kept` bytes, made outside
+    the timed span: like a real agent, the loop keeps the messages it resends, not the SDK's
+    objects (the floors keep none either)."""
     completions = client.chat.completions
     create = completions.with_raw_response.create if raw else completions.create
     clock = time.perf_counter
@@ -498,7 +500,7 @@ def agent_loop(
                 else:
                     resp = create(**kwargs)
                 spent += clock() - t0
-                out.append(resp)
+                out.append(kept(resp))
                 follow_up(messages, said_of_chunks(resp) if stream else said_of(resp), ep, step)
         if marks is not None:
             marks.append(spent)
@@ -512,7 +514,8 @@ async def agent_loop_async(
     episode: Callable[[int], Any] = contextlib.nullcontext,
     marks: list[float] | None = None,
 ) -> list[Any]:
-    """:func:`agent_loop` through an ``AsyncOpenAI`` client's ``create``."""
+    """:func:`agent_loop` through an ``AsyncOpenAI`` client's ``create`` (replies kept
+    as :func:`kept` bytes)."""
     create = client.chat.completions.create
     clock = time.perf_counter
     out: list[Any] = []
@@ -525,16 +528,21 @@ async def agent_loop_async(
                 t0 = clock()
                 resp = await create(**kwargs)
                 spent += clock() - t0
-                out.append(resp)
+                out.append(kept(resp))
                 follow_up(messages, said_of(resp), ep, step)
         if marks is not None:
             marks.append(spent)
     return out
 
 
-def dumps_any(responses: list[Any]) -> list[Any]:
-    """:func:`dumps`, and a stream's chunks (a list) as a list of their dumps."""
-    return [dumps(r) if isinstance(r, list) else r.model_dump(mode="json") for r in responses]
+def kept(resp: Any) -> bytes:
+    """What the agent loop keeps of a reply for the check after the run: its JSON dump as
+    bytes (a stream's chunks as a list of dumps). Bytes give the garbage collector nothing
+    to walk, so a replay row and its floor, which keeps nothing, retain the same."""
+    import orjson
+
+    dump = dumps(resp) if isinstance(resp, list) else resp.model_dump(mode="json")
+    return orjson.dumps(dump)
 
 
 def recorded(path: Path, field: str | None = None) -> dict[int, bytes]:
@@ -682,6 +690,8 @@ def agent_bench(base_url: str, episodes: int, steps: int, repeats: int, tmp: Pat
     wrap cost in fresh processes. Seconds spent in calls, per run."""
     import asyncio
 
+    import orjson
+
     client, dead = make_client(base_url), make_client(DEAD_URL)
     adead = openai.AsyncOpenAI(base_url=DEAD_URL, api_key=API_KEY, max_retries=0)
     order = list(range(episodes))
@@ -689,10 +699,10 @@ def agent_bench(base_url: str, episodes: int, steps: int, repeats: int, tmp: Pat
     sizes: list[int] = []
     want: dict[str, list[Any]] = {}
     with cassette.open(path, "record") as cas:
-        want["create"] = dumps(agent_loop(wrap_openai(client, cas), order, steps, cassette.episode))
+        want["create"] = agent_loop(wrap_openai(client, cas), order, steps, cassette.episode)
     with cassette.open(spath, "record") as cas:
         wrapped = wrap_openai(client, cas)
-        want["stream"] = dumps_any(agent_loop(wrapped, order, steps, cassette.episode, stream=True))
+        want["stream"] = agent_loop(wrapped, order, steps, cassette.episode, stream=True)
     agent_loop(client, order[:1], steps, sizes=sizes)
     calls = requests_of(path, dead, order, steps, False)
     scalls = requests_of(spath, dead, order, steps, True)
@@ -702,7 +712,7 @@ def agent_bench(base_url: str, episodes: int, steps: int, repeats: int, tmp: Pat
     def timed(name: str, fn: Callable[..., list[Any]], kind: str = "create") -> None:
         marks: list[float] = []
         gc.collect()
-        out = dumps_any(fn(marks=marks))
+        out = fn(marks=marks)
         times.setdefault(name, []).append(marks)
         same.setdefault(name, sum(a == b for a, b in zip(out, want[kind], strict=False)))
 
@@ -738,10 +748,10 @@ def agent_bench(base_url: str, episodes: int, steps: int, repeats: int, tmp: Pat
         floor("floor_async", async_floor, path, calls)
     return {
         "calls": len(want["create"]),
-        "chunks": sum(map(len, want["stream"])),
+        "chunks": sum(len(orjson.loads(r)) for r in want["stream"]),
         "request_bytes": sum(sizes) / len(sizes),
         "tool_calls": sum(
-            bool(r["choices"][0]["message"].get("tool_calls")) for r in want["create"]
+            bool(orjson.loads(r)["choices"][0]["message"].get("tool_calls")) for r in want["create"]
         ),
         "times": times,
         "same": same,

@@ -45,7 +45,11 @@ hashed); ``AsyncOpenAI`` replay and its floor (the same work as the first, in a 
 awaited per call); each replay at most 1.6x its floor; ``with_raw_response.create`` replay
 against live (target >= 5x), and ``wrap_openai`` in a fresh process (target < 20 ms);
 medians of --repeats interleaved runs, ratios from the same run. ``--agent-only`` runs
-just this table.
+just this table. Every row, replay or floor, retains the same across its run: nothing of
+a call's SDK objects past the call. The loop keeps what a real agent keeps, the messages
+it resends, and each reply as JSON bytes dumped outside the timed span for the check
+after the run (kept objects would put the garbage collector's walks over them, and at
+some runs a full collection of the whole process, into whichever row they fell in).
 
 Two installs, each in its own process (bench/_openai_worker.py prints JSON):
 - the one in this interpreter (openai 3.x, built on ``httpx2``), plus vcrpy from an overlay

@@ -30,7 +30,7 @@ from ...types import Json
 from .._common.assemble import assemble_chat
 from .._common.http_recorder import RECORDER
 from ._errors import OpenAIErrors
-from ._http import LIVE, Recorder, adapter, without_http
+from ._http import LIVE, Processor, Recorder, without_http
 from ._request import build_request, materialise
 from ._stream import open_stream, stream_class
 
@@ -86,7 +86,6 @@ class _Create:
             for name, p in signature.parameters.items()
             if p.default is p.empty and p.kind is p.KEYWORD_ONLY
         )
-        self.adapter = adapter(endpoint.result)
         aio = isinstance(recorder.client, AsyncOpenAI)
         self.streams: Any = stream_class(endpoint.chunk, aio) if endpoint.chunk else None
         self._ok: Any = None
@@ -146,15 +145,16 @@ class _Create:
     def build(self, data: Json) -> Any:
         """The SDK object of a reply: validated by pydantic (as the SDK's lenient
         construction, at a twentieth of the cost), else built the SDK's own way."""
-        data = without_http(data)
+        data, result = without_http(data), self.endpoint.result
+        validate: Any = Processor.validator(result)  # (not None: a type of _http._VALIDATED)
         try:
-            return self.adapter.validate_python(data)
+            return validate(data)
         except pydantic.ValidationError:
             if self._ok is None:
                 self._ok = self.errors.response(200, headers={"content-type": "application/json"})
             cls = self.recorder.cls
             return cls._process_response_data(
-                self.recorder.client, data=data, cast_to=self.endpoint.result, response=self._ok
+                self.recorder.client, data=data, cast_to=result, response=self._ok
             )
 
 

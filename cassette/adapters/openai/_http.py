@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -20,7 +19,7 @@ from .._common.http_recorder import HttpRecorder
 from ._errors import OpenAIErrors
 from ._request import options_request
 
-__all__ = ["LIVE", "Processor", "Recorder", "adapter", "without_http"]
+__all__ = ["LIVE", "Processor", "Recorder", "without_http"]
 
 Validate = Callable[[Json], Any]
 LIVE: contextvars.ContextVar[bool] = contextvars.ContextVar("cassette_openai_live", default=False)
@@ -33,11 +32,6 @@ _VALIDATED = frozenset({
     ("openai.types.completion", "Completion"),
     ("openai.types.create_embedding_response", "CreateEmbeddingResponse"),
 })  # fmt: skip
-
-
-@functools.lru_cache(maxsize=64)
-def adapter(cast_to: Any) -> pydantic.TypeAdapter[Any]:
-    return pydantic.TypeAdapter(cast_to)
 
 
 def without_http(data: Json) -> Json:
@@ -95,7 +89,13 @@ _validators: dict[Any, Validate | None] = {}  # by cast_to: pydantic's, or None 
 
 def _validator(cast_to: Any) -> Validate | None:
     name = (getattr(cast_to, "__module__", None), getattr(cast_to, "__name__", None))
-    validate = adapter(cast_to).validate_python if name in _VALIDATED else None
+    validate = _built(cast_to) if name in _VALIDATED else None
     with contextlib.suppress(TypeError):  # (a cast_to that cannot be a key: looked at anew)
         _validators[cast_to] = validate
     return validate
+
+
+def _built(model: type[pydantic.BaseModel]) -> Validate:
+    """What ``TypeAdapter(model).validate_python`` calls, built now (the SDK defers it)."""
+    model.model_rebuild()
+    return model.__pydantic_validator__.validate_python
