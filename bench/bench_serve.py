@@ -169,7 +169,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="runs per row (best kept)")
     parser.add_argument("--in-process", action="store_true", help="only the in-process cost")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="bench-serve-"))
+    with tempfile.TemporaryDirectory(prefix="bench-serve-") as work:  # (76 MB of cassette)
+        run(Path(work), args)
+
+
+def run(work: Path, args: argparse.Namespace) -> None:
     levels = (1, 8, 64)
     steps = {c: max(1, args.calls // c) for c in levels}
     path = work / "replay.jsonl"

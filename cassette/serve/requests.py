@@ -11,7 +11,6 @@ to, and whether it asks for a stream.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 from typing import NamedTuple
 from urllib.parse import parse_qsl, urlencode
 
@@ -60,14 +59,14 @@ class Call(NamedTuple):
 
 
 @functools.lru_cache(maxsize=256)
-def _route(method: str, path: str) -> tuple[str, str]:
-    """(provider, the path after /v1) of a served route; BadRequest otherwise (a refused
-    route is not cached)."""
+def _route(method: str, path: str) -> tuple[str, str, str]:
+    """(provider, endpoint, the path from /v1) of a served route; BadRequest otherwise (a
+    refused route is not cached)."""
     tail = path.strip("/")
     tail = tail[3:] if tail.startswith("v1/") else tail
     provider = _ROUTES.get((method, tail))
     if provider is not None:
-        return provider, tail
+        return provider, tail.replace("/", "."), "/v1/" + tail
     if any(t == tail for _, t in _ROUTES):
         raise BadRequest(f"{method} {path} is not served; use the method the API documents", 405)
     served = ", ".join(sorted({f"{m} /v1/{t}" for m, t in _ROUTES}))
@@ -86,23 +85,19 @@ def _body(content: bytes) -> Json:
     return body
 
 
-def parse_call(
-    method: str, path: str, query: str, content: bytes, headers: Mapping[str, str]
-) -> Call:
-    """The :class:`Call` of one HTTP request; BadRequest for what the server does not take."""
+def parse_call(method: str, path: str, query: str, content: bytes, beta: str = "") -> Call:
+    """The :class:`Call` of one HTTP request (``beta``: its ``anthropic-beta`` header);
+    BadRequest for what the server does not take."""
     method = method.upper()
-    provider, tail = _route(method, path)
-    body = _body(content) if method == "POST" else {}
-    endpoint = tail.replace("/", ".")
+    provider, endpoint, route = _route(method, path)
     if method != "POST":
-        endpoint = f"{method} {endpoint}"
         pairs = sorted((k, v) for k, v in parse_qsl(query) if v)
-        if pairs:
-            endpoint += "?" + urlencode(pairs)
-    beta = headers.get(_BETA)
-    if provider == ANTHROPIC and beta:
+        query = "?" + urlencode(pairs) if pairs else ""
+        return Call({"endpoint": f"{method} {endpoint}{query}"}, provider, route, False)
+    body = _body(content)
+    if beta and provider == ANTHROPIC:
         body["$" + _BETA] = beta
     body.pop("endpoint", None)
     body["endpoint"] = endpoint
-    stream = body.get("stream") is True  # decided by the body: clients send Accept: json
-    return Call(body, provider, "/v1/" + tail, stream)
+    # a stream is decided by the body: clients send Accept: json
+    return Call(body, provider, route, body.get("stream") is True)

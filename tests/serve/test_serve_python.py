@@ -107,8 +107,10 @@ def test_anthropic_messages_record_and_replay(
 
     def ask(base: str) -> Any:
         client = anthropic.Anthropic(base_url=base.removesuffix("/v1"), api_key=KEY, max_retries=0)
+        hello = [{"role": "user", "content": "hello"}]
+        beta = {"anthropic-beta": "tools-2024"}  # (it changes what the model does: matched)
         plain = client.messages.create(
-            model="claude", max_tokens=50, messages=[{"role": "user", "content": "hello"}]
+            model="claude", max_tokens=50, messages=hello, extra_headers=beta
         ).model_dump()
         with client.messages.stream(
             model="claude", max_tokens=50, messages=[{"role": "user", "content": "stream"}]
@@ -119,6 +121,7 @@ def test_anthropic_messages_record_and_replay(
     recorded = ask(url)
     upstream.stop()
     assert ask(serve(path, "replay")) == recorded
+    assert '"$anthropic-beta":"tools-2024"' in path.read_text()
 
 
 def test_served_cassette_replays_through_wrap_openai_and_back(

@@ -95,6 +95,23 @@ def test_an_oversized_body_is_refused_and_the_server_lives(serve: Serve, empty: 
     assert httpx.post(root + "/chat/completions", json=CHAT).status_code == 404  # a miss
 
 
+def test_the_episode_and_step_headers_key_a_call_and_a_bad_step_is_refused(
+    serve: Serve, empty: Path
+) -> None:
+    url = serve(empty, "replay") + "/chat/completions"
+    named = {"X-Cassette-Episode": "task-7", "X-Cassette-Step": "3"}
+    miss = httpx.post(url, json=CHAT, headers=named).json()["error"]["message"]
+    assert "env_index='task-7' channel='llm' step=3;" in miss
+    numbered = httpx.post(url, json=CHAT, headers={"X-Cassette-Episode": "12"})
+    assert "env_index=12 channel='llm' step=0;" in numbered.json()["error"]["message"]
+    bad = httpx.post(url, json=CHAT, headers={**named, "X-Cassette-Step": "x1"})
+    assert bad.status_code == 400
+    assert bad.headers["x-should-retry"] == "false"
+    assert bad.json()["error"]["message"] == (
+        "X-Cassette-Step is 'x1'; send a step number (0, 1, ...)"
+    )
+
+
 def test_a_body_without_a_length_is_read_whole_and_counted(
     serve: Serve, make_server: Any, tmp_path: Path
 ) -> None:
