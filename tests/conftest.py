@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from cassette.testing.server import ScriptedServer
 from tests.helpers.chat import MakeServer
@@ -15,6 +16,10 @@ from tests.helpers.chat import MakeServer
 # steer every cassette they open (and the xdist workers inherit this environment)
 for _name in ("CASSETTE_MODE", "CASSETTE_FORCE_MODE", "CASSETTE_PATH"):
     os.environ.pop(_name, None)
+
+# no per-example time limit: on a shared 2-core machine a slow example is load, not a bug
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
 
 
 @pytest.fixture
