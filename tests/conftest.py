@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from importlib.util import find_spec
 from typing import Any
 
 import pytest
-from hypothesis import settings
 
 from cassette.testing.server import ScriptedServer
 from tests.helpers.chat import MakeServer
@@ -18,8 +18,12 @@ for _name in ("CASSETTE_MODE", "CASSETTE_FORCE_MODE", "CASSETTE_PATH"):
     os.environ.pop(_name, None)
 
 # no per-example time limit: on a shared 2-core machine a slow example is load, not a bug
-settings.register_profile("suite", deadline=None)
-settings.load_profile("suite")
+# (the side venvs of tests/frameworks load this file without hypothesis)
+if find_spec("hypothesis") is not None:
+    from hypothesis import settings
+
+    settings.register_profile("suite", deadline=None)
+    settings.load_profile("suite")
 
 
 @pytest.fixture
