@@ -3,7 +3,6 @@ live (:class:`Slot`: its key, its request, and how its result is recorded)."""
 
 from __future__ import annotations
 
-import itertools
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -26,40 +25,26 @@ __all__ = ["Slot", "Steps"]
 
 
 class Steps:
-    """Step counters and the keys written and served, for one open cassette. A counter is
-    an ``itertools.count``, whose next() is atomic, as are dict and set operations: replay
-    (``locked=False``) hands out keys without a lock; a cassette that writes takes one, so
-    that a refused call gives its step back exactly."""
+    """Step counters and the keys written and served, for one open cassette."""
 
-    def __init__(self, *, locked: bool = True) -> None:
-        self._free = not locked
+    def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._counters: dict[tuple[EnvIndex, str], Callable[[], int]] = {}
+        self._counters: dict[tuple[EnvIndex, str], int] = {}
         self._written: set[Key] = set()
         self._served: set[Key] = set()
 
     def next(self, env: EnvIndex, channel: str, step: int | None) -> Key:
         """The key of the next call (``step``, else the counter's), marked served."""
-        if self._free:
-            step = self._step(env, channel, step)
-        else:
-            with self._lock:
-                step = self._step(env, channel, step)
+        if step is not None and (type(step) is not int or step < 0):
+            check_key(env, channel, step)  # a step the counters cannot take: refused
+        counter = (env, channel)
+        with self._lock:
+            if step is None:
+                step = self._counters.get(counter, 0)
+            self._counters[counter] = step + 1
         key = (env, channel, step)
         self._served.add(key)
         return key
-
-    def _step(self, env: EnvIndex, channel: str, step: int | None) -> int:
-        counter = (env, channel)
-        if step is None:
-            take = self._counters.get(counter) or self._counters.setdefault(
-                counter, itertools.count().__next__
-            )
-            return take()
-        if type(step) is not int or step < 0:
-            check_key(env, channel, step)  # a step the counters cannot take: refused
-        self._counters[counter] = itertools.count(step + 1).__next__
-        return step
 
     def claim(self, key: Key, where: Path) -> None:
         """Take ``key`` for writing: a key written twice in one run is refused."""
@@ -74,24 +59,23 @@ class Steps:
             self._written.add(key)
 
     def give_back(self, key: Key) -> None:
-        """Free a key whose call was refused before it was made: its step is the counter's
-        next again, unless a later one was handed out meanwhile."""
+        """Free a key whose call was refused before it was made."""
         env, channel, step = key
-        with self._lock:  # (a cassette that writes: no call takes a step meanwhile)
+        with self._lock:
             self._written.discard(key)
-            upcoming = self._counters[env, channel]()
-            start = step if upcoming == step + 1 else upcoming
-            self._counters[env, channel] = itertools.count(start).__next__
+            if self._counters.get((env, channel)) == step + 1:
+                self._counters[(env, channel)] = step
 
     def restart(self, env: EnvIndex | None = None) -> None:
         """Start the step counters of ``env`` (every episode's, when None) at 0 again."""
-        for counter in list(self._counters):  # (copied at once: a call may add one)
-            if env is None or counter[0] == env:
-                self._counters.pop(counter, None)
+        with self._lock:
+            for counter in [c for c in self._counters if env is None or c[0] == env]:
+                del self._counters[counter]
 
     def unused(self, entries: Mapping[Key, Entry]) -> list[Key]:
         """The keys of ``entries`` not served in this run."""
-        return [k for k in entries if k not in self._served]
+        with self._lock:
+            return [k for k in entries if k not in self._served]
 
 
 class Slot:
