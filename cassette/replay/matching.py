@@ -83,7 +83,7 @@ class Matcher:
         """(:meth:`digest`, the conversation's JSON as hashed, None if the ignore rules
         changed it). With a ``key`` (a live request) what a cassette cannot store raises
         :class:`~cassette.format.codec.NotJSONError`."""
-        normal: dict[str, Any] = self._paths.apply(request)
+        normal = self.normalise(request)
         if key is None:
             parts = canonical_parts(normal)
             fld = parts[3]

@@ -196,7 +196,7 @@ class App:
         path = scope["path"]
         if path == "/cassette/rewind":
             return self.rewind(scope)
-        if self.token is not None and not self._authorised(scope):
+        if not self._authorised(scope):
             message = "a token is required; send X-Cassette-Token"
             return error_response(_provider_of(path), 401, "cassette_token", message)
         headers = dict(scope["headers"])  # (of a repeated header, the last)
