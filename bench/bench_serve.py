@@ -4,19 +4,22 @@ starlette/uvicorn endpoint that reads the body and returns the same bytes (the f
 and a stream's time to first byte while recording, next to the upstream's own.
 
 Targets: replay throughput >= 0.5x the floor's; p50 overhead <= 1 ms over the floor;
-recording TTFT within 5 ms of the upstream's. "mean over" is the mean latency's difference:
-in a closed loop it is clients x the difference of the per-call service times, whatever
-the order in which each server happens to answer its connections (which moves the p50).
+recording TTFT within 5 ms of the upstream's.
 
-    python bench/bench_serve.py [--calls 2000] [--rounds 3] [--in-process]
+    python bench/bench_serve.py [--calls 1920] [--rounds 5] [--in-process]
 
-Both servers run as processes of their own on 127.0.0.1; the load comes from one asyncio
-process (a plain keep-alive HTTP/1.1 client, one connection per client), the same for
-both, so what differs is the server. The machine has two
-cores shared by the servers and the client: compare the ratios, not the absolute figures.
-Last, the server's own work per call, steadier than any latency on a busy machine: the CPU
-time of ``cassette serve``'s app replaying every call in this process (no sockets), next to
-a bare ASGI app that reads the body and answers the same bytes (``--in-process``: only that).
+Both servers run as processes of their own on 127.0.0.1, started once and kept warm (the
+replay server is rewound between runs, ``POST /cassette/rewind``); the load comes from one
+asyncio process (a plain keep-alive HTTP/1.1 client, one connection per client), the same
+for both, so what differs is the server. Each row is ``--rounds`` paired runs, the two
+servers taking turns at going first; it shows medians, the p50 difference taken within
+each round (and its range over the rounds), and each server's CPU time per call (from
+/proc). In a closed loop the p50 at N clients is about N x the server's time per call, so
+"p50 over" at 64 clients is about 64 x the difference of the CPU columns. The machine has
+two cores shared by the servers and the client: compare the ratios, not the absolute
+figures. Last, the server's own work per call with no sockets: the CPU time of
+``cassette serve``'s app replaying every call in this process, next to the floor's
+starlette app and a bare ASGI app that answers the same bytes (``--in-process``: only that).
 """
 
 from __future__ import annotations
@@ -166,7 +169,7 @@ async def ttft(url: str, rounds: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=1920, help="replayed calls per row")
-    parser.add_argument("--rounds", type=int, default=3, help="runs per row (best kept)")
+    parser.add_argument("--rounds", type=int, default=5, help="paired runs per row (medians)")
     parser.add_argument("--in-process", action="store_true", help="only the in-process cost")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-serve-") as work:  # (76 MB of cassette)
@@ -183,50 +186,89 @@ def run(work: Path, args: argparse.Namespace) -> None:
         asyncio.run(in_process(path, steps[64]))
         return
     py = sys.executable
-    served, served_url = start(
-        [py, "-m", "cassette", "serve", "--cassette", str(path), "--mode", "replay"]
-    )
-    floor, floor_url = start([py, "-c", FLOOR, orjson.dumps(ANSWER).decode()])
+    served = start([py, "-m", "cassette", "serve", "--cassette", str(path), "--mode", "replay"])
+    floor = start([py, "-c", FLOOR, orjson.dumps(ANSWER).decode()])
     print(f"$ {command_line()}")
     print(
-        f"request {len(orjson.dumps(body(0, 0)))} bytes; {args.calls} calls a row, "
-        f"best of {args.rounds}\n"
+        f"request {len(orjson.dumps(body(0, 0)))} bytes; {args.calls} calls a row and server, "
+        f"{args.rounds} paired rounds (medians)\n"
     )
     print(
         f"{'clients':>7} | {'floor calls/s':>13} | {'serve calls/s':>13} | {'ratio':>5} | "
-        f"{'floor p50':>9} | {'serve p50':>9} | {'p50 over':>8} | {'mean over':>9} | "
-        f"{'floor p99':>9} | {'serve p99':>9}"
+        f"{'floor p50':>9} | {'serve p50':>9} | {'p50 over':>8} | {'over, range':>13} | "
+        f"{'floor p99':>9} | {'serve p99':>9} | {'CPU/call':>15}"
     )
     try:
         for c in levels:
-            best: dict[str, tuple[float, list[float]]] = {}
-            for _ in range(args.rounds):
-                for name, url in (("floor", floor_url), ("serve", served_url)):
-                    rate, lat = asyncio.run(load(url, c, steps[c]))
-                    if name not in best or rate > best[name][0]:
-                        best[name] = (rate, lat)
-                # each round of a replay server serves the same episodes again
-                stop(served)
-                served, served_url = start(
-                    [py, "-m", "cassette", "serve", "--cassette", str(path), "--mode", "replay"]
-                )
-            (fr, fl), (sr, sl) = best["floor"], best["serve"]
-            print(
-                f"{c:>7} | {fr:>13,.0f} | {sr:>13,.0f} | {sr / fr:>5.2f} | "
-                f"{pct(fl, 0.5):>7.2f}ms | {pct(sl, 0.5):>7.2f}ms | "
-                f"{pct(sl, 0.5) - pct(fl, 0.5):>6.2f}ms | "
-                f"{statistics.fmean(sl) - statistics.fmean(fl):>7.2f}ms | "
-                f"{pct(fl, 0.99):>7.2f}ms | "
-                f"{pct(sl, 0.99):>7.2f}ms"
-            )
-        stop(served)
-        stop(floor)
+            print(row(c, rounds(floor, served, c, steps[c], args.rounds)))
+        stop(served[0])
+        stop(floor[0])
         ttft_table(work, py)
         asyncio.run(in_process(path, steps[64]))
     finally:
-        for proc in (served, floor):
+        for proc, _ in (served, floor):
             if proc.poll() is None:
                 proc.kill()
+
+
+Server = tuple[subprocess.Popen[str], str]
+
+
+def cpu_seconds(pid: int) -> float:
+    """The CPU time a process has run, from /proc (its main thread's schedstat, in ns, else its
+    stat, in clock ticks); 0 where there is no /proc."""
+    schedstat = Path(f"/proc/{pid}/schedstat")
+    if schedstat.exists():
+        return int(schedstat.read_text().split()[0]) / 1e9
+    stat = Path(f"/proc/{pid}/stat")
+    if not stat.exists():
+        return 0.0
+    fields = stat.read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measured(server: Server, clients: int, steps: int) -> tuple[float, list[float], float]:
+    """(calls per second, latencies in ms, the server's CPU µs a call) of one run. A replay
+    server is rewound after it (``POST /cassette/rewind``): the next run gets the same
+    answers from the same warm process, as the floor's next run does."""
+    (proc, url), root = server, server[1].removesuffix("/v1")
+    before = cpu_seconds(proc.pid)
+    rate, latencies = asyncio.run(load(url, clients, steps))
+    cpu = (cpu_seconds(proc.pid) - before) / len(latencies) * 1e6
+    if httpx.post(root + "/cassette/rewind").status_code not in (200, 404):
+        raise SystemExit(f"could not rewind {root}")
+    return rate, latencies, cpu
+
+
+def rounds(floor: Server, served: Server, clients: int, steps: int, count: int) -> list[Any]:
+    """``count`` paired runs of both servers, taking turns at going first (after one run
+    of each to warm them up, not counted): noise on a shared machine moves a run by more
+    than the difference measured, so each round is one sample of it."""
+    for server in (floor, served):
+        measured(server, clients, max(1, steps // 4))
+    samples = []
+    for i in range(count):
+        pair = (floor, served) if i % 2 == 0 else (served, floor)
+        got = {id(s): measured(s, clients, steps) for s in pair}
+        samples.append((got[id(floor)], got[id(served)]))
+    return samples
+
+
+def row(clients: int, samples: list[Any]) -> str:
+    """The table's row: medians over the rounds, the p50 difference taken in each round."""
+
+    def med(f: Any) -> float:
+        return statistics.median(f(floor, served) for floor, served in samples)
+
+    overs = sorted(pct(s[1], 0.5) - pct(f[1], 0.5) for f, s in samples)
+    cpu = f"{med(lambda f, s: f[2]):.0f} / {med(lambda f, s: s[2]):.0f} µs"
+    return (
+        f"{clients:>7} | {med(lambda f, s: f[0]):>13,.0f} | {med(lambda f, s: s[0]):>13,.0f} | "
+        f"{med(lambda f, s: s[0] / f[0]):>5.2f} | {med(lambda f, s: pct(f[1], 0.5)):>7.2f}ms | "
+        f"{med(lambda f, s: pct(s[1], 0.5)):>7.2f}ms | {statistics.median(overs):>6.2f}ms | "
+        f"{overs[0]:>5.2f}..{overs[-1]:.2f}ms | {med(lambda f, s: pct(f[1], 0.99)):>7.2f}ms | "
+        f"{med(lambda f, s: pct(s[1], 0.99)):>7.2f}ms | {cpu:>15}"
+    )
 
 
 def _scope(episode: int, step: int) -> tuple[dict[str, Any], bytes]:
@@ -278,18 +320,34 @@ async def in_process(path: Path, steps: int, passes: int = 15) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": answer})
 
+    apps = {"serve": app, "floor": _floor_app(answer), "bare": bare}
     calls = [_scope(e, s) for s in range(steps) for e in range(64)]
-    got: dict[str, list[float]] = {"serve": [], "bare": []}
+    got: dict[str, list[float]] = {name: [] for name in apps}
     for _ in range(passes):
         cas.rewind()
-        got["serve"].append(await _cpu_per_call(app, calls))
-        got["bare"].append(await _cpu_per_call(bare, calls))
+        for name, each in apps.items():
+            got[name].append(await _cpu_per_call(each, calls))
     cas.close()
-    serve, floor = (statistics.median(got[k]) for k in ("serve", "bare"))
+    serve, floor, bare_ = (statistics.median(got[k]) for k in apps)
     print(
         f"\nin process, CPU per replayed call (median of {passes} passes over {len(calls)} "
-        f"calls): serve {serve:.1f} µs, a bare ASGI app {floor:.1f} µs (+{serve - floor:.1f} µs)"
+        f"calls): serve {serve:.1f} µs, the floor's app {floor:.1f} µs (+{serve - floor:.1f} "
+        f"µs), a bare ASGI app {bare_:.1f} µs"
     )
+
+
+def _floor_app(answer: bytes) -> Any:
+    """The floor's starlette app (as ``FLOOR`` serves it), to call in process."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    async def endpoint(request: Request) -> Response:
+        await request.body()
+        return Response(answer, media_type="application/json")
+
+    return Starlette(routes=[Route("/v1/chat/completions", endpoint, methods=["POST"])])
 
 
 def ttft_table(work: Path, py: str) -> None:

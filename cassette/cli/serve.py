@@ -75,8 +75,8 @@ def _server(app: Any) -> Any:
         timeout_graceful_shutdown=5,
         access_log=False,  # (its line is formatted per request even when not shown)
         proxy_headers=False,  # the server never reads the client's address
-        server_header=False,  # (each response header costs h11 a few microseconds)
-    )
+        server_header=False,  # (each response header costs the server a few microseconds)
+    )  # (http="auto": httptools, a dependency, parses HTTP; uvloop runs the loop if installed)
     server = Server(config)
     for number in (signal.SIGINT, signal.SIGTERM):  # a stop sent right after READY counts too
         signal.signal(number, server.handle_exit)
@@ -144,7 +144,6 @@ def serve(
       cassette serve --cassette runs/node.jsonl --mode record
       cassette serve --cassette runs/node.jsonl --mode replay --port 8765
     """
-    import asyncio
     import gc
 
     from ..replay.modes import chosen_mode
@@ -166,4 +165,4 @@ def serve(
     shown = f"[{host}]" if ":" in host else host
     print(f"READY http://{shown}:{sock.getsockname()[1]}/v1", flush=True)
     with cas:  # (an exception: the cassette aborted)
-        asyncio.run(server.serve(sockets=[sock]))
+        server.run(sockets=[sock])

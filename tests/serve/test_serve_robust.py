@@ -1,7 +1,7 @@
 """``cassette serve`` under what real clients and broken peers do: curl, 64 concurrent
-streams, an oversized body, a client that leaves mid-stream, an upstream that dies
-mid-stream. The server answers or closes cleanly and keeps serving; nothing partial is
-ever served later as complete."""
+streams, an oversized body, bytes that are not HTTP, a client that leaves mid-stream, an
+upstream that dies mid-stream. The server answers or closes cleanly and keeps serving;
+nothing partial is ever served later as complete."""
 
 from __future__ import annotations
 
@@ -92,6 +92,28 @@ def test_an_oversized_body_is_refused_and_the_server_lives(serve: Serve, empty: 
     response = httpx.post(root + "/chat/completions", content=big, timeout=60)
     assert response.status_code == 413
     assert "smaller" in response.json()["error"]["message"]
+    assert httpx.post(root + "/chat/completions", json=CHAT).status_code == 404  # a miss
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"NOT HTTP AT ALL\r\n\r\n",
+        b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nbad header\r\n\r\n",
+        b"POST /v1/chat/completions HTTP/1.1\r\ncontent-length: -4\r\n\r\n",
+    ],
+)
+def test_bytes_that_are_not_http_get_a_400_and_the_server_lives(
+    serve: Serve, empty: Path, raw: bytes
+) -> None:
+    root = serve(empty, "replay")
+    host, port = root.split("//")[1].split("/")[0].split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(raw)
+        answer = b""
+        while chunk := sock.recv(65536):  # the server answers, then closes the connection
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
     assert httpx.post(root + "/chat/completions", json=CHAT).status_code == 404  # a miss
 
 
