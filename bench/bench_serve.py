@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import cassette
 from bench._common import command_line
 
-SYSTEM = ("You are a support agent. Answer briefly and cite the order. " * 60)[:3400]
+SYSTEM = ("You are a support agent. Answer briefly and cite the order. " * 60)[:3500]
 ANSWER = {
     "id": "chatcmpl-1",
     "object": "chat.completion",
