@@ -12,14 +12,15 @@ Both servers run as processes of their own on 127.0.0.1, started once and kept w
 replay server is rewound between runs, ``POST /cassette/rewind``); the load comes from one
 asyncio process (a plain keep-alive HTTP/1.1 client, one connection per client), the same
 for both, so what differs is the server. Each row is ``--rounds`` paired runs, the two
-servers taking turns at going first; it shows medians, the p50 difference taken within
-each round (and its range over the rounds), and each server's CPU time per call (from
-/proc). In a closed loop the p50 at N clients is about N x the server's time per call, so
-"p50 over" at 64 clients is about 64 x the difference of the CPU columns. The machine has
-two cores shared by the servers and the client: compare the ratios, not the absolute
-figures. Last, the server's own work per call with no sockets: the CPU time of
-``cassette serve``'s app replaying every call in this process, next to the floor's
-starlette app and a bare ASGI app that answers the same bytes (``--in-process``: only that).
+servers taking turns at going first; it shows medians (the ratio: of the rounds' ratios),
+the p50 difference taken within each round (and its range over the rounds), and each
+server's CPU time per call (from /proc). In a closed loop the p50 at N clients is about N x
+the server's time per call, so "p50 over" at 64 clients is about 64 x the difference of
+the CPU columns. The machine has two cores shared by the servers and the client: compare
+the ratios, not the absolute figures. Last, the server's own work per call with no
+sockets: the CPU time of ``cassette serve``'s app replaying every call in this process,
+next to the floor's starlette app and a bare ASGI app that answers the same bytes
+(``--in-process``: only that).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import cassette
 from bench._common import command_line
+from bench._floor import floor_app
 
 SYSTEM = ("You are a support agent. Answer briefly and cite the order. " * 60)[:3500]
 ANSWER = {
@@ -60,22 +62,6 @@ ANSWER = {
     ],
     "usage": {"prompt_tokens": 900, "completion_tokens": 6, "total_tokens": 906},
 }
-FLOOR = """
-import sys, orjson, uvicorn
-from starlette.applications import Starlette
-from starlette.responses import Response
-from starlette.routing import Route
-BODY = orjson.dumps(orjson.loads(sys.argv[1]))
-async def answer(request):
-    await request.body()
-    return Response(BODY, media_type="application/json")
-app = Starlette(routes=[Route("/v1/chat/completions", answer, methods=["POST"])])
-import socket
-sock = socket.socket(); sock.bind(("127.0.0.1", 0)); sock.listen(1024)
-sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-print(f"READY http://127.0.0.1:{sock.getsockname()[1]}/v1", flush=True)
-uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
-"""
 
 
 def body(episode: int, step: int) -> dict[str, Any]:
@@ -94,7 +80,10 @@ def make_cassette(path: Path, episodes: int, steps: int) -> None:
                 cas.call(request, live=lambda: ANSWER, env_index=f"e{e}")
 
 
-def start(argv: list[str]) -> tuple[subprocess.Popen[str], str]:
+Server = tuple[subprocess.Popen[str], str]  # (the process, its base URL)
+
+
+def start(argv: list[str]) -> Server:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=env)
     assert proc.stdout is not None
@@ -187,7 +176,7 @@ def run(work: Path, args: argparse.Namespace) -> None:
         return
     py = sys.executable
     served = start([py, "-m", "cassette", "serve", "--cassette", str(path), "--mode", "replay"])
-    floor = start([py, "-c", FLOOR, orjson.dumps(ANSWER).decode()])
+    floor = start([py, "-m", "bench._floor", orjson.dumps(ANSWER).decode()])
     print(f"$ {command_line()}")
     print(
         f"request {len(orjson.dumps(body(0, 0)))} bytes; {args.calls} calls a row and server, "
@@ -209,9 +198,6 @@ def run(work: Path, args: argparse.Namespace) -> None:
         for proc, _ in (served, floor):
             if proc.poll() is None:
                 proc.kill()
-
-
-Server = tuple[subprocess.Popen[str], str]
 
 
 def cpu_seconds(pid: int) -> float:
@@ -248,9 +234,11 @@ def rounds(floor: Server, served: Server, clients: int, steps: int, count: int) 
         measured(server, clients, max(1, steps // 4))
     samples = []
     for i in range(count):
-        pair = (floor, served) if i % 2 == 0 else (served, floor)
-        got = {id(s): measured(s, clients, steps) for s in pair}
-        samples.append((got[id(floor)], got[id(served)]))
+        if i % 2:  # (the right side runs left to right: the replay server first)
+            serve_run, floor_run = measured(served, clients, steps), measured(floor, clients, steps)
+        else:
+            floor_run, serve_run = measured(floor, clients, steps), measured(served, clients, steps)
+        samples.append((floor_run, serve_run))
     return samples
 
 
@@ -320,7 +308,7 @@ async def in_process(path: Path, steps: int, passes: int = 15) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": answer})
 
-    apps = {"serve": app, "floor": _floor_app(answer), "bare": bare}
+    apps = {"serve": app, "floor": floor_app(answer), "bare": bare}
     calls = [_scope(e, s) for s in range(steps) for e in range(64)]
     got: dict[str, list[float]] = {name: [] for name in apps}
     for _ in range(passes):
@@ -334,20 +322,6 @@ async def in_process(path: Path, steps: int, passes: int = 15) -> None:
         f"calls): serve {serve:.1f} µs, the floor's app {floor:.1f} µs (+{serve - floor:.1f} "
         f"µs), a bare ASGI app {bare_:.1f} µs"
     )
-
-
-def _floor_app(answer: bytes) -> Any:
-    """The floor's starlette app (as ``FLOOR`` serves it), to call in process."""
-    from starlette.applications import Starlette
-    from starlette.requests import Request
-    from starlette.responses import Response
-    from starlette.routing import Route
-
-    async def endpoint(request: Request) -> Response:
-        await request.body()
-        return Response(answer, media_type="application/json")
-
-    return Starlette(routes=[Route("/v1/chat/completions", endpoint, methods=["POST"])])
 
 
 def ttft_table(work: Path, py: str) -> None:

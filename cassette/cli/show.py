@@ -7,10 +7,16 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..dataset.inspect import content_text, json_text, response_message, tool_calls, usage_of
+from ..dataset.inspect import (
+    content_text,
+    json_text,
+    new_start,
+    response_message,
+    tool_calls,
+    usage_of,
+)
 from ..format.runid import set_run_id
 from ..types import EnvIndex, Json
-from ..view.model import new_start
 from .console import Console, existing, format_option, load, plural, reporting_warnings
 
 if TYPE_CHECKING:

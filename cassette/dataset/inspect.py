@@ -16,6 +16,7 @@ __all__ = [
     "content_text",
     "cost_of",
     "json_text",
+    "new_start",
     "number",
     "parse_args",
     "parsed_calls",
@@ -199,3 +200,19 @@ def usage_totals(entry: Entry) -> tuple[float, float, float, float | None]:
     """(prompt, completion, total tokens, :func:`cost_of`) of one interaction (0: unknown)."""
     usage = usage_of(entry)
     return usage.get("input", 0), usage.get("output", 0), usage.get("total", 0), cost_of(entry)
+
+
+def new_start(messages: list[Any], seen: list[Any], answer: Any) -> int:
+    """Where a request's new messages start: after the ``seen`` ones of the previous request of
+    its channel and, right after them, that request's ``answer`` coming back."""
+    start = len(seen) if messages[: len(seen)] == seen else 0
+    if 0 < start < len(messages) and _is_answer(messages[start], answer):
+        start += 1
+    return start
+
+
+def _is_answer(message: Any, answer: Any) -> bool:
+    if not isinstance(message, dict) or not isinstance(answer, dict):
+        return False
+    keys = [k for k in ("content", "tool_calls") if k in message or k in answer]
+    return all(message.get(k) == answer.get(k) for k in keys)

@@ -130,7 +130,8 @@ class MessageBase:
                 raw = raw or _sorted(message)
                 if (ref := target.ref(message, raw)) is not None:
                     return ref
-        return {LIT_KEY: message} if _escaped(message) else message
+        # (a literal that would read as a reference or an escape is escaped)
+        return {LIT_KEY: message} if is_ref(message) or _is_lit(message) else message
 
 
 def _shared(old: Sequence[Any], new: Sequence[Any]) -> int:
@@ -145,11 +146,6 @@ def encode_messages(
     of its response's objects as references (``raw``: ``messages``' sorted-key JSON)."""
     keep = base.common_prefix(messages, _sorted(messages) if raw is None else raw)
     return [base.stored(msg) for msg in messages[keep:]], keep
-
-
-def _escaped(message: dict[str, Any]) -> bool:
-    """Whether a literal ``message`` would read as a reference or an escape."""
-    return (REF_KEY in message and len(message) <= 2) or (LIT_KEY in message and len(message) == 1)
 
 
 def is_ref(message: Any) -> bool:

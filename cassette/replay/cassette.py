@@ -67,7 +67,6 @@ class Cassette:
         self.path, self.index, self._sink = opened.path, opened.index, opened.sink
         self.mode = opened.mode if base is None else Mode.APPEND  # a fork serves and records
         self._steps = Steps()
-        self._keyed: set[tuple[EnvIndex, str]] = set()  # (env_index, channel) checked
 
     def close(self) -> None:
         """Finish: in record mode the side file replaces the cassette now, atomically."""
@@ -173,8 +172,9 @@ class Cassette:
         if self._sink is None:  # passthrough
             return slot
         env, channel, step = key
-        if type(env) not in (int, str) or (env, channel) not in self._keyed:  # (False == 0)
-            self._keyable(env, channel)  # (the step was checked as it was taken)
+        check_key(env, channel, step)  # what the file cannot read back, refused
+        self.redactor.check_key("env_index", env)  # and what looks like a secret
+        self.redactor.check_key("channel", channel)
         self._steps.claim(key, self.path)
         try:
             slot.sha, slot.conversation = self.matcher.digest_parts(request, (env, channel))
@@ -185,14 +185,6 @@ class Cassette:
                 f"cannot record step {step} of ({env!r}, {channel!r}): {exc}; nothing was sent"
             ) from None
         return slot if self.base is None else self._from_base(self.base, slot, request)
-
-    def _keyable(self, env: EnvIndex, channel: str) -> None:
-        """Refuse, before the first live call of an episode and channel, what the file cannot
-        read back or what looks like a secret (a key is written as it is)."""
-        check_key(env, channel, 0)
-        self.redactor.check_key("env_index", env)
-        self.redactor.check_key("channel", channel)
-        self._keyed.add((env, channel))
 
     def _from_base(self, base: ForkBase, slot: Slot, request: Json) -> Entry | Slot:
         """A fork's call: the base's entry, copied into this cassette, or the live slot."""

@@ -91,14 +91,18 @@ def _head(start: bytes) -> str:
 
 
 class _Episode:
-    __slots__ = ("ids", "messages", "name", "reply", "start")
+    __slots__ = ("ids", "messages", "name", "raw", "reply", "start")
 
     def __init__(self, name: str, start: bytes, messages: list[bytes]) -> None:
         self.name, self.start, self.messages, self.reply = name, start, messages, ""
         self.ids: set[str] = set()
+        self.raw: bytes | None = None  # a reply heard as JSON bytes, read when first asked
 
     def said(self, text: str, ids: set[str]) -> bool:
         """Whether this episode's last reply is the assistant message of ``text``/``ids``."""
+        if self.raw is not None:
+            self.reply, self.ids = _said(orjson.loads(self.raw))
+            self.raw = None
         return bool(ids & self.ids) or bool(text and text in self.reply)
 
     def grows_into(self, start: bytes, messages: list[bytes]) -> bool:
@@ -175,7 +179,12 @@ class Conversations:
     def heard(self, env_index: EnvIndex, reply: Any) -> None:
         """Keep the text of the reply to the last call of an episode this policy named."""
         episode = self._episodes.get(env_index) if isinstance(env_index, str) else None
-        if episode is not None:
-            text, ids = _said(orjson.loads(reply) if isinstance(reply, bytes) else reply)
-            with self._lock:
-                episode.reply, episode.ids = text, ids
+        if episode is None:
+            return
+        said = None if isinstance(reply, bytes) else _said(reply)  # (bytes: read if asked)
+        with self._lock:
+            if said is None:
+                episode.raw = reply
+            else:
+                episode.raw = None
+                episode.reply, episode.ids = said

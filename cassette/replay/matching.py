@@ -120,15 +120,13 @@ class Matcher:
             dumps_sorted({k: request[k] for k in self._top.intersection(request)})
 
     def verify_entry(self, entry: Entry, request: dict[str, Any], fix: str) -> None:
-        """:meth:`verify` ``request`` against ``entry`` (an eval-protocol line: its messages)."""
+        """:meth:`verify` ``request``'s messages against an eval-protocol ``entry`` (a line
+        with no request hash: the digest of its messages, made once)."""
         __tracebackhide__ = True  # pytest: show the caller, not this frame
-        want = entry.sha
-        if want is None:  # (the digest of the recorded messages, made once)
-            want = self._expected.get(entry.key) or self._expected.setdefault(
-                entry.key, self.digest(entry.request)
-            )
-            request = {"messages": request.get("messages")}
-        self.verify(entry, request, want, fix)
+        want = self._expected.get(entry.key)
+        if want is None:
+            want = self._expected[entry.key] = self.digest(entry.request)
+        self.verify(entry, {"messages": request.get("messages")}, want, fix)
 
     def verify(self, entry: Entry, request: dict[str, Any], want: str, fix: str) -> None:
         """Raise :class:`CassetteMismatch` unless ``request`` hashes to ``want`` or equals

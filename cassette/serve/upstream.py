@@ -119,7 +119,7 @@ class Upstream:
         forward = {
             k.decode("latin-1"): v.decode("latin-1")
             for k, v in headers
-            if k.lower() not in _HOP and not k.lower().startswith(b"x-cassette-")
+            if k not in _HOP and not k.startswith(b"x-cassette-")  # (ASGI names: lowercase)
         }
         method = "POST" if not call.endpoint.startswith("GET ") else "GET"
         return self.client.build_request(method, url, content=content or None, headers=forward)

@@ -87,7 +87,8 @@ class Sink:
             return recorder
         writer = Writer(self.target, fsync=self._fsync)  # refuses a link
         recorder = Recorder(writer, self._redactor)
-        if not (repair_tail(self.target) or self.target.stat().st_size):
+        repair_tail(self.target)  # (a header cut short leaves the file empty)
+        if not self.target.stat().st_size:
             # several processes may be appending to a new file: written if still empty
             writer.preamble = recorder.dumped(header_line(self._meta))
         return recorder

@@ -7,12 +7,12 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from ..dataset.inspect import response_message, tool_calls, usage_totals
+from ..dataset.inspect import new_start, response_message, tool_calls, usage_totals
 from ..replay.fork import FORK_CHANNEL
 from ..storage.index import Entry, Index
 from ..types import EnvIndex, Json
 
-__all__ = ["episode_calls", "new_start", "run_summary"]
+__all__ = ["episode_calls", "run_summary"]
 
 _CONVERSATION = ("messages", "input", "system", "instructions")
 
@@ -43,22 +43,6 @@ class _Channel:
         settings = {k: v for k, v in request.items() if k not in _CONVERSATION}
         if settings != self.settings:
             call["settings"] = self.settings = settings
-
-
-def new_start(messages: list[Any], seen: list[Any], answer: Any) -> int:
-    """Where a request's new messages start: after the ``seen`` ones of the previous request of
-    its channel and, right after them, that request's ``answer`` coming back."""
-    start = len(seen) if messages[: len(seen)] == seen else 0
-    if 0 < start < len(messages) and _is_answer(messages[start], answer):
-        start += 1
-    return start
-
-
-def _is_answer(message: Any, answer: Any) -> bool:
-    if not isinstance(message, dict) or not isinstance(answer, dict):
-        return False
-    keys = [k for k in ("content", "tool_calls") if k in message or k in answer]
-    return all(message.get(k) == answer.get(k) for k in keys)
 
 
 def _response(call: Json, entry: Entry) -> Json | None:

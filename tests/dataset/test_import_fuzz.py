@@ -33,7 +33,6 @@ NAMES = ("interactions.parquet", "episodes.parquet")
 
 _SETTINGS = settings(
     max_examples=int(os.environ.get("CASSETTE_FUZZ_IMPORT_EXAMPLES", 60)),
-    deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     derandomize=os.environ.get("CASSETTE_FUZZ_RANDOM") is None,
 )

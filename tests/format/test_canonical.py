@@ -19,7 +19,7 @@ from tests.helpers.strategies import json_values, naive_canonical
 keys = st.one_of(st.text(max_size=8), st.sampled_from(["messages", "input"]))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(st.dictionaries(keys, json_values, max_size=6))
 def test_fast_canonical_equals_the_naive_walk(request: dict[str, Any]) -> None:
     assert canonical_bytes(request) == naive_canonical(request)

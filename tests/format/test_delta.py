@@ -34,7 +34,7 @@ def _fail(why: str) -> Exception:
     return AssertionError(why)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     base=messages,
     extra=messages,

@@ -82,7 +82,7 @@ def test_one_path_drops_what_it_selects_and_leaves_the_value_alone(
     assert value == before
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(roots, st.lists(paths, max_size=3), st.data())
 def test_same_is_equality_after_apply(
     a: dict[str, Any], rules: list[str], data: st.DataObject

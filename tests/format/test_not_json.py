@@ -91,6 +91,17 @@ def test_a_nan_in_the_conversation_is_found_in_a_later_message(tmp_path: Path) -
             cas.call({"messages": list(messages)}, live=lambda: {"ok": 2})
 
 
+def test_a_nan_in_a_replaced_last_message_is_found(tmp_path: Path) -> None:
+    """The same start, a new last message (hashed on from the state before it): the new
+    message is still checked."""
+    system = {"role": "system", "content": "be brief"}
+    with cassette.open(tmp_path / "run.jsonl", "record") as cas:
+        cas.call({"messages": [system, {"role": "user", "content": "a"}]}, live=lambda: {})
+        replaced = [system, {"role": "user", "content": None, "score": float("nan")}]
+        with pytest.raises(cassette.CassetteError, match=r"messages\[1\]\.score"):
+            cas.call({"messages": replaced}, live=lambda: {})
+
+
 def test_true_against_1_names_the_field(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     with cassette.open(path, "record") as cas:

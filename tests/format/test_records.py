@@ -11,7 +11,13 @@ import pytest
 from pydantic import ValidationError
 
 import cassette
-from cassette.format.check import _model_faults, header_fault, header_ok, line_faults, outcome_ok
+from cassette.format.check import (
+    header_fault,
+    header_ok,
+    interaction_ok,
+    line_faults,
+    outcome_ok,
+)
 from cassette.format.models import LINE_ADAPTER, Header, Interaction, Outcome, json_schema
 from cassette.format.runid import derive
 from cassette.types import Json
@@ -91,14 +97,37 @@ def _variants(line: Json) -> list[Json]:
 
 @pytest.mark.parametrize("line", [*_variants(_HEADER), *_variants(_OUTCOME)], ids=repr)
 def test_the_hand_checks_pass_only_what_the_models_pass(line: Json) -> None:
-    """header_ok/outcome_ok spare a valid line the models (and pydantic's import); what
-    they pass the models pass, and line_faults reports the same faults either way."""
-    fault = header_fault(line) if line.get("type") == "header" else None
+    """header_ok/outcome_ok spare a valid line the models (and pydantic's import): what
+    they pass the models pass, and the header check finds no fault in it."""
     if header_ok(line) or outcome_ok(line):
         LINE_ADAPTER.validate_python(line, strict=True)
-        assert fault is None
-    assert header_ok(_HEADER) and outcome_ok(_OUTCOME)
-    assert bool(line_faults(line)) == bool(fault or _model_faults(line))
+        assert line.get("type") != "header" or header_fault(line) is None
+
+
+_INTERACTION = {
+    "type": "interaction", "env_index": 0, "channel": "llm", "step": 1,
+    "delta": {"base": 0, "keep": 1, "same": ["tools"]}, "request": {},
+    "request_sha256": "a" * 64, "response": {},
+    "error": {"type": "t", "message": "m", "data": {}}, "meta": {"checksum": "0" * 8},
+}  # fmt: skip
+_NESTED = [
+    {**_INTERACTION, part: variant}
+    for part in ("delta", "error")
+    for variant in _variants(_INTERACTION[part])
+]
+
+
+@pytest.mark.parametrize("line", [*_variants(_INTERACTION), *_NESTED], ids=repr)
+def test_the_interaction_check_passes_only_what_the_model_passes(line: Json) -> None:
+    """interaction_ok (which replay and validate use) passes only lines the model passes,
+    their delta and error included (the line's type is its caller's to check)."""
+    if line.get("type") == "interaction" and interaction_ok(line):
+        LINE_ADAPTER.validate_python(line, strict=True)
+
+
+def test_the_hand_checks_pass_a_valid_header_outcome_and_interaction() -> None:
+    assert header_ok(_HEADER) and outcome_ok(_OUTCOME) and interaction_ok(_INTERACTION)
+    assert line_faults(_HEADER) == line_faults(_OUTCOME) == line_faults(_INTERACTION) == []
 
 
 def test_replay_opens_without_importing_pydantic(tmp_path: Path) -> None:

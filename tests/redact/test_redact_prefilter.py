@@ -140,7 +140,7 @@ def test_unicode_case_folding_cannot_hide_a_name_from_the_prefilter() -> None:
     assert R.redact({"API_KEY": "v", "Db-Password": "w"})[1] == 2  # ASCII case still folds
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(
     st.sampled_from(SAMPLES),
     st.sampled_from(sorted(SPELLINGS)),
@@ -167,7 +167,7 @@ _PIECES = [
 ]
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=1500)
 @given(
     st.lists(st.sampled_from(_PIECES), min_size=1, max_size=16),
     st.sampled_from(sorted(PLACEMENTS)),

@@ -92,7 +92,7 @@ def test_url_passwords_keep_scheme_user_and_host() -> None:
     assert out == f"DSN postgres://app:{REDACTED}@db.internal:5432/x and more"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.sampled_from(SAMPLES), st.text(max_size=30), st.text(max_size=30))
 def test_any_surroundings_pass_the_gate_and_are_scrubbed(
     sample: Sample, before: str, after: str
@@ -183,7 +183,7 @@ def test_every_sample_one_character_a_chunk() -> None:
         check_stream(sample, text, list(text), "chat.content")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.sampled_from(SAMPLES), st.sampled_from(sorted(FORMATS)), st.data())
 def test_random_cuts_never_leak(sample: Sample, fmt: str, data: st.DataObject) -> None:
     text = f"a {sample.text} b"

@@ -30,7 +30,7 @@ def said(*texts: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": t} for t in texts]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(steps, min_size=1, max_size=10))
 @example([("extend", said("a", "b")), ("last", said("c")), ("last", said("d"))])
 @example([("extend", said("a", "b")), ("extend", said("c")), ("last", said("d")), ("same", [])])

@@ -41,6 +41,9 @@ def test_a_replayed_answer_is_its_recorded_bytes_status_and_headers(
         for step, answer in enumerate([plain, {**chat_response("kept"), "$http": meta}]):
             request = {**ask(f"q{step}"), "endpoint": "chat.completions"}
             cas.call(request, live=lambda answer=answer: answer, env_index="e")
+    with cassette.open(path, "replay") as cas:  # the bytes of the line, not a dict
+        request = {**ask("q0"), "endpoint": "chat.completions"}
+        assert cas.replayed(request, env_index="e") == orjson.dumps(plain)
     url = serve(path, "replay")
     first, second = post(url, ask("q0"), "e"), post(url, ask("q1"), "e")
     assert first.status_code == 200 and first.content == orjson.dumps(plain)

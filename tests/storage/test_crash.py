@@ -217,6 +217,22 @@ def test_half_written_last_line(tmp_path: Path, name: str) -> None:
     check_replays(path, plan([0], 6))
 
 
+def test_append_onto_a_header_cut_short_writes_the_header_again(tmp_path: Path) -> None:
+    # a recorder killed while writing its header leaves only a fragment of it
+    path = tmp_path / "run.jsonl"
+    with cassette.open(tmp_path / "whole.jsonl", "record"):
+        pass
+    header = (tmp_path / "whole.jsonl").read_bytes()
+    path.write_bytes(header[: len(header) // 2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cassette.CassetteWarning)  # (the fragment, named)
+        with cassette.open(path, "append") as cas:
+            play(cas, plan([0], 2), [])
+    assert orjson.loads(path.read_bytes().splitlines()[0])["type"] == "header"
+    assert interaction_keys(path) == Counter(plan([0], 2))
+    check_replays(path, plan([0], 2))
+
+
 def test_line_cut_short_by_another_appender_is_cut_off_before_the_next_line(
     tmp_path: Path,
 ) -> None:

@@ -33,7 +33,6 @@ def _fuzz(examples: str, default: int) -> settings:
 
 
 _FUZZ = settings(
-    deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     derandomize=os.environ.get("CASSETTE_FUZZ_RANDOM") is None,
 )

@@ -160,9 +160,7 @@ _edit = st.one_of(
 )
 
 
-@settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(edits=st.lists(_edit, min_size=1, max_size=12))
 def test_any_sequence_of_requests_rebuilds_to_its_hash(
     tmp_path_factory: Any, edits: list[tuple[str, Any]]

@@ -39,7 +39,6 @@ class HttpRecorder:
         self.http = http_module(client, self.sdk.__name__)
         self.base_path = client.base_url.raw_path.decode().rstrip("/")
         self._errors: dict[str, SdkErrors] = {}
-        self._urls: dict[str, Any] = {}
         self._requests: dict[tuple[Any, ...], Any] = {}  # (method, url, raw header): request
 
     def attach(self, aio: bool, wrap: Callable[..., Any]) -> None:
@@ -65,12 +64,6 @@ class HttpRecorder:
         """What assembles a stream of ``endpoint`` into one response dict, if anything."""
         return None
 
-    def prepare_url(self, url: str) -> Any:
-        prepared = self._urls.get(url)
-        if prepared is None:  # parsed once: building a request from a string parses it again
-            prepared = self._urls[url] = self.client._prepare_url(url)
-        return prepared
-
     def errors(self, method: str, url: str) -> SdkErrors:
         key = method + " " + url
         codec = self._errors.get(key)
@@ -86,12 +79,12 @@ class HttpRecorder:
         of the one built first for these."""
         headers = options.headers if isinstance(options.headers, dict) else {}
         raw = headers.get(self.raw_header)
-        made = self._requests.get((options.method, options.url, raw))
+        key = (options.method, options.url, raw)
+        made = self._requests.get(key)
         if made is None:
-            url = self.prepare_url(options.url)
+            url = self.client._prepare_url(options.url)
             extra = {self.raw_header: raw} if raw else None
-            made = self.http.Request(options.method, url, headers=extra)
-            self._requests[options.method, options.url, raw] = made
+            made = self._requests[key] = self.http.Request(options.method, url, headers=extra)
         request = object.__new__(type(made))  # (a tenth of building one anew)
         vars(request).update(vars(made), headers=made.headers.copy(), extensions={})
         return request

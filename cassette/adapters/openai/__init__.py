@@ -120,10 +120,16 @@ class _Create:
         streams = self.streams if stream else None
         return self.recorder.process(cast_to, options, http(options), stream, streams)
 
-    def stream(self, headers: Any, request: Json, first: Json | None, chunks: Any) -> Any:
+    def stream(
+        self, headers: Any, request: Json, first: Json | None, chunks: Any, raw: bool = False
+    ) -> Any:
         """The SDK's stream over ``first`` and the rest of ``chunks``: made as the SDK's
-        ``_process_response`` makes it (no header asks for a raw response), its HTTP
-        response rebuilt when first read."""
+        ``_process_response`` makes it, its HTTP response rebuilt when first read; ``raw``
+        (a header asks for the raw response): that response, rebuilt now (awaitable for
+        an async client)."""
+        if raw:
+            events = partial(self.recorder.events, request=request, first=first, chunks=chunks)
+            return self.respond(headers, events, True)
         options = self.template(headers)  # (the SDK's stream only reads its options)
         make = partial(self.recorder.events, options, request, first, chunks)
         client, chunk = self.recorder.client, self.endpoint.chunk
@@ -192,10 +198,7 @@ def _sync_create(call: _Create) -> Callable[..., Any]:
                 assemble=assemble_chat, errors=call.errors,
             )  # fmt: skip
             first = next(chunks, None)  # raises here, like the SDK, if the call fails
-            if not raw:
-                return call.stream(headers, request, first, chunks)
-            events = partial(call.recorder.events, request=request, first=first, chunks=chunks)
-            return call.respond(headers, events, True)
+            return call.stream(headers, request, first, chunks, bool(raw))
         data = call.cas.call(
             request, lambda: live(kwargs), channel=call.channel, errors=call.errors
         )
@@ -231,10 +234,8 @@ def _async_create(call: _Create) -> Callable[..., Any]:
                 assemble=assemble_chat, errors=call.errors,
             )  # fmt: skip
             first = await anext(chunks, None)
-            if not raw:
-                return call.stream(headers, request, first, chunks)
-            events = partial(call.recorder.events, request=request, first=first, chunks=chunks)
-            return await call.respond(headers, events, True)
+            made = call.stream(headers, request, first, chunks, bool(raw))
+            return await made if raw else made  # (a raw response is made asynchronously)
         data = await call.cas.acall(
             request, lambda: live(kwargs), channel=call.channel, errors=call.errors
         )

@@ -73,6 +73,10 @@ class Processor:
                 return validate(data)
             except pydantic.ValidationError:
                 pass  # the SDK's own way: constructed leniently, or its strict error
+        return self.sdks(data=data, cast_to=cast_to, response=response)
+
+    def sdks(self, *, data: Any, cast_to: Any, response: Any) -> Any:
+        """The SDK's own processing of ``data`` (what pydantic rejected: built leniently)."""
         return self.original(self.client, data=data, cast_to=cast_to, response=response)
 
     @staticmethod

@@ -67,8 +67,8 @@ def _item(stream: Any, validate: Any, chunk: Json) -> Any:
     try:
         return validate(chunk)
     except pydantic.ValidationError:  # the SDK's own way: constructed leniently
-        process = stream._client._process_response_data
-        return process(data=chunk, cast_to=stream._cast_to, response=stream.response)
+        process: Processor = stream._client._process_response_data  # (else no validate)
+        return process.sdks(data=chunk, cast_to=stream._cast_to, response=stream.response)
 
 
 class _Pending:
@@ -124,6 +124,9 @@ class _Events(Stream[_T]):
     def _iter_events(self) -> Iterator[ServerSentEvent]:
         return map(_event, self._rest)
 
+    def close(self) -> None:  # (the SDK's would make the response only to close it)
+        self._pending.close()
+
     def __stream__(self) -> Iterator[_T]:
         pending, validate = self._pending, _validation(self)
         first = () if pending.first is None else (pending.first,)
@@ -147,6 +150,9 @@ class _AsyncEvents(AsyncStream[_T]):
     async def _iter_events(self) -> AsyncIterator[ServerSentEvent]:
         async for chunk in self._rest:
             yield _event(chunk)
+
+    async def close(self) -> None:  # (the SDK's would make the response only to close it)
+        await self._pending.aclose()
 
     async def __stream__(self) -> AsyncIterator[_T]:
         pending, validate = self._pending, _validation(self)

@@ -43,7 +43,7 @@ class EventServer(ThreadingHTTPServer):
 def event_server() -> Iterator[EventServer]:
     server = EventServer(("127.0.0.1", 0), _Handler)
     server.bodies = []
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
     thread.start()
     try:
         yield server

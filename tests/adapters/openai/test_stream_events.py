@@ -37,6 +37,11 @@ EVENTS = {
     "error first": ['data: {"error": {"message": "at once"}}', chunk("a")],
     "thread event": [chunk("a"), 'event: thread.run.step\ndata: {"id": "s"}', chunk("b")],
     "typed event": [chunk("a"), 'event: ping\ndata: {"type": "ping"}', chunk("b")],
+    "typed thread event": [
+        chunk("a"),
+        'event: thread.run.step\ndata: {"type": "thread.run.step"}',
+        chunk("b"),
+    ],
     "named chunk": [chunk("a"), "event: extra\n" + chunk("b")],
     "not json": [chunk("a"), "data: not json", chunk("b")],
     "done early": [chunk("a"), "data: [DONE]", chunk("b")],
