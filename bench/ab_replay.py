@@ -34,8 +34,8 @@ HERE = Path(__file__).resolve().parent
 ROWS = {
     "a": "(a) replay per call, µs",
     "c": "(c) record overhead per call, median, µs",
-    "d": "(d) load throughput, MB/s (higher is better)",
-    "f": "(f) open peak memory growth / file size",
+    "d": "(d) open of the {calls:,}-call file, MB/s (higher is better)",
+    "f": "(f) open of that file, peak memory / file size",
 }
 
 
@@ -114,8 +114,9 @@ def main() -> None:
         for r in range(args.rounds):
             for tree in trees if r % 2 == 0 else trees[::-1]:
                 samples[tree].append(measure(tree, args, lean))
-    print(f"{'row':<46} {'tree':<24} {'best':>8} {'median':>8} {'/ first':>8}   all")
+    print(f"{'row':<58} {'tree':<24} {'best':>8} {'median':>8} {'/ first':>8}   all")
     for key, label in ROWS.items():
+        label = label.format(calls=args.calls)
         first = statistics.median(s[key] for s in samples[trees[0]])
         best = max if key == "d" else min  # (MB/s: the most)
         for i, (tree, got) in enumerate(samples.items()):
@@ -123,7 +124,7 @@ def main() -> None:
             median = statistics.median(values)
             cells = " ".join(f"{v:.2f}" for v in values)
             print(
-                f"{label if i == 0 else '':<46} {tree.name:<24} {best(values):>8.2f} "
+                f"{label if i == 0 else '':<58} {tree.name:<24} {best(values):>8.2f} "
                 f"{median:>8.2f} {median / first:>8.3f}   {cells}"
             )
 

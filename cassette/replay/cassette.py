@@ -67,6 +67,8 @@ class Cassette:
         self.path, self.index, self._sink = opened.path, opened.index, opened.sink
         self.mode = opened.mode if base is None else Mode.APPEND  # a fork serves and records
         self._steps = Steps()
+        # (env_index, channel) checked: 1.3 µs a recorded call (bench/ab_replay.py, row c)
+        self._keyed: set[tuple[EnvIndex, str]] = set()
 
     def close(self) -> None:
         """Finish: in record mode the side file replaces the cassette now, atomically."""
@@ -172,9 +174,8 @@ class Cassette:
         if self._sink is None:  # passthrough
             return slot
         env, channel, step = key
-        check_key(env, channel, step)  # what the file cannot read back, refused
-        self.redactor.check_key("env_index", env)  # and what looks like a secret
-        self.redactor.check_key("channel", channel)
+        if type(env) not in (int, str) or (env, channel) not in self._keyed:  # (False == 0)
+            self._keyable(env, channel)  # (the step was checked as it was taken)
         self._steps.claim(key, self.path)
         try:
             slot.sha, slot.conversation = self.matcher.digest_parts(request, (env, channel))
@@ -185,6 +186,14 @@ class Cassette:
                 f"cannot record step {step} of ({env!r}, {channel!r}): {exc}; nothing was sent"
             ) from None
         return slot if self.base is None else self._from_base(self.base, slot, request)
+
+    def _keyable(self, env: EnvIndex, channel: str) -> None:
+        """Refuse, before the first live call of an episode and channel, what the file cannot
+        read back or what looks like a secret (a key is written as it is)."""
+        check_key(env, channel, 0)
+        self.redactor.check_key("env_index", env)
+        self.redactor.check_key("channel", channel)
+        self._keyed.add((env, channel))
 
     def _from_base(self, base: ForkBase, slot: Slot, request: Json) -> Entry | Slot:
         """A fork's call: the base's entry, copied into this cassette, or the live slot."""

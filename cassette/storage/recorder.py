@@ -38,7 +38,8 @@ def now_iso() -> str:
     """UTC now as ISO-8601 with milliseconds, e.g. ``2026-11-29T20:19:39.788Z``."""
     now = time.time()
     sec = int(now)
-    return f"{_second(sec)}.{int((now - sec) * 1000):03d}Z"
+    # (% and the rounding in line_meta: 1.2 µs a recorded call, bench/ab_replay.py row c)
+    return "%s.%03dZ" % (_second(sec), (now - sec) * 1000)  # noqa: UP031
 
 
 @functools.lru_cache(maxsize=1)
@@ -230,7 +231,8 @@ def line_meta(
 ) -> dict[str, Any]:
     """The ``meta`` of an interaction line: latency, end time, the model that answered
     where it differs from the one asked for, and ``extra`` (a stream's usage)."""
-    meta: dict[str, Any] = {"latency_ms": round(seconds * 1000, 3), "recorded_at": recorded_at}
+    ms = round(seconds * 1e6) / 1000  # (to the microsecond, as round(x, 3) but cheaper)
+    meta: dict[str, Any] = {"latency_ms": ms, "recorded_at": recorded_at}
     answered = response.get("model") if isinstance(response, dict) else None
     if answered is not None and answered != request.get("model"):
         meta["model"] = answered
